@@ -1,0 +1,75 @@
+/**
+ * The only reader of the environment. Flags win over these values; defaults are
+ * written with their units.
+ */
+import { existsSync } from 'node:fs';
+import { z } from 'zod';
+import { ConfigError } from './errors.js';
+
+export const SECOND = 1000;
+export const MINUTE = 60 * SECOND;
+export const DAY = 24 * 60 * MINUTE;
+
+export const DEFAULTS = Object.freeze({
+  redisUrl: 'redis://127.0.0.1:6379',
+  prefix: 'realty',
+  logLevel: 'info',
+  attempts: 8,
+  backoffMs: 30 * SECOND,
+  timeoutMs: 30 * SECOND,
+  concurrency: 20,
+});
+
+const envSchema = z.object({
+  REDIS_URL: z.string().min(1).default(DEFAULTS.redisUrl),
+  REALTY_API_URL: z.url({ message: 'must be a URL such as https://host' }).optional(),
+  REALTY_SESSION_ID: z.string().min(1).optional(),
+  REALTY_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,40}$/, 'must be 1 to 40 letters, digits, dots, dashes or underscores')
+    .default(DEFAULTS.prefix),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export interface Config {
+  readonly redisUrl: string;
+  readonly apiUrl: string | undefined;
+  readonly sessionId: string | undefined;
+  readonly prefix: string;
+  readonly logLevel: string;
+}
+
+let dotenvLoaded = false;
+
+/** Reads `.env` from the working directory once, when present; real environment variables win. */
+function loadDotenv(): void {
+  if (dotenvLoaded) return;
+  dotenvLoaded = true;
+  if (existsSync('.env')) process.loadEnvFile('.env');
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  if (env === process.env) loadDotenv();
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ');
+    throw new ConfigError(`The environment is not valid: ${problems}.`);
+  }
+  const e = parsed.data;
+  return Object.freeze({
+    redisUrl: e.REDIS_URL,
+    apiUrl: e.REALTY_API_URL?.replace(/\/+$/, ''),
+    sessionId: e.REALTY_SESSION_ID,
+    prefix: e.REALTY_PREFIX,
+    logLevel: e.LOG_LEVEL,
+  });
+}
+
+/** What a worker needs to talk to the gateway; a missing value is a configuration error. */
+export function requireGateway(config: Config, flags: { apiUrl?: string; sessionId?: string } = {}): { apiUrl: string; sessionId: string } {
+  const apiUrl = (flags.apiUrl ?? config.apiUrl)?.replace(/\/+$/, '');
+  const sessionId = flags.sessionId ?? config.sessionId;
+  if (!apiUrl) throw new ConfigError('REALTY_API_URL is not set: give the gateway base url, e.g. REALTY_API_URL=https://host.');
+  if (!sessionId) throw new ConfigError('REALTY_SESSION_ID is not set: give the session id that goes after auth.sid.');
+  return { apiUrl, sessionId };
+}

@@ -1,0 +1,96 @@
+/**
+ * Every error the project raises on purpose, each with a stable string `code`.
+ * Messages never carry the session id or personal data: they name rows, fields
+ * and deal ids, never values of a person.
+ */
+import type { ApiErrorBody } from './realty/types.js';
+import type { FieldProblem } from './input/deal.js';
+
+export abstract class RealtyBatchError extends Error {
+  abstract readonly code: string;
+  /** The CLI's exit code when this error ends a command (product.md). */
+  readonly exitCode: number = 1;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** Wrong usage of the command line: exit 2. */
+export class UsageError extends RealtyBatchError {
+  readonly code = 'ERR_USAGE';
+  override readonly exitCode = 2;
+}
+
+/** Bad configuration (environment, flags that parse but make no sense together). */
+export class ConfigError extends RealtyBatchError {
+  readonly code = 'ERR_CONFIG';
+}
+
+/** An input file that cannot be read to its end (not a row problem: rows become `invalid`). */
+export class InputError extends RealtyBatchError {
+  readonly code = 'ERR_INPUT_INVALID';
+}
+
+/** The bank profile failed validation: every problem is listed, nothing is enqueued. */
+export class ProfileError extends RealtyBatchError {
+  readonly code = 'ERR_PROFILE_INVALID';
+  readonly problems: readonly FieldProblem[];
+
+  constructor(file: string, problems: readonly FieldProblem[]) {
+    super(`The bank profile ${file} is not valid: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}.`);
+    this.problems = problems;
+  }
+}
+
+/** Redis could not be reached or answered with an error that stops the command. */
+export class RedisUnavailableError extends RealtyBatchError {
+  readonly code = 'ERR_REDIS_UNAVAILABLE';
+}
+
+/** The gateway answered with a status other than success, or with a body the contract does not allow. */
+export class ApiHttpError extends RealtyBatchError {
+  readonly code = 'ERR_API_HTTP';
+  readonly status: number;
+  readonly endpoint: string;
+  readonly body: ApiErrorBody | undefined;
+  /** Seconds, from a Retry-After header, when the gateway sent one. */
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(options: { status: number; endpoint: string; body?: ApiErrorBody; retryAfterSeconds?: number; message?: string }) {
+    const detail = options.body?.message ?? options.body?.code;
+    super(options.message ?? `The gateway answered ${options.status} to ${options.endpoint}${detail ? `: ${detail}` : ''}`);
+    this.status = options.status;
+    this.endpoint = options.endpoint;
+    this.body = options.body;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+}
+
+/** No answer from the gateway: timeout, refused or reset connection. */
+export class ApiNetworkError extends RealtyBatchError {
+  readonly code = 'ERR_API_NETWORK';
+  readonly endpoint: string;
+  /** The low-level code (`UND_ERR_HEADERS_TIMEOUT`, `ECONNRESET`, ...). */
+  readonly reason: string;
+
+  constructor(endpoint: string, reason: string, cause?: unknown) {
+    super(`No answer from the gateway to ${endpoint} (${reason})`, { cause });
+    this.endpoint = endpoint;
+    this.reason = reason;
+  }
+}
+
+/** The gateway answered 2xx with a body that does not match the contract. */
+export class ApiResponseError extends RealtyBatchError {
+  readonly code = 'ERR_API_RESPONSE';
+  readonly status: number;
+  readonly endpoint: string;
+
+  constructor(endpoint: string, status: number, detail: string) {
+    super(`The gateway's answer to ${endpoint} (${status}) does not match the contract: ${detail}`);
+    this.status = status;
+    this.endpoint = endpoint;
+  }
+}

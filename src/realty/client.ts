@@ -1,0 +1,149 @@
+/**
+ * The typed client of the gateway: suggest and docflow creation, exactly as
+ * realty-api.md spells them. undici's `request` over a keep-alive pool: it costs
+ * about 70 µs of CPU a call where global fetch costs about 350 (style.md).
+ */
+import { Agent, request, type Dispatcher } from 'undici';
+import type { z } from 'zod';
+import { ApiHttpError, ApiNetworkError, ApiResponseError } from '../errors.js';
+import {
+  apiErrorBodySchema,
+  docflowPath,
+  docflowResponseSchema,
+  suggestResponseSchema,
+  SUGGEST_PATH,
+  type ApiErrorBody,
+  type DocflowRequest,
+  type DocflowResponse,
+  type SuggestCandidate,
+  type SuggestRequest,
+} from './types.js';
+
+export interface RealtyClientOptions {
+  /** The base url, e.g. `https://host`; the client adds `/realty/v1/...`. */
+  baseUrl: string;
+  /** The value after `auth.sid`. A secret: it goes into the header and nowhere else. */
+  sessionId: string;
+  /** Per request, headers and body each. */
+  timeoutMs: number;
+  /** Sockets kept open to the gateway. */
+  connections?: number;
+  /** Called once per finished call, for metrics: endpoint, status (0 = no answer), milliseconds. */
+  onCall?: (endpoint: string, status: number, ms: number) => void;
+}
+
+export interface CreatedDocflow {
+  status: 200 | 201;
+  docflow: DocflowResponse;
+}
+
+export interface RealtyClient {
+  suggest(query: SuggestRequest): Promise<SuggestCandidate[]>;
+  createDocflow(docflowType: string, body: DocflowRequest): Promise<CreatedDocflow>;
+  close(): Promise<void>;
+}
+
+export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  const dispatcher = new Agent({
+    connections: options.connections ?? 128,
+    keepAliveTimeout: 30_000,
+    headersTimeout: options.timeoutMs,
+    bodyTimeout: options.timeoutMs,
+  });
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json',
+    authorization: `auth.sid ${options.sessionId}`,
+  };
+
+  async function post(path: string, endpoint: string, payload: unknown): Promise<{ status: number; json: unknown }> {
+    const started = performance.now();
+    let response: Dispatcher.ResponseData;
+    // One deadline for the whole call, answer and body: undici's own header and
+    // body timers tick in coarse steps and do not cover the total.
+    const signal = AbortSignal.timeout(options.timeoutMs);
+    try {
+      response = await request(`${baseUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(payload), dispatcher, signal });
+    } catch (err) {
+      options.onCall?.(endpoint, 0, performance.now() - started);
+      throw new ApiNetworkError(endpoint, networkReason(err), err);
+    }
+    let text: string;
+    try {
+      text = await response.body.text();
+    } catch (err) {
+      options.onCall?.(endpoint, 0, performance.now() - started);
+      throw new ApiNetworkError(endpoint, networkReason(err), err);
+    }
+    options.onCall?.(endpoint, response.statusCode, performance.now() - started);
+    const json = parseJson(text);
+    if (response.statusCode >= 300) {
+      throw new ApiHttpError({
+        status: response.statusCode,
+        endpoint,
+        body: errorBody(json, text),
+        retryAfterSeconds: retryAfter(response.headers['retry-after']),
+      });
+    }
+    return { status: response.statusCode, json };
+  }
+
+  return {
+    async suggest(query) {
+      const { status, json } = await post(SUGGEST_PATH, 'suggest', query);
+      return checked(suggestResponseSchema, json, 'suggest', status);
+    },
+    async createDocflow(docflowType, body) {
+      const { status, json } = await post(docflowPath(docflowType), 'docflows', body);
+      if (status !== 200 && status !== 201) {
+        throw new ApiResponseError('docflows', status, 'the contract allows only 200 and 201 for a created docflow');
+      }
+      return { status, docflow: checked(docflowResponseSchema, json, 'docflows', status) };
+    },
+    async close() {
+      await dispatcher.close();
+    },
+  };
+}
+
+function checked<S extends z.ZodType>(schema: S, json: unknown, endpoint: string, status: number): z.output<S> {
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ApiResponseError(endpoint, status, issue ? `${issue.path.join('.') || '(body)'} ${issue.message}` : 'unreadable');
+  }
+  return parsed.data;
+}
+
+function parseJson(text: string): unknown {
+  if (text.length === 0) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The gateway's Error object when the body is one; otherwise a short excerpt as the message. */
+function errorBody(json: unknown, text: string): ApiErrorBody | undefined {
+  const parsed = apiErrorBodySchema.safeParse(json);
+  if (parsed.success) return parsed.data;
+  const excerpt = text.trim().slice(0, 200);
+  return excerpt ? { message: excerpt } : undefined;
+}
+
+/** Retry-After is seconds or an HTTP date (RFC 9110 10.2.3). */
+function retryAfter(value: string | string[] | undefined): number | undefined {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (!raw) return undefined;
+  if (/^\d+$/.test(raw.trim())) return Number(raw.trim());
+  const at = Date.parse(raw);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - Date.now()) / 1000));
+}
+
+function networkReason(err: unknown): string {
+  if (err instanceof DOMException && (err.name === 'TimeoutError' || err.name === 'AbortError')) return 'TIMEOUT';
+  if (err && typeof err === 'object' && 'code' in err && typeof err.code === 'string') return err.code;
+  return err instanceof Error ? err.name : 'unknown';
+}

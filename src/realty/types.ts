@@ -1,0 +1,171 @@
+/**
+ * The gateway contract (../shared/realty-api.md) as types and response schemas.
+ * The sandbox and the worker side share this file and nothing else.
+ */
+import { z } from 'zod';
+
+export const API_PREFIX = '/realty/v1';
+export const SUGGEST_PATH = `${API_PREFIX}/location/cadastre/suggest`;
+export const docflowPath = (docflowType: string): string => `${API_PREFIX}/docflows/${encodeURIComponent(docflowType)}`;
+export const contentLink = (baseUrl: string, contentId: string): string =>
+  `${baseUrl.replace(/\/+$/, '')}${API_PREFIX}/contents/${contentId}`;
+
+/** `AA:BB:CCCCCC[C]:N...`: district, area, quarter (6 or 7 digits), object number. */
+export const CADASTRAL_NUMBER = /^\d{2}:\d{2}:\d{6,7}:\d+$/;
+
+// ---- Suggest (section 2.4, 2.5) ----
+
+export interface NamedLevel {
+  name: string;
+}
+
+export interface SuggestRequest {
+  region: NamedLevel;
+  autonomousCounty?: NamedLevel;
+  district?: NamedLevel;
+  city?: NamedLevel;
+  settlement?: NamedLevel;
+  street?: NamedLevel;
+  /** `sructureNumber` is spelled so by the contract. */
+  house?: { number?: string; buildingNumber?: string; sructureNumber?: string };
+  room?: { number?: string };
+}
+
+/** Ids are 12-digit integers: they fit a JS number exactly, so no schema may coerce them. */
+export const suggestCandidateSchema = z.looseObject({
+  objectId: z.string(),
+  subjectId: z.number().int(),
+  regionId: z.number().int(),
+  settlementId: z.number().int(),
+  srcObject: z.number().int(),
+  regionKey: z.number().int(),
+  objectCn: z.string(),
+  street: z.string(),
+  house: z.string(),
+  apartment: z.string(),
+  addressNotes: z.string(),
+});
+export type SuggestCandidate = z.infer<typeof suggestCandidateSchema>;
+export const suggestResponseSchema = z.array(suggestCandidateSchema);
+
+// ---- Docflows (section 2.1 to 2.3) ----
+
+export const DOCFLOW_TYPE = 'encumbrance_request';
+
+export interface StructuredAddress {
+  region: string;
+  city?: { name: string; abbreviation: string };
+  street?: { name: string; abbreviation: string };
+  house?: { name: string; type: string };
+  apartment?: { type: string; name: string };
+}
+export interface FiasAddress {
+  fiasId: string;
+  apartment?: { type: string; name: string };
+}
+export type Address = StructuredAddress | FiasAddress;
+
+export interface IdentityDocument {
+  documentType: string;
+  type?: string;
+  series?: string;
+  number: string;
+  issueDate: string;
+  issuer: { code?: string; name: string };
+}
+
+export interface Person {
+  name: string;
+  surname: string;
+  patronymic?: string;
+  dateBirth: string;
+  birthPlace: string;
+  snils: string;
+  gender: 'male' | 'female';
+  identityDocument: IdentityDocument;
+  citizenship: string;
+  address: Address;
+}
+
+export interface Organization {
+  name: string;
+  inn: string;
+  kpp: string;
+  ogrn: string;
+  regDate: string;
+  address: Address;
+}
+
+export interface Participant {
+  person: Person;
+}
+
+export interface ContentPointer {
+  id: string;
+  contentLink: string;
+}
+
+export interface EncumbranceOptions {
+  encumbranceType: 'mortgage';
+  object: {
+    objectType: string;
+    cadastralNumber: string;
+    address: StructuredAddress;
+    area?: { value: string; unit: string };
+  };
+  whoseRightRestricted:
+    | { individualOwnership: { owner: Participant } }
+    | { cooperativeOwnership: { spouse1: Participant; spouse2: Participant } };
+  whoUseRestriction: {
+    encumbrancer: Array<{
+      organization: Organization;
+      representative: { representativeType: string; person: Person };
+    }>;
+  };
+  appliedDocuments: {
+    mortgageAgreement: {
+      documentType: 'mortgageAgreement';
+      content: {
+        info: { type: string; contentPointer: ContentPointer };
+        signatures?: ContentPointer[];
+      };
+    };
+  };
+}
+
+export interface DocflowRequest<O = EncumbranceOptions> {
+  requestId?: string;
+  options: O;
+}
+
+/** The contract names the field `type`; the public pages call it `docflowType`: read either. */
+export const docflowResponseSchema = z
+  .looseObject({
+    docflowId: z.string().min(1),
+    type: z.string().optional(),
+    docflowType: z.string().optional(),
+    state: z.string(),
+  })
+  .transform((d) => ({ ...d, type: d.type ?? d.docflowType ?? '' }));
+export type DocflowResponse = z.output<typeof docflowResponseSchema>;
+
+// ---- Errors (section 7, and the notes) ----
+
+export interface ApiErrorBody {
+  code?: string;
+  message?: string;
+  target?: string;
+  context?: Record<string, unknown>;
+  errors?: ApiErrorBody[];
+}
+
+/** Any subset of the fields, unknown extras accepted, nested errors of the same shape. */
+export const apiErrorBodySchema: z.ZodType<ApiErrorBody> = z.lazy(() =>
+  z.looseObject({
+    code: z.string().optional(),
+    message: z.string().optional(),
+    target: z.string().optional(),
+    context: z.record(z.string(), z.unknown()).optional(),
+    errors: z.array(apiErrorBodySchema).optional(),
+  }),
+);

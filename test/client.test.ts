@@ -1,0 +1,120 @@
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { ApiHttpError, ApiNetworkError } from '../src/errors.js';
+import { createRealtyClient, type RealtyClient } from '../src/realty/client.js';
+import { DOCFLOW_TYPE, type DocflowRequest, type EncumbranceOptions } from '../src/realty/types.js';
+import { startSandbox, type RegistryObject, type RunningSandbox } from '../src/sandbox/index.js';
+import { readExample } from './helpers/sandbox-http.js';
+
+const example = readExample<DocflowRequest<EncumbranceOptions>>('encumbrance-request.json');
+const registry = readExample<RegistryObject[]>('suggest-response.json').map((o) => ({ ...o, region: 'Новосибирский', city: 'Новосибирск' }));
+const withRequestId = (requestId: string, changes: (o: EncumbranceOptions) => void = () => undefined): DocflowRequest<EncumbranceOptions> => {
+  const body = structuredClone(example);
+  body.requestId = requestId;
+  changes(body.options);
+  return body;
+};
+
+describe('the gateway client against the sandbox', () => {
+  let sandbox: RunningSandbox;
+  let client: RealtyClient;
+  const clientFor = (sessionId: string, timeoutMs = 5000) => createRealtyClient({ baseUrl: sandbox.url, sessionId, timeoutMs });
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ registry, sessions: ['good', 'limited'], restrictedSessions: ['limited'], egronRegions: ['Республика Крым'] });
+    client = clientFor('good');
+  });
+  afterAll(async () => {
+    await client.close();
+    await sandbox.close();
+  });
+
+  it('parses the published suggest answer without loss, 12-digit ids included', async () => {
+    const candidates = await client.suggest(readExample('suggest-request.json'));
+    expect(candidates.map((c) => c.objectCn).sort()).toEqual(['54:35:000000:5013', '54:35:000000:5911']);
+    expect(candidates[0]!.subjectId).toBe(150000000000);
+    expect(candidates.find((c) => c.objectCn === '54:35:000000:5911')!.settlementId).toBe(150401379000);
+  });
+
+  it('answers 200 with a queued docflow for the published request', async () => {
+    const created = await client.createDocflow(DOCFLOW_TYPE, withRequestId('client-200'));
+    expect(created.status).toBe(200);
+    expect(created.docflow.state).toBe('queued');
+    expect(created.docflow.type).toBe(DOCFLOW_TYPE);
+    expect(created.docflow.docflowId).toMatch(/[0-9a-f-]{36}/);
+  });
+
+  it('answers 201 with a suspended docflow when the agreement carries no signatures', async () => {
+    const created = await client.createDocflow(DOCFLOW_TYPE, withRequestId('client-201', (o) => delete o.appliedDocuments.mortgageAgreement.content.signatures));
+    expect(created.status).toBe(201);
+    expect(created.docflow.state).toBe('suspended');
+  });
+
+  it('raises 400 with the gateway Error object: code, target and nested errors', async () => {
+    const err = await client
+      .createDocflow(DOCFLOW_TYPE, withRequestId('client-400', (o) => ((o.object as { cadastralNumber?: string }).cadastralNumber = 'not-a-number')))
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiHttpError);
+    const http = err as ApiHttpError;
+    expect(http.status).toBe(400);
+    expect(http.body?.code).toBe('validation');
+    const targets = JSON.stringify(http.body);
+    expect(targets).toContain('options.object.cadastralNumber');
+    expect(http.body?.errors?.length).toBeGreaterThan(0);
+  });
+
+  it('raises 400 for a suggest without a region name', async () => {
+    const err = await client.suggest({ region: { name: '' } }).catch((e: unknown) => e);
+    expect((err as ApiHttpError).status).toBe(400);
+  });
+
+  it('raises 401 for a session the gateway does not know, without the session id in the message', async () => {
+    const stranger = clientFor('secret-session-value');
+    const err = await stranger.createDocflow(DOCFLOW_TYPE, withRequestId('client-401')).catch((e: unknown) => e);
+    await stranger.close();
+    expect((err as ApiHttpError).status).toBe(401);
+    expect(String((err as Error).message)).not.toContain('secret-session-value');
+  });
+
+  it('raises 403 for an account whose access is restricted', async () => {
+    const limited = clientFor('limited');
+    const err = await limited.createDocflow(DOCFLOW_TYPE, withRequestId('client-403')).catch((e: unknown) => e);
+    await limited.close();
+    expect((err as ApiHttpError).status).toBe(403);
+  });
+
+  it('raises 501 for a region the register does not serve', async () => {
+    const err = await client
+      .createDocflow(DOCFLOW_TYPE, withRequestId('client-501', (o) => ((o.object.address as { region: string }).region = 'Республика Крым')))
+      .catch((e: unknown) => e);
+    expect((err as ApiHttpError).status).toBe(501);
+  });
+
+  it('raises a network error, not an HTTP one, when the connection is reset', async () => {
+    sandbox.configure({ faultReset: 1 });
+    try {
+      const err = await client.createDocflow(DOCFLOW_TYPE, withRequestId('client-reset')).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ApiNetworkError);
+    } finally {
+      sandbox.configure({ faultReset: 0 });
+    }
+  });
+
+  it('raises a network error when the answer takes longer than the timeout', async () => {
+    sandbox.configure({ latencyMs: 300 });
+    const impatient = clientFor('good', 100);
+    try {
+      const err = await impatient.createDocflow(DOCFLOW_TYPE, withRequestId('client-timeout')).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ApiNetworkError);
+      expect((err as ApiNetworkError).reason).toMatch(/TIMEOUT/);
+    } finally {
+      sandbox.configure({ latencyMs: 0 });
+      await impatient.close();
+    }
+  });
+
+  it('gets the first docflow back when the same requestId is sent again', async () => {
+    const first = await client.createDocflow(DOCFLOW_TYPE, withRequestId('client-twice'));
+    const second = await client.createDocflow(DOCFLOW_TYPE, withRequestId('client-twice'));
+    expect(second.docflow.docflowId).toBe(first.docflow.docflowId);
+  });
+});
