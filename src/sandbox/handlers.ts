@@ -1,0 +1,173 @@
+/**
+ * The three gateway endpoints. Each follows the gateway's order: auth, latency, faults,
+ * body, contract, account, register, then the work itself.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DOCFLOW_TYPE, type ApiErrorBody } from '../realty/types.js';
+import { checkEncumbranceRequest, hasSignatures, validationError } from './docflow-validation.js';
+import { pickFault, rollLost, type FaultRates, type InjectedFault, type RandomSource } from './faults.js';
+import { readJsonBody, sendError, sendJson, sendJsonText } from './http.js';
+import { normaliseName } from './normalise.js';
+import type { SandboxState, StoredDocflow } from './state.js';
+import { parseSuggestQuery, suggest, type indexRegistry } from './suggest.js';
+
+export interface RuntimeConfig {
+  sessions: Set<string>;
+  restrictedSessions: Set<string>;
+  /** Normalised region names. */
+  egronRegions: Set<string>;
+  rates: FaultRates;
+  latencyMs: number;
+}
+
+export interface Runtime {
+  config: RuntimeConfig;
+  random: RandomSource;
+  state: SandboxState;
+  index: ReturnType<typeof indexRegistry>;
+}
+
+const UNAUTHORIZED: ApiErrorBody = {
+  code: 'unauthorized',
+  message: 'The Authorization header is absent or its value is incorrect',
+};
+const FORBIDDEN: ApiErrorBody = { code: 'forbidden', message: 'Access is restricted for this account' };
+const EGRON_UNAVAILABLE: ApiErrorBody = {
+  code: 'egronUnavailable',
+  message: 'The request goes to the state real-estate register system, which is temporarily unsupported',
+};
+const FAULT_BODIES: Record<number, ApiErrorBody> = {
+  501: EGRON_UNAVAILABLE,
+  500: { code: 'internalError', message: 'Internal server error' },
+  502: { code: 'badGateway', message: 'Bad gateway' },
+  503: { code: 'serviceUnavailable', message: 'The service is temporarily unavailable' },
+};
+
+const AUTH_HEADER = /^auth\.sid\s+(\S+)\s*$/i;
+
+/** The accepted session of the request, or undefined. The id itself is never echoed. */
+export function authenticate(rt: Runtime, req: IncomingMessage): string | undefined {
+  const match = AUTH_HEADER.exec(req.headers.authorization ?? '');
+  const session = match?.[1];
+  return session !== undefined && rt.config.sessions.has(session) ? session : undefined;
+}
+
+export function sendUnauthorized(res: ServerResponse): void {
+  sendError(res, 401, UNAUTHORIZED);
+}
+
+async function addLatency(rt: Runtime): Promise<void> {
+  if (rt.config.latencyMs > 0) await sleep(rt.config.latencyMs);
+}
+
+/** Rolls the faults; a reset drops the socket without an answer. Returns the fault, if any. */
+function injectFault(rt: Runtime, req: IncomingMessage): InjectedFault | undefined {
+  const fault = pickFault(rt.config.rates, rt.random);
+  if (fault === undefined) return undefined;
+  rt.state.countFault(fault);
+  if (fault === 'reset') req.socket.destroy();
+  return fault;
+}
+
+export async function handleSuggest(rt: Runtime, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  rt.state.countSuggestCall();
+  if (authenticate(rt, req) === undefined) return sendUnauthorized(res);
+  await addLatency(rt);
+  const fault = injectFault(rt, req);
+  if (fault === 'reset') return;
+  if (fault !== undefined) return sendError(res, fault, FAULT_BODIES[fault] ?? {});
+  const body = await readJsonBody(req);
+  if (!body.ok) return sendError(res, 400, body.error, body.close ? { connection: 'close' } : undefined);
+  const parsed = parseSuggestQuery(body.value);
+  if ('error' in parsed) return sendError(res, 400, parsed.error);
+  sendJsonText(res, 200, suggest(rt.index, parsed.query));
+}
+
+function regionOf(body: unknown): string | undefined {
+  const region = (body as { options?: { object?: { address?: { region?: unknown } } } }).options?.object?.address?.region;
+  return typeof region === 'string' ? region : undefined;
+}
+
+export async function handleCreateDocflow(
+  rt: Runtime,
+  req: IncomingMessage,
+  res: ServerResponse,
+  docflowType: string,
+): Promise<void> {
+  const answer = (status: number, body: unknown, headers?: Record<string, string>): void => {
+    rt.state.countDocflowCall(status);
+    sendJson(res, status, body, headers);
+  };
+  const session = authenticate(rt, req);
+  if (session === undefined) return answer(401, UNAUTHORIZED);
+  await addLatency(rt);
+  const fault = injectFault(rt, req);
+  if (fault === 'reset') return rt.state.countDocflowCall('reset');
+  if (fault !== undefined) return answer(fault, FAULT_BODIES[fault] ?? {});
+
+  const body = await readJsonBody(req);
+  if (!body.ok) return answer(400, body.error, body.close ? { connection: 'close' } : undefined);
+  if (docflowType !== DOCFLOW_TYPE) {
+    return answer(400, {
+      code: 'validation',
+      message: `The docflow type is not supported; the sandbox knows ${DOCFLOW_TYPE}`,
+      target: 'docflowType',
+    });
+  }
+  const problems = checkEncumbranceRequest(body.value);
+  if (problems.length > 0) return answer(400, validationError(problems));
+  if (rt.config.restrictedSessions.has(session)) return answer(403, FORBIDDEN);
+  const region = regionOf(body.value);
+  if (region !== undefined && rt.config.egronRegions.has(normaliseName(region))) return answer(501, EGRON_UNAVAILABLE);
+
+  const rawRequestId = (body.value as { requestId?: unknown }).requestId;
+  const requestId = typeof rawRequestId === 'string' ? rawRequestId : undefined;
+  const earlier = rt.state.takeRepeat(requestId);
+  if (earlier !== undefined) return answer(earlier.status, earlier.answer);
+
+  const docflow = createDocflow(requestId, hasSignatures(body.value));
+  rt.state.add(docflow);
+  if (rollLost(rt.config.rates, rt.random)) {
+    rt.state.countFault('lost');
+    rt.state.countDocflowCall('lost');
+    req.socket.destroy();
+    return;
+  }
+  answer(docflow.status, docflow.answer);
+}
+
+function createDocflow(requestId: string | undefined, signed: boolean): StoredDocflow {
+  const docflowId = randomUUID();
+  const state = signed ? 'queued' : 'suspended';
+  const answer: StoredDocflow['answer'] = { docflowId, type: DOCFLOW_TYPE, docflowType: DOCFLOW_TYPE, state };
+  if (requestId !== undefined) answer.requestId = requestId;
+  // The gateway's usual first requirement: the participants must sign the application.
+  if (!signed) answer.requirements = [{ type: 'signature' }];
+  const docflow: StoredDocflow = {
+    docflowId,
+    type: DOCFLOW_TYPE,
+    state,
+    status: signed ? 200 : 201,
+    createdAt: new Date().toISOString(),
+    answer,
+  };
+  if (requestId !== undefined) docflow.requestId = requestId;
+  return docflow;
+}
+
+export async function handleGetDocflow(
+  rt: Runtime,
+  req: IncomingMessage,
+  res: ServerResponse,
+  docflowId: string,
+): Promise<void> {
+  if (authenticate(rt, req) === undefined) return sendUnauthorized(res);
+  await addLatency(rt);
+  const docflow = rt.state.get(docflowId);
+  if (docflow === undefined) {
+    return sendError(res, 404, { code: 'notFound', message: 'There is no docflow with this id', target: 'docflowId' });
+  }
+  sendJson(res, 200, docflow.answer);
+}

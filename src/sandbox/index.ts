@@ -1,0 +1,14 @@
+/**
+ * The gateway sandbox: a standalone emulator of the realty API contract for development,
+ * tests and the demo. It imports nothing of the worker side, only the contract types.
+ */
+export { startSandbox } from './server.js';
+export { parseProbability } from './faults.js';
+export { loadRegistry, type RegistryObject } from './registry.js';
+export type {
+  RunningSandbox,
+  SandboxConfigPatch,
+  SandboxDocflow,
+  SandboxOptions,
+  SandboxStats,
+} from './options.js';

@@ -1,0 +1,99 @@
+/**
+ * The cadastral objects suggest answers from: loaded from a JSON file (or given as an
+ * array), validated entry by entry so a typo names its file and index.
+ */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname, join, parse as parsePath } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+
+/** The contract's suggest response fields, plus the level names used only for matching. */
+export interface RegistryObject {
+  objectId: string;
+  subjectId: number;
+  regionId: number;
+  settlementId: number;
+  srcObject: number;
+  regionKey: number;
+  objectCn: string;
+  /** `NAME|ABBR`, e.g. `ТАТЬЯНЫ СНЕЖИНОЙ|УЛ`. */
+  street: string;
+  /** `number|building|structure`, empty parts kept: `39||`. */
+  house: string;
+  apartment: string;
+  addressNotes: string;
+  region: string;
+  autonomousCounty?: string;
+  district?: string;
+  city?: string;
+  settlement?: string;
+}
+
+/** Ids are 12-digit integers: `int()` keeps them exact and refuses anything coerced. */
+const registryObjectSchema = z.object({
+  objectId: z.string().min(1),
+  subjectId: z.number().int(),
+  regionId: z.number().int(),
+  settlementId: z.number().int(),
+  srcObject: z.number().int(),
+  regionKey: z.number().int(),
+  objectCn: z.string().min(1),
+  street: z.string().regex(/^[^|]*\|[^|]*$/, 'expected "NAME|ABBR"'),
+  house: z.string().regex(/^[^|]*\|[^|]*\|[^|]*$/, 'expected "number|building|structure"'),
+  apartment: z.string(),
+  addressNotes: z.string(),
+  region: z.string().trim().min(1),
+  autonomousCounty: z.string().optional(),
+  district: z.string().optional(),
+  city: z.string().optional(),
+  settlement: z.string().optional(),
+});
+
+/** Checks every entry; `source` names where the entries came from in the error message. */
+export function validateRegistry(entries: unknown, source: string): RegistryObject[] {
+  if (!Array.isArray(entries)) {
+    throw new Error(`Registry ${source} must be a JSON array of cadastral objects.`);
+  }
+  return entries.map((entry: unknown, index) => {
+    const result = registryObjectSchema.safeParse(entry);
+    if (!result.success) {
+      const problems = result.error.issues
+        .map((issue) => `${issue.path.join('.') || '(entry)'}: ${issue.message}`)
+        .join('; ');
+      throw new Error(`Registry ${source}: entry ${index} is not valid (${problems}).`);
+    }
+    return result.data;
+  });
+}
+
+export async function loadRegistry(file: string): Promise<RegistryObject[]> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : 'cannot be read';
+    throw new Error(`Registry file ${file} ${reason}.`, { cause: err });
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text.replace(/^\uFEFF/, ''));
+  } catch (err) {
+    throw new Error(`Registry file ${file} is not valid JSON: ${(err as Error).message}.`, { cause: err });
+  }
+  return validateRegistry(parsed, `file ${file}`);
+}
+
+/**
+ * samples/registry.json of this package. The module runs from src/sandbox (tsx, vitest)
+ * or from dist/src/sandbox (built), so walk up to the first directory with a package.json.
+ */
+export function defaultRegistryPath(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  const root = parsePath(dir).root;
+  while (!existsSync(join(dir, 'package.json'))) {
+    if (dir === root) throw new Error('The package root (a directory with package.json) was not found above the sandbox.');
+    dir = dirname(dir);
+  }
+  return join(dir, 'samples', 'registry.json');
+}

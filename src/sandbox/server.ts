@@ -1,0 +1,171 @@
+/**
+ * The gateway sandbox on node:http: routing, runtime settings and the life cycle.
+ * No framework: it must start in well under a second and serve thousands of calls a second.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { API_PREFIX, SUGGEST_PATH } from '../realty/types.js';
+import { createRandom } from './faults.js';
+import { handleCreateDocflow, handleGetDocflow, handleSuggest, type Runtime, type RuntimeConfig } from './handlers.js';
+import { readJsonBody, sendError, sendJson } from './http.js';
+import { normaliseName } from './normalise.js';
+import { checkConfigPatch, type RunningSandbox, type SandboxConfigPatch, type SandboxOptions } from './options.js';
+import { defaultRegistryPath, loadRegistry, validateRegistry, type RegistryObject } from './registry.js';
+import { SandboxState } from './state.js';
+import { indexRegistry } from './suggest.js';
+
+/** A sample request of the public documentation writes the path without `location`. */
+const ALTERNATE_SUGGEST_PATH = `${API_PREFIX}/cadastre/suggest`;
+const DOCFLOWS_PREFIX = `${API_PREFIX}/docflows/`;
+
+function applyPatch(config: RuntimeConfig, patch: SandboxConfigPatch): void {
+  if (patch.sessions !== undefined) config.sessions = new Set(patch.sessions);
+  if (patch.restrictedSessions !== undefined) config.restrictedSessions = new Set(patch.restrictedSessions);
+  if (patch.egronRegions !== undefined) {
+    config.egronRegions = new Set(patch.egronRegions.map(normaliseName).filter((r) => r !== ''));
+  }
+  if (patch.fault501 !== undefined) config.rates.fault501 = patch.fault501;
+  if (patch.fault5xx !== undefined) config.rates.fault5xx = patch.fault5xx;
+  if (patch.faultReset !== undefined) config.rates.faultReset = patch.faultReset;
+  if (patch.faultLost !== undefined) config.rates.faultLost = patch.faultLost;
+  if (patch.latencyMs !== undefined) config.latencyMs = patch.latencyMs;
+}
+
+function methodNotAllowed(res: ServerResponse, allow: string): void {
+  sendError(res, 405, { code: 'methodNotAllowed', message: `Use ${allow} on this path` }, { allow });
+}
+
+function notFound(res: ServerResponse): void {
+  sendError(res, 404, { code: 'notFound', message: 'There is no such endpoint', target: 'path' });
+}
+
+async function handleConfig(rt: Runtime, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const body = await readJsonBody(req);
+  if (!body.ok) return sendError(res, 400, body.error);
+  try {
+    applyPatch(rt.config, checkConfigPatch(body.value));
+  } catch (err) {
+    return sendError(res, 400, { code: 'validation', message: (err as Error).message, target: 'body' });
+  }
+  res.writeHead(204).end();
+}
+
+async function route(rt: Runtime, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = req.url ?? '/';
+  const queryAt = url.indexOf('?');
+  const path = queryAt === -1 ? url : url.slice(0, queryAt);
+  const method = req.method ?? 'GET';
+
+  if (path === SUGGEST_PATH || path === ALTERNATE_SUGGEST_PATH) {
+    return method === 'POST' ? handleSuggest(rt, req, res) : methodNotAllowed(res, 'POST');
+  }
+  if (path.startsWith(DOCFLOWS_PREFIX)) {
+    let segment: string;
+    try {
+      segment = decodeURIComponent(path.slice(DOCFLOWS_PREFIX.length));
+    } catch {
+      return notFound(res);
+    }
+    if (segment === '' || segment.includes('/')) return notFound(res);
+    if (method === 'POST') return handleCreateDocflow(rt, req, res, segment);
+    if (method === 'GET') return handleGetDocflow(rt, req, res, segment);
+    return methodNotAllowed(res, 'GET, POST');
+  }
+  if (path === '/__sandbox/stats') {
+    return method === 'GET' ? sendJson(res, 200, rt.state.stats()) : methodNotAllowed(res, 'GET');
+  }
+  if (path === '/__sandbox/docflows') {
+    return method === 'GET' ? sendJson(res, 200, rt.state.docflows()) : methodNotAllowed(res, 'GET');
+  }
+  if (path === '/__sandbox/config') {
+    return method === 'POST' ? handleConfig(rt, req, res) : methodNotAllowed(res, 'POST');
+  }
+  notFound(res);
+}
+
+async function resolveRegistry(registry: SandboxOptions['registry']): Promise<RegistryObject[]> {
+  if (Array.isArray(registry)) return validateRegistry(registry, 'option');
+  return loadRegistry(registry ?? defaultRegistryPath());
+}
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException): void => {
+      const reason = err.code === 'EADDRINUSE' ? 'is already in use' : `cannot be used (${err.code ?? err.message})`;
+      reject(new Error(`The sandbox cannot listen: ${host}:${port} ${reason}.`, { cause: err }));
+    };
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      const address = server.address();
+      resolve(typeof address === 'object' && address !== null ? address.port : port);
+    });
+  });
+}
+
+export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
+  const port = options.port ?? 0;
+  const host = options.host ?? '127.0.0.1';
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new Error(`The sandbox port must be an integer from 0 to 65535, not ${String(port)}.`);
+  }
+  if (options.seed !== undefined && !Number.isFinite(options.seed)) {
+    throw new Error(`The sandbox seed must be a number, not ${String(options.seed)}.`);
+  }
+  const patch = checkConfigPatch(
+    Object.fromEntries(
+      Object.entries({
+        sessions: options.sessions,
+        restrictedSessions: options.restrictedSessions,
+        egronRegions: options.egronRegions,
+        fault501: options.fault501,
+        fault5xx: options.fault5xx,
+        faultReset: options.faultReset,
+        faultLost: options.faultLost,
+        latencyMs: options.latencyMs,
+      }).filter(([, value]) => value !== undefined),
+    ),
+  );
+  const registry = await resolveRegistry(options.registry);
+
+  const config: RuntimeConfig = {
+    sessions: new Set(['demo-session']),
+    restrictedSessions: new Set(),
+    egronRegions: new Set(),
+    rates: { fault501: 0, fault5xx: 0, faultReset: 0, faultLost: 0 },
+    latencyMs: 0,
+  };
+  applyPatch(config, patch);
+  const rt: Runtime = {
+    config,
+    random: createRandom(options.seed),
+    state: new SandboxState(),
+    index: indexRegistry(registry),
+  };
+
+  const server = createServer((req, res) => {
+    route(rt, req, res).catch(() => {
+      // Nothing is logged: a sandbox bug shows up as a 500 the test sees.
+      if (!res.headersSent) sendError(res, 500, { code: 'internalError', message: 'The sandbox failed on this request' });
+      else res.destroy();
+    });
+  });
+  const boundPort = await listen(server, port, host);
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${urlHost}:${boundPort}`,
+    port: boundPort,
+    stats: () => rt.state.stats(),
+    docflows: () => rt.state.docflows(),
+    configure: (changes) => applyPatch(config, checkConfigPatch(changes)),
+    close: () => {
+      closing ??= new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        // Keep-alive sockets would hold close() open until their idle time-out.
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
