@@ -1,0 +1,79 @@
+/**
+ * A deal as the worker side sees it: one validated, normalised input record
+ * (../shared/deal-format.md). Dates are YYYY-MM-DD, SNILS digits only, gender
+ * male/female, optional fields absent rather than empty.
+ */
+
+export const OBJECT_TYPES = ['flat', 'room', 'landPlot', 'structure', 'unfinishedObject'] as const;
+export type ObjectType = (typeof OBJECT_TYPES)[number];
+
+export const APARTMENT_TYPES = ['кв', 'ком', 'пом', 'бокс'] as const;
+export const AREA_UNITS = ['кв.м', 'га'] as const;
+export const DOC_TYPES = ['russPassport', 'inostrannyyPassport', 'vul', 'voennyyBilet', 'birthCertificate'] as const;
+
+export type OwnerAddress =
+  | { kind: 'fias'; fiasId: string; apartment?: string }
+  | {
+      kind: 'structured';
+      region: string;
+      city?: string;
+      street?: string;
+      streetType: string;
+      house: string;
+      apartment?: string;
+    };
+
+export interface Owner {
+  surname: string;
+  name: string;
+  patronymic?: string;
+  birthDate: string;
+  birthPlace: string;
+  snils: string;
+  gender: 'male' | 'female';
+  citizenship: string;
+  doc: {
+    type: string;
+    series?: string;
+    number: string;
+    issueDate: string;
+    issuerCode?: string;
+    issuerName: string;
+  };
+  address: OwnerAddress;
+}
+
+export interface Deal {
+  dealId: string;
+  objectType: ObjectType;
+  cadastralNumber?: string;
+  region: string;
+  district?: string;
+  city?: string;
+  settlement?: string;
+  street?: string;
+  streetType: string;
+  house: string;
+  building?: string;
+  structure?: string;
+  apartment?: string;
+  apartmentType: string;
+  /** Decimal with a dot, as the API wants it ("45.6"). */
+  areaValue?: string;
+  areaUnit: string;
+  /** One owner, or two spouses (cooperativeOwnership). */
+  owners: [Owner] | [Owner, Owner];
+  agreement: {
+    contentId: string;
+    signatureIds: string[];
+    fileType: 'pdf' | 'xml';
+  };
+}
+
+/** One problem of one field of one record: `field: message` in rejects and results. */
+export interface FieldProblem {
+  field: string;
+  message: string;
+}
+
+export type DealValidation = { ok: true; deal: Deal } | { ok: false; problems: FieldProblem[] };

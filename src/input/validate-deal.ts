@@ -1,0 +1,230 @@
+/**
+ * One raw record (canonical field names, raw strings) to one `Deal`, or every
+ * problem of the record (deal-format.md, "Checks a row must pass").
+ */
+import { APARTMENT_TYPES, AREA_UNITS, DOC_TYPES, OBJECT_TYPES } from './deal.js';
+import type { Deal, DealValidation, FieldProblem, Owner, OwnerAddress } from './deal.js';
+import { ownerFieldNames } from './fields.js';
+import type { CanonicalField, OwnerFieldSuffix, OwnerPrefix } from './fields.js';
+import {
+  MESSAGES,
+  cadastralNumber,
+  convert,
+  gender,
+  issuerCode,
+  localIsoDate,
+  oneOf,
+  parseField,
+  passportNumber,
+  passportSeries,
+  pastDate,
+  positiveDecimal,
+  problem,
+  snils,
+  text,
+  uuid,
+  UUID,
+} from './normalize.js';
+import type { FieldSchema } from './normalize.js';
+
+export interface DealValidatorOptions {
+  /** The day against which "not in the future" is checked; default: now. */
+  today?: Date;
+}
+
+/** Canonical field name → raw value; `''` is absent. Unknown keys are ignored. */
+export type DealRecord = Readonly<Record<string, string | undefined>>;
+export type DealValidator = (record: DealRecord) => DealValidation;
+
+const DEFAULT_STREET_TYPE = 'ул';
+const DEFAULT_CITIZENSHIP = 'Российская Федерация';
+const DEAL_ID_MAX_LENGTH = 100;
+
+const dealId = convert((value) => {
+  if (value.length > DEAL_ID_MAX_LENGTH) return problem(`must be at most ${DEAL_ID_MAX_LENGTH} characters`);
+  return /^[^\p{C}]+$/u.test(value) ? value : problem('must contain only printable characters');
+});
+
+const signatureIds = convert((value) => {
+  const ids = value.split(/[|,\s]+/).filter((id) => id !== '');
+  return ids.every((id) => UUID.test(id)) ? ids : problem('must be UUIDs separated by |, comma or space');
+});
+
+const objectType = oneOf(OBJECT_TYPES);
+const apartmentType = oneOf(APARTMENT_TYPES);
+const areaUnit = oneOf(AREA_UNITS);
+const docType = oneOf(DOC_TYPES);
+const fileType = oneOf(['pdf', 'xml']);
+const OWNER2_FIELDS = ownerFieldNames('owner2');
+
+/** Reads the fields of one record, collecting one problem per field that fails. */
+class RecordReader {
+  readonly problems: FieldProblem[] = [];
+
+  constructor(private readonly record: DealRecord) {}
+
+  raw(field: CanonicalField): string | undefined {
+    const value = this.record[field];
+    // JSON records may carry numbers (`"house": 14`); they are read as their text.
+    const trimmed = value == null ? '' : String(value).trim();
+    return trimmed === '' ? undefined : trimmed;
+  }
+
+  has(field: CanonicalField): boolean {
+    return this.raw(field) !== undefined;
+  }
+
+  report(field: string, message: string): void {
+    this.problems.push({ field, message });
+  }
+
+  optional<T>(field: CanonicalField, schema: FieldSchema<T>): T | undefined {
+    const raw = this.raw(field);
+    if (raw === undefined) return undefined;
+    const result = parseField(schema, raw);
+    if (result.ok) return result.value;
+    this.report(field, result.message);
+    return undefined;
+  }
+
+  required<T>(field: CanonicalField, schema: FieldSchema<T>): T | undefined {
+    if (this.has(field)) return this.optional(field, schema);
+    this.report(field, MESSAGES.required);
+    return undefined;
+  }
+
+  withDefault<T>(field: CanonicalField, schema: FieldSchema<T>, fallback: T): T | undefined {
+    return this.has(field) ? this.optional(field, schema) : fallback;
+  }
+}
+
+/** What a reader has read so far: any value may still be missing. */
+type Draft<T> = { [K in keyof T]: T[K] | undefined };
+
+function withoutUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
+/**
+ * The draft as a `T` when nothing was reported since `problemsBefore`: every
+ * required value was then read, so only optional ones can be undefined (and are dropped).
+ */
+function complete<T extends object>(reader: RecordReader, problemsBefore: number, draft: Draft<T>): T | undefined {
+  return reader.problems.length === problemsBefore ? withoutUndefined(draft as T) : undefined;
+}
+
+function readOwnerAddress(r: RecordReader, prefix: OwnerPrefix): OwnerAddress | undefined {
+  const before = r.problems.length;
+  const field = (suffix: OwnerFieldSuffix): CanonicalField => `${prefix}${suffix}`;
+  const [fiasId, region, house] = [field('FiasId'), field('Region'), field('House')];
+  if (r.has(fiasId)) {
+    return complete<OwnerAddress>(r, before, {
+      kind: 'fias',
+      fiasId: r.optional(fiasId, uuid),
+      apartment: r.optional(field('Apartment'), text),
+    });
+  }
+  if (!r.has(region) && !r.has(house)) {
+    r.report(`${prefix}Address`, `is required: ${fiasId}, or ${region} and ${house}`);
+    return undefined;
+  }
+  const address: Draft<OwnerAddress> = {
+    kind: 'structured',
+    region: r.optional(region, text),
+    city: r.optional(field('City'), text),
+    street: r.optional(field('Street'), text),
+    streetType: r.withDefault(field('StreetType'), text, DEFAULT_STREET_TYPE),
+    house: r.optional(house, text),
+    apartment: r.optional(field('Apartment'), text),
+  };
+  for (const missing of [region, house].filter((f) => !r.has(f))) r.report(missing, `is required without ${fiasId}`);
+  return complete<OwnerAddress>(r, before, address);
+}
+
+function readOwner(r: RecordReader, prefix: OwnerPrefix, date: FieldSchema<string>): Owner | undefined {
+  const before = r.problems.length;
+  const field = (suffix: OwnerFieldSuffix): CanonicalField => `${prefix}${suffix}`;
+  const person = {
+    surname: r.required(field('Surname'), text),
+    name: r.required(field('Name'), text),
+    patronymic: r.optional(field('Patronymic'), text),
+    birthDate: r.required(field('BirthDate'), date),
+    birthPlace: r.required(field('BirthPlace'), text),
+    snils: r.required(field('Snils'), snils),
+    gender: r.required(field('Gender'), gender),
+    citizenship: r.withDefault(field('Citizenship'), text, DEFAULT_CITIZENSHIP),
+  };
+  const type = r.withDefault(field('DocType'), docType, 'russPassport');
+  // Series and number have a fixed form only for a Russian passport; other documents vary.
+  const passport = type === 'russPassport';
+  const doc: Draft<Owner['doc']> = {
+    type,
+    series: passport ? r.required(field('DocSeries'), passportSeries) : r.optional(field('DocSeries'), text),
+    number: r.required(field('DocNumber'), passport ? passportNumber : text),
+    issueDate: r.required(field('DocIssueDate'), date),
+    issuerCode: r.optional(field('DocIssuerCode'), issuerCode),
+    issuerName: r.required(field('DocIssuerName'), text),
+  };
+  if (person.birthDate !== undefined && doc.issueDate !== undefined && doc.issueDate < person.birthDate) {
+    r.report(field('DocIssueDate'), `must not be before ${field('BirthDate')}`);
+  }
+  const address = readOwnerAddress(r, prefix);
+  return complete<Owner>(r, before, { ...person, doc: withoutUndefined(doc as Owner['doc']), address });
+}
+
+/**
+ * A validator for the records of one file, in order: it remembers the dealIds it
+ * has seen, so that a repeated id rejects every later occurrence.
+ */
+export function createDealValidator(options: DealValidatorOptions = {}): DealValidator {
+  const date = pastDate(localIsoDate(options.today ?? new Date()));
+  // dealId → the 1-based row where it first appeared.
+  const firstRowOf = new Map<string, number>();
+  let row = 0;
+
+  return (record) => {
+    row += 1;
+    const r = new RecordReader(record);
+    const id = r.required('dealId', dealId);
+    const rawId = r.raw('dealId');
+    if (rawId !== undefined) {
+      const firstRow = firstRowOf.get(rawId);
+      if (firstRow === undefined) firstRowOf.set(rawId, row);
+      else r.report('dealId', `repeats the dealId of row ${firstRow}`);
+    }
+
+    const property = {
+      dealId: id,
+      objectType: r.withDefault('objectType', objectType, 'flat'),
+      cadastralNumber: r.optional('cadastralNumber', cadastralNumber),
+      region: r.required('region', text),
+      district: r.optional('district', text),
+      city: r.optional('city', text),
+      settlement: r.optional('settlement', text),
+      street: r.optional('street', text),
+      streetType: r.withDefault('streetType', text, DEFAULT_STREET_TYPE),
+      house: r.required('house', text),
+      building: r.optional('building', text),
+      structure: r.optional('structure', text),
+      apartment: r.optional('apartment', text),
+      apartmentType: r.withDefault('apartmentType', apartmentType, 'кв'),
+      areaValue: r.optional('areaValue', positiveDecimal),
+      areaUnit: r.withDefault('areaUnit', areaUnit, 'кв.м'),
+    };
+    const owner = readOwner(r, 'owner', date);
+    const joint = OWNER2_FIELDS.some((field) => r.has(field));
+    const owner2 = joint ? readOwner(r, 'owner2', date) : undefined;
+    const agreement = {
+      contentId: r.required('agreementContentId', uuid),
+      signatureIds: r.optional('agreementSignatureIds', signatureIds) ?? [],
+      fileType: r.withDefault('agreementFileType', fileType, 'pdf'),
+    };
+
+    const deal = complete<Deal>(r, 0, {
+      ...property,
+      owners: owner && (owner2 ? [owner, owner2] : [owner]),
+      agreement: agreement as Deal['agreement'],
+    });
+    return deal === undefined ? { ok: false, problems: r.problems } : { ok: true, deal };
+  };
+}
