@@ -1,0 +1,56 @@
+/** The outcomes of product.md: exactly one per input row. */
+
+export const OUTCOMES = [
+  'queued',
+  'suspended',
+  'already_submitted',
+  'invalid',
+  'not_found',
+  'ambiguous',
+  'rejected',
+  'forbidden',
+  'unavailable',
+  'failed',
+  'pending',
+] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+/** Outcomes that mean the deal is at the registry: exit 0 when every row has one. */
+export const SUBMITTED_OUTCOMES: ReadonlySet<Outcome> = new Set(['queued', 'suspended', 'already_submitted']);
+
+/** One line of the results file; field order is the file's column order. */
+export interface OutcomeRecord {
+  row: number;
+  dealId: string;
+  outcome: Outcome;
+  docflowId?: string;
+  cadastralNumber?: string;
+  httpStatus?: number;
+  attempts: number;
+  errorCode?: string;
+  errorMessage?: string;
+  finishedAt: string;
+}
+
+export const RESULT_COLUMNS = [
+  'row',
+  'dealId',
+  'outcome',
+  'docflowId',
+  'cadastralNumber',
+  'httpStatus',
+  'attempts',
+  'errorCode',
+  'errorMessage',
+  'finishedAt',
+] as const satisfies ReadonlyArray<keyof OutcomeRecord>;
+
+/** Where a deal went at the registry, kept across batches so it is never sent twice. */
+export interface LedgerEntry {
+  dealId: string;
+  docflowId: string;
+  outcome: 'queued' | 'suspended';
+  batch: string;
+  row: number;
+  at: string;
+}

@@ -1,0 +1,42 @@
+/**
+ * Every Redis key the project writes. One hash tag, `{prefix}`, covers BullMQ's
+ * keys and ours, so all of a deployment's keys live in one Redis Cluster slot and
+ * the multi-key commands below never cross slots.
+ */
+
+export const DEAL_QUEUE = 'deals';
+
+export interface Keys {
+  /** BullMQ's `prefix` option: its keys become `{realty}:deals:...`. */
+  readonly bullPrefix: string;
+  readonly queueName: string;
+  /** Hash: a batch's metadata (file, total, times, profile). */
+  batch(id: string): string;
+  /** Hash: row number → outcome JSON. */
+  outcomes(id: string): string;
+  /** Hash: row number → dealId, so pending rows still show their deal in the results. */
+  rows(id: string): string;
+  /** Sorted set: batch ids by creation time (ms). */
+  readonly batches: string;
+  /** Hash: dealId → ledger entry JSON (deals that reached queued or suspended). */
+  readonly ledger: string;
+  /** String: why the queue was paused by the project (e.g. `session`), when it was. */
+  readonly pauseReason: string;
+}
+
+export function createKeys(prefix: string): Keys {
+  const tag = `{${prefix}}`;
+  return Object.freeze({
+    bullPrefix: tag,
+    queueName: DEAL_QUEUE,
+    batch: (id: string) => `${tag}:batch:${id}`,
+    outcomes: (id: string) => `${tag}:batch:${id}:outcomes`,
+    rows: (id: string) => `${tag}:batch:${id}:rows`,
+    batches: `${tag}:batches`,
+    ledger: `${tag}:ledger`,
+    pauseReason: `${tag}:pause-reason`,
+  });
+}
+
+/** Batch ids appear in keys and file names: keep them to a safe alphabet. */
+export const BATCH_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/;
