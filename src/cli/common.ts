@@ -1,0 +1,65 @@
+/** What every command shares: option parsers, the environment, errors on stderr, signals. */
+import { InvalidArgumentError } from 'commander';
+import { loadConfig, type Config } from '../config.js';
+import { RealtyBatchError } from '../errors.js';
+import { createLogger, type Logger } from '../logger.js';
+import { createKeys, type Keys } from '../queue/keys.js';
+
+export function positiveInt(name: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a whole number of at least 1.`);
+    return n;
+  };
+}
+
+export function nonNegativeInt(name: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`${name} must be a whole number of at least 0.`);
+    return n;
+  };
+}
+
+export interface Env {
+  config: Config;
+  logger: Logger;
+  keys: Keys;
+}
+
+export function environment(): Env {
+  const config = loadConfig();
+  return { config, logger: createLogger({ level: config.logLevel }), keys: createKeys(config.prefix) };
+}
+
+/** One clear sentence on stderr, never a bare stack trace (LOG_LEVEL=debug adds it). */
+export function reportError(err: unknown): number {
+  if (err instanceof RealtyBatchError) {
+    console.error(`realty-batch: ${err.message}`);
+    return err.exitCode;
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  console.error(`realty-batch: unexpected error: ${message}`);
+  if (process.env.LOG_LEVEL === 'debug' && err instanceof Error && err.stack) console.error(err.stack);
+  return 1;
+}
+
+/**
+ * SIGINT and SIGTERM: the first asks the command to stop cleanly (the signal
+ * aborts), a second exits at once.
+ */
+export function onShutdownSignals(): AbortController {
+  const controller = new AbortController();
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
+  for (const signal of signals) {
+    process.on(signal, () => {
+      if (controller.signal.aborted) {
+        console.error(`realty-batch: ${signal} again, exiting now.`);
+        process.exit(130);
+      }
+      console.error(`realty-batch: ${signal} received, finishing active jobs (send it again to exit at once).`);
+      controller.abort();
+    });
+  }
+  return controller;
+}

@@ -1,0 +1,176 @@
+#!/usr/bin/env node
+/**
+ * `realty-batch`: thin commands over the library. Each action parses flags,
+ * calls one library function and maps its result to output and an exit code.
+ */
+import { dirname, join, basename, extname } from 'node:path';
+import { Command, CommanderError } from 'commander';
+import { DEFAULTS, requireGateway } from '../config.js';
+import { UsageError } from '../errors.js';
+import { loadProfile } from '../input/profile.js';
+import { defaultBatchId, needsAttention, runBatch } from '../batch/run-batch.js';
+import { connectRedis } from '../queue/connection.js';
+import { BATCH_ID } from '../queue/keys.js';
+import { loadBatch } from '../queue/load-batch.js';
+import { createBatchStore } from '../outcomes/batches.js';
+import { writeResults } from '../results/write-results.js';
+import { createDealWorker } from '../worker/create-worker.js';
+import { environment, nonNegativeInt, onShutdownSignals, positiveInt, reportError } from './common.js';
+import { createProgress } from './progress.js';
+import { printCounts } from './print.js';
+import { registerSandboxCommand } from './sandbox-command.js';
+import { registerStatusCommand } from './status-command.js';
+
+const program = new Command('realty-batch')
+  .description('Submit mortgage registrations (encumbrance_request docflows) in bulk, on BullMQ and Redis.')
+  .showHelpAfterError('(add --help for the usage)')
+  .exitOverride();
+
+function workerOptions(cmd: Command): Command {
+  return cmd
+    .option('--concurrency <n>', 'deals processed at once by this process', positiveInt('--concurrency'), DEFAULTS.concurrency)
+    .option('--attempts <n>', 'tries per deal for retryable failures (501, 5xx, timeouts)', positiveInt('--attempts'), DEFAULTS.attempts)
+    .option('--backoff-ms <ms>', 'first retry delay, doubled each time with jitter', nonNegativeInt('--backoff-ms'), DEFAULTS.backoffMs)
+    .option('--timeout-ms <ms>', 'per gateway request', positiveInt('--timeout-ms'), DEFAULTS.timeoutMs);
+}
+
+function checkBatch(batch: string | undefined): void {
+  if (batch !== undefined && !BATCH_ID.test(batch)) {
+    throw new UsageError(`--batch ${JSON.stringify(batch)} is not a valid batch id: use letters, digits, '.', '_' or '-' (at most 80).`);
+  }
+}
+
+workerOptions(
+  program
+    .command('run')
+    .description('load a file, process every deal with in-process workers, write the results file')
+    .argument('<file>', 'the deals export (CSV)')
+    .requiredOption('--profile <bank.json>', 'the bank profile (encumbrancer and representative)')
+    .option('--out <results>', 'the results file (.csv, or .jsonl); default <file>.results.csv beside the input')
+    .option('--batch <id>', 'batch id; default <file stem>-<UTC time>')
+    .option('--resubmit', 'send deals the ledger says were submitted before')
+    .option('--excel', 'write the results for Russian Excel (BOM, ";", CRLF)'),
+).action(async (file: string, opts) => {
+  checkBatch(opts.batch);
+  const env = environment();
+  const gateway = requireGateway(env.config);
+  const profile = await loadProfile(opts.profile);
+  const redis = await connectRedis(env.config.redisUrl);
+  const shutdown = onShutdownSignals();
+  const progress = createProgress('run');
+  try {
+    const out: string = opts.out ?? join(dirname(file), `${basename(file, extname(file))}.results.csv`);
+    const result = await runBatch({
+      file,
+      profile,
+      out,
+      batch: opts.batch,
+      redis,
+      keys: env.keys,
+      logger: env.logger,
+      ...gateway,
+      concurrency: opts.concurrency,
+      attempts: opts.attempts,
+      backoffMs: opts.backoffMs,
+      timeoutMs: opts.timeoutMs,
+      resubmit: opts.resubmit,
+      excel: opts.excel,
+      signal: shutdown.signal,
+      onProgress: (done, total) => progress.update(done, total),
+    });
+    progress.stop();
+    printCounts(result.batch, result.results.counts);
+    console.log(`results: ${result.results.file} (${result.results.rows} rows)`);
+    if (result.stoppedBecause === 'session') console.error('realty-batch: the gateway refused the session (401); unfinished rows are pending. Set a valid REALTY_SESSION_ID and run again with the same --batch.');
+    if (result.stoppedBecause === 'signal') console.error(`realty-batch: stopped by a signal; unfinished rows are pending. Run again with --batch ${result.batch} to finish them.`);
+    process.exitCode = result.exitCode;
+  } finally {
+    progress.stop();
+    redis.disconnect();
+  }
+});
+
+program
+  .command('load')
+  .description('validate a file and enqueue its deals into a batch (no processing)')
+  .argument('<file>', 'the deals export (CSV)')
+  .requiredOption('--profile <bank.json>', 'the bank profile')
+  .option('--batch <id>', 'batch id; default <file stem>-<UTC time>')
+  .option('--resubmit', 'send deals the ledger says were submitted before')
+  .option('--dry-run', 'validate only; enqueue nothing')
+  .option('--json', 'print the summary as one JSON object')
+  .action(async (file: string, opts) => {
+    checkBatch(opts.batch);
+    const env = environment();
+    const profile = await loadProfile(opts.profile);
+    const batch: string = opts.batch ?? defaultBatchId(file);
+    const redis = await connectRedis(env.config.redisUrl, { failFast: true });
+    try {
+      const summary = await loadBatch({ file, batch, profile, redis, keys: env.keys, logger: env.logger, resubmit: opts.resubmit, dryRun: opts.dryRun });
+      if (opts.json) console.log(JSON.stringify(summary));
+      else {
+        console.log(`batch ${summary.batch}: read ${summary.read}, valid ${summary.valid}, invalid ${summary.invalid}, enqueued ${summary.enqueued}, already enqueued ${summary.alreadyEnqueued} (${summary.seconds} s)${opts.dryRun ? ' [dry run]' : ''}`);
+        for (const [field, n] of Object.entries(summary.invalidByField)) console.log(`  invalid ${field}: ${n}`);
+        if (summary.unknownColumns.length > 0) console.log(`  unknown columns (ignored): ${summary.unknownColumns.join(', ')}`);
+      }
+      process.exitCode = summary.invalid > 0 ? 3 : 0;
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+workerOptions(program.command('work').description('a long-running worker: processes deals of every batch until stopped')).action(async (opts) => {
+  const env = environment();
+  const gateway = requireGateway(env.config);
+  const redis = await connectRedis(env.config.redisUrl);
+  const shutdown = onShutdownSignals();
+  const dealWorker = createDealWorker({ ...gateway, connection: redis, keys: env.keys, logger: env.logger, concurrency: opts.concurrency, attempts: opts.attempts, backoffMs: opts.backoffMs, timeoutMs: opts.timeoutMs });
+  if ((await redis.get(env.keys.pauseReason)) === 'session') {
+    await redis.del(env.keys.pauseReason);
+    await dealWorker.queue.resume();
+    env.logger.warn('the queue was paused for a refused session; resumed with this worker\'s session');
+  }
+  env.logger.info({ concurrency: opts.concurrency }, 'worker started');
+  await new Promise<void>((resolve) => shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
+  await dealWorker.close();
+  redis.disconnect();
+  env.logger.info('worker stopped');
+});
+
+program
+  .command('results')
+  .description("(re)write a batch's results file from the stored outcomes, at any time")
+  .argument('<batch>', 'batch id')
+  .requiredOption('--out <file>', 'the results file (.csv, or .jsonl)')
+  .option('--excel', 'write for Russian Excel (BOM, ";", CRLF)')
+  .action(async (batch: string, opts) => {
+    checkBatch(batch);
+    const env = environment();
+    const redis = await connectRedis(env.config.redisUrl, { failFast: true });
+    try {
+      const meta = await createBatchStore(redis, env.keys).get(batch);
+      if (!meta) throw new UsageError(`There is no batch ${batch} in Redis (realty-batch status lists the batches).`);
+      if (meta.total === undefined) throw new UsageError(`Batch ${batch} is still loading: its total is not known yet.`);
+      const summary = await writeResults({ redis, keys: env.keys, batch, total: meta.total, out: opts.out, excel: opts.excel });
+      printCounts(batch, summary.counts);
+      console.log(`results: ${summary.file} (${summary.rows} rows)`);
+      // Pending rows are normal while a batch runs; rows that need a person are not.
+      process.exitCode = needsAttention(summary.counts) ? 3 : 0;
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+registerStatusCommand(program);
+registerSandboxCommand(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    process.exitCode = err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0 ? 0 : 2;
+  } else {
+    // Unknown-argument and missing-argument errors are CommanderErrors (exit 2); the rest are ours.
+    process.exitCode = reportError(err);
+  }
+}

@@ -1,0 +1,49 @@
+/** `realty-batch sandbox`: the gateway emulator in the foreground until a signal. */
+import type { Command } from 'commander';
+import { parseProbability, startSandbox, type SandboxOptions } from '../sandbox/index.js';
+import { nonNegativeInt, onShutdownSignals } from './common.js';
+
+const list = (value: string): string[] =>
+  value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+export function registerSandboxCommand(program: Command): void {
+  program
+    .command('sandbox')
+    .description('start the gateway sandbox (a faithful emulator of the contract) until stopped')
+    .option('--port <n>', 'listen port (0 = any free; the url is printed)', nonNegativeInt('--port'), 8080)
+    .option('--host <host>', 'listen address', '127.0.0.1')
+    .option('--registry <file.json>', "the cadastral objects suggest answers from (default: the samples')")
+    .option('--sessions <a,b>', 'session ids accepted after auth.sid', list, ['demo-session'])
+    .option('--restricted-sessions <c>', 'sessions whose docflow creation answers 403', list, [])
+    .option('--egron-regions <A,B>', 'regions whose docflows answer 501 every time', list, [])
+    .option('--fault-501 <p>', 'probability of a 501 before handling', (v) => parseProbability('--fault-501', v))
+    .option('--fault-5xx <p>', 'probability of a 500/502/503 before handling', (v) => parseProbability('--fault-5xx', v))
+    .option('--fault-reset <p>', 'probability of a reset connection before handling', (v) => parseProbability('--fault-reset', v))
+    .option('--fault-lost <p>', 'probability that a docflow is created and its answer lost', (v) => parseProbability('--fault-lost', v))
+    .option('--latency-ms <n>', 'added latency per request', nonNegativeInt('--latency-ms'), 0)
+    .option('--seed <n>', 'makes the faults repeatable', nonNegativeInt('--seed'))
+    .action(async (opts) => {
+      const options: SandboxOptions = {
+        port: opts.port,
+        host: opts.host,
+        sessions: opts.sessions,
+        restrictedSessions: opts.restrictedSessions,
+        egronRegions: opts.egronRegions,
+        latencyMs: opts.latencyMs,
+      };
+      if (opts.registry) options.registry = opts.registry;
+      if (opts.fault501 !== undefined) options.fault501 = opts.fault501;
+      if (opts.fault5xx !== undefined) options.fault5xx = opts.fault5xx;
+      if (opts.faultReset !== undefined) options.faultReset = opts.faultReset;
+      if (opts.faultLost !== undefined) options.faultLost = opts.faultLost;
+      if (opts.seed !== undefined) options.seed = opts.seed;
+      const sandbox = await startSandbox(options);
+      console.log(`sandbox listening on ${sandbox.url} (REALTY_API_URL=${sandbox.url}; stats at ${sandbox.url}/__sandbox/stats)`);
+      const shutdown = onShutdownSignals();
+      await new Promise<void>((resolve) => shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
+      await sandbox.close();
+    });
+}

@@ -1,0 +1,95 @@
+/**
+ * The results file of product.md: one line per input row, in input order, from
+ * the stored outcomes; rows without one are `pending`. Read in pages, so a
+ * million-row batch never sits in memory.
+ */
+import { createWriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { finished } from 'node:stream/promises';
+import { stringify } from 'csv-stringify';
+import type { Redis } from 'ioredis';
+import type { Keys } from '../queue/keys.js';
+import { createOutcomeStore } from '../outcomes/store.js';
+import { OUTCOMES, RESULT_COLUMNS, type Outcome, type OutcomeRecord } from '../outcomes/types.js';
+
+export interface WriteResultsOptions {
+  redis: Redis;
+  keys: Keys;
+  batch: string;
+  total: number;
+  out: string;
+  /** For Russian Excel: BOM, `;`, CRLF. */
+  excel?: boolean;
+}
+
+export interface ResultsSummary {
+  file: string;
+  rows: number;
+  counts: Record<Outcome, number>;
+}
+
+const PAGE = 1000;
+
+/** A spreadsheet runs a cell that starts with one of these; a leading apostrophe makes it text. */
+export function safeCell(value: string): string {
+  return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+}
+
+export function emptyCounts(): Record<Outcome, number> {
+  return Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
+}
+
+/** Every row's outcome, in input order, `pending` where there is none yet. */
+export async function* batchOutcomes(redis: Redis, keys: Keys, batch: string, total: number): AsyncGenerator<OutcomeRecord> {
+  const store = createOutcomeStore(redis, keys);
+  for (let from = 1; from <= total; from += PAGE) {
+    const to = Math.min(total, from + PAGE - 1);
+    const page = await store.range(batch, from, to);
+    const missing = page.flatMap((r, i) => (r ? [] : [from + i]));
+    const dealIds = missing.length > 0 ? await redis.hmget(keys.rows(batch), ...missing.map(String)) : [];
+    let m = 0;
+    for (let i = 0; i < page.length; i++) {
+      const record = page[i];
+      if (record) yield record;
+      else yield { row: from + i, dealId: dealIds[m++] ?? '', outcome: 'pending', attempts: 0, finishedAt: '' };
+    }
+  }
+}
+
+export async function writeResults(options: WriteResultsOptions): Promise<ResultsSummary> {
+  const { out } = options;
+  await mkdir(dirname(out), { recursive: true });
+  const jsonl = out.endsWith('.jsonl');
+  const file = createWriteStream(out);
+  const counts = emptyCounts();
+  let rows = 0;
+  const sink = jsonl
+    ? undefined
+    : stringify({
+        header: true,
+        columns: [...RESULT_COLUMNS],
+        bom: options.excel ?? false,
+        delimiter: options.excel ? ';' : ',',
+        record_delimiter: options.excel ? '\r\n' : '\n',
+        cast: { string: safeCell },
+      });
+  sink?.pipe(file);
+  const write = async (text: string): Promise<void> => {
+    if (!file.write(text)) await new Promise<void>((resolve) => file.once('drain', () => resolve()));
+  };
+  for await (const record of batchOutcomes(options.redis, options.keys, options.batch, options.total)) {
+    rows++;
+    counts[record.outcome]++;
+    if (sink) {
+      const line = Object.fromEntries(RESULT_COLUMNS.map((c) => [c, record[c] ?? '']));
+      if (!sink.write(line)) await new Promise<void>((resolve) => sink.once('drain', () => resolve()));
+    } else {
+      await write(`${JSON.stringify(Object.fromEntries(RESULT_COLUMNS.map((c) => [c, record[c] ?? null])))}\n`);
+    }
+  }
+  if (sink) sink.end();
+  else file.end();
+  await finished(file);
+  return { file: out, rows, counts };
+}
