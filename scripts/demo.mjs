@@ -1,0 +1,126 @@
+#!/usr/bin/env node
+// `npm run demo`: the samples end to end on this machine, against the sandbox.
+// Installs what is missing, builds, finds or starts Redis, starts the sandbox on a
+// free port, runs `realty-batch run` with short retry delays, prints the summary,
+// and exits 0 when every row ended as samples/README.md says.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { compareWithExpected, readExpectedOutcomes } from './sample-expectations.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const cli = join(root, 'dist/src/cli/main.js');
+const say = (line) => console.log(`demo: ${line}`);
+const fail = (line) => {
+  console.error(`demo: ${line}`);
+  process.exit(1);
+};
+
+function step(command, args, what) {
+  const r = spawnSync(command, args, { cwd: root, stdio: 'inherit', shell: false });
+  if (r.status !== 0) fail(`${what} failed (${command} ${args.join(' ')} exited ${r.status ?? r.signal}).`);
+}
+
+if (!existsSync(join(root, 'node_modules/.package-lock.json')) || !existsSync(join(root, 'node_modules/bullmq'))) {
+  say('installing dependencies (npm ci)...');
+  step('npm', ['ci', '--no-audit', '--no-fund'], 'npm ci');
+}
+say('building...');
+step('npm', ['run', '--silent', 'build'], 'the build');
+
+/** PING over a raw socket: no dependency needed to find out whether Redis answers. */
+function redisAnswers(url) {
+  const u = new URL(url);
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: u.hostname, port: Number(u.port || 6379) });
+    const done = (ok) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write(u.password ? `AUTH ${decodeURIComponent(u.password)}\r\nPING\r\n` : 'PING\r\n'));
+    socket.on('data', (d) => done(d.toString().includes('PONG')));
+  });
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const children = [];
+const cleanup = () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+};
+process.on('exit', cleanup);
+for (const s of ['SIGINT', 'SIGTERM']) process.on(s, () => process.exit(130));
+
+let redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+if (!(await redisAnswers(redisUrl))) {
+  const which = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' });
+  if (which.status !== 0) fail(`Redis does not answer at ${redisUrl} and redis-server is not installed: install Redis (apt-get install redis-server) or set REDIS_URL.`);
+  const port = await freePort();
+  say(`Redis does not answer at ${redisUrl}; starting a private one on port ${port} (stopped afterwards)`);
+  const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  children.push(redis);
+  redisUrl = `redis://127.0.0.1:${port}`;
+  for (let i = 0; i < 50 && !(await redisAnswers(redisUrl)); i++) await new Promise((r) => setTimeout(r, 100));
+  if (!(await redisAnswers(redisUrl))) fail('the private redis-server did not start.');
+}
+
+// The sandbox, with the EGRON region so the unavailable row shows.
+const sandbox = spawn(process.execPath, [cli, 'sandbox', '--port', '0', '--egron-regions', 'Республика Крым'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+children.push(sandbox);
+let sandboxErrors = '';
+sandbox.stderr.on('data', (d) => (sandboxErrors += d.toString()));
+const sandboxUrl = await new Promise((resolve, reject) => {
+  let text = '';
+  sandbox.stdout.on('data', (d) => {
+    text += d.toString();
+    const m = text.match(/listening on (http:\/\/\S+)/);
+    if (m) resolve(m[1]);
+  });
+  sandbox.once('exit', (code) => reject(new Error(`the sandbox exited (${code}): ${sandboxErrors.trim()}`)));
+}).catch((err) => fail(err.message));
+say(`sandbox at ${sandboxUrl}; Redis at ${redisUrl.replace(/\/\/[^@]*@/, '//')}`);
+
+// A prefix of its own, emptied first: the demo's ledger must not remember an earlier demo.
+const prefix = 'realty-demo';
+const { Redis } = await import('ioredis');
+const redis = new Redis(redisUrl, { lazyConnect: true });
+await redis.connect();
+const stale = await redis.keys(`{${prefix}}*`);
+if (stale.length > 0) await redis.del(...stale);
+await redis.quit();
+
+const out = join(root, 'out/results.csv');
+const run = spawnSync(
+  process.execPath,
+  [cli, 'run', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--out', out, '--batch', 'demo', '--attempts', '3', '--backoff-ms', '200', '--concurrency', '8'],
+  {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, REDIS_URL: redisUrl, REALTY_API_URL: sandboxUrl, REALTY_SESSION_ID: 'demo-session', REALTY_PREFIX: prefix, LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' },
+  },
+);
+if (run.status !== 0 && run.status !== 3) fail(`realty-batch run exited ${run.status ?? run.signal}.`);
+
+const stats = await fetch(`${sandboxUrl}/__sandbox/stats`).then((r) => r.json());
+say(`sandbox: ${stats.docflowsCreated} docflows created, ${stats.suggestCalls} suggest calls, repeated requestIds ${stats.repeatedRequestIds}`);
+
+const { parse } = await import('csv-parse/sync');
+const rows = parse(readFileSync(out), { columns: true });
+const problems = compareWithExpected(readExpectedOutcomes(join(root, 'samples/README.md')), rows);
+if (problems.length > 0) fail(`the outcomes differ from samples/README.md:\n  ${problems.join('\n  ')}`);
+say(`all ${rows.length} rows ended as samples/README.md expects; results in out/results.csv`);
+cleanup();
+process.exit(0);
