@@ -1,0 +1,20 @@
+# realty-batch: build with dev dependencies, run with production ones only, as a non-root user.
+FROM node:20-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY jobs ./jobs
+RUN npm run build
+
+FROM node:20-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+COPY samples ./samples
+USER node
+ENTRYPOINT ["node", "dist/src/cli/main.js"]
+CMD ["--help"]
