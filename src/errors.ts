@@ -39,7 +39,12 @@ export class ProfileError extends RealtyBatchError {
   readonly problems: readonly FieldProblem[];
 
   constructor(file: string, problems: readonly FieldProblem[]) {
-    super(`The bank profile ${file} is not valid: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}.`);
+    const unreadable = problems.length === 1 && problems[0]?.field === '(file)';
+    super(
+      unreadable
+        ? `The bank profile ${file} ${problems[0]!.message}.`
+        : `The bank profile ${file} is not valid: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}.`,
+    );
     this.problems = problems;
   }
 }

@@ -27,7 +27,9 @@ const DELIMITERS = [',', ';', '\t'] as const;
 
 /** The delimiter that occurs most often, outside quotes, in the first line. */
 export async function detectDelimiter(file: string): Promise<string> {
-  const handle = await open(file, 'r');
+  const handle = await open(file, 'r').catch((err: NodeJS.ErrnoException) => {
+    throw new InputError(`${file} cannot be read (${err.code ?? err.message}).`, { cause: err });
+  });
   try {
     const buffer = Buffer.alloc(64 * 1024);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);

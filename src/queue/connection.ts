@@ -4,6 +4,7 @@
  * reconnect instead of waiting for Redis to come back.
  */
 import { Redis } from 'ioredis';
+import pRetry from 'p-retry';
 import { RedisUnavailableError } from '../errors.js';
 
 export interface ConnectOptions {
@@ -22,28 +23,41 @@ export function createRedis(url: string, options: ConnectOptions = {}): Redis {
   });
 }
 
-/** Connects and pings, or throws one clear sentence that names the url without its password. */
-export async function connectRedis(url: string, options: ConnectOptions & { timeoutMs?: number } = {}): Promise<Redis> {
-  const redis = createRedis(url, options);
-  // Errors are reported by the ping below and by ioredis' reconnects; an unhandled 'error' event would crash.
-  redis.on('error', () => undefined);
-  const timeoutMs = options.timeoutMs ?? 5000;
-  let timer: NodeJS.Timeout | undefined;
+/**
+ * Connects and pings, trying a few times (a compose worker may start a moment
+ * before its Redis), or throws one clear sentence that names the url without
+ * its password.
+ */
+export async function connectRedis(url: string, options: ConnectOptions & { timeoutMs?: number; retries?: number } = {}): Promise<Redis> {
+  const timeoutMs = options.timeoutMs ?? 2000;
+  const attempt = async (): Promise<Redis> => {
+    const redis = createRedis(url, options);
+    // The socket's own error (ECONNREFUSED, NOAUTH) says more than the rejected connect; and an
+    // unhandled 'error' event would crash the process.
+    let socketError: Error | undefined;
+    redis.on('error', (e: Error) => (socketError ??= e));
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        redis.connect().then(() => redis.ping()),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer in ${timeoutMs} ms`)), timeoutMs);
+        }),
+      ]);
+      return redis;
+    } catch (err) {
+      redis.disconnect();
+      throw socketError ?? err;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
   try {
-    await Promise.race([
-      redis.connect().then(() => redis.ping()),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer in ${timeoutMs} ms`)), timeoutMs);
-      }),
-    ]);
+    return await pRetry(attempt, { retries: options.retries ?? 3, minTimeout: 250, factor: 2 });
   } catch (err) {
-    redis.disconnect();
     const reason = err instanceof Error ? err.message : String(err);
     throw new RedisUnavailableError(`Redis is not reachable at ${safeUrl(url)} (${reason}); start it or set REDIS_URL.`, { cause: err });
-  } finally {
-    clearTimeout(timer);
   }
-  return redis;
 }
 
 /** The url without credentials, for messages. */

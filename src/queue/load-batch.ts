@@ -7,7 +7,7 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { FieldProblem } from '../input/deal.js';
 import type { BankProfile } from '../input/profile.js';
-import { readCsv } from '../input/read-csv.js';
+import { detectDelimiter, readCsv } from '../input/read-csv.js';
 import { createDealValidator } from '../input/validate-deal.js';
 import type { Logger } from '../logger.js';
 import { createBatchStore } from '../outcomes/batches.js';
@@ -99,6 +99,8 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
   };
 
   try {
+    // An unreadable file fails here, before a batch exists for it.
+    await detectDelimiter(options.file);
     if (!options.dryRun) await batches.open({ id: batch, file: options.file }, options.profile);
     for await (const record of readCsv(options.file, (h) => (summary.unknownColumns = h.unknownColumns))) {
       summary.read++;
