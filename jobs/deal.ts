@@ -4,7 +4,9 @@
  * decided by src/worker/decide.ts; this file only applies the decision at the
  * BullMQ boundary.
  */
-import { UnrecoverableError, WaitingError, type Job, type Processor } from 'bullmq';
+import { DelayedError, UnrecoverableError, WaitingError, type Job, type Processor } from 'bullmq';
+import pRetry from 'p-retry';
+import type { Deal } from '../src/input/deal.js';
 import type { BankProfile } from '../src/input/profile.js';
 import type { Logger } from '../src/logger.js';
 import type { BatchStore } from '../src/outcomes/batches.js';
@@ -31,42 +33,83 @@ export interface DealProcessorContext {
   pauseForSession(): Promise<void>;
 }
 
+/** A job of a batch still loading waits this long before it looks again. */
+export const LOADING_RECHECK_MS = 2000;
+/** A batch's profile is re-read this often, so a corrected profile reaches long-running workers. */
+const PROFILE_TTL_MS = 60_000;
+
+type Final = Omit<OutcomeRecord, 'row' | 'dealId' | 'attempts' | 'finishedAt'>;
+
 export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJobData, OutcomeRecord> {
-  const profiles = new Map<string, BankProfile>();
+  const profiles = new Map<string, { profile: BankProfile; at: number }>();
+  const loaded = new Set<string>();
 
   async function profileOf(batch: string): Promise<BankProfile> {
-    let profile = profiles.get(batch);
-    if (!profile) {
-      profile = await ctx.batches.profile(batch);
-      if (!profile) throw new UnrecoverableError(`batch ${batch} has no bank profile in Redis`);
-      if (profiles.size > 100) profiles.clear();
-      profiles.set(batch, profile);
-    }
+    const cached = profiles.get(batch);
+    if (cached && Date.now() - cached.at < PROFILE_TTL_MS) return cached.profile;
+    const profile = await ctx.batches.profile(batch);
+    if (!profile) throw new UnrecoverableError(`batch ${batch} has no bank profile in Redis`);
+    if (profiles.size > 100) profiles.clear();
+    profiles.set(batch, { profile, at: Date.now() });
     return profile;
   }
 
-  return async (job: Job<DealJobData, OutcomeRecord>, token?: string) => {
-    const { batch, row, deal } = job.data;
-    const attempt = job.attemptsMade + 1;
-    const log = ctx.logger.child({ batch, row, dealId: deal.dealId, attempt });
-    let cadastralNumber = job.data.cadastralNumber ?? deal.cadastralNumber;
+  /** True when the batch's file was read to its end; a loaded batch stays loaded. */
+  async function batchReady(batch: string): Promise<'ready' | 'loading' | 'failed'> {
+    if (loaded.has(batch)) return 'ready';
+    const state = await ctx.batches.state(batch);
+    if (state === 'loaded') {
+      if (loaded.size > 1000) loaded.clear();
+      loaded.add(batch);
+      return 'ready';
+    }
+    return state === 'loading' ? 'loading' : 'failed';
+  }
 
-    const finish = async (fields: Omit<OutcomeRecord, 'row' | 'dealId' | 'attempts' | 'finishedAt'>): Promise<OutcomeRecord> => {
-      const record: OutcomeRecord = { row, dealId: deal.dealId, attempts: attempt, finishedAt: new Date().toISOString(), ...fields };
-      if (cadastralNumber && !record.cadastralNumber) record.cadastralNumber = cadastralNumber;
-      if (record.errorMessage) record.errorMessage = maskPersonalData(record.errorMessage, deal);
-      await ctx.outcomes.record(batch, record);
-      log.info({ outcome: record.outcome, httpStatus: record.httpStatus, docflowId: record.docflowId, errorCode: record.errorCode }, 'deal finished');
-      return record;
-    };
+  return async (job: Job<DealJobData, OutcomeRecord>, token?: string) => {
+    const { batch, row, dealId } = job.data;
+    const attempt = job.attemptsMade + 1;
+    const log = ctx.logger.child({ batch, row, dealId, attempt });
+
+    // Nothing of a batch is sent before its whole file was read: a file broken
+    // half-way must not leave half a night submitted.
+    const readiness = await batchReady(batch);
+    if (readiness === 'loading') {
+      await job.moveToDelayed(Date.now() + LOADING_RECHECK_MS, token);
+      throw new DelayedError();
+    }
+    if (readiness === 'failed') throw new UnrecoverableError(`batch ${batch} did not load completely; nothing of it is sent`);
 
     // A re-run after a crash or a stall, of a row that already reached the registry.
     const earlier = await ctx.outcomes.get(batch, row);
-    if (earlier && SUBMITTED_OUTCOMES.has(earlier.outcome)) return earlier;
+    if (earlier && earlier.dealId === dealId && SUBMITTED_OUTCOMES.has(earlier.outcome)) {
+      await forget(job);
+      return earlier;
+    }
+
+    const deal = job.data.deal;
+    let cadastralNumber = job.data.cadastralNumber ?? deal?.cadastralNumber;
+
+    const finish = async (fields: Final, personal?: Deal): Promise<OutcomeRecord> => {
+      const record: OutcomeRecord = { row, dealId, attempts: attempt, finishedAt: new Date().toISOString(), ...fields };
+      if (cadastralNumber && !record.cadastralNumber) record.cadastralNumber = cadastralNumber;
+      if (record.errorMessage && personal) record.errorMessage = maskPersonalData(record.errorMessage, personal);
+      // After the gateway created a docflow, losing its id to a passing Redis error
+      // would send the deal again on the job's retry: the write is retried on its own.
+      await pRetry(() => ctx.outcomes.record(batch, record), { retries: 5, minTimeout: 200 });
+      log.info({ outcome: record.outcome, httpStatus: record.httpStatus, docflowId: record.docflowId, errorCode: record.errorCode }, 'deal finished');
+      await forget(job);
+      return record;
+    };
+
+    if (!deal) {
+      const record = await finish({ outcome: 'failed', errorCode: 'ERR_DATA_REMOVED', errorMessage: "the job's deal data was removed after an earlier outcome; load the file again to send it" });
+      throw new UnrecoverableError(record.errorMessage);
+    }
 
     if (!job.data.resubmit) {
-      const entry = await ctx.outcomes.ledger(deal.dealId);
-      if (entry) {
+      const entry = await ctx.outcomes.ledger(dealId);
+      if (entry && !(entry.batch === batch && entry.row === row)) {
         return finish({
           outcome: 'already_submitted',
           docflowId: entry.docflowId,
@@ -75,11 +118,12 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
       }
     }
 
+    let created: Awaited<ReturnType<RealtyClient['createDocflow']>>;
     try {
       if (!cadastralNumber) {
         const resolution = await resolveCadastralNumber(deal, ctx.client);
         if (resolution.kind !== 'found') {
-          const record = await finish({ outcome: resolution.kind, errorCode: resolution.kind.toUpperCase(), errorMessage: resolution.message });
+          const record = await finish({ outcome: resolution.kind, errorCode: resolution.kind.toUpperCase(), errorMessage: resolution.message }, deal);
           throw new UnrecoverableError(record.errorMessage);
         }
         cadastralNumber = resolution.cadastralNumber;
@@ -87,8 +131,7 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
         await job.updateData({ ...job.data, cadastralNumber });
       }
       const request = buildEncumbranceRequest(deal, cadastralNumber, await profileOf(batch), ctx.apiUrl, job.data.resubmit ? batch : undefined);
-      const { status, docflow } = await ctx.client.createDocflow(DOCFLOW_TYPE, request);
-      return await finish({ outcome: status === 200 ? 'queued' : 'suspended', docflowId: docflow.docflowId, httpStatus: status });
+      created = await ctx.client.createDocflow(DOCFLOW_TYPE, request);
     } catch (err) {
       if (err instanceof UnrecoverableError) throw err;
       const decision = decide(err);
@@ -105,8 +148,16 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
         throw new Error(errorMessage, { cause: err });
       }
       const outcome = decision.action === 'record' ? decision.outcome : decision.exhausted;
-      await finish({ outcome, ...described, errorMessage });
+      await finish({ outcome, ...described, errorMessage }, deal);
       throw new UnrecoverableError(errorMessage);
     }
+    return finish({ outcome: created.status === 200 ? 'queued' : 'suspended', docflowId: created.docflow.docflowId, httpStatus: created.status }, deal);
   };
+}
+
+/** Once a row has its outcome, its personal data leaves Redis: the job keeps only its keys. */
+async function forget(job: Job<DealJobData, OutcomeRecord>): Promise<void> {
+  if (!job.data.deal) return;
+  const { deal: _removed, ...rest } = job.data;
+  await job.updateData(rest);
 }

@@ -7,7 +7,9 @@ export interface DealJobData {
   batch: string;
   /** The record's 1-based position in the input. */
   row: number;
-  deal: Deal;
+  dealId: string;
+  /** The deal; removed from Redis once the row has its outcome (it holds personal data). */
+  deal?: Deal;
   /** Send even when the ledger says the deal was submitted before (`--resubmit`). */
   resubmit?: boolean;
   /** Checkpoint: the cadastral number once suggest found it, so a retry does not ask again. */

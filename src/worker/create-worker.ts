@@ -79,7 +79,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     if (!job?.finishedOn) return;
     const record: OutcomeRecord = {
       row: job.data.row,
-      dealId: job.data.deal.dealId,
+      dealId: job.data.dealId,
       outcome: 'failed',
       attempts: job.attemptsMade,
       errorCode: 'ERR_JOB_FAILED',

@@ -1,26 +1,35 @@
 /**
- * The gateway may echo a value it refused ("snils 12345678901 is wrong"): before
- * any of its text reaches a results file or a log line, the deal's personal
- * values are masked.
+ * The gateway may echo a value it refused ("snils 123-456-789 64 is wrong",
+ * "КУЗНЕЦОВ АНДРЕЙ"): before any of its text reaches a results file or a log
+ * line, the deal's personal values are masked, whatever their case and however
+ * their digits are separated.
  */
 import type { Deal } from '../input/deal.js';
 
-export function personalValues(deal: Deal): string[] {
-  const values: string[] = [];
+const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** A pattern for one value: words case-insensitively, digit runs with any spaces or dashes between digits. */
+function patternOf(value: string): string | undefined {
+  const digits = value.replace(/\D/g, '');
+  if (digits.length >= 4 && digits.length === value.replace(/[\s-]/g, '').length) return digits.split('').join('[\\s-]*');
+  return value.trim().length >= 2 ? escape(value.trim()).replace(/\s+/g, '\\s+') : undefined;
+}
+
+export function personalPatterns(deal: Deal): RegExp | undefined {
+  const parts: string[] = [];
   for (const o of deal.owners) {
-    values.push(o.surname, o.name, o.snils, o.doc.number);
-    if (o.patronymic) values.push(o.patronymic);
-    if (o.doc.series) values.push(o.doc.series);
-    // SNILS as people write it: 123-456-789 01.
-    values.push(`${o.snils.slice(0, 3)}-${o.snils.slice(3, 6)}-${o.snils.slice(6, 9)} ${o.snils.slice(9)}`);
+    for (const value of [o.surname, o.name, o.patronymic, o.snils, o.doc.number, o.doc.series, o.birthPlace]) {
+      const p = value ? patternOf(value) : undefined;
+      if (p) parts.push(p);
+    }
   }
-  return values.filter((v) => v.length >= 2);
+  if (parts.length === 0) return undefined;
+  // Longest first, so a full SNILS is masked before a part of it could be.
+  parts.sort((a, b) => b.length - a.length);
+  return new RegExp(parts.join('|'), 'giu');
 }
 
 export function maskPersonalData(text: string, deal: Deal): string {
-  let out = text;
-  for (const value of personalValues(deal).sort((a, b) => b.length - a.length)) {
-    out = out.split(value).join('***');
-  }
-  return out;
+  const pattern = personalPatterns(deal);
+  return pattern ? text.replace(pattern, '***') : text;
 }
