@@ -1,0 +1,221 @@
+/**
+ * Opens a deals export of any accepted kind (CSV, JSON, JSON Lines; UTF-8, UTF-8
+ * with BOM or Windows-1251) and streams its records keyed by canonical field
+ * names, each with what is needed to write it back unchanged into a rejects file.
+ */
+import { createReadStream } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
+import { extname } from 'node:path';
+import { CsvError, parse } from 'csv-parse';
+import { InputError, UsageError } from '../errors.js';
+import type { FieldProblem } from './deal.js';
+import { createDecoder, detectEncoding, type InputEncoding } from './decode.js';
+import { applyDefaults, OWN_COLUMNS, headerKey, resolveHeader, type Mapping } from './mapping.js';
+import { flattenRecord, readJsonLines, readJsonRecords } from './read-json.js';
+
+export const INPUT_FORMATS = ['csv', 'json', 'jsonl'] as const;
+export type InputFormat = (typeof INPUT_FORMATS)[number];
+
+export interface InputOptions {
+  /** Undefined: from the extension. */
+  format?: InputFormat;
+  /** Undefined: detected among UTF-8, UTF-8 with BOM and Windows-1251. */
+  encoding?: InputEncoding;
+  /** CSV only. Undefined: detected among `,` `;` and tab. */
+  delimiter?: string;
+  mapping?: Mapping;
+}
+
+/** The record as the file had it: CSV cells, or a JSON record's text. */
+export type RawRecord = { kind: 'cells'; cells: string[] } | { kind: 'json'; text: string; value?: Record<string, unknown> };
+
+export interface InputRecord {
+  /** 1-based position in the input, header not counted. */
+  row: number;
+  /** Canonical field → raw value; the mapping's defaults filled in. */
+  fields: Record<string, string>;
+  raw: RawRecord;
+  /** Problems of the record's shape (cell count, broken JSON line, nested values): it is invalid. */
+  problems: FieldProblem[];
+}
+
+export interface InputFile {
+  file: string;
+  format: InputFormat;
+  encoding: InputEncoding;
+  /** CSV: the delimiter used; the rejects file uses it too. */
+  delimiter: string;
+  /** CSV: the line ending of the header line, kept in the rejects file. */
+  lineEnding: '\n' | '\r\n';
+  /** Bytes in the file, and read so far: progress and ETA. */
+  size: number;
+  bytesRead(): number;
+  /** CSV: the header row as written; known once `records()` has yielded or finished. */
+  header(): string[] | undefined;
+  /** Columns (CSV) or keys (JSON) that name no field: listed once in the summary. */
+  unknownColumns(): string[];
+  records(): AsyncGenerator<InputRecord>;
+}
+
+const FORMAT_BY_EXTENSION: Record<string, InputFormat> = { '.csv': 'csv', '.txt': 'csv', '.json': 'json', '.jsonl': 'jsonl', '.ndjson': 'jsonl' };
+const DELIMITERS = [',', ';', '\t'] as const;
+/** csv-parse keeps a record in memory while reading it: a bound, so a runaway quote cannot eat the heap. */
+const MAX_RECORD_BYTES = 4 * 1024 * 1024;
+const MAX_UNKNOWN_LISTED = 100;
+
+export function parseFormatFlag(value: string): InputFormat {
+  const format = value.trim().toLowerCase();
+  if ((INPUT_FORMATS as readonly string[]).includes(format)) return format as InputFormat;
+  throw new UsageError(`--format ${JSON.stringify(value)} is not one of csv, json, jsonl.`);
+}
+
+export function parseDelimiterFlag(value: string): string | undefined {
+  const named: Record<string, string> = { auto: '', ',': ',', comma: ',', ';': ';', semicolon: ';', tab: '\t', '\\t': '\t', '\t': '\t' };
+  const delimiter = named[value.trim().toLowerCase()] ?? named[value];
+  if (delimiter === undefined) throw new UsageError(`--delimiter ${JSON.stringify(value)} is not one of auto, ',', ';', tab.`);
+  return delimiter || undefined;
+}
+
+export function formatOf(file: string): InputFormat {
+  const format = FORMAT_BY_EXTENSION[extname(file).toLowerCase()];
+  if (!format) throw new UsageError(`Cannot tell the format of ${file} from its extension: give --format csv, json or jsonl.`);
+  return format;
+}
+
+/** The first line's delimiter (most frequent of `,` `;` tab outside quotes) and line ending. */
+async function sniffCsv(file: string): Promise<{ delimiter: string; lineEnding: '\n' | '\r\n' }> {
+  const handle = await open(file, 'r');
+  try {
+    const buffer = Buffer.alloc(64 * 1024);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    // The characters counted are ASCII, the same bytes in every accepted encoding.
+    const text = buffer.subarray(0, bytesRead).toString('latin1');
+    let inQuotes = false;
+    let lineEnding: '\n' | '\r\n' = '\n';
+    const counts = new Map<string, number>(DELIMITERS.map((d) => [d, 0]));
+    for (let i = 0; i < text.length; i++) {
+      const ch = text[i]!;
+      if (ch === '"') inQuotes = !inQuotes;
+      else if (!inQuotes && (ch === '\n' || ch === '\r')) {
+        if (ch === '\r' && text[i + 1] === '\n') lineEnding = '\r\n';
+        break;
+      } else if (!inQuotes && counts.has(ch)) counts.set(ch, counts.get(ch)! + 1);
+    }
+    const [best] = [...counts.entries()].sort((a, b) => b[1] - a[1]);
+    return { delimiter: best && best[1] > 0 ? best[0] : ',', lineEnding };
+  } finally {
+    await handle.close();
+  }
+}
+
+export async function openInput(file: string, options: InputOptions = {}): Promise<InputFile> {
+  const size = await stat(file).then(
+    (s) => {
+      if (!s.isFile()) throw new InputError(`${file} is not a file.`);
+      return s.size;
+    },
+    (err: NodeJS.ErrnoException) => {
+      throw new InputError(`${file} cannot be read (${err.code ?? err.message}).`, { cause: err });
+    },
+  );
+  const format = options.format ?? formatOf(file);
+  const encoding = options.encoding ?? (await detectEncoding(file));
+  const sniffed = format === 'csv' ? await sniffCsv(file) : { delimiter: ',', lineEnding: '\n' as const };
+  const delimiter = options.delimiter ?? sniffed.delimiter;
+  const { mapping } = options;
+  const unknown = new Set<string>();
+  let header: string[] | undefined;
+  let decoder: ReturnType<typeof createDecoder> | undefined;
+
+  const noteUnknown = (name: string): void => {
+    if (unknown.size < MAX_UNKNOWN_LISTED && name.trim() !== '' && !OWN_COLUMNS.has(headerKey(name))) unknown.add(name.trim());
+  };
+
+  function decodedText(): NodeJS.ReadableStream {
+    decoder = createDecoder(encoding, file);
+    const source = createReadStream(file);
+    source.once('error', (err) => decoder!.destroy(err));
+    return source.pipe(decoder);
+  }
+
+  async function* csvRecords(): AsyncGenerator<InputRecord> {
+    const parser = parse({ delimiter, relax_column_count: true, skip_empty_lines: true, max_record_size: MAX_RECORD_BYTES });
+    const text = decodedText();
+    text.once('error', (err) => parser.destroy(err));
+    text.pipe(parser);
+    let columns: Array<string | undefined> | undefined;
+    let row = 0;
+    try {
+      for await (const cells of parser as AsyncIterable<string[]>) {
+        if (!columns) {
+          header = cells;
+          columns = cells.map((h) => {
+            const field = OWN_COLUMNS.has(headerKey(h)) ? undefined : resolveHeader(h, mapping);
+            if (!field) noteUnknown(h);
+            return field;
+          });
+          if (!columns.some((c) => c !== undefined)) {
+            throw new InputError(`${file} has no header row with known field names (the first line is read as the header; --mapping renames a bank's own headers).`);
+          }
+          continue;
+        }
+        // A line of bare delimiters (Excel pads blank rows so) is blank, not a record.
+        if (cells.every((c) => c.trim() === '')) continue;
+        row++;
+        const fields: Record<string, string> = {};
+        columns.forEach((name, i) => {
+          if (name !== undefined && fields[name] === undefined) fields[name] = cells[i] ?? '';
+        });
+        applyDefaults(fields, mapping);
+        const problems: FieldProblem[] = [];
+        // Trailing empty cells (Excel's padding) are not a different shape; data beyond the header is.
+        const width = cells.length > columns.length && cells.slice(columns.length).every((c) => c.trim() === '') ? columns.length : cells.length;
+        if (width !== columns.length) problems.push({ field: '(row)', message: `has ${cells.length} cells where the header has ${columns.length}` });
+        yield { row, fields, raw: { kind: 'cells', cells }, problems };
+      }
+    } catch (err) {
+      if (err instanceof CsvError) {
+        throw new InputError(`${file} cannot be read as CSV near line ${err.lines ?? '?'}: ${err.code === 'CSV_MAX_RECORD_SIZE' ? `a record is longer than ${MAX_RECORD_BYTES / 1024 / 1024} MiB (an unclosed quote?)` : err.message}.`, { cause: err });
+      }
+      throw err;
+    } finally {
+      parser.destroy();
+    }
+    if (!columns) throw new InputError(`${file} is empty: a header row and at least one record are expected.`);
+  }
+
+  async function* jsonRecords(): AsyncGenerator<InputRecord> {
+    const items = format === 'json' ? readJsonRecords(decodedText(), file) : readJsonLines(decodedText(), file);
+    for await (const item of items) {
+      const problems: FieldProblem[] = [];
+      const fields: Record<string, string> = {};
+      if (item.problem || !item.value) {
+        problems.push({ field: '(record)', message: item.problem ?? 'is not an object' });
+      } else {
+        const flat = flattenRecord(item.value);
+        for (const [key, value] of Object.entries(flat.fields)) {
+          const field = OWN_COLUMNS.has(headerKey(key)) ? undefined : resolveHeader(key, mapping);
+          if (field) fields[field] = value;
+          else noteUnknown(key);
+        }
+        for (const p of flat.problems) problems.push({ field: resolveHeader(p.field, mapping) ?? p.field, message: p.message });
+        applyDefaults(fields, mapping);
+      }
+      const raw: RawRecord = item.value ? { kind: 'json', text: item.raw, value: item.value } : { kind: 'json', text: item.raw };
+      yield { row: item.row, fields, raw, problems };
+    }
+  }
+
+  return {
+    file,
+    format,
+    encoding,
+    delimiter,
+    lineEnding: sniffed.lineEnding,
+    size,
+    bytesRead: () => decoder?.bytesRead ?? 0,
+    header: () => header,
+    unknownColumns: () => [...unknown],
+    records: () => (format === 'csv' ? csvRecords() : jsonRecords()),
+  };
+}
