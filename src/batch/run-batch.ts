@@ -9,18 +9,24 @@ import type { BankProfile } from '../input/profile.js';
 import { createOutcomeStore } from '../outcomes/store.js';
 import { SUBMITTED_OUTCOMES, type Outcome } from '../outcomes/types.js';
 import { BATCH_ID } from '../queue/keys.js';
-import { loadBatch, type LoadSummary } from '../queue/load-batch.js';
+import { loadBatch, type LoadOptions, type LoadSummary } from '../queue/load-batch.js';
+import type { InputOptions } from '../input/open-input.js';
 import { writeResults, type ResultsSummary } from '../results/write-results.js';
 import { createDealWorker, type DealWorkerOptions } from '../worker/create-worker.js';
 import { UsageError } from '../errors.js';
+import { fileSha256 } from '../input/file-hash.js';
 
-export interface RunOptions extends Omit<DealWorkerOptions, 'connection'> {
+export interface RunOptions extends Omit<DealWorkerOptions, 'connection'>, InputOptions {
   file: string;
   profile: BankProfile;
   out: string;
   batch?: string;
   redis: Redis;
   resubmit?: boolean;
+  /** Where refused records go; default beside the input. */
+  rejects?: string;
+  /** Loading progress: rows read, bytes of the file's size. */
+  onLoadProgress?: LoadOptions['onProgress'];
   excel?: boolean;
   /** Stops waiting (a signal): unfinished rows are written `pending`. */
   signal?: AbortSignal;
@@ -34,16 +40,18 @@ export interface RunResult {
   batch: string;
   load: LoadSummary;
   results: ResultsSummary;
-  /** Why the run ended before every row finished, when it did. */
-  stoppedBecause?: 'session' | 'signal';
+  /** Why the run ended before every row finished, when it did: a refused session, a signal, or a queue paused by someone. */
+  stoppedBecause?: 'session' | 'signal' | 'paused';
   exitCode: 0 | 1 | 3;
 }
 
-/** `<file stem>-<UTC yyyymmdd-hhmmss>`: readable in `status` and safe in keys and file names. */
-export function defaultBatchId(file: string, now = new Date()): string {
-  const stem = basename(file, extname(file)).replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 40) || 'batch';
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  return `${stem}-${stamp}`;
+/**
+ * `<file stem>-<first 12 hex of its sha256>`: the same file run again (after a
+ * crash, or by a second cron) resumes its own batch instead of starting another.
+ */
+export function defaultBatchId(file: string, sha256: string): string {
+  const stem = basename(file, extname(file)).replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 60) || 'batch';
+  return `${stem}-${sha256.slice(0, 12)}`;
 }
 
 /** Rows whose outcome needs a person (anything but submitted or still pending). */
@@ -59,36 +67,55 @@ export function exitCodeFor(counts: Record<Outcome, number>): 0 | 1 | 3 {
 
 export async function runBatch(options: RunOptions): Promise<RunResult> {
   const { redis, keys, logger } = options;
-  const batch = options.batch ?? defaultBatchId(options.file);
+  const sha256 = await fileSha256(options.file);
+  const batch = options.batch ?? defaultBatchId(options.file, sha256);
   if (!BATCH_ID.test(batch)) throw new UsageError(`--batch ${JSON.stringify(batch)} is not a valid batch id: use letters, digits, '.', '_' or '-' (at most 80).`);
   const log = logger.child({ batch });
 
+  const load = await loadBatch({
+    file: options.file,
+    sha256,
+    batch,
+    profile: options.profile,
+    redis,
+    keys,
+    logger: log,
+    resubmit: options.resubmit,
+    format: options.format,
+    encoding: options.encoding,
+    delimiter: options.delimiter,
+    mapping: options.mapping,
+    rejects: options.rejects,
+    onProgress: options.onLoadProgress,
+  });
+
   const dealWorker = createDealWorker({ ...options, connection: redis, logger: log });
   let stoppedBecause: RunResult['stoppedBecause'];
-  let load: LoadSummary;
   try {
     // A queue this project paused for a refused session resumes with a new run: if the
     // session is still refused, the first job pauses it again.
     if ((await redis.get(keys.pauseReason)) === 'session') {
       await redis.del(keys.pauseReason);
       await dealWorker.queue.resume();
+      log.warn('the queue was paused for a refused session; resumed for this run');
     }
-    load = await loadBatch({ file: options.file, batch, profile: options.profile, redis, keys, logger: log, resubmit: options.resubmit });
     const outcomes = createOutcomeStore(redis, keys);
     const pollMs = options.pollMs ?? 200;
     for (;;) {
-      const done = await outcomes.count(batch);
-      options.onProgress?.(done, load.read);
-      if (done >= load.read) break;
-      if (options.signal?.aborted) {
+      // While Redis is away the count waits for it (a worker outlives a restart);
+      // a signal still ends the wait.
+      const done = await untilAborted(outcomes.count(batch), options.signal);
+      if (done === undefined) {
         stoppedBecause = 'signal';
         break;
       }
-      if ((await redis.get(keys.pauseReason)) === 'session' && (await dealWorker.queue.isPaused())) {
-        stoppedBecause = 'session';
+      options.onProgress?.(done, load.read);
+      if (done >= load.read) break;
+      if (await dealWorker.queue.isPaused()) {
+        stoppedBecause = (await redis.get(keys.pauseReason)) === 'session' ? 'session' : 'paused';
         break;
       }
-      await new Promise((resolve) => setTimeout(resolve, pollMs));
+      await untilAborted(new Promise((resolve) => setTimeout(resolve, pollMs)), options.signal);
     }
   } finally {
     await dealWorker.close();
@@ -97,4 +124,24 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
   const exitCode = stoppedBecause ? 1 : exitCodeFor(results.counts);
   log.info({ counts: results.counts, exitCode, stoppedBecause }, 'run finished');
   return { batch, load, results, exitCode, ...(stoppedBecause ? { stoppedBecause } : {}) };
+}
+
+/** The promise's value, or undefined as soon as the signal aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T | undefined> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.resolve(undefined);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve(undefined);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
 }

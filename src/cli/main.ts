@@ -6,9 +6,14 @@
 import { dirname, join, basename, extname } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { DEFAULTS, requireGateway } from '../config.js';
-import { UsageError } from '../errors.js';
+import { InputError, UsageError } from '../errors.js';
+import type { InputEncoding } from '../input/decode.js';
+import { parseEncodingFlag } from '../input/decode.js';
+import { loadMapping } from '../input/mapping.js';
+import { parseDelimiterFlag, parseFormatFlag, type InputFormat } from '../input/open-input.js';
 import { loadProfile } from '../input/profile.js';
-import { defaultBatchId, needsAttention, runBatch } from '../batch/run-batch.js';
+import { defaultBatchId, exitCodeFor, runBatch } from '../batch/run-batch.js';
+import { fileSha256 } from '../input/file-hash.js';
 import { connectRedis } from '../queue/connection.js';
 import { BATCH_ID } from '../queue/keys.js';
 import { loadBatch } from '../queue/load-batch.js';
@@ -17,7 +22,7 @@ import { writeResults } from '../results/write-results.js';
 import { createDealWorker } from '../worker/create-worker.js';
 import { environment, nonNegativeInt, onShutdownSignals, positiveInt, reportError } from './common.js';
 import { createProgress } from './progress.js';
-import { printCounts } from './print.js';
+import { printCounts, printLoad } from './print.js';
 import { registerSandboxCommand } from './sandbox-command.js';
 import { registerStatusCommand } from './status-command.js';
 
@@ -34,6 +39,27 @@ function workerOptions(cmd: Command): Command {
     .option('--timeout-ms <ms>', 'per gateway request', positiveInt('--timeout-ms'), DEFAULTS.timeoutMs);
 }
 
+/** The reading options of `run` and `load` (deal-format.md). */
+function inputOptions(cmd: Command): Command {
+  return cmd
+    .option('--format <csv|json|jsonl>', 'input format; default from the extension', parseFormatFlag)
+    .option('--encoding <auto|utf8|utf8-bom|windows-1251>', 'input encoding', parseEncodingFlag, 'auto')
+    .option('--delimiter <auto|,|;|tab>', 'CSV delimiter', parseDelimiterFlag)
+    .option('--mapping <map.json>', "a bank's own headers renamed to fields, and defaults")
+    .option('--rejects <file>', 'where refused records go (input format, encoding, delimiter); default <file stem>.rejects.<ext> beside the input')
+    .option('--resubmit', 'send deals the ledger says were submitted before');
+}
+
+async function readingOptions(opts: { format?: InputFormat; encoding: InputEncoding | 'auto'; delimiter?: string; mapping?: string; rejects?: string }) {
+  return {
+    format: opts.format,
+    encoding: opts.encoding === 'auto' ? undefined : opts.encoding,
+    delimiter: opts.delimiter,
+    mapping: opts.mapping ? await loadMapping(opts.mapping) : undefined,
+    rejects: opts.rejects,
+  };
+}
+
 function checkBatch(batch: string | undefined): void {
   if (batch !== undefined && !BATCH_ID.test(batch)) {
     throw new UsageError(`--batch ${JSON.stringify(batch)} is not a valid batch id: use letters, digits, '.', '_' or '-' (at most 80).`);
@@ -41,23 +67,26 @@ function checkBatch(batch: string | undefined): void {
 }
 
 workerOptions(
-  program
-    .command('run')
-    .description('load a file, process every deal with in-process workers, write the results file')
-    .argument('<file>', 'the deals export (CSV)')
-    .requiredOption('--profile <bank.json>', 'the bank profile (encumbrancer and representative)')
-    .option('--out <results>', 'the results file (.csv, or .jsonl); default <file>.results.csv beside the input')
-    .option('--batch <id>', 'batch id; default <file stem>-<UTC time>')
-    .option('--resubmit', 'send deals the ledger says were submitted before')
-    .option('--excel', 'write the results for Russian Excel (BOM, ";", CRLF)'),
+  inputOptions(
+    program
+      .command('run')
+      .description('load a file, process every deal with in-process workers, write the results file')
+      .argument('<file>', 'the deals export (CSV, JSON or JSON Lines)')
+      .requiredOption('--profile <bank.json>', 'the bank profile (encumbrancer and representative)')
+      .option('--out <results>', 'the results file (.csv, or .jsonl); default <file stem>.results.csv beside the input')
+      .option('--batch <id>', 'batch id; default <file stem>-<12 hex of its sha256>, so the same file resumes its batch')
+      .option('--excel', 'write the results for Russian Excel (BOM, ";", CRLF)'),
+  ),
 ).action(async (file: string, opts) => {
   checkBatch(opts.batch);
   const env = environment();
   const gateway = requireGateway(env.config);
+  const reading = await readingOptions(opts);
   const profile = await loadProfile(opts.profile);
   const redis = await connectRedis(env.config.redisUrl);
   const shutdown = onShutdownSignals();
-  const progress = createProgress('run');
+  const loading = createProgress('load', { unit: 'bytes', logger: env.logger });
+  const progress = createProgress('run ', { unit: 'rows', logger: env.logger });
   try {
     const out: string = opts.out ?? join(dirname(file), `${basename(file, extname(file))}.results.csv`);
     const result = await runBatch({
@@ -73,51 +102,72 @@ workerOptions(
       attempts: opts.attempts,
       backoffMs: opts.backoffMs,
       timeoutMs: opts.timeoutMs,
+      ...reading,
       resubmit: opts.resubmit,
       excel: opts.excel,
       signal: shutdown.signal,
-      onProgress: (done, total) => progress.update(done, total),
+      onLoadProgress: ({ rows, bytes, size }) => loading.update({ value: bytes, total: size, rows }),
+      onProgress: (done, total) => {
+        loading.stop();
+        progress.update({ value: done, total, rows: done });
+      },
     });
     progress.stop();
+    printLoad(result.load);
     printCounts(result.batch, result.results.counts);
     console.log(`results: ${result.results.file} (${result.results.rows} rows)`);
     if (result.stoppedBecause === 'session') console.error('realty-batch: the gateway refused the session (401); unfinished rows are pending. Set a valid REALTY_SESSION_ID and run again with the same --batch.');
+    if (result.stoppedBecause === 'paused') console.error(`realty-batch: the queue was paused by someone (the dashboard or an operator); unfinished rows are pending. Resume it and run again with --batch ${result.batch}.`);
     if (result.stoppedBecause === 'signal') console.error(`realty-batch: stopped by a signal; unfinished rows are pending. Run again with --batch ${result.batch} to finish them.`);
     process.exitCode = result.exitCode;
   } finally {
+    loading.stop();
     progress.stop();
     redis.disconnect();
   }
 });
 
-program
-  .command('load')
-  .description('validate a file and enqueue its deals into a batch (no processing)')
-  .argument('<file>', 'the deals export (CSV)')
-  .requiredOption('--profile <bank.json>', 'the bank profile')
-  .option('--batch <id>', 'batch id; default <file stem>-<UTC time>')
-  .option('--resubmit', 'send deals the ledger says were submitted before')
-  .option('--dry-run', 'validate only; enqueue nothing')
-  .option('--json', 'print the summary as one JSON object')
-  .action(async (file: string, opts) => {
-    checkBatch(opts.batch);
-    const env = environment();
-    const profile = await loadProfile(opts.profile);
-    const batch: string = opts.batch ?? defaultBatchId(file);
-    const redis = await connectRedis(env.config.redisUrl, { failFast: true });
-    try {
-      const summary = await loadBatch({ file, batch, profile, redis, keys: env.keys, logger: env.logger, resubmit: opts.resubmit, dryRun: opts.dryRun });
-      if (opts.json) console.log(JSON.stringify(summary));
-      else {
-        console.log(`batch ${summary.batch}: read ${summary.read}, valid ${summary.valid}, invalid ${summary.invalid}, enqueued ${summary.enqueued}, already enqueued ${summary.alreadyEnqueued} (${summary.seconds} s)${opts.dryRun ? ' [dry run]' : ''}`);
-        for (const [field, n] of Object.entries(summary.invalidByField)) console.log(`  invalid ${field}: ${n}`);
-        if (summary.unknownColumns.length > 0) console.log(`  unknown columns (ignored): ${summary.unknownColumns.join(', ')}`);
-      }
-      process.exitCode = summary.invalid > 0 ? 3 : 0;
-    } finally {
-      redis.disconnect();
-    }
-  });
+inputOptions(
+  program
+    .command('load')
+    .description('validate a file and enqueue its deals into a batch (no processing)')
+    .argument('<file>', 'the deals export (CSV, JSON or JSON Lines)')
+    .requiredOption('--profile <bank.json>', 'the bank profile')
+    .option('--batch <id>', 'batch id; default <file stem>-<12 hex of its sha256>, so the same file resumes its batch')
+    .option('--dry-run', 'validate and write the rejects file; enqueue nothing')
+    .option('--json', 'print the summary as one JSON object'),
+).action(async (file: string, opts) => {
+  checkBatch(opts.batch);
+  const env = environment();
+  const reading = await readingOptions(opts);
+  const profile = await loadProfile(opts.profile);
+  const sha256 = await fileSha256(file);
+  const batch: string = opts.batch ?? defaultBatchId(file, sha256);
+  const redis = await connectRedis(env.config.redisUrl, { failFast: true });
+  const progress = createProgress('load', { unit: 'bytes', logger: env.logger });
+  try {
+    const summary = await loadBatch({
+      file,
+      sha256,
+      batch,
+      profile,
+      redis,
+      keys: env.keys,
+      logger: env.logger,
+      ...reading,
+      resubmit: opts.resubmit,
+      dryRun: opts.dryRun,
+      onProgress: ({ rows, bytes, size }) => progress.update({ value: bytes, total: size, rows }),
+    });
+    progress.stop();
+    if (opts.json) console.log(JSON.stringify(summary));
+    else printLoad(summary);
+    process.exitCode = summary.invalid > 0 ? 3 : 0;
+  } finally {
+    progress.stop();
+    redis.disconnect();
+  }
+});
 
 workerOptions(program.command('work').description('a long-running worker: processes deals of every batch until stopped')).action(async (opts) => {
   const env = environment();
@@ -150,12 +200,12 @@ program
     try {
       const meta = await createBatchStore(redis, env.keys).get(batch);
       if (!meta) throw new UsageError(`There is no batch ${batch} in Redis (realty-batch status lists the batches).`);
+      if (meta.state === 'failed') throw new InputError(`Batch ${batch} did not load completely (${meta.error ?? 'unknown error'}); nothing of it was sent.`);
       if (meta.total === undefined) throw new UsageError(`Batch ${batch} is still loading: its total is not known yet.`);
       const summary = await writeResults({ redis, keys: env.keys, batch, total: meta.total, out: opts.out, excel: opts.excel });
       printCounts(batch, summary.counts);
       console.log(`results: ${summary.file} (${summary.rows} rows)`);
-      // Pending rows are normal while a batch runs; rows that need a person are not.
-      process.exitCode = needsAttention(summary.counts) ? 3 : 0;
+      process.exitCode = exitCodeFor(summary.counts);
     } finally {
       redis.disconnect();
     }

@@ -1,41 +1,69 @@
 /**
- * Progress of a long command: a bar with rows, rows/s and ETA on a terminal;
- * nothing on stderr otherwise (the JSON log carries the figures).
+ * Progress of a long command: on a terminal, a bar with rows, rows/s and ETA;
+ * otherwise a JSON log line every 10 s (no bar, no escape codes in a cron mail).
  */
 import cliProgress from 'cli-progress';
+import type { Logger } from '../logger.js';
+
+export interface ProgressUpdate {
+  /** Where the bar is, of `total`: bytes of the file while loading, rows while processing. */
+  value: number;
+  total: number;
+  /** Rows done so far. */
+  rows: number;
+}
 
 export interface Progress {
-  update(done: number, total: number): void;
+  update(progress: ProgressUpdate): void;
   stop(): void;
 }
 
-export function createProgress(label: string, stream: NodeJS.WriteStream = process.stderr): Progress {
-  if (!stream.isTTY) return { update: () => undefined, stop: () => undefined };
+export interface ProgressOptions {
+  /** What the bar measures: the ETA comes from it. */
+  unit: 'rows' | 'bytes';
+  logger?: Logger;
+  stream?: NodeJS.WriteStream;
+  logEveryMs?: number;
+}
+
+export function createProgress(label: string, options: ProgressOptions): Progress {
+  const stream = options.stream ?? process.stderr;
   const started = Date.now();
+  const rate = (rows: number): number => Math.round((rows / Math.max(0.001, (Date.now() - started) / 1000)) * 10) / 10;
+
+  if (!stream.isTTY) {
+    const every = options.logEveryMs ?? 10_000;
+    let last = started;
+    return {
+      update({ value, total, rows }) {
+        if (!options.logger || Date.now() - last < every) return;
+        last = Date.now();
+        options.logger.info({ progress: label, rows, rowsPerSecond: rate(rows), percent: total > 0 ? Math.round((value / total) * 100) : undefined }, 'progress');
+      },
+      stop: () => undefined,
+    };
+  }
+
+  const counter = options.unit === 'bytes' ? '{percentage}% | {rows} rows' : '{value}/{total} rows';
   const bar = new cliProgress.SingleBar(
-    {
-      stream,
-      format: `${label} [{bar}] {value}/{total} rows | {rate} rows/s | ETA {eta_formatted}`,
-      hideCursor: true,
-      etaBuffer: 50,
-      fps: 5,
-    },
+    { stream, format: `${label} [{bar}] ${counter} | {rate} rows/s | ETA {eta_formatted}`, hideCursor: true, etaBuffer: 50, fps: 5 },
     cliProgress.Presets.shades_classic,
   );
   let begun = false;
   return {
-    update(done, total) {
-      const rate = (done / Math.max(0.001, (Date.now() - started) / 1000)).toFixed(1);
+    update({ value, total, rows }) {
+      const payload = { rows, rate: rate(rows) };
       if (!begun) {
-        bar.start(total, done, { rate });
+        bar.start(Math.max(1, total), value, payload);
         begun = true;
       } else {
-        bar.setTotal(total);
-        bar.update(done, { rate });
+        bar.setTotal(Math.max(1, total));
+        bar.update(value, payload);
       }
     },
     stop() {
       if (begun) bar.stop();
+      begun = false;
     },
   };
 }
