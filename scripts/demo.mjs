@@ -105,7 +105,7 @@ await redis.quit();
 const out = join(root, 'out/results.csv');
 const run = spawnSync(
   process.execPath,
-  [cli, 'run', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--out', out, '--batch', 'demo', '--attempts', '3', '--backoff-ms', '200', '--concurrency', '8'],
+  [cli, 'run', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--out', out, '--rejects', join(root, 'out/rejects.csv'), '--batch', 'demo', '--attempts', '3', '--backoff-ms', '200', '--concurrency', '8'],
   {
     cwd: root,
     stdio: 'inherit',

@@ -30,7 +30,7 @@ describe('realty-batch run on the samples, through real Redis and the real sandb
   it('ends every row as samples/README.md says, sends no requestId twice, and exits 3', async () => {
     const out = join(dir, 'results.csv');
     const result = await runCli(
-      ['run', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--out', out, '--batch', 'samples-1', '--attempts', '3', '--backoff-ms', '50'],
+      ['run', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--out', out, '--rejects', join(dir, 'rejects.csv'), '--batch', 'samples-1', '--attempts', '3', '--backoff-ms', '50'],
       env(),
     );
     expect(result.stderr).not.toContain('demo-session');
@@ -58,7 +58,7 @@ describe('realty-batch run on the samples, through real Redis and the real sandb
   it('sends nothing again when the same deals run in a later batch: already_submitted with the earlier docflowId', async () => {
     const before = sandbox.stats().docflowsCreated;
     const out = join(dir, 'again.csv');
-    const result = await runCli(['run', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--out', out, '--batch', 'samples-2', '--attempts', '2', '--backoff-ms', '50'], env());
+    const result = await runCli(['run', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--out', out, '--rejects', join(dir, 'rejects.csv'), '--batch', 'samples-2', '--attempts', '2', '--backoff-ms', '50'], env());
     expect(result.code).toBe(3);
     const first = parse(readFileSync(join(dir, 'results.csv')), { columns: true }) as Array<Record<string, string>>;
     const again = parse(readFileSync(out), { columns: true }) as Array<Record<string, string>>;

@@ -26,6 +26,7 @@ import {
   UUID,
 } from './normalize.js';
 import type { FieldSchema } from './normalize.js';
+import { SeenIds } from './seen-ids.js';
 
 export interface DealValidatorOptions {
   /** The day against which "not in the future" is checked; default: now. */
@@ -179,7 +180,7 @@ function readOwner(r: RecordReader, prefix: OwnerPrefix, date: FieldSchema<strin
 export function createDealValidator(options: DealValidatorOptions = {}): DealValidator {
   const date = pastDate(localIsoDate(options.today ?? new Date()));
   // dealId → the 1-based row where it first appeared.
-  const firstRowOf = new Map<string, number>();
+  const seen = new SeenIds();
   let row = 0;
 
   return (record) => {
@@ -188,9 +189,8 @@ export function createDealValidator(options: DealValidatorOptions = {}): DealVal
     const id = r.required('dealId', dealId);
     const rawId = r.raw('dealId');
     if (rawId !== undefined) {
-      const firstRow = firstRowOf.get(rawId);
-      if (firstRow === undefined) firstRowOf.set(rawId, row);
-      else r.report('dealId', `repeats the dealId of row ${firstRow}`);
+      const firstRow = seen.firstRow(rawId, row);
+      if (firstRow !== undefined) r.report('dealId', `repeats the dealId of row ${firstRow}`);
     }
 
     const property = {
