@@ -4,7 +4,7 @@
  * decided by src/worker/decide.ts; this file only applies the decision at the
  * BullMQ boundary.
  */
-import { DelayedError, UnrecoverableError, WaitingError, type Job, type Processor } from 'bullmq';
+import { DelayedError, RateLimitError, UnrecoverableError, WaitingError, type Job, type Processor } from 'bullmq';
 import pRetry from 'p-retry';
 import type { Deal } from '../src/input/deal.js';
 import type { BankProfile } from '../src/input/profile.js';
@@ -31,6 +31,11 @@ export interface DealProcessorContext {
   logger: Logger;
   /** Stops every worker on every host: the session was refused. */
   pauseForSession(): Promise<void>;
+  /**
+   * Before each gateway request (`--rate`): resolves when the request may go, or
+   * throws BullMQ's RateLimitError, which puts the job back to waiting unspent.
+   */
+  throttle?(): Promise<void>;
 }
 
 /** A job of a batch still loading waits this long before it looks again. */
@@ -121,6 +126,7 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
     let created: Awaited<ReturnType<RealtyClient['createDocflow']>>;
     try {
       if (!cadastralNumber) {
+        await ctx.throttle?.();
         const resolution = await resolveCadastralNumber(deal, ctx.client);
         if (resolution.kind !== 'found') {
           const record = await finish({ outcome: resolution.kind, errorCode: resolution.kind.toUpperCase(), errorMessage: resolution.message }, deal);
@@ -131,9 +137,10 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
         await job.updateData({ ...job.data, cadastralNumber });
       }
       const request = buildEncumbranceRequest(deal, cadastralNumber, await profileOf(batch), ctx.apiUrl, job.data.resubmit ? batch : undefined);
+      await ctx.throttle?.();
       created = await ctx.client.createDocflow(DOCFLOW_TYPE, request);
     } catch (err) {
-      if (err instanceof UnrecoverableError) throw err;
+      if (err instanceof UnrecoverableError || err instanceof RateLimitError) throw err;
       const decision = decide(err);
       const described = describeApiError(err);
       const errorMessage = maskPersonalData(described.errorMessage, deal);

@@ -19,7 +19,7 @@ import { BATCH_ID } from '../queue/keys.js';
 import { loadBatch } from '../queue/load-batch.js';
 import { createBatchStore } from '../outcomes/batches.js';
 import { writeResults } from '../results/write-results.js';
-import { createDealWorker } from '../worker/create-worker.js';
+import { createDealWorker, DEFAULT_GRACE_MS } from '../worker/create-worker.js';
 import { environment, nonNegativeInt, onShutdownSignals, positiveInt, reportError } from './common.js';
 import { createProgress } from './progress.js';
 import { printCounts, printLoad } from './print.js';
@@ -36,7 +36,8 @@ function workerOptions(cmd: Command): Command {
     .option('--concurrency <n>', 'deals processed at once by this process', positiveInt('--concurrency'), DEFAULTS.concurrency)
     .option('--attempts <n>', 'tries per deal for retryable failures (501, 5xx, timeouts)', positiveInt('--attempts'), DEFAULTS.attempts)
     .option('--backoff-ms <ms>', 'first retry delay, doubled each time with jitter', nonNegativeInt('--backoff-ms'), DEFAULTS.backoffMs)
-    .option('--timeout-ms <ms>', 'per gateway request', positiveInt('--timeout-ms'), DEFAULTS.timeoutMs);
+    .option('--timeout-ms <ms>', 'per gateway request', positiveInt('--timeout-ms'), DEFAULTS.timeoutMs)
+    .option('--rate <n>', 'gateway requests per second across all workers (default: no limit)', positiveInt('--rate'));
 }
 
 /** The reading options of `run` and `load` (deal-format.md). */
@@ -102,6 +103,7 @@ workerOptions(
       attempts: opts.attempts,
       backoffMs: opts.backoffMs,
       timeoutMs: opts.timeoutMs,
+      rate: opts.rate,
       ...reading,
       resubmit: opts.resubmit,
       excel: opts.excel,
@@ -169,12 +171,17 @@ inputOptions(
   }
 });
 
-workerOptions(program.command('work').description('a long-running worker: processes deals of every batch until stopped')).action(async (opts) => {
+workerOptions(
+  program
+    .command('work')
+    .description('a long-running worker: processes deals of every batch until SIGINT/SIGTERM (a second signal exits at once)')
+    .option('--grace-ms <ms>', 'on a signal, how long active jobs may take to finish', nonNegativeInt('--grace-ms'), DEFAULT_GRACE_MS),
+).action(async (opts) => {
   const env = environment();
   const gateway = requireGateway(env.config);
   const redis = await connectRedis(env.config.redisUrl);
   const shutdown = onShutdownSignals();
-  const dealWorker = createDealWorker({ ...gateway, connection: redis, keys: env.keys, logger: env.logger, concurrency: opts.concurrency, attempts: opts.attempts, backoffMs: opts.backoffMs, timeoutMs: opts.timeoutMs });
+  const dealWorker = createDealWorker({ ...gateway, connection: redis, keys: env.keys, logger: env.logger, concurrency: opts.concurrency, attempts: opts.attempts, backoffMs: opts.backoffMs, timeoutMs: opts.timeoutMs, rate: opts.rate });
   if ((await redis.get(env.keys.pauseReason)) === 'session') {
     await redis.del(env.keys.pauseReason);
     await dealWorker.queue.resume();
@@ -182,7 +189,8 @@ workerOptions(program.command('work').description('a long-running worker: proces
   }
   env.logger.info({ concurrency: opts.concurrency }, 'worker started');
   await new Promise<void>((resolve) => shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
-  await dealWorker.close();
+  env.logger.info({ graceMs: opts.graceMs }, 'stopping: no new jobs; active ones may finish');
+  await dealWorker.close(opts.graceMs);
   redis.disconnect();
   env.logger.info('worker stopped');
 });

@@ -22,6 +22,8 @@ export interface Keys {
   readonly ledger: string;
   /** String: why the queue was paused by the project (e.g. `session`), when it was. */
   readonly pauseReason: string;
+  /** String: `<second>:<count>` of gateway requests, for `--rate`. */
+  readonly rate: string;
 }
 
 export function createKeys(prefix: string): Keys {
@@ -35,6 +37,7 @@ export function createKeys(prefix: string): Keys {
     batches: `${tag}:batches`,
     ledger: `${tag}:ledger`,
     pauseReason: `${tag}:pause-reason`,
+    rate: `${tag}:rate`,
   });
 }
 

@@ -13,6 +13,7 @@ import type { DealJobData } from '../queue/job-data.js';
 import type { Keys } from '../queue/keys.js';
 import { createRealtyClient } from '../realty/client.js';
 import { retryDelay } from './decide.js';
+import { createRequestLimiter } from './rate-limit.js';
 
 export interface DealWorkerOptions {
   /** A connection with `maxRetriesPerRequest: null`; the worker duplicates it for blocking calls. */
@@ -24,14 +25,24 @@ export interface DealWorkerOptions {
   attempts: number;
   backoffMs: number;
   timeoutMs: number;
+  /** Gateway requests per second across every worker (`--rate`); none when undefined. */
+  rate?: number;
   logger: Logger;
 }
+
+/** How long a stopping worker waits for its active jobs: a gateway call's timeout and some. */
+export const DEFAULT_GRACE_MS = 45_000;
 
 export interface DealWorker {
   worker: Worker<DealJobData, OutcomeRecord>;
   queue: Queue<DealJobData, OutcomeRecord>;
-  /** Stops taking jobs, lets active ones finish, closes the client; the caller closes Redis. */
-  close(): Promise<void>;
+  /**
+   * Stops taking jobs and lets active ones finish, for at most `graceMs`; jobs
+   * still active then are left to BullMQ's stalled-job recovery (another worker
+   * takes them over, with the same requestId). Closes the client; the caller
+   * closes Redis. True when every active job finished in time.
+   */
+  close(graceMs?: number): Promise<boolean>;
 }
 
 export function createDealWorker(options: DealWorkerOptions): DealWorker {
@@ -46,6 +57,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   });
   const outcomes = createOutcomeStore(connection, keys);
   let sessionReported = false;
+  const limiter = options.rate ? createRequestLimiter(connection, keys.rate, options.rate) : undefined;
 
   const processor = createDealProcessor({
     client,
@@ -62,12 +74,24 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
         logger.error('the gateway refused the session (401): the queue is paused on every host; set a valid REALTY_SESSION_ID and start a worker again');
       }
     },
+    ...(limiter && {
+      async throttle() {
+        const { waitMs } = await limiter.take();
+        if (waitMs > 0) {
+          await worker.rateLimit(waitMs);
+          throw Worker.RateLimitError();
+        }
+      },
+    }),
   });
 
   const worker = new Worker<DealJobData, OutcomeRecord>(keys.queueName, processor, {
     connection,
     prefix: keys.bullPrefix,
     concurrency: options.concurrency,
+    // BullMQ honours worker.rateLimit() only on a worker with a limiter; the per-request
+    // budget above is the real bound (a job makes one or two requests).
+    ...(options.rate ? { limiter: { max: options.rate, duration: 1000 } } : {}),
     settings: {
       backoffStrategy: (attemptsMade: number, _type?: string, err?: Error) =>
         retryDelay(attemptsMade, options.backoffMs, (err as { cause?: unknown } | undefined)?.cause ?? err),
@@ -92,10 +116,22 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   return {
     worker,
     queue,
-    async close() {
-      await worker.close();
+    async close(graceMs = DEFAULT_GRACE_MS) {
+      let timer: NodeJS.Timeout | undefined;
+      const inTime = await Promise.race([
+        worker.close().then(() => true),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(false), graceMs);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (!inTime) {
+        logger.warn({ graceMs }, 'active jobs did not finish within the grace period; closing anyway, another worker takes them over');
+        await worker.close(true);
+      }
       await queue.close();
       await client.close();
+      return inTime;
     },
   };
 }
