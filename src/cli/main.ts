@@ -37,7 +37,8 @@ function workerOptions(cmd: Command): Command {
     .option('--attempts <n>', 'tries per deal for retryable failures (501, 5xx, timeouts)', positiveInt('--attempts'), DEFAULTS.attempts)
     .option('--backoff-ms <ms>', 'first retry delay, doubled each time with jitter', nonNegativeInt('--backoff-ms'), DEFAULTS.backoffMs)
     .option('--timeout-ms <ms>', 'per gateway request', positiveInt('--timeout-ms'), DEFAULTS.timeoutMs)
-    .option('--rate <n>', 'gateway requests per second across all workers (default: no limit)', positiveInt('--rate'));
+    .option('--rate <n>', 'gateway requests per second across all workers (default: no limit)', positiveInt('--rate'))
+    .option('--lock-ms <ms>', 'a job of a worker that stops answering is taken over after this long', positiveInt('--lock-ms'), 30_000);
 }
 
 /** The reading options of `run` and `load` (deal-format.md). */
@@ -104,6 +105,7 @@ workerOptions(
       backoffMs: opts.backoffMs,
       timeoutMs: opts.timeoutMs,
       rate: opts.rate,
+      lockMs: opts.lockMs,
       ...reading,
       resubmit: opts.resubmit,
       excel: opts.excel,
@@ -181,7 +183,7 @@ workerOptions(
   const gateway = requireGateway(env.config);
   const redis = await connectRedis(env.config.redisUrl);
   const shutdown = onShutdownSignals();
-  const dealWorker = createDealWorker({ ...gateway, connection: redis, keys: env.keys, logger: env.logger, concurrency: opts.concurrency, attempts: opts.attempts, backoffMs: opts.backoffMs, timeoutMs: opts.timeoutMs, rate: opts.rate });
+  const dealWorker = createDealWorker({ ...gateway, connection: redis, keys: env.keys, logger: env.logger, concurrency: opts.concurrency, attempts: opts.attempts, backoffMs: opts.backoffMs, timeoutMs: opts.timeoutMs, rate: opts.rate, lockMs: opts.lockMs });
   if ((await redis.get(env.keys.pauseReason)) === 'session') {
     await redis.del(env.keys.pauseReason);
     await dealWorker.queue.resume();

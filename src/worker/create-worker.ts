@@ -27,6 +27,11 @@ export interface DealWorkerOptions {
   timeoutMs: number;
   /** Gateway requests per second across every worker (`--rate`); none when undefined. */
   rate?: number;
+  /**
+   * How long a job stays locked to a worker that stopped answering (`--lock-ms`):
+   * after that another worker takes it over. Locks are renewed at half of it.
+   */
+  lockMs?: number;
   logger: Logger;
 }
 
@@ -89,6 +94,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     connection,
     prefix: keys.bullPrefix,
     concurrency: options.concurrency,
+    ...(options.lockMs ? { lockDuration: options.lockMs, stalledInterval: options.lockMs } : {}),
     // BullMQ honours worker.rateLimit() only on a worker with a limiter; the per-request
     // budget above is the real bound (a job makes one or two requests).
     ...(options.rate ? { limiter: { max: options.rate, duration: 1000 } } : {}),
