@@ -38,8 +38,25 @@ export interface DealProcessorContext {
   throttle?(): Promise<void>;
 }
 
-/** A job of a batch still loading waits this long before it looks again. */
-export const LOADING_RECHECK_MS = 2000;
+/**
+ * A job of a batch still loading looks again after 2 s, then 4, 8, ... at most
+ * 5 minutes: a batch whose loader died waits, cheaply, to be loaded again.
+ */
+export function loadingRecheckMs(timesHeld: number): number {
+  return Math.min(300_000, 2000 * 2 ** Math.min(8, Math.max(0, timesHeld - 1)));
+}
+
+/**
+ * A job of a batch whose load failed or died: it is dropped without an outcome
+ * (its load did not finish, so its rows were never the batch's), and loading the
+ * input again makes it anew.
+ */
+export class BatchAbandonedError extends UnrecoverableError {
+  constructor(batch: string) {
+    super(`batch ${batch} did not load completely; nothing of it is sent`);
+    this.name = 'BatchAbandonedError';
+  }
+}
 /** A batch's profile is re-read this often, so a corrected profile reaches long-running workers. */
 const PROFILE_TTL_MS = 60_000;
 
@@ -80,10 +97,13 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
     // half-way must not leave half a night submitted.
     const readiness = await batchReady(batch);
     if (readiness === 'loading') {
-      await job.moveToDelayed(Date.now() + LOADING_RECHECK_MS, token);
+      await job.moveToDelayed(Date.now() + loadingRecheckMs(job.attemptsStarted), token);
       throw new DelayedError();
     }
-    if (readiness === 'failed') throw new UnrecoverableError(`batch ${batch} did not load completely; nothing of it is sent`);
+    if (readiness === 'failed') {
+      await forget(job);
+      throw new BatchAbandonedError(batch);
+    }
 
     // A re-run after a crash or a stall, of a row that already reached the registry.
     const earlier = await ctx.outcomes.get(batch, row);

@@ -193,7 +193,7 @@ describe('readJsonLines', () => {
   it("passes the decoder's error on to the consumer", async () => {
     const file = await fileOf('cut.jsonl', Buffer.concat([Buffer.from('{"a":"Омск"}\n{"a":"', 'utf8'), Buffer.from([0xd0])]));
     const err = await collect(readJsonLines(decoded(file).text, file)).catch((e: unknown) => e);
-    expect((err as Error).message).toBe(`${file} is not valid UTF-8 near byte 23: if Excel saved it, give --encoding windows-1251.`);
+    expect((err as Error).message).toContain(`${file} is not valid UTF-8 near byte 23: `);
   });
 });
 

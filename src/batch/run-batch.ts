@@ -14,7 +14,7 @@ import type { InputOptions } from '../input/open-input.js';
 import { writeResults, type ResultsSummary } from '../results/write-results.js';
 import { createDealWorker, type DealWorkerOptions } from '../worker/create-worker.js';
 import { UsageError } from '../errors.js';
-import { fileSha256 } from '../input/file-hash.js';
+import { inputFingerprint } from '../input/file-hash.js';
 
 export interface RunOptions extends Omit<DealWorkerOptions, 'connection'>, InputOptions {
   file: string;
@@ -46,12 +46,12 @@ export interface RunResult {
 }
 
 /**
- * `<file stem>-<first 12 hex of its sha256>`: the same file run again (after a
- * crash, or by a second cron) resumes its own batch instead of starting another.
+ * `<file stem>-<first 12 hex of its fingerprint>`: the same file run again (after
+ * a crash, or by a second cron) resumes its own batch instead of starting another.
  */
-export function defaultBatchId(file: string, sha256: string): string {
+export function defaultBatchId(file: string, fingerprint: string): string {
   const stem = basename(file, extname(file)).replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 60) || 'batch';
-  return `${stem}-${sha256.slice(0, 12)}`;
+  return `${stem}-${fingerprint.slice(0, 12)}`;
 }
 
 /** Rows whose outcome needs a person (anything but submitted or still pending). */
@@ -67,14 +67,14 @@ export function exitCodeFor(counts: Record<Outcome, number>): 0 | 1 | 3 {
 
 export async function runBatch(options: RunOptions): Promise<RunResult> {
   const { redis, keys, logger } = options;
-  const sha256 = await fileSha256(options.file);
-  const batch = options.batch ?? defaultBatchId(options.file, sha256);
+  const fingerprint = await inputFingerprint(options.file, options);
+  const batch = options.batch ?? defaultBatchId(options.file, fingerprint);
   if (!BATCH_ID.test(batch)) throw new UsageError(`--batch ${JSON.stringify(batch)} is not a valid batch id: use letters, digits, '.', '_' or '-' (at most 80).`);
   const log = logger.child({ batch });
 
   const load = await loadBatch({
     file: options.file,
-    sha256,
+    fingerprint,
     batch,
     profile: options.profile,
     redis,

@@ -13,7 +13,7 @@ import { loadMapping } from '../input/mapping.js';
 import { parseDelimiterFlag, parseFormatFlag, type InputFormat } from '../input/open-input.js';
 import { loadProfile } from '../input/profile.js';
 import { defaultBatchId, exitCodeFor, runBatch } from '../batch/run-batch.js';
-import { fileSha256 } from '../input/file-hash.js';
+import { inputFingerprint } from '../input/file-hash.js';
 import { connectRedis } from '../queue/connection.js';
 import { BATCH_ID } from '../queue/keys.js';
 import { loadBatch } from '../queue/load-batch.js';
@@ -145,14 +145,14 @@ inputOptions(
   const env = environment();
   const reading = await readingOptions(opts);
   const profile = await loadProfile(opts.profile);
-  const sha256 = await fileSha256(file);
-  const batch: string = opts.batch ?? defaultBatchId(file, sha256);
+  const fingerprint = await inputFingerprint(file, reading);
+  const batch: string = opts.batch ?? defaultBatchId(file, fingerprint);
   const redis = await connectRedis(env.config.redisUrl, { failFast: true });
   const progress = createProgress('load', { unit: 'bytes', logger: env.logger });
   try {
     const summary = await loadBatch({
       file,
-      sha256,
+      fingerprint,
       batch,
       profile,
       redis,

@@ -57,7 +57,17 @@ export async function detectEncoding(file: string): Promise<InputEncoding> {
     if (sample[0] === 0xfe && sample[1] === 0xff) throw new InputError(`${file} is UTF-16 (it starts with FE FF): save it as UTF-8 or Windows-1251.`);
     // A character may be cut by the sample's end only when the file goes on past it.
     const cutAllowed = bytesRead === SAMPLE_BYTES;
-    return findInvalidUtf8(sample, cutAllowed) === -1 ? 'utf8' : 'windows-1251';
+    const invalidAt = findInvalidUtf8(sample, cutAllowed);
+    if (invalidAt === -1) return 'utf8';
+    // Cyrillic in UTF-8 is D0/D1 followed by 80-BF. A sample that has such pairs
+    // AND bytes that are not UTF-8 is a UTF-8 file with a stray byte pasted in:
+    // reading it as 1251 would turn every Cyrillic letter into mojibake.
+    if (countCyrillicUtf8(sample) > 0) {
+      throw new InputError(
+        `${file} mixes UTF-8 text with bytes that are not UTF-8 (near byte ${invalidAt}): fix that cell and save the file again as UTF-8.`,
+      );
+    }
+    return 'windows-1251';
   } catch (err) {
     if (err instanceof InputError) throw err;
     const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
@@ -65,6 +75,15 @@ export async function detectEncoding(file: string): Promise<InputEncoding> {
   } finally {
     await handle.close();
   }
+}
+
+function countCyrillicUtf8(sample: Buffer): number {
+  let pairs = 0;
+  for (let i = 0; i + 1 < sample.length; i++) {
+    const b = sample[i]!;
+    if ((b === 0xd0 || b === 0xd1) && (sample[i + 1]! & 0xc0) === 0x80) pairs++;
+  }
+  return pairs;
 }
 
 export interface DecodeStream extends NodeJS.ReadWriteStream {
@@ -172,7 +191,10 @@ class StrictUtf8Decoder extends ByteDecoder {
   }
 
   #invalid(offset: number, cause: unknown): InputError {
-    return new InputError(`${this.#file} is not valid UTF-8 near byte ${offset}: if Excel saved it, give --encoding windows-1251.`, { cause });
+    return new InputError(
+      `${this.#file} is not valid UTF-8 near byte ${offset}: if the whole file was saved by Excel as Windows-1251, give --encoding windows-1251; if one cell was pasted from elsewhere, fix it and save the file again as UTF-8.`,
+      { cause },
+    );
   }
 }
 

@@ -139,7 +139,9 @@ export async function openInput(file: string, options: InputOptions = {}): Promi
   }
 
   async function* csvRecords(): AsyncGenerator<InputRecord> {
-    const parser = parse({ delimiter, relax_column_count: true, skip_empty_lines: true, max_record_size: MAX_RECORD_BYTES });
+    // relax_quotes: 1C writes `ГУ МВД России "Главное"` unquoted; the cell keeps its quotes
+    // and the rejects writer quotes it properly.
+    const parser = parse({ delimiter, relax_column_count: true, relax_quotes: true, skip_empty_lines: true, max_record_size: MAX_RECORD_BYTES });
     const text = decodedText();
     text.once('error', (err) => parser.destroy(err));
     text.pipe(parser);
@@ -168,9 +170,8 @@ export async function openInput(file: string, options: InputOptions = {}): Promi
         });
         applyDefaults(fields, mapping);
         const problems: FieldProblem[] = [];
-        // Trailing empty cells (Excel's padding) are not a different shape; data beyond the header is.
-        const width = cells.length > columns.length && cells.slice(columns.length).every((c) => c.trim() === '') ? columns.length : cells.length;
-        if (width !== columns.length) problems.push({ field: '(row)', message: `has ${cells.length} cells where the header has ${columns.length}` });
+        // A row of another width is shifted (an unquoted `56,2`, a lost cell): every field may be wrong.
+        if (cells.length !== columns.length) problems.push({ field: '(row)', message: `has ${cells.length} cells where the header has ${columns.length}` });
         yield { row, fields, raw: { kind: 'cells', cells }, problems };
       }
     } catch (err) {

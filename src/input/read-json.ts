@@ -395,6 +395,10 @@ export function flattenRecord(value: Record<string, unknown>): {
     else if (typeof v === 'object') {
       problems.push({ field: key, message: `must be text, not ${Array.isArray(v) ? 'an array' : 'an object'}` });
       continue;
+    } else if (typeof v === 'number' && Number.isInteger(v) && !Number.isSafeInteger(v)) {
+      // 9007199254740993 arrives as ...992: a dealId or a number of that length must be quoted.
+      problems.push({ field: key, message: 'must be text: a number this long loses digits in JSON; put it in quotes' });
+      continue;
     } else text = typeof v === 'string' ? v : String(v);
     if (key === '__proto__') Object.defineProperty(fields, key, { value: text, writable: true, enumerable: true, configurable: true });
     else fields[key] = text;

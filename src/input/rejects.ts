@@ -6,8 +6,9 @@
 import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
-import { finished } from 'node:stream/promises';
+import { pipeline } from 'node:stream/promises';
 import { stringify, type Stringifier } from 'csv-stringify';
+import { InputError } from '../errors.js';
 import type { FieldProblem } from './deal.js';
 import { createEncoder } from './decode.js';
 import { headerKey } from './mapping.js';
@@ -34,32 +35,54 @@ export function formatProblems(problems: readonly FieldProblem[]): string {
 /** Opened on the first refused record, so a clean load leaves no empty file behind. */
 export function createRejectsWriter(file: string, input: InputFile): RejectsWriter {
   let rows = 0;
-  let encoder: ReturnType<typeof createEncoder> | undefined;
-  let sink: NodeJS.WritableStream | undefined;
+  let head: NodeJS.WritableStream | undefined;
   let csv: Stringifier | undefined;
   let errorsAt = -1;
   let opened: Promise<void> | undefined;
+  let written: Promise<void> | undefined;
+  let failure: InputError | undefined;
 
-  const push = async (stream: NodeJS.WritableStream, chunk: unknown): Promise<void> => {
-    if (!stream.write(chunk as string)) await new Promise<void>((resolve) => stream.once('drain', () => resolve()));
+  const fail = (err: unknown): InputError =>
+    (failure ??= new InputError(`The rejects file ${file} cannot be written (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}).`, { cause: err }));
+
+  /** Writes, waiting for `drain` when the file is behind, or failing as soon as the file does. */
+  const push = async (chunk: unknown): Promise<void> => {
+    if (failure) throw failure;
+    if (head!.write(chunk as string)) return;
+    await Promise.race([new Promise<void>((resolve) => head!.once('drain', () => resolve())), written]);
+    if (failure) throw failure;
   };
 
   async function openFile(): Promise<void> {
-    await mkdir(dirname(file), { recursive: true });
-    encoder = createEncoder(input.encoding);
-    sink = encoder.pipe(createWriteStream(file));
+    await mkdir(dirname(file), { recursive: true }).catch((err: unknown) => {
+      throw fail(err);
+    });
+    const encoder = createEncoder(input.encoding);
+    const sink = createWriteStream(file);
     if (input.format === 'csv') {
+      csv = stringify({ delimiter: input.delimiter, record_delimiter: input.lineEnding === '\r\n' ? 'windows' : 'unix' });
+      head = csv;
+      written = pipeline(csv, encoder, sink).catch((err: unknown) => {
+        throw fail(err);
+      });
+    } else {
+      head = encoder;
+      written = pipeline(encoder, sink).catch((err: unknown) => {
+        throw fail(err);
+      });
+    }
+    // Reported through push() and close(); never an unhandled rejection.
+    written.catch(() => undefined);
+    if (csv) {
       const header = [...(input.header() ?? [])];
       errorsAt = header.findIndex((h) => headerKey(h) === ERRORS_COLUMN);
       if (errorsAt < 0) {
         header.push(ERRORS_COLUMN);
         errorsAt = header.length - 1;
       }
-      csv = stringify({ delimiter: input.delimiter, record_delimiter: input.lineEnding === '\r\n' ? 'windows' : 'unix' });
-      csv.pipe(encoder);
-      await push(csv, header);
+      await push(header);
     } else if (input.format === 'json') {
-      await push(encoder, '[\n');
+      await push('[\n');
     }
   }
 
@@ -70,26 +93,28 @@ export function createRejectsWriter(file: string, input: InputFile): RejectsWrit
       const errors = formatProblems(problems);
       if (csv && record.raw.kind === 'cells') {
         const cells = [...record.raw.cells];
-        while (cells.length < errorsAt) cells.push('');
-        cells[errorsAt] = errors;
-        await push(csv, cells);
+        // A row wider than the header keeps every cell it has: its errors go after them.
+        const at = cells.length > errorsAt && errorsAt === (input.header()?.length ?? 0) ? cells.length : errorsAt;
+        while (cells.length < at) cells.push('');
+        cells[at] = errors;
+        await push(cells);
       } else {
         // JSON: the record as it was, with `errors` set; a line that was not JSON is kept as text.
-        const value = record.raw.kind === 'json' && record.raw.value ? { ...record.raw.value, [ERRORS_COLUMN]: errors } : { [ERRORS_COLUMN]: errors, invalidRecord: record.raw.kind === 'json' ? record.raw.text : '' };
+        const value =
+          record.raw.kind === 'json' && record.raw.value
+            ? { ...record.raw.value, [ERRORS_COLUMN]: errors }
+            : { [ERRORS_COLUMN]: errors, invalidRecord: record.raw.kind === 'json' ? record.raw.text : '' };
         const text = JSON.stringify(value);
-        await push(encoder!, input.format === 'json' ? `${rows > 0 ? ',\n' : ''}${text}` : `${text}\n`);
+        await push(input.format === 'json' ? `${rows > 0 ? ',\n' : ''}${text}` : `${text}\n`);
       }
       rows++;
     },
     async close() {
       if (!opened) return { file, rows: 0 };
       await opened;
-      if (csv) csv.end();
-      else {
-        if (input.format === 'json') encoder!.write('\n]\n');
-        encoder!.end();
-      }
-      await finished(sink!);
+      if (input.format === 'json') await push('\n]\n');
+      head!.end();
+      await written;
       return { file, rows };
     },
   };

@@ -2,11 +2,16 @@
  * A batch: one input file's rows, with the bank profile they are submitted
  * under. Workers on any host read the profile from here, so `work` needs none.
  *
- * A batch belongs to one file (its sha256): loading other content into it is
- * refused, since its rows would take the places of the first file's rows. Its
- * jobs are not sent until the whole file was read (`state` loaded); a load
- * that fails part-way leaves `state` failed and takes its jobs back.
+ * A batch belongs to one input: a file's bytes read with given options (its
+ * fingerprint). Loading other content into it is refused, since its rows would
+ * take the places of the first file's rows. Its jobs are not sent until the
+ * whole file was read (`state` loaded). A load that fails part-way takes its
+ * jobs back and leaves `state` failed: loading the input again starts afresh.
+ * A load that died (killed, its heartbeat run out) leaves `state` loading:
+ * loading the same input again resumes it, and counts the jobs it finds as
+ * already enqueued.
  */
+import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import { UsageError } from '../errors.js';
 import type { BankProfile } from '../input/profile.js';
@@ -14,11 +19,14 @@ import type { Keys } from '../queue/keys.js';
 
 export type BatchState = 'loading' | 'loaded' | 'failed';
 
+/** A loader renews its claim on a loading batch at every chunk; one silent this long has died. */
+export const LOAD_HEARTBEAT_MS = 60_000;
+
 export interface BatchMeta {
   id: string;
   file: string;
-  /** sha256 of the input file's bytes. */
-  sha256: string;
+  /** sha256 of the input's bytes, with the reading options when there were any. */
+  fingerprint: string;
   createdAt: string;
   state: BatchState;
   /** Rows read from the input; set once the whole file has been read. */
@@ -26,6 +34,8 @@ export interface BatchMeta {
   loadedAt?: string;
   /** Why the load failed, when it did. */
   error?: string;
+  /** A loading batch whose loader stopped (killed, crashed): loading the same input again resumes it. */
+  loaderDied?: boolean;
 }
 
 export interface BatchStore {
@@ -33,7 +43,10 @@ export interface BatchStore {
    * Creates the batch for this file, or reopens it for the same content (a load
    * run again); refuses other content. The profile is refreshed either way.
    */
-  open(meta: Pick<BatchMeta, 'id' | 'file' | 'sha256'>, profile: BankProfile): Promise<void>;
+  /** `fresh`: the batch starts from nothing (new, or an earlier load of it failed). */
+  open(meta: Pick<BatchMeta, 'id' | 'file' | 'fingerprint'>, profile: BankProfile): Promise<{ fresh: boolean }>;
+  /** The loader is alive: workers keep holding the batch's jobs. */
+  heartbeat(id: string): Promise<void>;
   setTotal(id: string, total: number): Promise<void>;
   fail(id: string, error: string): Promise<void>;
   get(id: string): Promise<BatchMeta | undefined>;
@@ -46,24 +59,33 @@ export function createBatchStore(redis: Redis, keys: Keys): BatchStore {
     async open(meta, profile) {
       const key = keys.batch(meta.id);
       const now = new Date();
-      const replies = (await redis.multi().hsetnx(key, 'sha256', meta.sha256).hget(key, 'sha256').exec()) ?? [];
-      const [created, sha] = replies.map(([, value]) => value);
-      if (created !== 1 && sha !== meta.sha256) {
-        const file = await redis.hget(key, 'file');
+      const replies = (await redis.multi().hsetnx(key, 'fingerprint', meta.fingerprint).hmget(key, 'fingerprint', 'file', 'state', 'loadingUntil', 'loader').exec()) ?? [];
+      const created = replies[0]?.[1] === 1;
+      const [fingerprint, file, state, loadingUntil, loader] = (replies[1]?.[1] ?? []) as Array<string | null>;
+      if (!created && fingerprint !== meta.fingerprint) {
         throw new UsageError(
-          `Batch ${meta.id} holds another file (${file ?? 'unknown'}); its rows would take the places of that file's rows. Give this file a new --batch.`,
+          `Batch ${meta.id} holds other rows (${file ?? 'another file'}, or the same file read with other --format/--encoding/--delimiter/--mapping); give this input a new --batch.`,
         );
       }
-      // A batch that loaded once stays loaded: the same content again adds no rows,
-      // and its workers must not stop while it is read a second time.
-      const state = (await redis.hget(key, 'state')) === 'loaded' ? 'loaded' : 'loading';
-      await redis
-        .multi()
+      const alive = state === 'loading' && Number(loadingUntil ?? 0) > now.getTime() && loaderMayLive(loader);
+      if (alive) throw new UsageError(`Batch ${meta.id} is being loaded by another process right now; wait for it, or give a new --batch.`);
+      // A batch that loaded once stays loaded: the same input again adds no rows, and
+      // its workers must not stop while it is read a second time. One whose loader
+      // died resumes where it was; one whose load failed starts again.
+      const fresh = created || state === 'failed' || !state;
+      const next = state === 'loaded' ? 'loaded' : 'loading';
+      const multi = redis.multi();
+      if (fresh && !created) multi.del(keys.outcomes(meta.id), keys.rows(meta.id));
+      await multi
         .hsetnx(key, 'createdAt', now.toISOString())
-        .hset(key, 'id', meta.id, 'file', meta.file, 'state', state, 'profile', JSON.stringify(profile))
-        .hdel(key, 'error')
+        .hset(key, 'id', meta.id, 'file', meta.file, 'state', next, 'profile', JSON.stringify(profile), 'loadingUntil', String(now.getTime() + LOAD_HEARTBEAT_MS), 'loader', LOADER)
+        .hdel(key, 'error', 'total')
         .zadd(keys.batches, 'NX', now.getTime(), meta.id)
         .exec();
+      return { fresh };
+    },
+    async heartbeat(id) {
+      await redis.hset(keys.batch(id), 'loadingUntil', String(Date.now() + LOAD_HEARTBEAT_MS));
     },
     async setTotal(id, total) {
       await redis.hset(keys.batch(id), 'total', String(total), 'state', 'loaded', 'loadedAt', new Date().toISOString());
@@ -74,7 +96,8 @@ export function createBatchStore(redis: Redis, keys: Keys): BatchStore {
     async get(id) {
       const h = await redis.hgetall(keys.batch(id));
       if (!h.id) return undefined;
-      const meta: BatchMeta = { id: h.id, file: h.file ?? '', sha256: h.sha256 ?? '', createdAt: h.createdAt ?? '', state: (h.state as BatchState) ?? 'loading' };
+      const meta: BatchMeta = { id: h.id, file: h.file ?? '', fingerprint: h.fingerprint ?? '', createdAt: h.createdAt ?? '', state: (h.state as BatchState | undefined) ?? 'failed' };
+      if (meta.state === 'loading' && !(Number(h.loadingUntil ?? 0) > Date.now() && loaderMayLive(h.loader))) meta.loaderDied = true;
       if (h.total !== undefined) meta.total = Number(h.total);
       if (h.loadedAt) meta.loadedAt = h.loadedAt;
       if (h.error) meta.error = h.error;
@@ -89,3 +112,24 @@ export function createBatchStore(redis: Redis, keys: Keys): BatchStore {
     },
   };
 }
+
+/** This process, as `<host>:<pid>`: who is loading a batch. */
+const LOADER = `${hostname()}:${process.pid}`;
+
+/**
+ * False only when the loader was a process of this host that no longer exists
+ * (killed, crashed): its batch need not wait for the heartbeat to run out.
+ */
+function loaderMayLive(loader: string | null | undefined): boolean {
+  const at = loader?.lastIndexOf(':') ?? -1;
+  if (!loader || at < 0 || loader.slice(0, at) !== hostname()) return true;
+  const pid = Number(loader.slice(at + 1));
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+

@@ -4,7 +4,7 @@
  * row either has a job or an outcome. Each chunk is awaited before the next is
  * read, so a million-row file streams through in bounded memory.
  */
-import { Queue } from 'bullmq';
+import { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { FieldProblem } from '../input/deal.js';
 import { openInput, type InputFile, type InputOptions } from '../input/open-input.js';
@@ -13,7 +13,8 @@ import { createRejectsWriter, defaultRejectsPath, formatProblems } from '../inpu
 import { createDealValidator } from '../input/validate-deal.js';
 import type { Logger } from '../logger.js';
 import { createBatchStore } from '../outcomes/batches.js';
-import { fileSha256 } from '../input/file-hash.js';
+import { fileState, inputFingerprint } from '../input/file-hash.js';
+import { InputError } from '../errors.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
 import { DEAL_JOB, dealJobId, type DealJobData } from './job-data.js';
 import type { Keys } from './keys.js';
@@ -31,8 +32,8 @@ export interface LoadOptions extends InputOptions {
   logger: Logger;
   resubmit?: boolean;
   dryRun?: boolean;
-  /** sha256 of the file, when the caller has it already (it names the default batch). */
-  sha256?: string;
+  /** The input's fingerprint, when the caller has it already (it names the default batch). */
+  fingerprint?: string;
   /** Where refused records go; default `<stem>.rejects<ext>` beside the input. */
   rejects?: string;
   /** Jobs per `addBulk` (one round trip each). */
@@ -90,12 +91,14 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
     seconds: 0,
   };
   let pending: Pending = { jobs: [], invalid: [] };
+  let pipelineHeartbeat: Promise<void> = Promise.resolve();
 
   const flush = async (): Promise<void> => {
     const { jobs, invalid } = pending;
     pending = { jobs: [], invalid: [] };
     options.onProgress?.({ rows: summary.read, bytes: input.bytesRead(), size: input.size });
     if (!queue || (jobs.length === 0 && invalid.length === 0)) return;
+    pipelineHeartbeat = batches.heartbeat(batch);
     const ids = jobs.map((j) => dealJobId(batch, j.dealId));
     // One round trip: which jobs exist already (the same file loaded again, or a load
     // resumed after a crash), the row → dealId index, and the invalid rows' outcomes.
@@ -103,7 +106,7 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
     for (const id of ids) pipeline.exists(`${keys.bullPrefix}:${keys.queueName}:${id}`);
     for (const j of jobs) pipeline.hset(keys.rows(batch), String(j.row), j.dealId);
     for (const o of invalid) pipeline.hset(keys.outcomes(batch), String(o.row), JSON.stringify(o));
-    const replies = (await pipeline.exec()) ?? [];
+    const [replies = []] = await Promise.all([pipeline.exec().then((r) => r ?? []), pipelineHeartbeat]);
     for (const [err] of replies) if (err) throw err;
     const already = replies.slice(0, ids.length).filter(([, n]) => n === 1).length;
     if (jobs.length > 0) {
@@ -125,8 +128,17 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
     summary.enqueued += jobs.length - already;
   };
 
+  const before = await fileState(options.file);
+  // Set when this load started the batch afresh: only then may a failure take its jobs back.
+  let owned = false;
   try {
-    if (!options.dryRun) await batches.open({ id: batch, file: options.file, sha256: options.sha256 ?? (await fileSha256(options.file)) }, options.profile);
+    if (queue) {
+      const fingerprint = options.fingerprint ?? (await inputFingerprint(options.file, options));
+      const { fresh } = await batches.open({ id: batch, file: options.file, fingerprint }, options.profile);
+      // Jobs left by an earlier load of this batch that failed or died: this load makes them again.
+      owned = fresh;
+      if (fresh) await removeBatchJobs(queue, redis, keys, batch);
+    }
     for await (const record of input.records()) {
       summary.read++;
       const result = validate(record.fields);
@@ -153,10 +165,19 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
       if (pending.jobs.length + pending.invalid.length >= chunkSize) await flush();
     }
     await flush();
-    if (!options.dryRun) await batches.setTotal(batch, summary.read);
+    const after = await fileState(options.file);
+    if (after.size !== before.size || after.mtimeMs !== before.mtimeMs) {
+      throw new InputError(`${options.file} changed while it was read (is it still being written?); load it again once it is complete.`);
+    }
+    if (queue) {
+      const wasLoading = (await batches.state(batch)) === 'loading';
+      await batches.setTotal(batch, summary.read);
+      // Workers held this batch's jobs back with growing delays while it loaded: release them now.
+      if (wasLoading) await promoteBatchJobs(queue, redis, keys, batch);
+    }
   } catch (err) {
     // The file could not be read to its end: its jobs go, and the batch says why.
-    if (queue) await abandon(queue, redis, keys, batch, err).catch((e: unknown) => options.logger.error({ err: { message: String(e) } }, 'could not take back the jobs of a failed load'));
+    if (queue && owned) await abandon(queue, redis, keys, batch, err).catch((e: unknown) => options.logger.error({ err: { message: String(e) } }, 'could not take back the jobs of a failed load'));
     throw err;
   } finally {
     const written = await rejects.close();
@@ -175,15 +196,51 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
  */
 async function abandon(queue: Queue<DealJobData>, redis: Redis, keys: Keys, batch: string, err: unknown): Promise<void> {
   const store = createBatchStore(redis, keys);
-  if ((await store.state(batch)) !== 'loading') return;
   await store.fail(batch, err instanceof Error ? err.message : String(err));
-  const jobKey = new RegExp(`^${escapeRegExp(`${keys.bullPrefix}:${keys.queueName}:${batch}.`)}[A-Za-z0-9_-]+$`);
+  await removeBatchJobs(queue, redis, keys, batch);
+}
+
+/**
+ * Removes every job of a batch. A job a worker holds at that moment cannot be
+ * removed: workers only hold a loading batch's jobs for an instant (to delay
+ * them), so the pass is repeated until none is left, for a few seconds at most.
+ */
+export async function removeBatchJobs(queue: Queue<DealJobData>, redis: Redis, keys: Keys, batch: string): Promise<number> {
+  const base = `${keys.bullPrefix}:${keys.queueName}:`;
+  const jobKey = new RegExp(`^${escapeRegExp(`${base}${batch}.`)}[A-Za-z0-9_-]+$`);
+  let removed = 0;
+  for (let pass = 0; pass < 50; pass++) {
+    let left = 0;
+    let cursor = '0';
+    do {
+      const [next, found] = await redis.scan(cursor, 'MATCH', `${base}${batch}.*`, 'COUNT', 1000);
+      cursor = next;
+      const ids = found.filter((k) => jobKey.test(k)).map((k) => k.slice(base.length));
+      const results = await Promise.all(ids.map((id) => queue.remove(id)));
+      removed += results.filter((r) => r === 1).length;
+      left += results.filter((r) => r !== 1).length;
+    } while (cursor !== '0');
+    if (left === 0) return removed;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`some jobs of batch ${batch} stayed locked by a worker; run the load again`);
+}
+
+/** Moves the batch's delayed jobs (held back while it loaded) to waiting. */
+async function promoteBatchJobs(queue: Queue<DealJobData>, redis: Redis, keys: Keys, batch: string): Promise<void> {
+  const delayed = `${keys.bullPrefix}:${keys.queueName}:delayed`;
   let cursor = '0';
   do {
-    const [next, found] = await redis.scan(cursor, 'MATCH', `${keys.bullPrefix}:${keys.queueName}:${batch}.*`, 'COUNT', 1000);
+    const [next, entries] = await redis.zscan(delayed, cursor, 'MATCH', `${batch}.*`, 'COUNT', 1000);
     cursor = next;
-    const ids = found.filter((k) => jobKey.test(k)).map((k) => k.slice(`${keys.bullPrefix}:${keys.queueName}:`.length));
-    await Promise.all(ids.map((id) => queue.remove(id)));
+    const ids = entries.filter((_, i) => i % 2 === 0);
+    await Promise.all(
+      ids.map(async (id) => {
+        const job = await Job.fromId(queue, id);
+        // It may have left the delayed set since the scan: then there is nothing to do.
+        await job?.promote().catch(() => undefined);
+      }),
+    );
   } while (cursor !== '0');
 }
 

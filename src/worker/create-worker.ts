@@ -106,7 +106,8 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   worker.on('error', (err) => logger.error({ err: { message: err.message } }, 'worker error'));
   // The net under the processor: a job BullMQ failed by itself (stalled too often) still gets its one outcome.
   worker.on('failed', (job, err) => {
-    if (!job?.finishedOn) return;
+    // Jobs of a batch whose load failed are not rows of it: no outcome.
+    if (!job?.finishedOn || err.name === 'BatchAbandonedError') return;
     const record: OutcomeRecord = {
       row: job.data.row,
       dealId: job.data.dealId,
