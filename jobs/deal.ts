@@ -149,7 +149,10 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
         await ctx.throttle?.();
         const resolution = await resolveCadastralNumber(deal, ctx.client);
         if (resolution.kind !== 'found') {
-          const record = await finish({ outcome: resolution.kind, errorCode: resolution.kind.toUpperCase(), errorMessage: resolution.message }, deal);
+          const record = await finish(
+            { outcome: resolution.kind, errorCode: resolution.kind.toUpperCase(), errorMessage: resolution.message, candidates: resolution.cadastralNumbers },
+            deal,
+          );
           throw new UnrecoverableError(record.errorMessage);
         }
         cadastralNumber = resolution.cadastralNumber;

@@ -18,6 +18,7 @@ export const DEFAULTS = Object.freeze({
   backoffMs: 30 * SECOND,
   timeoutMs: 30 * SECOND,
   concurrency: 20,
+  retentionDays: 30,
 });
 
 const envSchema = z.object({
@@ -29,6 +30,7 @@ const envSchema = z.object({
     .regex(/^[A-Za-z0-9_.-]{1,40}$/, 'must be 1 to 40 letters, digits, dots, dashes or underscores')
     .default(DEFAULTS.prefix),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  REALTY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(DEFAULTS.retentionDays),
 });
 
 export interface Config {
@@ -37,6 +39,8 @@ export interface Config {
   readonly sessionId: string | undefined;
   readonly prefix: string;
   readonly logLevel: string;
+  /** How long a batch's outcomes, rows and metadata stay in Redis after its load. */
+  readonly retentionMs: number;
 }
 
 let dotenvLoaded = false;
@@ -62,6 +66,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sessionId: e.REALTY_SESSION_ID,
     prefix: e.REALTY_PREFIX,
     logLevel: e.LOG_LEVEL,
+    retentionMs: e.REALTY_RETENTION_DAYS * DAY,
   });
 }
 

@@ -11,10 +11,11 @@ import { SUBMITTED_OUTCOMES, type Outcome } from '../outcomes/types.js';
 import { BATCH_ID } from '../queue/keys.js';
 import { loadBatch, type LoadOptions, type LoadSummary } from '../queue/load-batch.js';
 import type { InputOptions } from '../input/open-input.js';
+import { writeAttention } from '../results/attention.js';
 import { writeResults, type ResultsSummary } from '../results/write-results.js';
 import { createDealWorker, type DealWorkerOptions } from '../worker/create-worker.js';
 import { UsageError } from '../errors.js';
-import { inputFingerprint } from '../input/file-hash.js';
+import { inputFingerprint } from '../input/reading.js';
 
 export interface RunOptions extends Omit<DealWorkerOptions, 'connection'>, InputOptions {
   file: string;
@@ -25,6 +26,10 @@ export interface RunOptions extends Omit<DealWorkerOptions, 'connection'>, Input
   resubmit?: boolean;
   /** Where refused records go; default beside the input. */
   rejects?: string;
+  /** How long the batch's outcomes stay in Redis after the load. */
+  retentionMs?: number;
+  /** The attention file: rows that need a person, in the input's own columns. */
+  attention?: string;
   /** Loading progress: rows read, bytes of the file's size. */
   onLoadProgress?: LoadOptions['onProgress'];
   excel?: boolean;
@@ -40,6 +45,7 @@ export interface RunResult {
   batch: string;
   load: LoadSummary;
   results: ResultsSummary;
+  attention?: { file: string; rows: number };
   /** Why the run ended before every row finished, when it did: a refused session, a signal, or a queue paused by someone. */
   stoppedBecause?: 'session' | 'signal' | 'paused';
   exitCode: 0 | 1 | 3;
@@ -86,6 +92,7 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
     delimiter: options.delimiter,
     mapping: options.mapping,
     rejects: options.rejects,
+    retentionMs: options.retentionMs,
     onProgress: options.onLoadProgress,
   });
 
@@ -121,9 +128,10 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
     await dealWorker.close();
   }
   const results = await writeResults({ redis, keys, batch, total: load.read, out: options.out, excel: options.excel });
+  const attention = options.attention ? await writeAttention({ redis, keys, batch, out: options.attention }) : undefined;
   const exitCode = stoppedBecause ? 1 : exitCodeFor(results.counts);
   log.info({ counts: results.counts, exitCode, stoppedBecause }, 'run finished');
-  return { batch, load, results, exitCode, ...(stoppedBecause ? { stoppedBecause } : {}) };
+  return { batch, load, results, exitCode, ...(attention ? { attention } : {}), ...(stoppedBecause ? { stoppedBecause } : {}) };
 }
 
 /** The promise's value, or undefined as soon as the signal aborts. */

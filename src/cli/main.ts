@@ -12,12 +12,14 @@ import { parseEncodingFlag } from '../input/decode.js';
 import { loadMapping } from '../input/mapping.js';
 import { parseDelimiterFlag, parseFormatFlag, type InputFormat } from '../input/open-input.js';
 import { loadProfile } from '../input/profile.js';
+import { DEFAULT_RETRY_OUTCOMES, retryBatch } from '../batch/retry-batch.js';
 import { defaultBatchId, exitCodeFor, runBatch } from '../batch/run-batch.js';
-import { inputFingerprint } from '../input/file-hash.js';
+import { inputFingerprint } from '../input/reading.js';
 import { connectRedis } from '../queue/connection.js';
 import { BATCH_ID } from '../queue/keys.js';
 import { loadBatch } from '../queue/load-batch.js';
 import { createBatchStore } from '../outcomes/batches.js';
+import { writeAttention } from '../results/attention.js';
 import { writeResults } from '../results/write-results.js';
 import { createDealWorker, DEFAULT_GRACE_MS } from '../worker/create-worker.js';
 import { environment, nonNegativeInt, onShutdownSignals, positiveInt, reportError } from './common.js';
@@ -77,7 +79,8 @@ workerOptions(
       .requiredOption('--profile <bank.json>', 'the bank profile (encumbrancer and representative)')
       .option('--out <results>', 'the results file (.csv, or .jsonl); default <file stem>.results.csv beside the input')
       .option('--batch <id>', 'batch id; default <file stem>-<12 hex of its sha256>, so the same file resumes its batch')
-      .option('--excel', 'write the results for Russian Excel (BOM, ";", CRLF)'),
+      .option('--excel', 'write the results for Russian Excel (BOM, ";", CRLF)')
+      .option('--attention <file>', "rows that need a person, in the input's own columns, with outcome, errors and hint"),
   ),
 ).action(async (file: string, opts) => {
   checkBatch(opts.batch);
@@ -109,6 +112,8 @@ workerOptions(
       ...reading,
       resubmit: opts.resubmit,
       excel: opts.excel,
+      attention: opts.attention,
+      retentionMs: env.config.retentionMs,
       signal: shutdown.signal,
       onLoadProgress: ({ rows, bytes, size }) => loading.update({ value: bytes, total: size, rows }),
       onProgress: (done, total) => {
@@ -120,6 +125,7 @@ workerOptions(
     printLoad(result.load);
     printCounts(result.batch, result.results.counts);
     console.log(`results: ${result.results.file} (${result.results.rows} rows)`);
+    if (result.attention) console.log(`attention: ${result.attention.file} (${result.attention.rows} rows need a person)`);
     if (result.stoppedBecause === 'session') console.error('realty-batch: the gateway refused the session (401); unfinished rows are pending. Set a valid REALTY_SESSION_ID and run again with the same --batch.');
     if (result.stoppedBecause === 'paused') console.error(`realty-batch: the queue was paused by someone (the dashboard or an operator); unfinished rows are pending. Resume it and run again with --batch ${result.batch}.`);
     if (result.stoppedBecause === 'signal') console.error(`realty-batch: stopped by a signal; unfinished rows are pending. Run again with --batch ${result.batch} to finish them.`);
@@ -161,6 +167,7 @@ inputOptions(
       ...reading,
       resubmit: opts.resubmit,
       dryRun: opts.dryRun,
+      retentionMs: env.config.retentionMs,
       onProgress: ({ rows, bytes, size }) => progress.update({ value: bytes, total: size, rows }),
     });
     progress.stop();
@@ -203,6 +210,8 @@ program
   .argument('<batch>', 'batch id')
   .requiredOption('--out <file>', 'the results file (.csv, or .jsonl)')
   .option('--excel', 'write for Russian Excel (BOM, ";", CRLF)')
+  .option('--attention <file>', "rows that need a person, in the input's own columns, with outcome, errors and hint")
+  .option('--input <file>', 'the batch input, when it is no longer where it was loaded from (for --attention)')
   .action(async (batch: string, opts) => {
     checkBatch(batch);
     const env = environment();
@@ -215,7 +224,32 @@ program
       const summary = await writeResults({ redis, keys: env.keys, batch, total: meta.total, out: opts.out, excel: opts.excel });
       printCounts(batch, summary.counts);
       console.log(`results: ${summary.file} (${summary.rows} rows)`);
+      if (opts.attention) {
+        const attention = await writeAttention({ redis, keys: env.keys, batch, out: opts.attention, input: opts.input });
+        console.log(`attention: ${attention.file} (${attention.rows} rows need a person)`);
+      }
       process.exitCode = exitCodeFor(summary.counts);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+program
+  .command('retry')
+  .description('send the rows of a batch that ended with given outcomes around again (a running `work` processes them)')
+  .argument('<batch>', 'batch id')
+  .option('--outcome <outcome...>', 'outcomes to retry', [...DEFAULT_RETRY_OUTCOMES])
+  .option('--force', 'also rows that cannot succeed unchanged (invalid, rejected)')
+  .option('--input <file>', 'the batch input, when it is no longer where it was loaded from')
+  .action(async (batch: string, opts) => {
+    checkBatch(batch);
+    const env = environment();
+    const redis = await connectRedis(env.config.redisUrl, { failFast: true });
+    try {
+      const summary = await retryBatch({ redis, keys: env.keys, batch, outcomes: opts.outcome, force: opts.force, input: opts.input, logger: env.logger });
+      console.log(
+        `batch ${batch}: ${summary.requeued} rows sent around again (${opts.outcome.join(', ')}); ${summary.alreadyGoing} already on their way; ${summary.stillInvalid} still invalid; ${summary.selected} selected`,
+      );
     } finally {
       redis.disconnect();
     }

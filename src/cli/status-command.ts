@@ -1,46 +1,44 @@
-/** `realty-batch status [<batch>] [--json]`: counts per outcome and per queue state. */
+/** `realty-batch status [<batch>] [--json]`: a batch at a glance, or the recent batches. */
 import type { Command } from 'commander';
-import { Queue } from 'bullmq';
-import { UsageError } from '../errors.js';
 import { createBatchStore } from '../outcomes/batches.js';
-import { batchOutcomes, emptyCounts } from '../results/write-results.js';
 import { connectRedis } from '../queue/connection.js';
+import { batchStatus } from '../results/batch-status.js';
+import { emptyCounts } from '../results/write-results.js';
 import { environment } from './common.js';
 import { printCounts } from './print.js';
 
 export function registerStatusCommand(program: Command): void {
   program
     .command('status')
-    .description('counts per outcome for a batch, or the recent batches')
+    .description('counts per outcome and per queue state for a batch; without a batch, the recent batches')
     .argument('[batch]', 'batch id')
-    .option('--json', 'print one JSON object')
+    .option('--json', 'print JSON: one object for a batch, an array of batches otherwise')
     .action(async (batch: string | undefined, opts) => {
       const env = environment();
       const redis = await connectRedis(env.config.redisUrl, { failFast: true });
       try {
         if (!batch) {
-          const ids = await redis.zrevrange(env.keys.batches, 0, 19);
+          const ids = await redis.zrevrange(env.keys.batches, 0, 49);
           const store = createBatchStore(redis, env.keys);
-          const metas = await Promise.all(ids.map((id) => store.get(id)));
-          if (opts.json) console.log(JSON.stringify(metas.filter(Boolean)));
-          else for (const m of metas) if (m) console.log(`${m.id}  ${m.createdAt}  rows ${m.total ?? '(loading)'}  ${m.file}`);
+          const found = await Promise.all(ids.map((id) => store.get(id)));
+          // Batches past their retention are gone: their ids leave the index too.
+          const expired = ids.filter((_, i) => found[i] === undefined);
+          if (expired.length > 0) await redis.zrem(env.keys.batches, ...expired);
+          const metas = found.filter((m) => m !== undefined);
+          if (opts.json) console.log(JSON.stringify(metas.map(({ id, file, createdAt, state, total, loaderDied }) => ({ batch: id, file, createdAt, state, total, loaderDied }))));
+          else for (const m of metas) console.log(`${m.id}  ${m.createdAt}  ${m.state}${m.loaderDied ? ' (loader died)' : ''}  rows ${m.total ?? '?'}  ${m.file}`);
           return;
         }
-        const meta = await createBatchStore(redis, env.keys).get(batch);
-        if (!meta) throw new UsageError(`There is no batch ${batch} in Redis (realty-batch status lists the batches).`);
-        const total = meta.total ?? 0;
-        const counts = emptyCounts();
-        for await (const r of batchOutcomes(redis, env.keys, batch, total)) counts[r.outcome]++;
-        const queue = new Queue(env.keys.queueName, { connection: redis, prefix: env.keys.bullPrefix });
-        const queueStates = await queue.getJobCounts();
-        await queue.close();
-        const outcomes = Object.fromEntries(Object.entries(counts).filter(([, n]) => n > 0));
-        const done = meta.total !== undefined && counts.pending === 0;
-        if (opts.json) console.log(JSON.stringify({ batch, total, outcomes, done, queue: queueStates, createdAt: meta.createdAt }));
-        else {
-          printCounts(batch, counts);
-          console.log(`  done: ${done ? 'yes' : 'no'}; queue (all batches): ${Object.entries(queueStates).map(([s, n]) => `${s} ${n}`).join(', ')}`);
+        const status = await batchStatus(redis, env.keys, batch);
+        if (opts.json) {
+          console.log(JSON.stringify(status));
+          return;
         }
+        printCounts(batch, { ...emptyCounts(), ...status.outcomes });
+        const queue = Object.entries(status.queue).map(([s, n]) => `${s} ${n}`).join(', ');
+        console.log(`  load: ${status.state}${status.loaderDied ? ' (its loader died: load the same input again to resume)' : ''}; done: ${status.done ? 'yes' : 'no'}`);
+        if (queue) console.log(`  unfinished rows in the queue: ${queue}`);
+        console.log(`  started ${status.startedAt}${status.finishedAt ? `, finished ${status.finishedAt}` : ''}${status.rowsPerSecond ? `, ${status.rowsPerSecond} rows/s` : ''}`);
       } finally {
         redis.disconnect();
       }

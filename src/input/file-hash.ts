@@ -1,4 +1,4 @@
-/** What makes a batch belong to one input: the file's bytes, and how they are read. */
+/** The bytes of an input: its sha256, and whether it is a regular file at all. */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -29,21 +29,4 @@ export async function fileSha256(file: string): Promise<string> {
     throw new InputError(`${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}).`, { cause: err });
   }
   return hash.digest('hex');
-}
-
-/**
- * The file's sha256 combined with the reading options asked for: the same bytes
- * read with another mapping or encoding are other rows, so another batch.
- */
-export async function inputFingerprint(file: string, reading: { format?: string; encoding?: string; delimiter?: string; mapping?: unknown }): Promise<string> {
-  const sha = await fileSha256(file);
-  const mapping = reading.mapping as { columns?: ReadonlyMap<string, string>; defaults?: object } | undefined;
-  const options = JSON.stringify({
-    format: reading.format ?? null,
-    encoding: reading.encoding ?? null,
-    delimiter: reading.delimiter ?? null,
-    mapping: mapping ? { columns: [...(mapping.columns ?? new Map()).entries()].sort(), defaults: mapping.defaults ?? {} } : null,
-  });
-  // Without options the fingerprint is the file's own sha256.
-  return options === JSON.stringify({ format: null, encoding: null, delimiter: null, mapping: null }) ? sha : createHash('sha256').update(`${sha}\n${options}`).digest('hex');
 }

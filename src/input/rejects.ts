@@ -16,9 +16,20 @@ import type { InputFile, InputRecord } from './open-input.js';
 
 export const ERRORS_COLUMN = 'errors';
 
+/**
+ * Writes input records back in the input's own format, encoding, delimiter and
+ * line ending, unchanged, with columns of ours appended (`errors`; the attention
+ * file adds `outcome` and `hint`). The loader ignores those columns on input.
+ */
+export interface RowsWriter {
+  /** `extra`: the value of each extra column, by name. */
+  write(record: InputRecord, extra: Readonly<Record<string, string>>): Promise<void>;
+  /** Closes the file; `rows` is 0 (and no file exists) when nothing was written. */
+  close(): Promise<{ file: string; rows: number }>;
+}
+
 export interface RejectsWriter {
   write(record: InputRecord, problems: readonly FieldProblem[]): Promise<void>;
-  /** Closes the file; `rows` is 0 (and no file exists) when nothing was refused. */
   close(): Promise<{ file: string; rows: number }>;
 }
 
@@ -32,12 +43,23 @@ export function formatProblems(problems: readonly FieldProblem[]): string {
   return problems.map((p) => `${p.field}: ${p.message}`).join('; ');
 }
 
-/** Opened on the first refused record, so a clean load leaves no empty file behind. */
+/** The rejects file: refused records plus `errors`. */
 export function createRejectsWriter(file: string, input: InputFile): RejectsWriter {
+  const writer = createRowsWriter(file, input, [ERRORS_COLUMN]);
+  return {
+    write: (record, problems) => writer.write(record, { [ERRORS_COLUMN]: formatProblems(problems) }),
+    close: () => writer.close(),
+  };
+}
+
+/** Opened on the first record, so a clean load leaves no empty file behind (unless `always`). */
+export function createRowsWriter(file: string, input: InputFile, columns: readonly string[], options: { always?: boolean } = {}): RowsWriter {
   let rows = 0;
   let head: NodeJS.WritableStream | undefined;
   let csv: Stringifier | undefined;
-  let errorsAt = -1;
+  /** Where each extra column stands in the CSV header (an input's own `errors` column is reused). */
+  let at: number[] = [];
+  let width = 0;
   let opened: Promise<void> | undefined;
   let written: Promise<void> | undefined;
   let failure: InputError | undefined;
@@ -75,11 +97,13 @@ export function createRejectsWriter(file: string, input: InputFile): RejectsWrit
     written.catch(() => undefined);
     if (csv) {
       const header = [...(input.header() ?? [])];
-      errorsAt = header.findIndex((h) => headerKey(h) === ERRORS_COLUMN);
-      if (errorsAt < 0) {
-        header.push(ERRORS_COLUMN);
-        errorsAt = header.length - 1;
-      }
+      width = header.length;
+      at = columns.map((name) => {
+        const existing = header.findIndex((h) => headerKey(h) === name);
+        if (existing >= 0) return existing;
+        header.push(name);
+        return header.length - 1;
+      });
       await push(header);
     } else if (input.format === 'json') {
       await push('[\n');
@@ -87,30 +111,34 @@ export function createRejectsWriter(file: string, input: InputFile): RejectsWrit
   }
 
   return {
-    async write(record, problems) {
+    async write(record, extra) {
       opened ??= openFile();
       await opened;
-      const errors = formatProblems(problems);
       if (csv && record.raw.kind === 'cells') {
         const cells = [...record.raw.cells];
-        // A row wider than the header keeps every cell it has: its errors go after them.
-        const at = cells.length > errorsAt && errorsAt === (input.header()?.length ?? 0) ? cells.length : errorsAt;
-        while (cells.length < at) cells.push('');
-        cells[at] = errors;
+        // A row wider than the header keeps every cell it has: our columns go after them.
+        const shift = Math.max(0, cells.length - width);
+        columns.forEach((name, i) => {
+          const position = at[i]! >= width ? at[i]! + shift : at[i]!;
+          while (cells.length < position) cells.push('');
+          cells[position] = extra[name] ?? '';
+        });
         await push(cells);
       } else {
-        // JSON: the record as it was, with `errors` set; a line that was not JSON is kept as text.
+        // JSON: the record as it was, with our fields set; a line that was not JSON is kept as text.
+        const ours = Object.fromEntries(columns.map((name) => [name, extra[name] ?? '']));
         const value =
           record.raw.kind === 'json' && record.raw.value
-            ? { ...record.raw.value, [ERRORS_COLUMN]: errors }
-            : { [ERRORS_COLUMN]: errors, invalidRecord: record.raw.kind === 'json' ? record.raw.text : '' };
+            ? { ...record.raw.value, ...ours }
+            : { ...ours, invalidRecord: record.raw.kind === 'json' ? record.raw.text : '' };
         const text = JSON.stringify(value);
         await push(input.format === 'json' ? `${rows > 0 ? ',\n' : ''}${text}` : `${text}\n`);
       }
       rows++;
     },
     async close() {
-      if (!opened) return { file, rows: 0 };
+      if (!opened && !options.always) return { file, rows: 0 };
+      opened ??= openFile();
       await opened;
       if (input.format === 'json') await push('\n]\n');
       head!.end();

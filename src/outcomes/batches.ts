@@ -19,6 +19,9 @@ import type { Keys } from '../queue/keys.js';
 
 export type BatchState = 'loading' | 'loaded' | 'failed';
 
+/** Outcomes are kept 30 days after the load unless REALTY_RETENTION_DAYS says otherwise. */
+export const DEFAULT_RETENTION_MS = 30 * 24 * 3600 * 1000;
+
 /** A loader renews its claim on a loading batch at every chunk; one silent this long has died. */
 export const LOAD_HEARTBEAT_MS = 60_000;
 
@@ -27,6 +30,8 @@ export interface BatchMeta {
   file: string;
   /** sha256 of the input's bytes, with the reading options when there were any. */
   fingerprint: string;
+  /** The reading options the input was loaded with (JSON), to read it again for the attention file and retries. */
+  reading?: string;
   createdAt: string;
   state: BatchState;
   /** Rows read from the input; set once the whole file has been read. */
@@ -44,10 +49,11 @@ export interface BatchStore {
    * run again); refuses other content. The profile is refreshed either way.
    */
   /** `fresh`: the batch starts from nothing (new, or an earlier load of it failed). */
-  open(meta: Pick<BatchMeta, 'id' | 'file' | 'fingerprint'>, profile: BankProfile): Promise<{ fresh: boolean }>;
+  open(meta: Pick<BatchMeta, 'id' | 'file' | 'fingerprint' | 'reading'>, profile: BankProfile): Promise<{ fresh: boolean }>;
   /** The loader is alive: workers keep holding the batch's jobs. */
   heartbeat(id: string): Promise<void>;
-  setTotal(id: string, total: number): Promise<void>;
+  /** The load is complete; the batch's keys expire `retentionMs` from now. */
+  setTotal(id: string, total: number, retentionMs?: number): Promise<void>;
   fail(id: string, error: string): Promise<void>;
   get(id: string): Promise<BatchMeta | undefined>;
   state(id: string): Promise<BatchState | undefined>;
@@ -78,7 +84,7 @@ export function createBatchStore(redis: Redis, keys: Keys): BatchStore {
       if (fresh && !created) multi.del(keys.outcomes(meta.id), keys.rows(meta.id));
       await multi
         .hsetnx(key, 'createdAt', now.toISOString())
-        .hset(key, 'id', meta.id, 'file', meta.file, 'state', next, 'profile', JSON.stringify(profile), 'loadingUntil', String(now.getTime() + LOAD_HEARTBEAT_MS), 'loader', LOADER)
+        .hset(key, 'id', meta.id, 'file', meta.file, 'reading', meta.reading ?? '{}', 'state', next, 'profile', JSON.stringify(profile), 'loadingUntil', String(now.getTime() + LOAD_HEARTBEAT_MS), 'loader', LOADER)
         .hdel(key, 'error', 'total')
         .zadd(keys.batches, 'NX', now.getTime(), meta.id)
         .exec();
@@ -87,8 +93,15 @@ export function createBatchStore(redis: Redis, keys: Keys): BatchStore {
     async heartbeat(id) {
       await redis.hset(keys.batch(id), 'loadingUntil', String(Date.now() + LOAD_HEARTBEAT_MS));
     },
-    async setTotal(id, total) {
-      await redis.hset(keys.batch(id), 'total', String(total), 'state', 'loaded', 'loadedAt', new Date().toISOString());
+    async setTotal(id, total, retentionMs = DEFAULT_RETENTION_MS) {
+      // Outcomes written later keep this expiry: a batch lives `retentionMs` after its load.
+      await redis
+        .multi()
+        .hset(keys.batch(id), 'total', String(total), 'state', 'loaded', 'loadedAt', new Date().toISOString())
+        .pexpire(keys.batch(id), retentionMs)
+        .pexpire(keys.outcomes(id), retentionMs)
+        .pexpire(keys.rows(id), retentionMs)
+        .exec();
     },
     async fail(id, error) {
       await redis.hset(keys.batch(id), 'state', 'failed', 'error', error);
@@ -101,6 +114,7 @@ export function createBatchStore(redis: Redis, keys: Keys): BatchStore {
       if (h.total !== undefined) meta.total = Number(h.total);
       if (h.loadedAt) meta.loadedAt = h.loadedAt;
       if (h.error) meta.error = h.error;
+      if (h.reading) meta.reading = h.reading;
       return meta;
     },
     async state(id) {

@@ -30,7 +30,12 @@ export interface OutcomeRecord {
   errorCode?: string;
   errorMessage?: string;
   finishedAt: string;
+  /** ambiguous: the equal objects' cadastral numbers; not_found: the nearest ones. Not a results column. */
+  candidates?: string[];
 }
+
+/** Outcomes that need a person: the rows of the attention file. */
+export const ATTENTION_OUTCOMES: ReadonlySet<Outcome> = new Set(['invalid', 'not_found', 'ambiguous', 'rejected', 'forbidden', 'unavailable', 'failed']);
 
 export const RESULT_COLUMNS = [
   'row',

@@ -4,6 +4,7 @@
  * row either has a job or an outcome. Each chunk is awaited before the next is
  * read, so a million-row file streams through in bounded memory.
  */
+import { resolve } from 'node:path';
 import { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { FieldProblem } from '../input/deal.js';
@@ -13,7 +14,8 @@ import { createRejectsWriter, defaultRejectsPath, formatProblems } from '../inpu
 import { createDealValidator } from '../input/validate-deal.js';
 import type { Logger } from '../logger.js';
 import { createBatchStore } from '../outcomes/batches.js';
-import { fileState, inputFingerprint } from '../input/file-hash.js';
+import { fileState } from '../input/file-hash.js';
+import { inputFingerprint, serializeReading } from '../input/reading.js';
 import { InputError } from '../errors.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
 import { DEAL_JOB, dealJobId, type DealJobData } from './job-data.js';
@@ -22,6 +24,20 @@ import type { Keys } from './keys.js';
 /** A safety net far above the worker's own retry budget (`--attempts`), which decides. */
 export const JOB_ATTEMPTS_CEILING = 1000;
 const DAY_SECONDS = 24 * 3600;
+
+/**
+ * The options of every deal job. The worker's `--attempts` decides retries; BullMQ's
+ * attempts are only a ceiling. Finished jobs keep no personal data (the processor
+ * strips it), so they may stay for the dashboard a while.
+ */
+export function dealJobOptions() {
+  return {
+    attempts: JOB_ATTEMPTS_CEILING,
+    backoff: { type: 'realty' },
+    removeOnComplete: { age: 7 * DAY_SECONDS },
+    removeOnFail: { age: 30 * DAY_SECONDS },
+  };
+}
 
 export interface LoadOptions extends InputOptions {
   file: string;
@@ -36,6 +52,8 @@ export interface LoadOptions extends InputOptions {
   fingerprint?: string;
   /** Where refused records go; default `<stem>.rejects<ext>` beside the input. */
   rejects?: string;
+  /** How long the batch's outcomes stay in Redis after the load (default 30 days). */
+  retentionMs?: number;
   /** Jobs per `addBulk` (one round trip each). */
   chunkSize?: number;
   /** Called after each chunk: rows read, and bytes read of the file's size. */
@@ -114,13 +132,7 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
         jobs.map((data, i) => ({
           name: DEAL_JOB,
           data,
-          opts: {
-            jobId: ids[i]!,
-            attempts: JOB_ATTEMPTS_CEILING,
-            backoff: { type: 'realty' },
-            removeOnComplete: { age: 7 * DAY_SECONDS },
-            removeOnFail: { age: 30 * DAY_SECONDS },
-          },
+          opts: { ...dealJobOptions(), jobId: ids[i]! },
         })),
       );
     }
@@ -134,7 +146,7 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
   try {
     if (queue) {
       const fingerprint = options.fingerprint ?? (await inputFingerprint(options.file, options));
-      const { fresh } = await batches.open({ id: batch, file: options.file, fingerprint }, options.profile);
+      const { fresh } = await batches.open({ id: batch, file: resolve(options.file), fingerprint, reading: serializeReading(options) }, options.profile);
       // Jobs left by an earlier load of this batch that failed or died: this load makes them again.
       owned = fresh;
       if (fresh) await removeBatchJobs(queue, redis, keys, batch);
@@ -171,7 +183,7 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
     }
     if (queue) {
       const wasLoading = (await batches.state(batch)) === 'loading';
-      await batches.setTotal(batch, summary.read);
+      await batches.setTotal(batch, summary.read, options.retentionMs);
       // Workers held this batch's jobs back with growing delays while it loaded: release them now.
       if (wasLoading) await promoteBatchJobs(queue, redis, keys, batch);
     }

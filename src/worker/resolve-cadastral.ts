@@ -6,7 +6,7 @@ import { describeCandidate, matchCandidate } from './match-candidate.js';
 
 export type Resolution =
   | { kind: 'found'; cadastralNumber: string; viaSuggest: boolean }
-  | { kind: 'not_found'; message: string }
+  | { kind: 'not_found'; message: string; cadastralNumbers: string[] }
   | { kind: 'ambiguous'; message: string; cadastralNumbers: string[] };
 
 export function suggestQuery(deal: Deal): SuggestRequest {
@@ -41,6 +41,7 @@ export async function resolveCadastralNumber(deal: Deal, client: RealtyClient): 
     case 'not_found':
       return {
         kind: 'not_found',
+        cadastralNumbers: match.nearest.map((c) => c.objectCn),
         message:
           match.nearest.length === 0
             ? 'suggest found no object at this address'

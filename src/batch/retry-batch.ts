@@ -1,0 +1,109 @@
+/**
+ * `retry`: the rows of a batch that ended with given outcomes go around again.
+ * Their deals are read again from the batch's input (checked unchanged), since
+ * a finished job keeps no personal data. Safe to repeat: a row whose job is
+ * already on its way is left alone, and a deal that reached the registry is
+ * never sent again (the worker's ledger check still applies).
+ */
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { UsageError } from '../errors.js';
+import { reopenInput } from '../input/reading.js';
+import { createDealValidator } from '../input/validate-deal.js';
+import type { Logger } from '../logger.js';
+import { createBatchStore } from '../outcomes/batches.js';
+import { createOutcomeStore } from '../outcomes/store.js';
+import { ATTENTION_OUTCOMES, type Outcome, type OutcomeRecord } from '../outcomes/types.js';
+import { dealJobId, type DealJobData } from '../queue/job-data.js';
+import type { Keys } from '../queue/keys.js';
+import { dealJobOptions } from '../queue/load-batch.js';
+import { DEAL_JOB } from '../queue/job-data.js';
+
+export const DEFAULT_RETRY_OUTCOMES: readonly Outcome[] = ['unavailable', 'failed'];
+/** Outcomes that cannot succeed unchanged: sent again only with --force. */
+export const UNCHANGEABLE_OUTCOMES: ReadonlySet<Outcome> = new Set(['invalid', 'rejected']);
+
+export interface RetryOptions {
+  redis: Redis;
+  keys: Keys;
+  batch: string;
+  outcomes: readonly Outcome[];
+  force?: boolean;
+  /** The batch input, when it is no longer where it was loaded from. */
+  input?: string;
+  logger: Logger;
+}
+
+export interface RetrySummary {
+  batch: string;
+  /** Rows with one of the outcomes. */
+  selected: number;
+  /** Sent around again. */
+  requeued: number;
+  /** Already on their way (waiting, delayed or active): left alone. */
+  alreadyGoing: number;
+  /** Invalid rows that are still invalid in the input: they need fixing, not a retry. */
+  stillInvalid: number;
+}
+
+/** Deletes the row's outcome only if it is still the one retry read: a newer one stays. */
+const DELETE_IF_SAME = `if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1]) end return 0`;
+
+export async function retryBatch(options: RetryOptions): Promise<RetrySummary> {
+  const { redis, keys, batch } = options;
+  const wrong = options.outcomes.filter((o) => !ATTENTION_OUTCOMES.has(o));
+  if (wrong.length > 0) throw new UsageError(`--outcome ${wrong.join(', ')}: only rows that need attention can be retried (${[...ATTENTION_OUTCOMES].join(', ')}).`);
+  const unchangeable = options.outcomes.filter((o) => UNCHANGEABLE_OUTCOMES.has(o));
+  if (unchangeable.length > 0 && !options.force) {
+    throw new UsageError(`Rows ${unchangeable.join(' and ')} cannot succeed unchanged: correct them in the attention file and load it; --force sends them again anyway.`);
+  }
+  const meta = await createBatchStore(redis, keys).get(batch);
+  if (!meta) throw new UsageError(`There is no batch ${batch} in Redis (realty-batch status lists the batches).`);
+  if (meta.state !== 'loaded' || meta.total === undefined) throw new UsageError(`Batch ${batch} has not finished loading; nothing to retry yet.`);
+
+  // The rows to send again, with the outcome each has now.
+  const wanted = new Set<Outcome>(options.outcomes);
+  const store = createOutcomeStore(redis, keys);
+  const selected = new Map<number, OutcomeRecord>();
+  const PAGE = 1000;
+  for (let from = 1; from <= meta.total; from += PAGE) {
+    const page = await store.range(batch, from, Math.min(meta.total, from + PAGE - 1));
+    page.forEach((r, i) => {
+      if (r && wanted.has(r.outcome)) selected.set(from + i, r);
+    });
+  }
+  const summary: RetrySummary = { batch, selected: selected.size, requeued: 0, alreadyGoing: 0, stillInvalid: 0 };
+  if (selected.size === 0) return summary;
+
+  const input = await reopenInput(meta, options.input);
+  const validate = createDealValidator();
+  const queue = new Queue<DealJobData>(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
+  try {
+    for await (const record of input.records()) {
+      // Every record is validated, in order, so that a repeated dealId stays refused.
+      const result = validate(record.fields);
+      const earlier = selected.get(record.row);
+      if (!earlier) continue;
+      if (!result.ok || record.problems.length > 0) {
+        summary.stillInvalid++;
+        continue;
+      }
+      const id = dealJobId(batch, result.deal.dealId);
+      const state = await queue.getJobState(id);
+      if (state === 'waiting' || state === 'active' || state === 'delayed' || state === 'prioritized' || state === 'waiting-children') {
+        summary.alreadyGoing++;
+        continue;
+      }
+      if (state !== 'unknown') await queue.remove(id);
+      const data: DealJobData = { batch, row: record.row, dealId: result.deal.dealId, deal: result.deal };
+      await queue.add(DEAL_JOB, data, { ...dealJobOptions(), jobId: id });
+      // The row is pending again, unless its new outcome is already in.
+      await redis.eval(DELETE_IF_SAME, 1, keys.outcomes(batch), String(record.row), JSON.stringify(earlier));
+      summary.requeued++;
+    }
+  } finally {
+    await queue.close();
+  }
+  options.logger.info({ ...summary }, 'batch rows sent around again');
+  return summary;
+}

@@ -1,0 +1,55 @@
+/**
+ * The attention file: every row that needs a person, in the input's own
+ * columns, format and encoding, plus `outcome`, `errors` and `hint`. Fixed and
+ * loaded again as it is, its rows run: the loader ignores the three columns.
+ *
+ * The rows come from the input file itself, read again (after checking it is
+ * unchanged), so no personal data has to stay in Redis for it.
+ */
+import type { Redis } from 'ioredis';
+import { UsageError } from '../errors.js';
+import { createRowsWriter } from '../input/rejects.js';
+import { reopenInput } from '../input/reading.js';
+import { createBatchStore } from '../outcomes/batches.js';
+import { createOutcomeStore } from '../outcomes/store.js';
+import { ATTENTION_OUTCOMES, type OutcomeRecord } from '../outcomes/types.js';
+import type { Keys } from '../queue/keys.js';
+import { hintFor } from './hints.js';
+
+export interface AttentionOptions {
+  redis: Redis;
+  keys: Keys;
+  batch: string;
+  out: string;
+  /** The input, when it is no longer where the batch was loaded from. */
+  input?: string;
+}
+
+const PAGE = 1000;
+
+export async function writeAttention(options: AttentionOptions): Promise<{ file: string; rows: number }> {
+  const { redis, keys, batch } = options;
+  const meta = await createBatchStore(redis, keys).get(batch);
+  if (!meta) throw new UsageError(`There is no batch ${batch} in Redis (realty-batch status lists the batches).`);
+  const input = await reopenInput(meta, options.input);
+  const store = createOutcomeStore(redis, keys);
+  // Written even when no row needs a person: an empty attention file says so.
+  const writer = createRowsWriter(options.out, input, ['outcome', 'errors', 'hint'], { always: true });
+  let page: Array<OutcomeRecord | undefined> = [];
+  let pageStart = 1;
+  try {
+    for await (const record of input.records()) {
+      if (record.row >= pageStart + page.length) {
+        pageStart = record.row;
+        page = await store.range(batch, pageStart, pageStart + PAGE - 1);
+      }
+      const outcome = page[record.row - pageStart];
+      if (!outcome || !ATTENTION_OUTCOMES.has(outcome.outcome)) continue;
+      await writer.write(record, { outcome: outcome.outcome, errors: outcome.errorMessage ?? '', hint: hintFor(outcome, batch) });
+    }
+  } catch (err) {
+    await writer.close().catch(() => undefined);
+    throw err;
+  }
+  return writer.close();
+}

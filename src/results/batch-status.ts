@@ -1,0 +1,76 @@
+/**
+ * A batch at a glance: counts per outcome, where its unfinished rows are in the
+ * queue, when it started and finished, and how fast it went.
+ */
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { UsageError } from '../errors.js';
+import { createBatchStore, type BatchState } from '../outcomes/batches.js';
+import type { Outcome } from '../outcomes/types.js';
+import { dealJobId } from '../queue/job-data.js';
+import type { Keys } from '../queue/keys.js';
+import { batchOutcomes, emptyCounts } from './write-results.js';
+
+export interface BatchStatus {
+  batch: string;
+  total: number;
+  /** Outcome → rows, only outcomes that occur (`pending`: not finished yet). */
+  outcomes: Partial<Record<Outcome, number>>;
+  /** Every row has its outcome. */
+  done: boolean;
+  /** The batch's load: loading, loaded or failed (and whether its loader died). */
+  state: BatchState;
+  loaderDied?: boolean;
+  file: string;
+  /** Unfinished rows by BullMQ job state (waiting, delayed, active, failed, missing ...). */
+  queue: Record<string, number>;
+  startedAt: string;
+  finishedAt?: string;
+  /** Rows finished per second, from the load's end to the last outcome. */
+  rowsPerSecond?: number;
+}
+
+/** Job states looked up one by one: past this many unfinished rows, a sample. */
+const MAX_STATES = 10_000;
+
+export async function batchStatus(redis: Redis, keys: Keys, batch: string): Promise<BatchStatus> {
+  const meta = await createBatchStore(redis, keys).get(batch);
+  if (!meta) throw new UsageError(`There is no batch ${batch} in Redis (realty-batch status lists the batches).`);
+  const total = meta.total ?? 0;
+  const counts = emptyCounts();
+  const unfinished: string[] = [];
+  let last = 0;
+  for await (const r of batchOutcomes(redis, keys, batch, total)) {
+    counts[r.outcome]++;
+    if (r.outcome === 'pending') {
+      if (unfinished.length < MAX_STATES && r.dealId) unfinished.push(r.dealId);
+    } else if (r.finishedAt) last = Math.max(last, Date.parse(r.finishedAt));
+  }
+  const queue = new Queue(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
+  const states: Record<string, number> = {};
+  try {
+    for (let i = 0; i < unfinished.length; i += 200) {
+      const chunk = await Promise.all(unfinished.slice(i, i + 200).map((dealId) => queue.getJobState(dealJobId(batch, dealId))));
+      for (const s of chunk) states[s === 'unknown' ? 'missing' : s] = (states[s === 'unknown' ? 'missing' : s] ?? 0) + 1;
+    }
+  } finally {
+    await queue.close();
+  }
+  const done = meta.state === 'loaded' && counts.pending === 0;
+  const began = Date.parse(meta.loadedAt ?? meta.createdAt);
+  const finishedRows = total - counts.pending;
+  const status: BatchStatus = {
+    batch,
+    total,
+    outcomes: Object.fromEntries(Object.entries(counts).filter(([, n]) => n > 0)),
+    done,
+    state: meta.state,
+    file: meta.file,
+    queue: states,
+    startedAt: meta.createdAt,
+  };
+  if (meta.loaderDied) status.loaderDied = true;
+  if (done && last > 0) status.finishedAt = new Date(last).toISOString();
+  if (last > began && finishedRows > 0) status.rowsPerSecond = Math.round((finishedRows / ((last - began) / 1000)) * 10) / 10;
+  return status;
+}
