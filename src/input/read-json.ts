@@ -8,22 +8,15 @@ import { StringDecoder } from 'node:string_decoder';
 import { jsonParser, type Token } from 'stream-json/parser.js';
 import { jsonVerifier } from 'stream-json/utils/verifier.js';
 import { InputError } from '../errors.js';
+import { destroyQuietly, isRecord, MAX_RECORD_CHARS, type JsonItem } from './json-item.js';
 
-export interface JsonItem {
-  /** 1-based position of the record in the file (for JSONL: counting non-blank lines; for JSON: array index + 1). */
-  row: number;
-  /** The record as parsed (a plain object) when it is one. */
-  value?: Record<string, unknown>;
-  /** Set when this record is broken: a JSONL line that is not JSON, or an item that is not an object. It still counts as read. */
-  problem?: string;
-  /** The record's original text (JSONL: the line as it was, without the newline; JSON: JSON.stringify(value)). */
-  raw: string;
-}
+export { flattenRecord, type JsonItem } from './json-item.js';
+export { readJsonLines } from './read-jsonl.js';
+
 
 /** Deeper than any deal record needs; a bound, so hostile nesting costs neither stack nor heap. */
 const MAX_DEPTH = 64;
 /** One record (a JSON item, a JSONL line) may hold this many characters: memory stays bounded on a runaway value. */
-const MAX_RECORD_CHARS = 16 * 1024 * 1024;
 /** stream-chain's "flush" marker (`none`, a registered symbol): the tokenizer reports a value cut short. */
 const FLUSH = Symbol.for('object-stream.none');
 /** Longer than the 16 characters stream-json waits for before it judges a literal. */
@@ -320,98 +313,3 @@ async function locateSyntaxError(file: string): Promise<{ line: number; pos: num
   return undefined;
 }
 
-/**
- * JSON Lines: one record per line; blank lines skipped; CRLF accepted. A line
- * that is not JSON, or not an object, is yielded with its problem and reading goes on.
- */
-export async function* readJsonLines(text: NodeJS.ReadableStream, file: string): AsyncGenerator<JsonItem> {
-  const decoder = new StringDecoder('utf8');
-  let carry = '';
-  let line = 0;
-  let row = 0;
-
-  const parseLine = (raw: string): JsonItem | undefined => {
-    line++;
-    if (raw.length > MAX_RECORD_CHARS) throw new InputError(`${file} has a line longer than 16 MiB (line ${line}).`);
-    if (raw.charCodeAt(raw.length - 1) === 13) raw = raw.slice(0, -1);
-    if (line === 1 && raw.charCodeAt(0) === 0xfeff) raw = raw.slice(1);
-    // The common line starts with '{': only other lines need the blank test.
-    if (raw.charCodeAt(0) !== 123 && raw.trim() === '') return undefined;
-    row++;
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      return { row, problem: `is not valid JSON (line ${line})`, raw };
-    }
-    return isRecord(value) ? { row, value, raw } : { row, problem: 'is not an object', raw };
-  };
-
-  try {
-    for await (const data of text) {
-      const chunk = typeof data === 'string' ? data : decoder.write(data);
-      let start = 0;
-      let end = chunk.indexOf('\n');
-      if (end === -1) {
-        carry += chunk;
-        if (carry.length > MAX_RECORD_CHARS) throw new InputError(`${file} has a line longer than 16 MiB (line ${line + 1}).`);
-        continue;
-      }
-      const head = parseLine(carry + chunk.slice(0, end));
-      carry = '';
-      if (head) yield head;
-      start = end + 1;
-      while ((end = chunk.indexOf('\n', start)) !== -1) {
-        const item = parseLine(chunk.slice(start, end));
-        if (item) yield item;
-        start = end + 1;
-      }
-      carry = chunk.slice(start);
-    }
-    carry += decoder.end();
-    if (carry !== '') {
-      const last = parseLine(carry);
-      if (last) yield last;
-    }
-  } finally {
-    destroyQuietly(text);
-  }
-}
-
-/**
- * A record's values as the loader's flat text fields. A nested object or array
- * has no text form the bank would recognise: it is reported, not flattened.
- */
-export function flattenRecord(value: Record<string, unknown>): {
-  fields: Record<string, string>;
-  problems: Array<{ field: string; message: string }>;
-} {
-  const fields: Record<string, string> = {};
-  const problems: Array<{ field: string; message: string }> = [];
-  for (const key of Object.keys(value)) {
-    const v = value[key];
-    let text: string;
-    if (v === null || v === undefined) text = '';
-    else if (typeof v === 'object') {
-      problems.push({ field: key, message: `must be text, not ${Array.isArray(v) ? 'an array' : 'an object'}` });
-      continue;
-    } else if (typeof v === 'number' && Number.isInteger(v) && !Number.isSafeInteger(v)) {
-      // 9007199254740993 arrives as ...992: a dealId or a number of that length must be quoted.
-      problems.push({ field: key, message: 'must be text: a number this long loses digits in JSON; put it in quotes' });
-      continue;
-    } else text = typeof v === 'string' ? v : String(v);
-    if (key === '__proto__') Object.defineProperty(fields, key, { value: text, writable: true, enumerable: true, configurable: true });
-    else fields[key] = text;
-  }
-  return { fields, problems };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** A consumer that stops early, or an error: release the stream (and, through the decoder, the file). */
-function destroyQuietly(text: NodeJS.ReadableStream): void {
-  const stream = text as NodeJS.ReadableStream & { destroy?: () => void; destroyed?: boolean };
-  if (typeof stream.destroy === 'function' && !stream.destroyed) stream.destroy();
-}
