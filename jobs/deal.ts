@@ -36,6 +36,8 @@ export interface DealProcessorContext {
    * throws BullMQ's RateLimitError, which puts the job back to waiting unspent.
    */
   throttle?(): Promise<void>;
+  /** Each recorded outcome, for the fleet's counters. */
+  onOutcome?(record: OutcomeRecord): void;
 }
 
 /**
@@ -123,6 +125,7 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
       // would send the deal again on the job's retry: the write is retried on its own.
       await pRetry(() => ctx.outcomes.record(batch, record), { retries: 5, minTimeout: 200 });
       log.info({ outcome: record.outcome, httpStatus: record.httpStatus, docflowId: record.docflowId, errorCode: record.errorCode }, 'deal finished');
+      ctx.onOutcome?.(record);
       await forget(job);
       return record;
     };

@@ -24,6 +24,8 @@ export interface Keys {
   readonly pauseReason: string;
   /** String: `<second>:<count>` of gateway requests, for `--rate`. */
   readonly rate: string;
+  /** Hash: the fleet's counters (src/metrics/recorder.ts), read by the dashboard's /metrics. */
+  readonly metrics: string;
 }
 
 export function createKeys(prefix: string): Keys {
@@ -38,6 +40,7 @@ export function createKeys(prefix: string): Keys {
     ledger: `${tag}:ledger`,
     pauseReason: `${tag}:pause-reason`,
     rate: `${tag}:rate`,
+    metrics: `${tag}:metrics`,
   });
 }
 

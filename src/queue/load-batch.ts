@@ -124,6 +124,7 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
     for (const id of ids) pipeline.exists(`${keys.bullPrefix}:${keys.queueName}:${id}`);
     for (const j of jobs) pipeline.hset(keys.rows(batch), String(j.row), j.dealId);
     for (const o of invalid) pipeline.hset(keys.outcomes(batch), String(o.row), JSON.stringify(o));
+    if (invalid.length > 0) pipeline.hincrby(keys.metrics, 'outcome|invalid', invalid.length);
     const [replies = []] = await Promise.all([pipeline.exec().then((r) => r ?? []), pipelineHeartbeat]);
     for (const [err] of replies) if (err) throw err;
     const already = replies.slice(0, ids.length).filter(([, n]) => n === 1).length;

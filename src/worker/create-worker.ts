@@ -14,6 +14,7 @@ import type { Keys } from '../queue/keys.js';
 import { createRealtyClient } from '../realty/client.js';
 import { retryDelay } from './decide.js';
 import { createRequestLimiter } from './rate-limit.js';
+import { createMetricsRecorder } from '../metrics/recorder.js';
 
 export interface DealWorkerOptions {
   /** A connection with `maxRetriesPerRequest: null`; the worker duplicates it for blocking calls. */
@@ -54,11 +55,13 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   const { connection, keys, logger } = options;
   const queue = new Queue<DealJobData, OutcomeRecord>(keys.queueName, { connection, prefix: keys.bullPrefix });
   queue.on('error', (err) => logger.error({ err: { message: err.message } }, 'queue error'));
+  const metrics = createMetricsRecorder(connection, keys.metrics);
   const client = createRealtyClient({
     baseUrl: options.apiUrl,
     sessionId: options.sessionId,
     timeoutMs: options.timeoutMs,
     connections: Math.max(8, options.concurrency),
+    onCall: (endpoint, status, ms) => metrics.call(endpoint, status, ms),
   });
   const outcomes = createOutcomeStore(connection, keys);
   let sessionReported = false;
@@ -71,6 +74,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     apiUrl: options.apiUrl,
     attempts: options.attempts,
     logger,
+    onOutcome: (record) => metrics.outcome(record.outcome),
     async pauseForSession() {
       await connection.set(keys.pauseReason, 'session');
       await queue.pause();
@@ -138,6 +142,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
       }
       await queue.close();
       await client.close();
+      await metrics.close().catch(() => undefined);
       return inTime;
     },
   };

@@ -1,0 +1,72 @@
+/**
+ * Counters every worker adds to one Redis hash: rows finished per outcome,
+ * gateway calls per endpoint and status, and call durations. Kept in memory and
+ * flushed once a second (one HINCRBY pipeline), so the hot path pays nothing;
+ * the dashboard's `/metrics` reads the hash for the whole fleet.
+ *
+ * Fields (all counters, never reset):
+ *   outcome|<outcome>
+ *   call|<endpoint>|<status>                 status 0 = no answer (timeout, reset)
+ *   duration_bucket|<endpoint>|<le>          calls with le(previous) < seconds <= le; le '+Inf' last
+ *   duration_sum|<endpoint>                  seconds (HINCRBYFLOAT)
+ *   duration_count|<endpoint>
+ */
+import type { Redis } from 'ioredis';
+
+/** Seconds: the upper bounds of the call duration histogram. */
+export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const;
+
+export interface MetricsRecorder {
+  outcome(outcome: string): void;
+  call(endpoint: string, status: number, ms: number): void;
+  flush(): Promise<void>;
+  /** Flushes what is left and stops the timer. */
+  close(): Promise<void>;
+}
+
+export function bucketOf(seconds: number): string {
+  const le = DURATION_BUCKETS.find((b) => seconds <= b);
+  return le === undefined ? '+Inf' : String(le);
+}
+
+export function createMetricsRecorder(redis: Redis, key: string, flushMs = 1000): MetricsRecorder {
+  let counts = new Map<string, number>();
+  let sums = new Map<string, number>();
+  const add = (field: string, n = 1): void => {
+    counts.set(field, (counts.get(field) ?? 0) + n);
+  };
+
+  const flush = async (): Promise<void> => {
+    if (counts.size === 0 && sums.size === 0) return;
+    const [c, s] = [counts, sums];
+    counts = new Map();
+    sums = new Map();
+    const pipeline = redis.pipeline();
+    for (const [field, n] of c) pipeline.hincrby(key, field, n);
+    for (const [field, v] of s) pipeline.hincrbyfloat(key, field, v);
+    await pipeline.exec();
+  };
+  const timer = setInterval(() => {
+    // Lost figures are not worth a crash; the next flush tries with what comes next.
+    flush().catch(() => undefined);
+  }, flushMs);
+  timer.unref();
+
+  return {
+    outcome(outcome) {
+      add(`outcome|${outcome}`);
+    },
+    call(endpoint, status, ms) {
+      const seconds = ms / 1000;
+      add(`call|${endpoint}|${status}`);
+      add(`duration_bucket|${endpoint}|${bucketOf(seconds)}`);
+      add(`duration_count|${endpoint}`);
+      sums.set(`duration_sum|${endpoint}`, (sums.get(`duration_sum|${endpoint}`) ?? 0) + seconds);
+    },
+    flush,
+    async close() {
+      clearInterval(timer);
+      await flush();
+    },
+  };
+}
