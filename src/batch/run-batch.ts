@@ -6,12 +6,12 @@
 import { basename, extname } from 'node:path';
 import type { Redis } from 'ioredis';
 import type { BankProfile } from '../input/profile.js';
-import { createOutcomeStore } from '../outcomes/store.js';
 import { SUBMITTED_OUTCOMES, type Outcome } from '../outcomes/types.js';
 import { BATCH_ID } from '../queue/keys.js';
 import { loadBatch, type LoadOptions, type LoadSummary } from '../queue/load-batch.js';
 import type { InputOptions } from '../input/open-input.js';
 import { writeAttention } from '../results/attention.js';
+import { waitForBatch, type StopReason } from './wait-batch.js';
 import { writeResults, type ResultsSummary } from '../results/write-results.js';
 import { createDealWorker, type DealWorkerOptions } from '../worker/create-worker.js';
 import { UsageError } from '../errors.js';
@@ -47,7 +47,7 @@ export interface RunResult {
   results: ResultsSummary;
   attention?: { file: string; rows: number };
   /** Why the run ended before every row finished, when it did: a refused session, a signal, or a queue paused by someone. */
-  stoppedBecause?: 'session' | 'signal' | 'paused';
+  stoppedBecause?: StopReason;
   exitCode: 0 | 1 | 3;
 }
 
@@ -106,24 +106,16 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
       await dealWorker.queue.resume();
       log.warn('the queue was paused for a refused session; resumed for this run');
     }
-    const outcomes = createOutcomeStore(redis, keys);
-    const pollMs = options.pollMs ?? 200;
-    for (;;) {
-      // While Redis is away the count waits for it (a worker outlives a restart);
-      // a signal still ends the wait.
-      const done = await untilAborted(outcomes.count(batch), options.signal);
-      if (done === undefined) {
-        stoppedBecause = 'signal';
-        break;
-      }
-      options.onProgress?.(done, load.read);
-      if (done >= load.read) break;
-      if (await dealWorker.queue.isPaused()) {
-        stoppedBecause = (await redis.get(keys.pauseReason)) === 'session' ? 'session' : 'paused';
-        break;
-      }
-      await untilAborted(new Promise((resolve) => setTimeout(resolve, pollMs)), options.signal);
-    }
+    stoppedBecause = await waitForBatch({
+      redis,
+      keys,
+      queue: dealWorker.queue,
+      batch,
+      total: load.read,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.pollMs ? { pollMs: options.pollMs } : {}),
+    });
   } finally {
     await dealWorker.close();
   }
@@ -132,24 +124,4 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
   const exitCode = stoppedBecause ? 1 : exitCodeFor(results.counts);
   log.info({ counts: results.counts, exitCode, stoppedBecause }, 'run finished');
   return { batch, load, results, exitCode, ...(attention ? { attention } : {}), ...(stoppedBecause ? { stoppedBecause } : {}) };
-}
-
-/** The promise's value, or undefined as soon as the signal aborts. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T | undefined> {
-  if (!signal) return promise;
-  if (signal.aborted) return Promise.resolve(undefined);
-  return new Promise((resolve, reject) => {
-    const onAbort = () => resolve(undefined);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
 }

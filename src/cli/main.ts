@@ -22,11 +22,13 @@ import { createBatchStore } from '../outcomes/batches.js';
 import { writeAttention } from '../results/attention.js';
 import { writeResults } from '../results/write-results.js';
 import { createDealWorker, DEFAULT_GRACE_MS } from '../worker/create-worker.js';
+import { createTickWorker } from '../schedule/tick-worker.js';
 import { environment, nonNegativeInt, onShutdownSignals, positiveInt, reportError } from './common.js';
 import { createProgress } from './progress.js';
 import { printCounts, printLoad } from './print.js';
 import { registerSandboxCommand } from './sandbox-command.js';
 import { registerStatusCommand } from './status-command.js';
+import { registerScheduleCommand } from './schedule-command.js';
 
 const program = new Command('realty-batch')
   .description('Submit mortgage registrations (encumbrance_request docflows) in bulk, on BullMQ and Redis.')
@@ -196,10 +198,12 @@ workerOptions(
     await dealWorker.queue.resume();
     env.logger.warn('the queue was paused for a refused session; resumed with this worker\'s session');
   }
+  // The ticks of nightly schedules (realty-batch schedule) run here too.
+  const tickWorker = createTickWorker({ connection: redis, keys: env.keys, logger: env.logger, signal: shutdown.signal });
   env.logger.info({ concurrency: opts.concurrency }, 'worker started');
   await new Promise<void>((resolve) => shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
   env.logger.info({ graceMs: opts.graceMs }, 'stopping: no new jobs; active ones may finish');
-  await dealWorker.close(opts.graceMs);
+  await Promise.all([dealWorker.close(opts.graceMs), tickWorker.close()]);
   redis.disconnect();
   env.logger.info('worker stopped');
 });
@@ -256,6 +260,7 @@ program
   });
 
 registerStatusCommand(program);
+registerScheduleCommand(program);
 registerSandboxCommand(program);
 
 try {

@@ -1,0 +1,101 @@
+/**
+ * Nightly runs from an inbox: a BullMQ Job Scheduler per inbox on the `schedule`
+ * queue. Registering again with the same name updates it (upsertJobScheduler),
+ * never duplicates it; any `realty-batch work` executes the ticks.
+ */
+import { createHash } from 'node:crypto';
+import { resolve } from 'node:path';
+import { Queue } from 'bullmq';
+import { CronExpressionParser } from 'cron-parser';
+import type { Redis } from 'ioredis';
+import { UsageError } from '../errors.js';
+import type { Keys } from '../queue/keys.js';
+
+export const SCHEDULE_QUEUE = 'schedule';
+export const TICK_JOB = 'tick';
+
+/** What each tick needs: the job template's data. Paths are absolute, as every worker host must see them. */
+export interface TickData {
+  name: string;
+  inbox: string;
+  outbox: string;
+  profile: string;
+  notifyUrl?: string;
+}
+
+export interface ScheduleOptions extends Omit<TickData, 'name'> {
+  /** Defaults to `inbox-<hash of the inbox path>`. */
+  name?: string;
+  cron: string;
+  tz?: string;
+}
+
+export interface ScheduleInfo {
+  name: string;
+  cron: string;
+  tz?: string;
+  next?: string;
+  data?: TickData;
+}
+
+export function scheduleQueue(redis: Redis, keys: Keys): Queue<TickData> {
+  return new Queue<TickData>(SCHEDULE_QUEUE, { connection: redis, prefix: keys.bullPrefix });
+}
+
+export function defaultScheduleName(inbox: string): string {
+  return `inbox-${createHash('sha256').update(resolve(inbox)).digest('hex').slice(0, 10)}`;
+}
+
+/** Five fields, or six with seconds first; an unknown time zone or a bad field is a usage error. */
+export function checkCron(cron: string, tz?: string): Date {
+  const fields = cron.trim().split(/\s+/).length;
+  if (fields !== 5 && fields !== 6) throw new UsageError(`--cron ${JSON.stringify(cron)} needs 5 fields (minute hour day month weekday) or 6 (seconds first).`);
+  try {
+    return CronExpressionParser.parse(cron, tz ? { tz } : {}).next().toDate();
+  } catch (err) {
+    throw new UsageError(`--cron ${JSON.stringify(cron)}${tz ? ` --tz ${tz}` : ''} is not valid: ${(err as Error).message}.`);
+  }
+}
+
+export async function upsertSchedule(redis: Redis, keys: Keys, options: ScheduleOptions): Promise<ScheduleInfo> {
+  const next = checkCron(options.cron, options.tz);
+  const name = options.name ?? defaultScheduleName(options.inbox);
+  const data: TickData = { name, inbox: resolve(options.inbox), outbox: resolve(options.outbox), profile: resolve(options.profile) };
+  if (options.notifyUrl) data.notifyUrl = options.notifyUrl;
+  const queue = scheduleQueue(redis, keys);
+  try {
+    await queue.upsertJobScheduler(
+      name,
+      { pattern: options.cron, ...(options.tz ? { tz: options.tz } : {}) },
+      { name: TICK_JOB, data, opts: { removeOnComplete: 200, removeOnFail: 200 } },
+    );
+  } finally {
+    await queue.close();
+  }
+  return { name, cron: options.cron, next: next.toISOString(), data, ...(options.tz ? { tz: options.tz } : {}) };
+}
+
+export async function listSchedules(redis: Redis, keys: Keys): Promise<ScheduleInfo[]> {
+  const queue = scheduleQueue(redis, keys);
+  try {
+    const schedulers = await queue.getJobSchedulers(0, -1, true);
+    return schedulers.map((s) => {
+      const info: ScheduleInfo = { name: s.key, cron: s.pattern ?? `every ${s.every} ms` };
+      if (s.tz) info.tz = s.tz;
+      if (s.next) info.next = new Date(s.next).toISOString();
+      if (s.template?.data) info.data = s.template.data;
+      return info;
+    });
+  } finally {
+    await queue.close();
+  }
+}
+
+export async function removeSchedule(redis: Redis, keys: Keys, name: string): Promise<boolean> {
+  const queue = scheduleQueue(redis, keys);
+  try {
+    return await queue.removeJobScheduler(name);
+  } finally {
+    await queue.close();
+  }
+}
