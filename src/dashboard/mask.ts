@@ -1,0 +1,95 @@
+/**
+ * What Bull Board may show of a job. A waiting or failed job can still hold its
+ * deal, with the owners' names, SNILS, passports, birth data and addresses: the
+ * page shows the property and the keys only. Lists of allowed keys, not of
+ * forbidden ones, so a field added to the deal later stays hidden until someone
+ * decides it may be shown.
+ */
+import type { Deal } from '../input/deal.js';
+import type { OutcomeRecord } from '../outcomes/types.js';
+import type { DealJobData } from '../queue/job-data.js';
+
+export const MASK = '***';
+
+/** The job's own keys: no personal data in any of them. */
+const JOB_KEYS: ReadonlySet<string> = new Set(['batch', 'row', 'dealId', 'resubmit', 'cadastralNumber'] satisfies Array<keyof DealJobData>);
+
+/** The deal's property: where and what it is, never who owns it. */
+const DEAL_KEYS = [
+  'dealId',
+  'objectType',
+  'cadastralNumber',
+  'region',
+  'district',
+  'city',
+  'settlement',
+  'street',
+  'streetType',
+  'house',
+  'building',
+  'structure',
+  'apartment',
+  'apartmentType',
+  'areaValue',
+  'areaUnit',
+] as const satisfies ReadonlyArray<keyof Deal>;
+
+const AGREEMENT_KEYS = ['contentId', 'signatureIds', 'fileType'] as const satisfies ReadonlyArray<keyof Deal['agreement']>;
+
+const OUTCOME_KEYS: ReadonlySet<string> = new Set([
+  'row',
+  'dealId',
+  'outcome',
+  'docflowId',
+  'cadastralNumber',
+  'httpStatus',
+  'attempts',
+  'errorCode',
+  'errorMessage',
+  'finishedAt',
+  'candidates',
+] satisfies Array<keyof OutcomeRecord>);
+
+type Json = Record<string, unknown>;
+
+function isRecord(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Anything that is not a plain scalar is shown as the mask: a string could hold anything. */
+function opaque(value: unknown): unknown {
+  return value === null || value === undefined || typeof value === 'number' || typeof value === 'boolean' ? value : MASK;
+}
+
+function pick(source: Json, keys: readonly string[]): Json {
+  const out: Json = {};
+  for (const key of keys) if (key in source) out[key] = source[key];
+  return out;
+}
+
+/** A deal as the page shows it: the property, each owner as the mask, the agreement's document ids. */
+export function maskDeal(deal: unknown): unknown {
+  if (!isRecord(deal)) return opaque(deal);
+  const out = pick(deal, DEAL_KEYS);
+  if (Array.isArray(deal.owners)) out.owners = deal.owners.map(() => MASK);
+  else if ('owners' in deal) out.owners = MASK;
+  if (isRecord(deal.agreement)) out.agreement = pick(deal.agreement, AGREEMENT_KEYS);
+  return out;
+}
+
+/** Bull Board's `data` formatter: a deal job's data without personal data. */
+export function maskJobData(data: unknown): unknown {
+  if (!isRecord(data)) return opaque(data);
+  const out: Json = {};
+  for (const [key, value] of Object.entries(data)) {
+    if (key === 'deal') out.deal = maskDeal(value);
+    else out[key] = JOB_KEYS.has(key) ? value : MASK;
+  }
+  return out;
+}
+
+/** Bull Board's `returnValue` formatter: an outcome record (the worker already masked its message). */
+export function maskReturnValue(value: unknown): unknown {
+  if (!isRecord(value)) return opaque(value);
+  return Object.fromEntries(Object.entries(value).map(([key, v]) => [key, OUTCOME_KEYS.has(key) ? v : MASK]));
+}
