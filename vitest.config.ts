@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The chaos suite has its own command (npm run test:chaos), which .ci/run also runs.
+    exclude: ['test/chaos/**', 'node_modules/**'],
     // Integration tests share one Redis; each uses its own key prefix, so files may run in parallel.
     testTimeout: 30_000,
     hookTimeout: 30_000,
