@@ -38,6 +38,8 @@ export interface DealProcessorContext {
   throttle?(): Promise<void>;
   /** Each recorded outcome, for the fleet's counters. */
   onOutcome?(record: OutcomeRecord): void;
+  /** While the circuit breaker is open: when to try again (ms since epoch); 0 when closed. */
+  holdUntil?(): number;
 }
 
 /**
@@ -175,6 +177,14 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
         // Back to waiting without spending an attempt: the row is not finished.
         await job.moveToWait(token);
         throw new WaitingError();
+      }
+      const hold = decision.action === 'retry' ? (ctx.holdUntil?.() ?? 0) : 0;
+      if (hold > 0) {
+        // The breaker is open: the gateway is down for everyone, not for this deal. It
+        // waits for the cool-down without spending a try of its budget.
+        log.info({ errorCode: described.errorCode, httpStatus: described.httpStatus }, 'gateway down (breaker open): waiting without spending a try');
+        await job.moveToDelayed(hold + Math.round(Math.random() * 1000), token);
+        throw new DelayedError();
       }
       if (decision.action === 'retry' && attempt < ctx.attempts) {
         log.warn({ errorCode: described.errorCode, httpStatus: described.httpStatus, attemptsLeft: ctx.attempts - attempt }, 'transient failure, will retry');

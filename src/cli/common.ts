@@ -21,6 +21,14 @@ export function nonNegativeInt(name: string) {
   };
 }
 
+export function share(name: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isFinite(n) || n <= 0 || n > 1) throw new InvalidArgumentError(`${name} must be a share above 0 and at most 1 (0.5 = half).`);
+    return n;
+  };
+}
+
 export interface Env {
   config: Config;
   logger: Logger;

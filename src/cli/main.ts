@@ -23,7 +23,8 @@ import { writeAttention } from '../results/attention.js';
 import { writeResults } from '../results/write-results.js';
 import { createDealWorker, DEFAULT_GRACE_MS } from '../worker/create-worker.js';
 import { createTickWorker } from '../schedule/tick-worker.js';
-import { environment, nonNegativeInt, onShutdownSignals, positiveInt, reportError } from './common.js';
+import { environment, nonNegativeInt, onShutdownSignals, positiveInt, reportError, share } from './common.js';
+import { DEFAULT_BREAKER } from '../worker/circuit-breaker.js';
 import { createProgress } from './progress.js';
 import { printCounts, printLoad } from './print.js';
 import { registerSandboxCommand } from './sandbox-command.js';
@@ -42,7 +43,9 @@ function workerOptions(cmd: Command): Command {
     .option('--backoff-ms <ms>', 'first retry delay, doubled each time with jitter', nonNegativeInt('--backoff-ms'), DEFAULTS.backoffMs)
     .option('--timeout-ms <ms>', 'per gateway request', positiveInt('--timeout-ms'), DEFAULTS.timeoutMs)
     .option('--rate <n>', 'gateway requests per second across all workers (default: no limit)', positiveInt('--rate'))
-    .option('--lock-ms <ms>', 'a job of a worker that stops answering is taken over after this long', positiveInt('--lock-ms'), 30_000);
+    .option('--lock-ms <ms>', 'a job of a worker that stops answering is taken over after this long', positiveInt('--lock-ms'), 30_000)
+    .option('--breaker-threshold <share>', 'share of 501/5xx/timeouts among recent calls that opens the circuit breaker', share('--breaker-threshold'), DEFAULT_BREAKER.threshold)
+    .option('--breaker-cooldown-ms <ms>', 'how long an open breaker waits before its probe', positiveInt('--breaker-cooldown-ms'), DEFAULT_BREAKER.cooldownMs);
 }
 
 /** The reading options of `run` and `load` (deal-format.md). */
@@ -111,6 +114,7 @@ workerOptions(
       timeoutMs: opts.timeoutMs,
       rate: opts.rate,
       lockMs: opts.lockMs,
+      breaker: { threshold: opts.breakerThreshold, cooldownMs: opts.breakerCooldownMs },
       ...reading,
       resubmit: opts.resubmit,
       excel: opts.excel,
@@ -192,7 +196,7 @@ workerOptions(
   const gateway = requireGateway(env.config);
   const redis = await connectRedis(env.config.redisUrl);
   const shutdown = onShutdownSignals();
-  const dealWorker = createDealWorker({ ...gateway, connection: redis, keys: env.keys, logger: env.logger, concurrency: opts.concurrency, attempts: opts.attempts, backoffMs: opts.backoffMs, timeoutMs: opts.timeoutMs, rate: opts.rate, lockMs: opts.lockMs });
+  const dealWorker = createDealWorker({ ...gateway, connection: redis, keys: env.keys, logger: env.logger, concurrency: opts.concurrency, attempts: opts.attempts, backoffMs: opts.backoffMs, timeoutMs: opts.timeoutMs, rate: opts.rate, lockMs: opts.lockMs, breaker: { threshold: opts.breakerThreshold, cooldownMs: opts.breakerCooldownMs } });
   if ((await redis.get(env.keys.pauseReason)) === 'session') {
     await redis.del(env.keys.pauseReason);
     await dealWorker.queue.resume();

@@ -10,6 +10,7 @@
  *   duration_bucket|<endpoint>|<le>          calls with le(previous) < seconds <= le; le '+Inf' last
  *   duration_sum|<endpoint>                  seconds (HINCRBYFLOAT)
  *   duration_count|<endpoint>
+ *   breaker|<state>                          circuit breaker transitions into open, half_open, closed
  */
 import type { Redis } from 'ioredis';
 
@@ -19,6 +20,7 @@ export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.
 export interface MetricsRecorder {
   outcome(outcome: string): void;
   call(endpoint: string, status: number, ms: number): void;
+  breaker(state: string): void;
   flush(): Promise<void>;
   /** Flushes what is left and stops the timer. */
   close(): Promise<void>;
@@ -62,6 +64,9 @@ export function createMetricsRecorder(redis: Redis, key: string, flushMs = 1000)
       add(`duration_bucket|${endpoint}|${bucketOf(seconds)}`);
       add(`duration_count|${endpoint}`);
       sums.set(`duration_sum|${endpoint}`, (sums.get(`duration_sum|${endpoint}`) ?? 0) + seconds);
+    },
+    breaker(state) {
+      add(`breaker|${state}`);
     },
     flush,
     async close() {

@@ -15,6 +15,8 @@ import { createRealtyClient } from '../realty/client.js';
 import { retryDelay } from './decide.js';
 import { createRequestLimiter } from './rate-limit.js';
 import { createMetricsRecorder } from '../metrics/recorder.js';
+import { ApiHttpError } from '../errors.js';
+import { CircuitBreaker, DEFAULT_BREAKER, type BreakerOptions } from './circuit-breaker.js';
 
 export interface DealWorkerOptions {
   /** A connection with `maxRetriesPerRequest: null`; the worker duplicates it for blocking calls. */
@@ -33,6 +35,8 @@ export interface DealWorkerOptions {
    * after that another worker takes it over. Locks are renewed at half of it.
    */
   lockMs?: number;
+  /** The circuit breaker's settings; DEFAULT_BREAKER when undefined. */
+  breaker?: Partial<BreakerOptions>;
   logger: Logger;
 }
 
@@ -40,6 +44,8 @@ export interface DealWorkerOptions {
 export const DEFAULT_GRACE_MS = 45_000;
 
 export interface DealWorker {
+  /** The worker's circuit breaker (its state, for status lines and tests). */
+  breaker: CircuitBreaker;
   worker: Worker<DealJobData, OutcomeRecord>;
   queue: Queue<DealJobData, OutcomeRecord>;
   /**
@@ -56,12 +62,48 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   const queue = new Queue<DealJobData, OutcomeRecord>(keys.queueName, { connection, prefix: keys.bullPrefix });
   queue.on('error', (err) => logger.error({ err: { message: err.message } }, 'queue error'));
   const metrics = createMetricsRecorder(connection, keys.metrics);
+  const breakerOptions: BreakerOptions = { ...DEFAULT_BREAKER, ...options.breaker };
+  let probeTimer: NodeJS.Timeout | undefined;
+  let closing = false;
+  const breaker = new CircuitBreaker(breakerOptions, (from, to, detail) => {
+    metrics.breaker(to);
+    const line = { breaker: to, from, ...detail, cooldownMs: breakerOptions.cooldownMs };
+    if (to === 'open') {
+      logger.warn(line, 'the gateway keeps failing: circuit breaker open, no new jobs until a probe succeeds');
+      worker.pause(true).catch(() => undefined);
+      scheduleProbe();
+    } else if (to === 'closed') {
+      logger.info(line, 'the gateway answers again: circuit breaker closed, taking jobs');
+      if (!closing) worker.resume();
+    } else logger.info(line, 'circuit breaker half-open: one probe');
+  });
+  const scheduleProbe = (): void => {
+    clearTimeout(probeTimer);
+    probeTimer = setTimeout(() => void probe(), Math.max(0, breaker.openUntil - Date.now()));
+    probeTimer.unref();
+  };
+  /** One harmless read: any answer but a 501, a 5xx or none at all means the gateway is back. */
+  const probe = async (): Promise<void> => {
+    if (closing || !breaker.probeDue(Date.now())) return;
+    breaker.startProbe();
+    let status: number;
+    try {
+      await client.suggest({ region: { name: 'realty-batch probe' } });
+      status = 200;
+    } catch (err) {
+      status = err instanceof ApiHttpError ? err.status : 0;
+    }
+    if (breaker.probeResult(status, Date.now()) === 'open') scheduleProbe();
+  };
   const client = createRealtyClient({
     baseUrl: options.apiUrl,
     sessionId: options.sessionId,
     timeoutMs: options.timeoutMs,
     connections: Math.max(8, options.concurrency),
-    onCall: (endpoint, status, ms) => metrics.call(endpoint, status, ms),
+    onCall: (endpoint, status, ms) => {
+      metrics.call(endpoint, status, ms);
+      breaker.record(status, Date.now());
+    },
   });
   const outcomes = createOutcomeStore(connection, keys);
   let sessionReported = false;
@@ -75,6 +117,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     attempts: options.attempts,
     logger,
     onOutcome: (record) => metrics.outcome(record.outcome),
+    holdUntil: () => (breaker.isOpen() ? Math.max(breaker.openUntil, Date.now() + 1000) : 0),
     async pauseForSession() {
       await connection.set(keys.pauseReason, 'session');
       await queue.pause();
@@ -125,9 +168,12 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   });
 
   return {
+    breaker,
     worker,
     queue,
     async close(graceMs = DEFAULT_GRACE_MS) {
+      closing = true;
+      clearTimeout(probeTimer);
       let timer: NodeJS.Timeout | undefined;
       const inTime = await Promise.race([
         worker.close().then(() => true),

@@ -1,0 +1,91 @@
+/**
+ * A circuit breaker for the gateway, per worker process. When the recent share
+ * of 501s, 5xx, timeouts and resets crosses a threshold, the worker stops taking
+ * jobs for a cool-down, then sends one probe; it resumes when the probe gets an
+ * answer that is not one of those. Deals caught while it is open wait without
+ * spending a try (jobs/deal.ts).
+ *
+ * The state machine is pure (time is passed in) and unit-tested; the worker
+ * wires its transitions to pausing and resuming itself.
+ */
+
+export type BreakerState = 'closed' | 'open' | 'half_open';
+
+export interface BreakerOptions {
+  /** Share of failures in the window that opens the breaker (0..1). */
+  threshold: number;
+  /** Fewer calls than this in the window never open it. */
+  minCalls: number;
+  /** The window: calls of the last `windowMs`. */
+  windowMs: number;
+  /** How long it stays open before the probe. */
+  cooldownMs: number;
+}
+
+export const DEFAULT_BREAKER: BreakerOptions = { threshold: 0.5, minCalls: 20, windowMs: 30_000, cooldownMs: 30_000 };
+
+/** What counts against the gateway: no answer, 501, and 5xx. 4xx are the request's own fault. */
+export function isGatewayFailure(status: number): boolean {
+  return status === 0 || status >= 500;
+}
+
+export class CircuitBreaker {
+  state: BreakerState = 'closed';
+  /** When an open breaker may probe (ms since epoch). */
+  openUntil = 0;
+  private calls: Array<{ at: number; failed: boolean }> = [];
+
+  constructor(
+    private readonly options: BreakerOptions,
+    private readonly onTransition: (from: BreakerState, to: BreakerState, detail: { failureShare?: number; calls?: number }) => void = () => undefined,
+  ) {}
+
+  /** One call's answer, at `now`. Returns the new state. */
+  record(status: number, now: number): BreakerState {
+    if (this.state !== 'closed') return this.state;
+    this.calls.push({ at: now, failed: isGatewayFailure(status) });
+    while (this.calls.length > 0 && this.calls[0]!.at < now - this.options.windowMs) this.calls.shift();
+    if (this.calls.length >= this.options.minCalls) {
+      const failures = this.calls.filter((c) => c.failed).length;
+      const share = failures / this.calls.length;
+      if (share >= this.options.threshold) this.open(now, { failureShare: Math.round(share * 100) / 100, calls: this.calls.length });
+    }
+    return this.state;
+  }
+
+  /** True while jobs must not be taken (open, or waiting for the probe's answer). */
+  isOpen(): boolean {
+    return this.state !== 'closed';
+  }
+
+  /** Open and past the cool-down: time for the one probe. */
+  probeDue(now: number): boolean {
+    return this.state === 'open' && now >= this.openUntil;
+  }
+
+  startProbe(): void {
+    this.transition('half_open', {});
+  }
+
+  /** The probe's answer: closes the breaker, or opens it for another cool-down. */
+  probeResult(status: number, now: number): BreakerState {
+    if (this.state !== 'half_open') return this.state;
+    if (isGatewayFailure(status)) this.open(now, {});
+    else {
+      this.calls = [];
+      this.transition('closed', {});
+    }
+    return this.state;
+  }
+
+  private open(now: number, detail: { failureShare?: number; calls?: number }): void {
+    this.openUntil = now + this.options.cooldownMs;
+    this.transition('open', detail);
+  }
+
+  private transition(to: BreakerState, detail: { failureShare?: number; calls?: number }): void {
+    const from = this.state;
+    this.state = to;
+    this.onTransition(from, to, detail);
+  }
+}
