@@ -178,6 +178,8 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
       if (pending.jobs.length + pending.invalid.length >= chunkSize) await flush();
     }
     await flush();
+    // An export without a single deal is a broken export, not a quiet night: said loudly.
+    if (summary.read === 0) throw new InputError(`${options.file} has no records: a header row and at least one record are expected.`);
     const after = await fileState(options.file);
     if (after.size !== before.size || after.mtimeMs !== before.mtimeMs) {
       throw new InputError(`${options.file} changed while it was read (is it still being written?); load it again once it is complete.`);
