@@ -133,7 +133,14 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
     };
 
     if (!deal) {
-      const record = await finish({ outcome: 'failed', errorCode: 'ERR_DATA_REMOVED', errorMessage: "the job's deal data was removed after an earlier outcome; load the file again to send it" });
+      // A finished job run again (a retry from the dashboard): its deal left Redis with its
+      // outcome. The outcome stands; `realty-batch retry` reads the deal from the input again.
+      const message = `this job's deal data was removed when the row got its outcome; run: realty-batch retry ${batch}`;
+      if (earlier) {
+        log.warn({ outcome: earlier.outcome }, message);
+        throw new UnrecoverableError(message);
+      }
+      const record = await finish({ outcome: 'failed', errorCode: 'ERR_DATA_REMOVED', errorMessage: message });
       throw new UnrecoverableError(record.errorMessage);
     }
 

@@ -5,7 +5,6 @@
  * already on its way is left alone, and a deal that reached the registry is
  * never sent again (the worker's ledger check still applies).
  */
-import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { UsageError } from '../errors.js';
 import { reopenInput } from '../input/reading.js';
@@ -18,6 +17,7 @@ import { dealJobId, type DealJobData } from '../queue/job-data.js';
 import type { Keys } from '../queue/keys.js';
 import { dealJobOptions } from '../queue/load-batch.js';
 import { DEAL_JOB } from '../queue/job-data.js';
+import { openQueue } from '../queue/deal-queue.js';
 
 export const DEFAULT_RETRY_OUTCOMES: readonly Outcome[] = ['unavailable', 'failed'];
 /** Outcomes that cannot succeed unchanged: sent again only with --force. */
@@ -77,7 +77,7 @@ export async function retryBatch(options: RetryOptions): Promise<RetrySummary> {
 
   const input = await reopenInput(meta, options.input);
   const validate = createDealValidator();
-  const queue = new Queue<DealJobData>(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
+  const queue = openQueue(redis, keys);
   try {
     for await (const record of input.records()) {
       // Every record is validated, in order, so that a repeated dealId stays refused.

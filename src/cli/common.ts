@@ -47,9 +47,24 @@ export function reportError(err: unknown): number {
     return err.exitCode;
   }
   const message = err instanceof Error ? err.message : String(err);
+  if (isRedisOutage(err)) {
+    // What was written stays written: every command resumes where it stopped.
+    console.error(`realty-batch: Redis stopped answering (${message.replace(/\.$/, '')}); nothing is lost: run the same command again once Redis is back.`);
+    return 1;
+  }
   console.error(`realty-batch: unexpected error: ${message}`);
   if (process.env.LOG_LEVEL === 'debug' && err instanceof Error && err.stack) console.error(err.stack);
   return 1;
+}
+
+/** ioredis gave up on a command because Redis is away (refused, closed, reset). */
+function isRedisOutage(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  return (
+    err.name === 'MaxRetriesPerRequestError' ||
+    /Connection is closed|ECONNREFUSED|ECONNRESET|EPIPE|Stream isn't writeable/.test(err.message) ||
+    ['ECONNREFUSED', 'ECONNRESET', 'EPIPE'].includes((err as NodeJS.ErrnoException).code ?? '')
+  );
 }
 
 /**

@@ -30,6 +30,7 @@ import { printCounts, printLoad } from './print.js';
 import { registerSandboxCommand } from './sandbox-command.js';
 import { registerStatusCommand } from './status-command.js';
 import { registerScheduleCommand } from './schedule-command.js';
+import { registerDashboardCommand } from './dashboard-command.js';
 
 const program = new Command('realty-batch')
   .description('Submit mortgage registrations (encumbrance_request docflows) in bulk, on BullMQ and Redis.')
@@ -265,6 +266,7 @@ program
 
 registerStatusCommand(program);
 registerScheduleCommand(program);
+registerDashboardCommand(program);
 registerSandboxCommand(program);
 
 try {

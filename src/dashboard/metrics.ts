@@ -6,7 +6,7 @@
  */
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { DURATION_BUCKETS } from '../metrics/recorder.js';
 
 export const METRIC_NAMES = {
@@ -14,6 +14,7 @@ export const METRIC_NAMES = {
   calls: 'realty_gateway_calls_total',
   duration: 'realty_gateway_request_duration_seconds',
   queue: 'realty_queue_jobs',
+  breaker: 'realty_breaker_transitions_total',
 } as const;
 
 export interface EndpointDurations {
@@ -27,11 +28,13 @@ export interface FleetCounters {
   outcomes: Map<string, number>;
   calls: Array<{ endpoint: string; status: string; count: number }>;
   durations: Map<string, EndpointDurations>;
+  /** Circuit breaker transitions into each state, summed over the workers. */
+  breaker: Map<string, number>;
 }
 
 /** The hash's fields (`outcome|queued`, `call|suggest|200`, ...) as counters; unknown fields are ignored. */
 export function parseFleetCounters(hash: Record<string, string>): FleetCounters {
-  const counters: FleetCounters = { outcomes: new Map(), calls: [], durations: new Map() };
+  const counters: FleetCounters = { outcomes: new Map(), calls: [], durations: new Map(), breaker: new Map() };
   const durationsOf = (endpoint: string): EndpointDurations => {
     let d = counters.durations.get(endpoint);
     if (!d) counters.durations.set(endpoint, (d = { buckets: new Map(), sum: 0, count: 0 }));
@@ -43,6 +46,7 @@ export function parseFleetCounters(hash: Record<string, string>): FleetCounters 
     const parts = field.split('|');
     const kind = parts[0];
     if (kind === 'outcome' && parts.length === 2) counters.outcomes.set(parts[1]!, value);
+    else if (kind === 'breaker' && parts.length === 2) counters.breaker.set(parts[1]!, value);
     else if (kind === 'call' && parts.length >= 3) counters.calls.push({ endpoint: parts.slice(1, -1).join('|'), status: parts.at(-1)!, count: value });
     else if (kind === 'duration_bucket' && parts.length >= 3) durationsOf(parts.slice(1, -1).join('|')).buckets.set(parts.at(-1)!, value);
     else if (kind === 'duration_sum' && parts.length >= 2) durationsOf(parts.slice(1).join('|')).sum = value;
@@ -75,30 +79,6 @@ export function histogramSamples(name: string, durations: ReadonlyMap<string, En
   return samples;
 }
 
-/**
- * A histogram whose figures come from the stored totals: prom-client's own
- * Histogram can only observe single values, so its `get()` is replaced.
- */
-class StoredHistogram extends Histogram<'endpoint' | 'le'> {
-  private readonly read: () => Promise<FleetCounters>;
-
-  constructor(registry: Registry, read: () => Promise<FleetCounters>) {
-    super({
-      name: METRIC_NAMES.duration,
-      help: 'Gateway request durations in seconds, per endpoint, across every worker.',
-      labelNames: ['endpoint'],
-      buckets: [...DURATION_BUCKETS],
-      registers: [registry],
-    });
-    this.read = read;
-  }
-
-  override async get(): ReturnType<Histogram<'endpoint' | 'le'>['get']> {
-    const base = await super.get();
-    return { ...base, values: histogramSamples(METRIC_NAMES.duration, (await this.read()).durations) };
-  }
-}
-
 /** One read shared by every collector of a scrape: prom-client asks them all at once. */
 function shared<T>(read: () => Promise<T>): () => Promise<T> {
   let pending: Promise<T> | undefined;
@@ -110,7 +90,32 @@ function shared<T>(read: () => Promise<T>): () => Promise<T> {
   };
 }
 
-export function createMetricsRegistry(redis: Redis, metricsKey: string, queue: Queue): Registry {
+export interface DashboardMetrics {
+  contentType: string;
+  /** The exposition text of one scrape. */
+  metrics(): Promise<string>;
+}
+
+/** Prometheus label values: backslash, double quote and line feed escaped. */
+function labelValue(value: string | number): string {
+  return String(value).replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+
+/**
+ * The duration histogram in the text format. prom-client's Histogram can only
+ * observe single durations, not be set from stored totals, so this family is
+ * written here; the rest goes through prom-client's registry.
+ */
+export function histogramText(name: string, help: string, durations: ReadonlyMap<string, EndpointDurations>): string {
+  const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} histogram`];
+  for (const s of histogramSamples(name, durations)) {
+    const labels = Object.entries(s.labels).map(([k, v]) => `${k}="${labelValue(v)}"`);
+    lines.push(`${s.metricName}{${labels.join(',')}} ${s.value}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+export function createDashboardMetrics(redis: Redis, metricsKey: string, queue: Queue): DashboardMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const fleet = shared(async () => parseFleetCounters(await redis.hgetall(metricsKey)));
@@ -137,7 +142,17 @@ export function createMetricsRegistry(redis: Redis, metricsKey: string, queue: Q
       for (const c of calls) this.inc({ endpoint: c.endpoint, status: c.status }, c.count);
     },
   });
-  new StoredHistogram(registry, fleet);
+  new Counter({
+    name: METRIC_NAMES.breaker,
+    help: 'Circuit breaker transitions into each state (open, half_open, closed), across every worker.',
+    labelNames: ['state'],
+    registers: [registry],
+    async collect() {
+      const { breaker } = await fleet();
+      this.reset();
+      for (const [state, n] of breaker) this.inc({ state }, n);
+    },
+  });
   new Gauge({
     name: METRIC_NAMES.queue,
     help: 'Jobs of the deals queue per state.',
@@ -149,5 +164,12 @@ export function createMetricsRegistry(redis: Redis, metricsKey: string, queue: Q
       for (const [state, n] of Object.entries(counts)) this.set({ state }, n);
     },
   });
-  return registry;
+
+  return {
+    contentType: registry.contentType,
+    async metrics() {
+      const [text, counters] = await Promise.all([registry.metrics(), fleet()]);
+      return `${text}\n${histogramText(METRIC_NAMES.duration, 'Gateway request durations in seconds, per endpoint, across every worker.', counters.durations)}`;
+    },
+  };
 }

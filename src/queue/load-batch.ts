@@ -5,7 +5,7 @@
  * read, so a million-row file streams through in bounded memory.
  */
 import { resolve } from 'node:path';
-import { Job, Queue } from 'bullmq';
+import { Job, type Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { FieldProblem } from '../input/deal.js';
 import { openInput, type InputFile, type InputOptions } from '../input/open-input.js';
@@ -20,6 +20,7 @@ import { InputError } from '../errors.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
 import { DEAL_JOB, dealJobId, type DealJobData } from './job-data.js';
 import type { Keys } from './keys.js';
+import { openQueue } from './deal-queue.js';
 
 /** A safety net far above the worker's own retry budget (`--attempts`), which decides. */
 export const JOB_ATTEMPTS_CEILING = 1000;
@@ -91,7 +92,7 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
   const validate = createDealValidator();
   const batches = createBatchStore(redis, keys);
   const rejects = createRejectsWriter(options.rejects ?? defaultRejectsPath(options.file), input);
-  const queue = options.dryRun ? undefined : new Queue<DealJobData>(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
+  const queue = options.dryRun ? undefined : openQueue(redis, keys);
   const summary: LoadSummary = {
     batch,
     file: options.file,

@@ -2,7 +2,6 @@
  * A batch at a glance: counts per outcome, where its unfinished rows are in the
  * queue, when it started and finished, and how fast it went.
  */
-import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { UsageError } from '../errors.js';
 import { createBatchStore, type BatchState } from '../outcomes/batches.js';
@@ -10,6 +9,7 @@ import type { Outcome } from '../outcomes/types.js';
 import { dealJobId } from '../queue/job-data.js';
 import type { Keys } from '../queue/keys.js';
 import { batchOutcomes, emptyCounts } from './write-results.js';
+import { openQueue } from '../queue/deal-queue.js';
 
 export interface BatchStatus {
   batch: string;
@@ -46,7 +46,7 @@ export async function batchStatus(redis: Redis, keys: Keys, batch: string): Prom
       if (unfinished.length < MAX_STATES && r.dealId) unfinished.push(r.dealId);
     } else if (r.finishedAt) last = Math.max(last, Date.parse(r.finishedAt));
   }
-  const queue = new Queue(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
+  const queue = openQueue(redis, keys);
   const states: Record<string, number> = {};
   try {
     for (let i = 0; i < unfinished.length; i += 200) {

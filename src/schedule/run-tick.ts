@@ -11,7 +11,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rename, stat, writeFile } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
-import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { RealtyBatchError } from '../errors.js';
 import { fileSha256 } from '../input/file-hash.js';
@@ -27,6 +26,7 @@ import { defaultBatchId, exitCodeFor } from '../batch/run-batch.js';
 import { waitForBatch } from '../batch/wait-batch.js';
 import { notify } from './notify.js';
 import type { TickData } from './scheduler.js';
+import { openQueue } from '../queue/deal-queue.js';
 
 export interface TickContext {
   redis: Redis;
@@ -148,7 +148,7 @@ async function runFile(data: TickData, name: string, ctx: TickContext, log: Logg
     const profile = await loadProfile(data.profile);
     batch = defaultBatchId(file, await inputFingerprint(file, {}));
     const load = await loadBatch({ file, batch, profile, redis, keys, logger: log, rejects: outbox(`rejects${extname(name) || '.csv'}`) });
-    const queue = new Queue(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
+    const queue = openQueue(redis, keys);
     let stopped: string | undefined;
     try {
       stopped = await waitForBatch({ redis, keys, queue, batch, total: load.read, ...(ctx.signal ? { signal: ctx.signal } : {}), ...(ctx.pollMs ? { pollMs: ctx.pollMs } : {}) });

@@ -5,11 +5,12 @@
  */
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
-import { Queue } from 'bullmq';
 import { CronExpressionParser } from 'cron-parser';
 import type { Redis } from 'ioredis';
 import { UsageError } from '../errors.js';
 import type { Keys } from '../queue/keys.js';
+import type { Queue } from 'bullmq';
+import { openQueue } from '../queue/deal-queue.js';
 
 export const SCHEDULE_QUEUE = 'schedule';
 export const TICK_JOB = 'tick';
@@ -39,7 +40,7 @@ export interface ScheduleInfo {
 }
 
 export function scheduleQueue(redis: Redis, keys: Keys): Queue<TickData> {
-  return new Queue<TickData>(SCHEDULE_QUEUE, { connection: redis, prefix: keys.bullPrefix });
+  return openQueue<TickData, unknown>(redis, keys, SCHEDULE_QUEUE);
 }
 
 export function defaultScheduleName(inbox: string): string {

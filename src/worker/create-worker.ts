@@ -2,7 +2,7 @@
  * A BullMQ worker of `deal` jobs with its gateway client and stores: what `run`
  * starts in-process and `work` starts alone.
  */
-import { Queue, Worker } from 'bullmq';
+import { Worker, type Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { createDealProcessor } from '../../jobs/deal.js';
 import type { Logger } from '../logger.js';
@@ -17,6 +17,7 @@ import { createRequestLimiter } from './rate-limit.js';
 import { createMetricsRecorder } from '../metrics/recorder.js';
 import { ApiHttpError } from '../errors.js';
 import { CircuitBreaker, DEFAULT_BREAKER, type BreakerOptions } from './circuit-breaker.js';
+import { openQueue } from '../queue/deal-queue.js';
 
 export interface DealWorkerOptions {
   /** A connection with `maxRetriesPerRequest: null`; the worker duplicates it for blocking calls. */
@@ -59,7 +60,7 @@ export interface DealWorker {
 
 export function createDealWorker(options: DealWorkerOptions): DealWorker {
   const { connection, keys, logger } = options;
-  const queue = new Queue<DealJobData, OutcomeRecord>(keys.queueName, { connection, prefix: keys.bullPrefix });
+  const queue = openQueue(connection, keys);
   queue.on('error', (err) => logger.error({ err: { message: err.message } }, 'queue error'));
   const metrics = createMetricsRecorder(connection, keys.metrics);
   const breakerOptions: BreakerOptions = { ...DEFAULT_BREAKER, ...options.breaker };

@@ -1,0 +1,43 @@
+/** `realty-batch dashboard [--port N] [--host H] [--no-auth] [--read-only]`: the operations page. */
+import { InvalidArgumentError, type Command } from 'commander';
+import { resolveAccess } from '../dashboard/auth.js';
+import { BATCHES_PATH, BOARD_PATH, startDashboard } from '../dashboard/server.js';
+import { connectRedis } from '../queue/connection.js';
+import { environment } from './common.js';
+
+export const DEFAULT_DASHBOARD_PORT = 3000;
+
+function port(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new InvalidArgumentError('--port must be a whole number from 0 to 65535.');
+  return n;
+}
+
+export function registerDashboardCommand(program: Command): void {
+  program
+    .command('dashboard')
+    .description('the operations web page: the deals queue (Bull Board), the batches with their results and attention files, and /metrics')
+    .option('--port <n>', 'listen port (0 = any free; the url is printed)', port, DEFAULT_DASHBOARD_PORT)
+    .option('--host <host>', 'listen address (default 127.0.0.1)')
+    .option('--no-auth', 'no credentials (DASHBOARD_USER, DASHBOARD_PASSWORD): listens on 127.0.0.1 only')
+    .option('--read-only', 'hide every action: no retry, clean or pause')
+    .action(async (opts: { port: number; host?: string; auth: boolean; readOnly?: boolean }) => {
+      // environment() reads .env first, so the credentials may come from there too.
+      const env = environment();
+      // The CLI layer reads the credentials; the password goes to the server only, never to a log.
+      const access = resolveAccess({ auth: opts.auth, host: opts.host, user: process.env.DASHBOARD_USER, password: process.env.DASHBOARD_PASSWORD });
+      const redis = await connectRedis(env.config.redisUrl, { failFast: true });
+      try {
+        const dashboard = await startDashboard({ redis, keys: env.keys, host: access.host, port: opts.port, credentials: access.credentials, readOnly: opts.readOnly ?? false, logger: env.logger });
+        console.log(`dashboard listening on ${dashboard.url}${BATCHES_PATH} (queue at ${BOARD_PATH}, metrics at /metrics)${access.credentials ? '' : '; no credentials asked'}${opts.readOnly ? '; read-only' : ''}`);
+        env.logger.info({ url: dashboard.url, auth: access.credentials !== undefined, readOnly: opts.readOnly ?? false }, 'dashboard started');
+        await new Promise<void>((resolve) => {
+          for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve());
+        });
+        await dashboard.close();
+        env.logger.info('dashboard stopped');
+      } finally {
+        redis.disconnect();
+      }
+    });
+}

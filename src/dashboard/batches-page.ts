@@ -1,0 +1,118 @@
+/**
+ * The batches page: server-rendered HTML, no script, no asset from elsewhere.
+ * Every value passes through `escapeHtml`.
+ */
+import { OUTCOMES, type Outcome } from '../outcomes/types.js';
+import type { BatchStatus } from '../results/batch-status.js';
+
+export function escapeHtml(value: unknown): string {
+  return String(value ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+export interface BatchesPageOptions {
+  /** Where Bull Board is mounted. */
+  boardPath: string;
+  queueName: string;
+  /** The most batches the page lists. */
+  limit: number;
+  /** Batches that could not be read (their ids), shown apart. */
+  unreadable?: string[];
+  generatedAt?: Date;
+}
+
+const STYLE = `
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;color:#1c2128;background:#f6f8fa}
+h1{font-size:1.3rem;margin:0 0 .5rem}
+nav a{margin-right:1rem}
+table{border-collapse:collapse;background:#fff;margin-top:1rem;width:100%}
+th,td{border:1px solid #d0d7de;padding:.35rem .5rem;text-align:left;vertical-align:top}
+th{background:#eaeef2}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+.attention{color:#9a3412;font-weight:600}
+.done{color:#116329}
+.muted{color:#57606a;font-size:.9em}
+code{font-size:.95em}
+`;
+
+/** Outcomes that need a person, shown in their own colour. */
+const NEEDS_PERSON: ReadonlySet<Outcome> = new Set(['invalid', 'not_found', 'ambiguous', 'rejected', 'forbidden', 'unavailable', 'failed']);
+
+function counts(status: BatchStatus): string {
+  const parts = OUTCOMES.filter((o) => (status.outcomes[o] ?? 0) > 0).map((o) => {
+    const text = `${escapeHtml(o)}&nbsp;${escapeHtml(status.outcomes[o])}`;
+    return NEEDS_PERSON.has(o) ? `<span class="attention">${text}</span>` : text;
+  });
+  return parts.join(', ') || '<span class="muted">no rows</span>';
+}
+
+function queueStates(status: BatchStatus): string {
+  const parts = Object.entries(status.queue).map(([state, n]) => `${escapeHtml(state)}&nbsp;${escapeHtml(n)}`);
+  return parts.join(', ');
+}
+
+function loadState(status: BatchStatus): string {
+  const state = escapeHtml(status.state) + (status.loaderDied ? ' <span class="attention">(its loader died: load the same input again)</span>' : '');
+  return status.done ? `${state}, <span class="done">done</span>` : state;
+}
+
+function downloads(status: BatchStatus): string {
+  if (status.state !== 'loaded') return '<span class="muted">when loaded</span>';
+  const base = `/batches/${encodeURIComponent(status.batch)}`;
+  return [
+    `<a href="${escapeHtml(`${base}/results.csv`)}">results.csv</a>`,
+    `<a href="${escapeHtml(`${base}/results.csv?excel=1`)}">for Excel</a>`,
+    `<a href="${escapeHtml(`${base}/results.csv?format=jsonl`)}">jsonl</a>`,
+    `<a href="${escapeHtml(`${base}/attention.csv`)}">attention file</a>`,
+  ].join(' · ');
+}
+
+function row(status: BatchStatus): string {
+  const times = [`started ${status.startedAt}`, status.finishedAt ? `finished ${status.finishedAt}` : '', status.rowsPerSecond ? `${status.rowsPerSecond} rows/s` : '']
+    .filter(Boolean)
+    .map(escapeHtml)
+    .join('<br>');
+  return `<tr>
+<td><code>${escapeHtml(status.batch)}</code><div class="muted">${escapeHtml(status.file)}</div></td>
+<td>${loadState(status)}</td>
+<td class="n">${escapeHtml(status.total)}</td>
+<td>${counts(status)}</td>
+<td>${queueStates(status)}</td>
+<td class="muted">${times}</td>
+<td>${downloads(status)}</td>
+</tr>`;
+}
+
+export function renderBatchesPage(statuses: readonly BatchStatus[], options: BatchesPageOptions): string {
+  const board = `${options.boardPath}/queue/${encodeURIComponent(options.queueName)}`;
+  const unreadable = options.unreadable?.length
+    ? `<p class="attention">Could not read: ${options.unreadable.map((id) => `<code>${escapeHtml(id)}</code>`).join(', ')}</p>`
+    : '';
+  const body = statuses.length
+    ? `<table>
+<thead><tr><th>batch</th><th>load</th><th>rows</th><th>outcomes</th><th>unfinished rows in the queue</th><th>times</th><th>files</th></tr></thead>
+<tbody>
+${statuses.map(row).join('\n')}
+</tbody>
+</table>`
+    : '<p>No batches in Redis yet.</p>';
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>realty-batch: batches</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<h1>realty-batch: batches</h1>
+<nav><a href="${escapeHtml(options.boardPath)}">Queue (Bull Board)</a><a href="${escapeHtml(`${board}?status=failed`)}">Failed jobs</a><a href="/metrics">Metrics</a></nav>
+<p class="muted">Batches in Redis, newest first (at most ${escapeHtml(options.limit)})${options.generatedAt ? `, as of ${escapeHtml(options.generatedAt.toISOString())}` : ''}.
+A row's outcome is the record; to send rows that ended <code>unavailable</code> or <code>failed</code> again, run <code>realty-batch retry &lt;batch&gt;</code>
+(a finished job holds no deal any more, so retrying it on the queue page cannot send it).</p>
+${unreadable}
+${body}
+</body>
+</html>
+`;
+}

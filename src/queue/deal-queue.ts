@@ -1,0 +1,16 @@
+/**
+ * The deal queue as every command opens it. BullMQ prints a Redis error with no
+ * listener straight to the console, stack and all: each queue gets a listener,
+ * and the command itself reports the failure once, in a sentence.
+ */
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { OutcomeRecord } from '../outcomes/types.js';
+import type { DealJobData } from './job-data.js';
+import type { Keys } from './keys.js';
+
+export function openQueue<T = DealJobData, R = OutcomeRecord>(redis: Redis, keys: Keys, name: string = keys.queueName): Queue<T, R> {
+  const queue = new Queue<T, R>(name, { connection: redis, prefix: keys.bullPrefix });
+  queue.on('error', () => undefined);
+  return queue;
+}

@@ -1,0 +1,119 @@
+/**
+ * For the dashboard tests: a small batch of sample rows run to its end against
+ * the sandbox, in a Redis prefix of its own, and HTTP calls with basic auth.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { Redis } from 'ioredis';
+import { runBatch, type RunResult } from '../../src/batch/run-batch.js';
+import { createDealValidator } from '../../src/input/validate-deal.js';
+import type { Deal } from '../../src/input/deal.js';
+import { loadProfile } from '../../src/input/profile.js';
+import { createLogger } from '../../src/logger.js';
+import { createKeys, type Keys } from '../../src/queue/keys.js';
+import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import { ROOT } from './cli.js';
+import { csvText, HEADER, ROWS } from './fixtures.js';
+import { deletePrefix, REDIS_URL, uniquePrefix } from './redis.js';
+
+export const SESSION = 'dashboard-test-session';
+export const CRIMEA = 'Республика Крым';
+/** Queued through suggest (Новосибирская область). */
+export const BY_SUGGEST = 'NSK-2026-000123';
+/** Queued, with its cadastral number (Москва). */
+export const WITH_NUMBER = 'MSK-2026-004511';
+/** Invalid: its SNILS checksum does not match. */
+export const INVALID = 'NSK-2026-000127';
+/** Unavailable while Республика Крым is an EGRON region. */
+export const EGRON = 'CRM-2026-000017';
+
+export const sampleRow = (dealId: string): string[] => ROWS.find((r) => r[0] === dealId)!;
+
+/** A sample row as the worker sees it: validated and normalised. */
+export function sampleDeal(dealId: string): Deal {
+  const record = Object.fromEntries(HEADER.map((h, i) => [h, sampleRow(dealId)[i] ?? '']));
+  const validated = createDealValidator()(record);
+  if (!validated.ok) throw new Error(`sample ${dealId} is not valid`);
+  return validated.deal;
+}
+
+export interface DashboardBatch {
+  redis: Redis;
+  keys: Keys;
+  prefix: string;
+  dir: string;
+  sandbox: RunningSandbox;
+  batch: string;
+  /** The batch's input file. */
+  file: string;
+  result: RunResult;
+  close(): Promise<void>;
+}
+
+/** Runs `dealIds` as batch `batch` (attempts 2, backoff 50 ms) and keeps Redis, the sandbox and the files until `close()`. */
+export async function runDashboardBatch(label: string, dealIds: string[], sandboxOptions: SandboxOptions = {}, batch = 'night'): Promise<DashboardBatch> {
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const prefix = uniquePrefix(label);
+  const keys = createKeys(prefix);
+  const dir = await mkdtemp(join(tmpdir(), 'realty-dashboard-test-'));
+  const sandbox = await startSandbox({ sessions: [SESSION], ...sandboxOptions });
+  const close = async () => {
+    await sandbox.close();
+    redis.disconnect();
+    await deletePrefix(prefix);
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    const file = join(dir, `${batch}.csv`);
+    await writeFile(file, csvText(dealIds.map(sampleRow)));
+    const result = await runBatch({
+      file,
+      profile: await loadProfile(join(ROOT, 'samples/bank-profile.json')),
+      out: join(dir, `${batch}.results.csv`),
+      batch,
+      redis,
+      keys,
+      logger: createLogger({ level: 'silent', destination: new PassThrough() }),
+      apiUrl: sandbox.url,
+      sessionId: SESSION,
+      concurrency: 4,
+      attempts: 2,
+      backoffMs: 50,
+      timeoutMs: 2000,
+      rejects: join(dir, `${batch}.rejects.csv`),
+      pollMs: 20,
+    });
+    return { redis, keys, prefix, dir, sandbox, batch, file, result, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+export function basic(user: string, password: string): string {
+  return `Basic ${Buffer.from(`${user}:${password}`, 'utf8').toString('base64')}`;
+}
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** The body's bytes (text() drops a BOM). */
+  bytes: Buffer;
+}
+
+export async function call(url: string, init: { method?: string; authorization?: string; body?: unknown } = {}): Promise<Answer> {
+  const headers: Record<string, string> = {};
+  if (init.authorization) headers.authorization = init.authorization;
+  if (init.body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(url, {
+    method: init.method ?? 'GET',
+    headers,
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    redirect: 'manual',
+  });
+  const bytes = Buffer.from(await response.arrayBuffer());
+  return { status: response.status, headers: response.headers, text: bytes.toString('utf8'), bytes };
+}
