@@ -3,6 +3,7 @@ import { InvalidArgumentError } from 'commander';
 import { loadConfig, type Config } from '../config.js';
 import { RealtyBatchError } from '../errors.js';
 import { createLogger, type Logger } from '../logger.js';
+import { isRedisOutage } from '../queue/connection.js';
 import { createKeys, type Keys } from '../queue/keys.js';
 
 export function positiveInt(name: string) {
@@ -55,16 +56,6 @@ export function reportError(err: unknown): number {
   console.error(`realty-batch: unexpected error: ${message}`);
   if (process.env.LOG_LEVEL === 'debug' && err instanceof Error && err.stack) console.error(err.stack);
   return 1;
-}
-
-/** ioredis gave up on a command because Redis is away (refused, closed, reset). */
-function isRedisOutage(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  return (
-    err.name === 'MaxRetriesPerRequestError' ||
-    /Connection is closed|ECONNREFUSED|ECONNRESET|EPIPE|Stream isn't writeable/.test(err.message) ||
-    ['ECONNREFUSED', 'ECONNRESET', 'EPIPE'].includes((err as NodeJS.ErrnoException).code ?? '')
-  );
 }
 
 /**

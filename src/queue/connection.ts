@@ -71,3 +71,13 @@ export function safeUrl(url: string): string {
     return 'the configured REDIS_URL';
   }
 }
+
+/** ioredis gave up on a command because Redis is away (refused, closed, reset). */
+export function isRedisOutage(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  return (
+    err.name === 'MaxRetriesPerRequestError' ||
+    /Connection is closed|Command aborted due to connection close|ECONNREFUSED|ECONNRESET|EPIPE|Stream isn't writeable/.test(err.message) ||
+    ['ECONNREFUSED', 'ECONNRESET', 'EPIPE'].includes((err as NodeJS.ErrnoException).code ?? '')
+  );
+}

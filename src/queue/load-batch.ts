@@ -21,6 +21,7 @@ import type { OutcomeRecord } from '../outcomes/types.js';
 import { DEAL_JOB, dealJobId, type DealJobData } from './job-data.js';
 import type { Keys } from './keys.js';
 import { openQueue } from './deal-queue.js';
+import { isRedisOutage } from './connection.js';
 
 /** A safety net far above the worker's own retry budget (`--attempts`), which decides. */
 export const JOB_ATTEMPTS_CEILING = 1000;
@@ -192,8 +193,10 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
       if (wasLoading) await promoteBatchJobs(queue, redis, keys, batch);
     }
   } catch (err) {
-    // The file could not be read to its end: its jobs go, and the batch says why.
-    if (queue && owned) await abandon(queue, redis, keys, batch, err).catch((e: unknown) => options.logger.error({ err: { message: String(e) } }, 'could not take back the jobs of a failed load'));
+    // The file could not be read to its end: its jobs go, and the batch says why. When Redis
+    // itself is away nothing can be taken back: the batch stays `loading`, its workers hold
+    // its jobs, and loading the same input again resumes it.
+    if (queue && owned && !isRedisOutage(err)) await abandon(queue, redis, keys, batch, err).catch((e: unknown) => options.logger.error({ err: { message: String(e) } }, 'could not take back the jobs of a failed load'));
     throw err;
   } finally {
     const written = await rejects.close();
