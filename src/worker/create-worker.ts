@@ -41,6 +41,9 @@ export interface DealWorkerOptions {
   logger: Logger;
 }
 
+/** How often a job may be taken over from a worker that died before it is failed. */
+export const MAX_STALLS = 5;
+
 /** How long a stopping worker waits for its active jobs: a gateway call's timeout and some. */
 export const DEFAULT_GRACE_MS = 45_000;
 
@@ -143,6 +146,10 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     prefix: keys.bullPrefix,
     concurrency: options.concurrency,
     ...(options.lockMs ? { lockDuration: options.lockMs, stalledInterval: options.lockMs } : {}),
+    // A job whose worker died is run again by another, with the same requestId: safe, so
+    // BullMQ's default of one stall is far too few for a fleet that gets restarted. A job
+    // that kills its worker five times is failed (and `retry` can send it again).
+    maxStalledCount: MAX_STALLS,
     // BullMQ honours worker.rateLimit() only on a worker with a limiter; the per-request
     // budget above is the real bound (a job makes one or two requests).
     ...(options.rate ? { limiter: { max: options.rate, duration: 1000 } } : {}),
@@ -156,16 +163,23 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   worker.on('failed', (job, err) => {
     // Jobs of a batch whose load failed are not rows of it: no outcome.
     if (!job?.finishedOn || err.name === 'BatchAbandonedError') return;
+    const stalled = /stalled more than allowable limit/.test(err.message);
     const record: OutcomeRecord = {
       row: job.data.row,
       dealId: job.data.dealId,
       outcome: 'failed',
-      attempts: job.attemptsMade,
-      errorCode: 'ERR_JOB_FAILED',
-      errorMessage: err.message,
+      attempts: Math.max(1, job.attemptsMade),
+      errorCode: stalled ? 'ERR_JOB_STALLED' : 'ERR_JOB_FAILED',
+      errorMessage: stalled
+        ? `its worker stopped ${MAX_STALLS + 1} times while it ran; it may have reached the registry: realty-batch retry sends it again with the same requestId, which the gateway answers with its first docflow`
+        : err.message,
       finishedAt: new Date().toISOString(),
     };
-    outcomes.recordIfAbsent(job.data.batch, record).catch((e: unknown) => logger.error({ err: { message: String(e) } }, 'could not record a failed job'));
+    // The row's one outcome, and its personal data out of Redis.
+    const { deal: _removed, ...rest } = job.data;
+    Promise.all([outcomes.recordIfAbsent(job.data.batch, record), job.data.deal ? job.updateData(rest) : undefined]).catch((e: unknown) =>
+      logger.error({ err: { message: String(e) } }, 'could not record a failed job'),
+    );
   });
 
   return {
