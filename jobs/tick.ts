@@ -1,6 +1,6 @@
 /** The processor of `tick` jobs: one tick of a nightly schedule (src/schedule/run-tick.ts). */
 import type { Job, Processor } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../src/queue/connection.js';
 import type { Logger } from '../src/logger.js';
 import type { Keys } from '../src/queue/keys.js';
 import { runTick, type TickResult } from '../src/schedule/run-tick.js';

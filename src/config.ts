@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
+import type { RedisTarget } from './queue/connection.js';
 
 export const SECOND = 1000;
 export const MINUTE = 60 * SECOND;
@@ -23,6 +24,9 @@ export const DEFAULTS = Object.freeze({
 
 const envSchema = z.object({
   REDIS_URL: z.string().min(1).default(DEFAULTS.redisUrl),
+  REDIS_CLUSTER_NODES: z.string().optional(),
+  REDIS_SENTINELS: z.string().optional(),
+  REDIS_SENTINEL_NAME: z.string().optional(),
   REALTY_API_URL: z.url({ message: 'must be a URL such as https://host' }).optional(),
   REALTY_SESSION_ID: z.string().min(1).optional(),
   REALTY_PREFIX: z
@@ -35,6 +39,8 @@ const envSchema = z.object({
 
 export interface Config {
   readonly redisUrl: string;
+  /** Where Redis is: one server, a cluster or sentinels (src/queue/connection.ts). */
+  readonly redis: RedisTarget;
   readonly apiUrl: string | undefined;
   readonly sessionId: string | undefined;
   readonly prefix: string;
@@ -60,8 +66,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`The environment is not valid: ${problems}.`);
   }
   const e = parsed.data;
+  const list = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
+  const redis: RedisTarget = { url: e.REDIS_URL };
+  const clusterNodes = list(e.REDIS_CLUSTER_NODES);
+  const sentinels = list(e.REDIS_SENTINELS);
+  if (clusterNodes) redis.clusterNodes = clusterNodes;
+  if (sentinels) redis.sentinels = sentinels;
+  if (e.REDIS_SENTINEL_NAME) redis.sentinelName = e.REDIS_SENTINEL_NAME;
   return Object.freeze({
     redisUrl: e.REDIS_URL,
+    redis,
     apiUrl: e.REALTY_API_URL?.replace(/\/+$/, ''),
     sessionId: e.REALTY_SESSION_ID,
     prefix: e.REALTY_PREFIX,

@@ -88,7 +88,11 @@ describe('separate worker processes', () => {
     await runCli(['load', join(dir, 'deals.csv'), '--profile', 'samples/bank-profile.json', '--batch', 'graceful', '--rejects', join(dir, 'r.csv')], env('s'));
     const worker = startWorker('s');
     const exited = new Promise<number | null>((resolve) => worker.once('exit', resolve));
-    await new Promise((r) => setTimeout(r, 600));
+    // SIGTERM once it has jobs in hand (each call takes 400 ms).
+    const redis = new Redis(REDIS_URL);
+    const keys = createKeys(prefix);
+    await waitFor(async () => (await redis.llen(`${keys.bullPrefix}:${keys.queueName}:active`)) > 0, 'an active job');
+    redis.disconnect();
     worker.kill('SIGTERM');
     expect(await exited).toBe(0);
     // Whatever was active when the signal came was finished, not abandoned half-way.

@@ -5,7 +5,7 @@
  * already on its way is left alone, and a deal that reached the registry is
  * never sent again (the worker's ledger check still applies).
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../queue/connection.js';
 import { UsageError } from '../errors.js';
 import { reopenInput } from '../input/reading.js';
 import { createDealValidator } from '../input/validate-deal.js';

@@ -4,7 +4,7 @@
  * cron needs.
  */
 import { basename, extname } from 'node:path';
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../queue/connection.js';
 import type { BankProfile } from '../input/profile.js';
 import { SUBMITTED_OUTCOMES, type Outcome } from '../outcomes/types.js';
 import { BATCH_ID } from '../queue/keys.js';

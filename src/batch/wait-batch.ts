@@ -3,7 +3,7 @@
  * tick do while workers (in-process or anywhere) process the batch.
  */
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../queue/connection.js';
 import { createOutcomeStore } from '../outcomes/store.js';
 import type { Keys } from '../queue/keys.js';
 

@@ -77,3 +77,9 @@ export function onShutdownSignals(): AbortController {
   }
   return controller;
 }
+
+/** Resolves once the signal has aborted, at once when it already has. */
+export function aborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}

@@ -26,7 +26,7 @@ export function registerDashboardCommand(program: Command): void {
       const env = environment();
       // The CLI layer reads the credentials; the password goes to the server only, never to a log.
       const access = resolveAccess({ auth: opts.auth, host: opts.host, user: process.env.DASHBOARD_USER, password: process.env.DASHBOARD_PASSWORD });
-      const redis = await connectRedis(env.config.redisUrl, { failFast: true });
+      const redis = await connectRedis(env.config.redis, { failFast: true });
       try {
         const dashboard = await startDashboard({ redis, keys: env.keys, host: access.host, port: opts.port, credentials: access.credentials, readOnly: opts.readOnly ?? false, logger: env.logger });
         console.log(`dashboard listening on ${dashboard.url}${BATCHES_PATH} (queue at ${BOARD_PATH}, metrics at /metrics)${access.credentials ? '' : '; no credentials asked'}${opts.readOnly ? '; read-only' : ''}`);

@@ -23,7 +23,7 @@ import { writeAttention } from '../results/attention.js';
 import { writeResults } from '../results/write-results.js';
 import { createDealWorker, DEFAULT_GRACE_MS } from '../worker/create-worker.js';
 import { createTickWorker } from '../schedule/tick-worker.js';
-import { environment, nonNegativeInt, onShutdownSignals, positiveInt, reportError, share } from './common.js';
+import { aborted, environment, nonNegativeInt, onShutdownSignals, positiveInt, reportError, share } from './common.js';
 import { DEFAULT_BREAKER } from '../worker/circuit-breaker.js';
 import { createProgress } from './progress.js';
 import { printCounts, printLoad } from './print.js';
@@ -94,8 +94,9 @@ workerOptions(
   const gateway = requireGateway(env.config);
   const reading = await readingOptions(opts);
   const profile = await loadProfile(opts.profile);
-  const redis = await connectRedis(env.config.redisUrl);
+  // Signals are ours from the start: a SIGTERM while connecting must not kill the process raw.
   const shutdown = onShutdownSignals();
+  const redis = await connectRedis(env.config.redis);
   const loading = createProgress('load', { unit: 'bytes', logger: env.logger });
   const progress = createProgress('run ', { unit: 'rows', logger: env.logger });
   try {
@@ -160,7 +161,7 @@ inputOptions(
   const profile = await loadProfile(opts.profile);
   const fingerprint = await inputFingerprint(file, reading);
   const batch: string = opts.batch ?? defaultBatchId(file, fingerprint);
-  const redis = await connectRedis(env.config.redisUrl, { failFast: true });
+  const redis = await connectRedis(env.config.redis, { failFast: true });
   const progress = createProgress('load', { unit: 'bytes', logger: env.logger });
   try {
     const summary = await loadBatch({
@@ -195,8 +196,8 @@ workerOptions(
 ).action(async (opts) => {
   const env = environment();
   const gateway = requireGateway(env.config);
-  const redis = await connectRedis(env.config.redisUrl);
   const shutdown = onShutdownSignals();
+  const redis = await connectRedis(env.config.redis);
   const dealWorker = createDealWorker({ ...gateway, connection: redis, keys: env.keys, logger: env.logger, concurrency: opts.concurrency, attempts: opts.attempts, backoffMs: opts.backoffMs, timeoutMs: opts.timeoutMs, rate: opts.rate, lockMs: opts.lockMs, breaker: { threshold: opts.breakerThreshold, cooldownMs: opts.breakerCooldownMs } });
   if ((await redis.get(env.keys.pauseReason)) === 'session') {
     await redis.del(env.keys.pauseReason);
@@ -206,7 +207,7 @@ workerOptions(
   // The ticks of nightly schedules (realty-batch schedule) run here too.
   const tickWorker = createTickWorker({ connection: redis, keys: env.keys, logger: env.logger, signal: shutdown.signal });
   env.logger.info({ concurrency: opts.concurrency }, 'worker started');
-  await new Promise<void>((resolve) => shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
+  await aborted(shutdown.signal);
   env.logger.info({ graceMs: opts.graceMs }, 'stopping: no new jobs; active ones may finish');
   await Promise.all([dealWorker.close(opts.graceMs), tickWorker.close()]);
   redis.disconnect();
@@ -224,7 +225,7 @@ program
   .action(async (batch: string, opts) => {
     checkBatch(batch);
     const env = environment();
-    const redis = await connectRedis(env.config.redisUrl, { failFast: true });
+    const redis = await connectRedis(env.config.redis, { failFast: true });
     try {
       const meta = await createBatchStore(redis, env.keys).get(batch);
       if (!meta) throw new UsageError(`There is no batch ${batch} in Redis (realty-batch status lists the batches).`);
@@ -253,7 +254,7 @@ program
   .action(async (batch: string, opts) => {
     checkBatch(batch);
     const env = environment();
-    const redis = await connectRedis(env.config.redisUrl, { failFast: true });
+    const redis = await connectRedis(env.config.redis, { failFast: true });
     try {
       const summary = await retryBatch({ redis, keys: env.keys, batch, outcomes: opts.outcome, force: opts.force, input: opts.input, logger: env.logger });
       console.log(

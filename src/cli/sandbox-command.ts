@@ -1,7 +1,7 @@
 /** `realty-batch sandbox`: the gateway emulator in the foreground until a signal. */
 import type { Command } from 'commander';
 import { parseProbability, startSandbox, type SandboxOptions } from '../sandbox/index.js';
-import { nonNegativeInt, onShutdownSignals } from './common.js';
+import { aborted, nonNegativeInt, onShutdownSignals } from './common.js';
 
 const list = (value: string): string[] =>
   value
@@ -40,10 +40,10 @@ export function registerSandboxCommand(program: Command): void {
       if (opts.faultReset !== undefined) options.faultReset = opts.faultReset;
       if (opts.faultLost !== undefined) options.faultLost = opts.faultLost;
       if (opts.seed !== undefined) options.seed = opts.seed;
+      const shutdown = onShutdownSignals();
       const sandbox = await startSandbox(options);
       console.log(`sandbox listening on ${sandbox.url} (REALTY_API_URL=${sandbox.url}; stats at ${sandbox.url}/__sandbox/stats)`);
-      const shutdown = onShutdownSignals();
-      await new Promise<void>((resolve) => shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
+      await aborted(shutdown.signal);
       await sandbox.close();
     });
 }

@@ -28,7 +28,7 @@ export function registerScheduleCommand(program: Command): void {
     .action(async (opts) => {
       const env = environment();
       if (opts.list) {
-        const redis = await connectRedis(env.config.redisUrl, { failFast: true });
+        const redis = await connectRedis(env.config.redis, { failFast: true });
         try {
           const schedules = await listSchedules(redis, env.keys);
           if (schedules.length === 0) console.log('no schedules');
@@ -41,7 +41,7 @@ export function registerScheduleCommand(program: Command): void {
       if (opts.remove) {
         const name: string | undefined = opts.name ?? (opts.inbox ? defaultScheduleName(opts.inbox) : undefined);
         if (!name) throw new UsageError('schedule --remove needs --name or --inbox.');
-        const redis = await connectRedis(env.config.redisUrl, { failFast: true });
+        const redis = await connectRedis(env.config.redis, { failFast: true });
         try {
           const removed = await removeSchedule(redis, env.keys, name);
           console.log(removed ? `schedule ${name} removed` : `there is no schedule ${name}`);
@@ -59,7 +59,7 @@ export function registerScheduleCommand(program: Command): void {
       if (opts.notifyUrl && !/^https?:\/\//.test(opts.notifyUrl)) throw new UsageError(`--notify-url ${opts.notifyUrl} is not an http(s) url.`);
       // A bad profile is found now, not at 3 a.m.
       await loadProfile(opts.profile);
-      const redis = await connectRedis(env.config.redisUrl, { failFast: true });
+      const redis = await connectRedis(env.config.redis, { failFast: true });
       try {
         const info = await upsertSchedule(redis, env.keys, { inbox: opts.inbox, outbox: opts.outbox, profile: opts.profile, cron: opts.cron, tz: opts.tz, notifyUrl: opts.notifyUrl, name: opts.name });
         console.log(`schedule ${info.name}: "${info.cron}"${info.tz ? ` ${info.tz}` : ''}, next tick ${info.next}; a running \`realty-batch work\` executes it`);

@@ -15,7 +15,7 @@ export function registerStatusCommand(program: Command): void {
     .option('--json', 'print JSON: one object for a batch, an array of batches otherwise')
     .action(async (batch: string | undefined, opts) => {
       const env = environment();
-      const redis = await connectRedis(env.config.redisUrl, { failFast: true });
+      const redis = await connectRedis(env.config.redis, { failFast: true });
       try {
         if (!batch) {
           const ids = await redis.zrevrange(env.keys.batches, 0, 49);

@@ -6,7 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import { Queue } from 'bullmq';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../queue/connection.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Keys } from '../queue/keys.js';

@@ -12,7 +12,7 @@
  * already enqueued.
  */
 import { hostname } from 'node:os';
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../queue/connection.js';
 import { UsageError } from '../errors.js';
 import type { BankProfile } from '../input/profile.js';
 import type { Keys } from '../queue/keys.js';
@@ -48,7 +48,7 @@ export interface BatchStore {
    * Creates the batch for this file, or reopens it for the same content (a load
    * run again); refuses other content. The profile is refreshed either way.
    */
-  /** `fresh`: the batch starts from nothing (new, or an earlier load of it failed). */
+  /** `fresh`: the batch starts from nothing (new, or an earlier load of it failed: the caller clears what it left). */
   open(meta: Pick<BatchMeta, 'id' | 'file' | 'fingerprint' | 'reading'>, profile: BankProfile): Promise<{ fresh: boolean }>;
   /** The loader is alive: workers keep holding the batch's jobs. */
   heartbeat(id: string): Promise<void>;
@@ -80,9 +80,8 @@ export function createBatchStore(redis: Redis, keys: Keys): BatchStore {
       // died resumes where it was; one whose load failed starts again.
       const fresh = created || state === 'failed' || !state;
       const next = state === 'loaded' ? 'loaded' : 'loading';
-      const multi = redis.multi();
-      if (fresh && !created) multi.del(keys.outcomes(meta.id), keys.rows(meta.id));
-      await multi
+      await redis
+        .multi()
         .hsetnx(key, 'createdAt', now.toISOString())
         .hset(key, 'id', meta.id, 'file', meta.file, 'reading', meta.reading ?? '{}', 'state', next, 'profile', JSON.stringify(profile), 'loadingUntil', String(now.getTime() + LOAD_HEARTBEAT_MS), 'loader', LOADER)
         .hdel(key, 'error', 'total')

@@ -2,7 +2,7 @@
  * Outcomes, one per row per batch, and the ledger of deals that reached the
  * registry. A submitted outcome and its ledger entry are written in one MULTI.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../queue/connection.js';
 import type { Keys } from '../queue/keys.js';
 import { SUBMITTED_OUTCOMES, type LedgerEntry, type OutcomeRecord } from './types.js';
 

@@ -1,37 +1,86 @@
 /**
- * Redis connections. BullMQ wants `maxRetriesPerRequest: null` on the
+ * Redis connections: one server (`REDIS_URL`, `rediss://` for TLS, credentials in the
+ * url), Redis Cluster (`REDIS_CLUSTER_NODES`) or Sentinel (`REDIS_SENTINELS` with
+ * `REDIS_SENTINEL_NAME`). BullMQ wants `maxRetriesPerRequest: null` on the
  * connections its workers block on: without it a worker dies on the first
  * reconnect instead of waiting for Redis to come back.
  */
-import { Redis } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import pRetry from 'p-retry';
 import { RedisUnavailableError } from '../errors.js';
+
+/**
+ * A connection to a single Redis or to a cluster: every key the project writes
+ * shares one hash tag, so every command it sends works on both.
+ */
+export type RedisClient = Redis | Cluster;
+
+export interface RedisTarget {
+  /** `redis://[user:password@]host:port[/db]` or `rediss://...` (TLS). */
+  url: string;
+  /** Cluster seed nodes, `host:port`; the url's credentials and TLS apply to each. */
+  clusterNodes?: readonly string[];
+  /** Sentinels, `host:port`, and the name of the master they watch. */
+  sentinels?: readonly string[];
+  sentinelName?: string;
+}
 
 export interface ConnectOptions {
   /** Fail fast (commands error while Redis is away) instead of queueing them: for `load`, `results`, `status`. */
   failFast?: boolean;
 }
 
-export function createRedis(url: string, options: ConnectOptions = {}): Redis {
-  return new Redis(url, {
+const hostPort = (node: string): { host: string; port: number } => {
+  const at = node.lastIndexOf(':');
+  return { host: node.slice(0, at), port: Number(node.slice(at + 1)) };
+};
+
+/** The url's credentials, TLS and database as ioredis options, for cluster nodes and sentinel masters. */
+function optionsFromUrl(url: string): RedisOptions {
+  const u = new URL(url);
+  const options: RedisOptions = {};
+  if (u.username) options.username = decodeURIComponent(u.username);
+  if (u.password) options.password = decodeURIComponent(u.password);
+  if (u.protocol === 'rediss:') options.tls = {};
+  const db = Number(u.pathname.slice(1));
+  if (Number.isInteger(db) && db > 0) options.db = db;
+  return options;
+}
+
+export function createRedis(target: RedisTarget | string, options: ConnectOptions = {}): RedisClient {
+  const t: RedisTarget = typeof target === 'string' ? { url: target } : target;
+  const common = {
     maxRetriesPerRequest: options.failFast ? 1 : null,
     enableOfflineQueue: true,
     // Reconnect every 0.2 s, then up to every 2 s, for ever: a worker outlives a Redis restart.
-    retryStrategy: (times) => Math.min(200 * times, 2000),
+    retryStrategy: (times: number) => Math.min(200 * times, 2000),
     lazyConnect: true,
     connectionName: 'realty-batch',
-  });
+  };
+  if (t.clusterNodes && t.clusterNodes.length > 0) {
+    return new Cluster(t.clusterNodes.map(hostPort), {
+      lazyConnect: true,
+      enableOfflineQueue: true,
+      clusterRetryStrategy: common.retryStrategy,
+      redisOptions: { ...optionsFromUrl(t.url), maxRetriesPerRequest: common.maxRetriesPerRequest, connectionName: common.connectionName },
+    });
+  }
+  if (t.sentinels && t.sentinels.length > 0) {
+    return new Redis({ ...common, ...optionsFromUrl(t.url), sentinels: t.sentinels.map(hostPort), name: t.sentinelName ?? 'mymaster' });
+  }
+  return new Redis(t.url, common);
 }
 
 /**
  * Connects and pings, trying a few times (a compose worker may start a moment
- * before its Redis), or throws one clear sentence that names the url without
+ * before its Redis), or throws one clear sentence that names the target without
  * its password.
  */
-export async function connectRedis(url: string, options: ConnectOptions & { timeoutMs?: number; retries?: number } = {}): Promise<Redis> {
+export async function connectRedis(target: RedisTarget | string, options: ConnectOptions & { timeoutMs?: number; retries?: number } = {}): Promise<RedisClient> {
+  const t: RedisTarget = typeof target === 'string' ? { url: target } : target;
   const timeoutMs = options.timeoutMs ?? 2000;
-  const attempt = async (): Promise<Redis> => {
-    const redis = createRedis(url, options);
+  const attempt = async (): Promise<RedisClient> => {
+    const redis = createRedis(t, options);
     // The socket's own error (ECONNREFUSED, NOAUTH) says more than the rejected connect; and an
     // unhandled 'error' event would crash the process.
     let socketError: Error | undefined;
@@ -56,8 +105,15 @@ export async function connectRedis(url: string, options: ConnectOptions & { time
     return await pRetry(attempt, { retries: options.retries ?? 3, minTimeout: 250, factor: 2 });
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
-    throw new RedisUnavailableError(`Redis is not reachable at ${safeUrl(url)} (${reason}); start it or set REDIS_URL.`, { cause: err });
+    throw new RedisUnavailableError(`Redis is not reachable at ${describeTarget(t)} (${reason}); start it or set REDIS_URL.`, { cause: err });
   }
+}
+
+/** Where Redis is, for messages: never a password. */
+export function describeTarget(t: RedisTarget): string {
+  if (t.clusterNodes?.length) return `the cluster ${t.clusterNodes.join(',')}`;
+  if (t.sentinels?.length) return `the sentinels ${t.sentinels.join(',')} (master ${t.sentinelName ?? 'mymaster'})`;
+  return safeUrl(t.url);
 }
 
 /** The url without credentials, for messages. */

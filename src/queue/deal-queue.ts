@@ -4,7 +4,7 @@
  * and the command itself reports the failure once, in a sentence.
  */
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from './connection.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
 import type { DealJobData } from './job-data.js';
 import type { Keys } from './keys.js';

@@ -6,7 +6,7 @@
  */
 import { resolve } from 'node:path';
 import { Job, type Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from './connection.js';
 import type { FieldProblem } from '../input/deal.js';
 import { openInput, type InputFile, type InputOptions } from '../input/open-input.js';
 import type { BankProfile } from '../input/profile.js';
@@ -152,7 +152,11 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
       const { fresh } = await batches.open({ id: batch, file: resolve(options.file), fingerprint, reading: serializeReading(options) }, options.profile);
       // Jobs left by an earlier load of this batch that failed or died: this load makes them again.
       owned = fresh;
-      if (fresh) await removeBatchJobs(queue, redis, keys, batch);
+      if (fresh) {
+        // What an earlier load of this batch that failed left: this load makes it again.
+        await removeBatchJobs(queue, redis, keys, batch);
+        await redis.del(keys.outcomes(batch), keys.rows(batch));
+      }
     }
     for await (const record of input.records()) {
       summary.read++;
@@ -225,19 +229,20 @@ async function abandon(queue: Queue<DealJobData>, redis: Redis, keys: Keys, batc
  * them), so the pass is repeated until none is left, for a few seconds at most.
  */
 export async function removeBatchJobs(queue: Queue<DealJobData>, redis: Redis, keys: Keys, batch: string): Promise<number> {
-  const base = `${keys.bullPrefix}:${keys.queueName}:`;
-  const jobKey = new RegExp(`^${escapeRegExp(`${base}${batch}.`)}[A-Za-z0-9_-]+$`);
   let removed = 0;
   for (let pass = 0; pass < 50; pass++) {
     let left = 0;
     let cursor = '0';
+    // The batch's row index names every job it enqueued: one key, so this works on a cluster too.
     do {
-      const [next, found] = await redis.scan(cursor, 'MATCH', `${base}${batch}.*`, 'COUNT', 1000);
+      const [next, entries] = await redis.hscan(keys.rows(batch), cursor, 'COUNT', 1000);
       cursor = next;
-      const ids = found.filter((k) => jobKey.test(k)).map((k) => k.slice(base.length));
+      const ids = entries.filter((_, i) => i % 2 === 1).map((dealId) => dealJobId(batch, dealId));
       const results = await Promise.all(ids.map((id) => queue.remove(id)));
       removed += results.filter((r) => r === 1).length;
-      left += results.filter((r) => r !== 1).length;
+      // 0 is also "no such job" (already gone): only a job that still exists counts as left.
+      const stuck = await Promise.all(ids.filter((_, i) => results[i] !== 1).map((id) => queue.getJobState(id)));
+      left += stuck.filter((state) => state !== 'unknown').length;
     } while (cursor !== '0');
     if (left === 0) return removed;
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -261,8 +266,4 @@ async function promoteBatchJobs(queue: Queue<DealJobData>, redis: Redis, keys: K
       }),
     );
   } while (cursor !== '0');
-}
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

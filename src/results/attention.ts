@@ -6,7 +6,7 @@
  * The rows come from the input file itself, read again (after checking it is
  * unchanged), so no personal data has to stay in Redis for it.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../queue/connection.js';
 import { UsageError } from '../errors.js';
 import { createRowsWriter } from '../input/rejects.js';
 import { reopenInput } from '../input/reading.js';

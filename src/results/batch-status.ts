@@ -2,7 +2,7 @@
  * A batch at a glance: counts per outcome, where its unfinished rows are in the
  * queue, when it started and finished, and how fast it went.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../queue/connection.js';
 import { UsageError } from '../errors.js';
 import { createBatchStore, type BatchState } from '../outcomes/batches.js';
 import type { Outcome } from '../outcomes/types.js';

@@ -8,7 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../queue/connection.js';
 import type { Keys } from '../queue/keys.js';
 import { createOutcomeStore } from '../outcomes/store.js';
 import { OUTCOMES, RESULT_COLUMNS, type Outcome, type OutcomeRecord } from '../outcomes/types.js';

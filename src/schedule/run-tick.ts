@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rename, stat, writeFile } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../queue/connection.js';
 import { RealtyBatchError } from '../errors.js';
 import { fileSha256 } from '../input/file-hash.js';
 import { loadProfile } from '../input/profile.js';

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { CronExpressionParser } from 'cron-parser';
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../queue/connection.js';
 import { UsageError } from '../errors.js';
 import type { Keys } from '../queue/keys.js';
 import type { Queue } from 'bullmq';

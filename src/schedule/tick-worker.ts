@@ -1,6 +1,6 @@
 /** The worker of the `schedule` queue, which every `realty-batch work` runs beside its deal worker. */
 import { Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../queue/connection.js';
 import { createTickProcessor } from '../../jobs/tick.js';
 import type { Logger } from '../logger.js';
 import type { Keys } from '../queue/keys.js';

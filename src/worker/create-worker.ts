@@ -3,7 +3,7 @@
  * starts in-process and `work` starts alone.
  */
 import { Worker, type Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../queue/connection.js';
 import { createDealProcessor } from '../../jobs/deal.js';
 import type { Logger } from '../logger.js';
 import { createBatchStore } from '../outcomes/batches.js';
