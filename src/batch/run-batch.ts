@@ -96,7 +96,7 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
     onProgress: options.onLoadProgress,
   });
 
-  const dealWorker = createDealWorker({ ...options, connection: redis, logger: log });
+  const dealWorker = createDealWorker({ ...options, connection: redis, logger });
   let stoppedBecause: RunResult['stoppedBecause'];
   try {
     // A queue this project paused for a refused session resumes with a new run: if the
