@@ -2,6 +2,7 @@
  * A BullMQ worker of `deal` jobs with its gateway client and stores: what `run`
  * starts in-process and `work` starts alone.
  */
+import { hostname } from 'node:os';
 import { Worker, type Queue } from 'bullmq';
 import type { RedisClient as Redis } from '../queue/connection.js';
 import { createDealProcessor } from '../../jobs/deal.js';
@@ -145,6 +146,8 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     connection,
     prefix: keys.bullPrefix,
     concurrency: options.concurrency,
+    // Shown as the job's processedBy (Bull Board, tests): which host and process ran it.
+    name: `${hostname()}:${process.pid}`,
     ...(options.lockMs ? { lockDuration: options.lockMs, stalledInterval: options.lockMs } : {}),
     // A job whose worker died is run again by another, with the same requestId: safe, so
     // BullMQ's default of one stall is far too few for a fleet that gets restarted. A job
