@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
@@ -10,20 +9,11 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createKeys } from '../src/queue/keys.js';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/index.js';
 import { CLI, ROOT } from './helpers/cli.js';
+import { freePort } from './helpers/ports.js';
 import { csvText, ROWS } from './helpers/fixtures.js';
 
 const OUTAGE_MS = 30_000;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 interface Proc {
   child: ChildProcess;

@@ -6,7 +6,8 @@
  * decides it may be shown.
  */
 import type { Deal } from '../input/deal.js';
-import type { OutcomeRecord } from '../outcomes/types.js';
+import { RESULT_COLUMNS, type OutcomeRecord } from '../outcomes/types.js';
+import { DEAL_FIELDS } from '../input/fields.js';
 import type { DealJobData } from '../queue/job-data.js';
 
 export const MASK = '***';
@@ -14,41 +15,12 @@ export const MASK = '***';
 /** The job's own keys: no personal data in any of them. */
 const JOB_KEYS: ReadonlySet<string> = new Set(['batch', 'row', 'dealId', 'resubmit', 'cadastralNumber'] satisfies Array<keyof DealJobData>);
 
-/** The deal's property: where and what it is, never who owns it. */
-const DEAL_KEYS = [
-  'dealId',
-  'objectType',
-  'cadastralNumber',
-  'region',
-  'district',
-  'city',
-  'settlement',
-  'street',
-  'streetType',
-  'house',
-  'building',
-  'structure',
-  'apartment',
-  'apartmentType',
-  'areaValue',
-  'areaUnit',
-] as const satisfies ReadonlyArray<keyof Deal>;
+/** The deal's property: where and what it is, never who owns it (deal-format.md's first table). */
+const DEAL_KEYS = DEAL_FIELDS satisfies ReadonlyArray<keyof Deal>;
 
 const AGREEMENT_KEYS = ['contentId', 'signatureIds', 'fileType'] as const satisfies ReadonlyArray<keyof Deal['agreement']>;
 
-const OUTCOME_KEYS: ReadonlySet<string> = new Set([
-  'row',
-  'dealId',
-  'outcome',
-  'docflowId',
-  'cadastralNumber',
-  'httpStatus',
-  'attempts',
-  'errorCode',
-  'errorMessage',
-  'finishedAt',
-  'candidates',
-] satisfies Array<keyof OutcomeRecord>);
+const OUTCOME_KEYS: ReadonlySet<string> = new Set([...RESULT_COLUMNS, 'candidates'] satisfies Array<keyof OutcomeRecord>);
 
 type Json = Record<string, unknown>;
 

@@ -5,7 +5,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
+import { freePort } from '../helpers/ports.js';
 import { join } from 'node:path';
 
 export interface PrivateRedis {
@@ -19,18 +20,7 @@ export interface PrivateRedis {
   stop(): Promise<void>;
 }
 
-/** A port nobody listens on right now (the OS picks it; a race with another process is unlikely). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 /** One PING over a raw socket: true on `+PONG` (a Redis still loading its AOF answers `-LOADING`). */
 function ping(port: number): Promise<boolean> {
