@@ -84,12 +84,19 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   });
   const scheduleProbe = (): void => {
     clearTimeout(probeTimer);
-    probeTimer = setTimeout(() => void probe(), Math.max(0, breaker.openUntil - Date.now()));
+    // Timers run on a monotonic clock and may fire a millisecond before Date.now() says
+    // the cool-down is over: one more millisecond, and probe() checks again anyway.
+    probeTimer = setTimeout(() => void probe(), Math.max(0, breaker.openUntil - Date.now()) + 1);
     probeTimer.unref();
   };
   /** One harmless read: any answer but a 501, a 5xx or none at all means the gateway is back. */
   const probe = async (): Promise<void> => {
-    if (closing || !breaker.probeDue(Date.now())) return;
+    if (closing || breaker.state !== 'open') return;
+    if (!breaker.probeDue(Date.now())) {
+      // Early: an open breaker without a pending probe would stay open for ever.
+      scheduleProbe();
+      return;
+    }
     breaker.startProbe();
     let status: number;
     try {
