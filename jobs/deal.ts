@@ -68,6 +68,16 @@ type Final = Omit<OutcomeRecord, 'row' | 'dealId' | 'attempts' | 'finishedAt'>;
 
 export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJobData, OutcomeRecord> {
   const profiles = new Map<string, { profile: BankProfile; at: number }>();
+  const expiries = new Map<string, number | undefined>();
+
+  /** The batch's expiry, for the outcomes hash (which may not exist until this outcome). */
+  async function expiryOf(batch: string): Promise<number | undefined> {
+    if (!expiries.has(batch)) {
+      if (expiries.size > 1000) expiries.clear();
+      expiries.set(batch, await ctx.batches.expiresAt(batch));
+    }
+    return expiries.get(batch);
+  }
   const loaded = new Set<string>();
 
   async function profileOf(batch: string): Promise<BankProfile> {
@@ -125,7 +135,8 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
       if (record.errorMessage && personal) record.errorMessage = maskPersonalData(record.errorMessage, personal);
       // After the gateway created a docflow, losing its id to a passing Redis error
       // would send the deal again on the job's retry: the write is retried on its own.
-      await pRetry(() => ctx.outcomes.record(batch, record), { retries: 5, minTimeout: 200 });
+      const expiresAt = await expiryOf(batch);
+      await pRetry(() => ctx.outcomes.record(batch, record, expiresAt), { retries: 5, minTimeout: 200 });
       log.info({ outcome: record.outcome, httpStatus: record.httpStatus, docflowId: record.docflowId, errorCode: record.errorCode }, 'deal finished');
       ctx.onOutcome?.(record);
       await forget(job);
@@ -185,11 +196,15 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
         await job.moveToWait(token);
         throw new WaitingError();
       }
-      const hold = decision.action === 'retry' ? (ctx.holdUntil?.() ?? 0) : 0;
+      const holds = job.data.holds ?? 0;
+      const hold = decision.action === 'retry' && holds < ctx.attempts ? (ctx.holdUntil?.() ?? 0) : 0;
       if (hold > 0) {
         // The breaker is open: the gateway is down for everyone, not for this deal. It
-        // waits for the cool-down without spending a try of its budget.
-        log.info({ errorCode: described.errorCode, httpStatus: described.httpStatus }, 'gateway down (breaker open): waiting without spending a try');
+        // waits for the cool-down without spending a try, as many times as it has tries:
+        // a gateway down for good still ends the row (unavailable or failed), not a run
+        // that never ends.
+        log.info({ errorCode: described.errorCode, httpStatus: described.httpStatus, holds: holds + 1 }, 'gateway down (breaker open): waiting without spending a try');
+        await job.updateData({ ...job.data, holds: holds + 1 });
         await job.moveToDelayed(hold + Math.round(Math.random() * 1000), token);
         throw new DelayedError();
       }

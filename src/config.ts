@@ -27,6 +27,7 @@ const envSchema = z.object({
   REDIS_CLUSTER_NODES: z.string().optional(),
   REDIS_SENTINELS: z.string().optional(),
   REDIS_SENTINEL_NAME: z.string().optional(),
+  REDIS_SENTINEL_PASSWORD: z.string().optional(),
   REALTY_API_URL: z.url({ message: 'must be a URL such as https://host' }).optional(),
   REALTY_SESSION_ID: z.string().min(1).optional(),
   REALTY_PREFIX: z
@@ -73,6 +74,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (clusterNodes) redis.clusterNodes = clusterNodes;
   if (sentinels) redis.sentinels = sentinels;
   if (e.REDIS_SENTINEL_NAME) redis.sentinelName = e.REDIS_SENTINEL_NAME;
+  if (e.REDIS_SENTINEL_PASSWORD) redis.sentinelPassword = e.REDIS_SENTINEL_PASSWORD;
   return Object.freeze({
     redisUrl: e.REDIS_URL,
     redis,

@@ -13,7 +13,7 @@ import { ROOT } from './helpers/cli.js';
 import { csvText, HEADER, ROWS } from './helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './helpers/redis.js';
 
-const options = { threshold: 0.5, minCalls: 4, windowMs: 10_000, cooldownMs: 1000 };
+const options = { threshold: 0.5, minCalls: 4, windowMs: 10_000, cooldownMs: 1000, maxProbes: 3 };
 
 describe('the circuit breaker', () => {
   it('opens when half of at least minCalls recent calls failed, probes after the cool-down, and closes on a good answer', () => {
@@ -35,6 +35,18 @@ describe('the circuit breaker', () => {
       ['open', 'half_open'],
       ['half_open', 'closed'],
     ]);
+  });
+
+  it('closes anyway after maxProbes failed probes in a row, so a gateway down for good ends its rows', () => {
+    const transitions: Array<[BreakerState, BreakerState]> = [];
+    const breaker = new CircuitBreaker(options, (from, to) => transitions.push([from, to]));
+    for (let i = 0; i < 4; i++) breaker.record(501, 0);
+    for (let probe = 1; probe <= 3; probe++) {
+      breaker.startProbe();
+      breaker.probeResult(501, probe * 2000);
+    }
+    expect(breaker.state).toBe('closed');
+    expect(transitions.at(-1)).toEqual(['half_open', 'closed']);
   });
 
   it('counts 4xx as the request\'s fault, not the gateway\'s, and forgets calls older than the window', () => {
@@ -76,7 +88,7 @@ describe('the circuit breaker', () => {
         attempts: 1,
         backoffMs: 50,
         timeoutMs: 2000,
-        breaker: { ...options, cooldownMs: 500 },
+        breaker: { ...options, cooldownMs: 500, maxProbes: 20 },
         rejects: join(dir, 'r.csv'),
         pollMs: 20,
       });

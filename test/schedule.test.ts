@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { appendFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { createKeys } from '../src/queue/keys.js';
-import { runTick, type FileSummary } from '../src/schedule/run-tick.js';
+import { inboxKey, runTick, type FileSummary } from '../src/schedule/run-tick.js';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/index.js';
 import { CLI, ROOT, runCli } from './helpers/cli.js';
 import { csvText, HEADER, ROWS } from './helpers/fixtures.js';
@@ -134,9 +134,30 @@ describe('nightly runs from an inbox, with a cron every two seconds', () => {
     const empty = join(dir, 'empty-inbox');
     await mkdir(empty);
     try {
-      await redis.set(`${keys.bullPrefix}:schedule:manual:lock`, 'someone-else', 'PX', 5000);
+      await redis.set(inboxKey(keys, empty, 'lock'), 'someone-else', 'PX', 5000);
       const result = await runTick({ name: 'manual', inbox: empty, outbox, profile: join(ROOT, 'samples/bank-profile.json') }, { redis, keys, logger: createLogger({ level: 'silent' }) });
       expect(result.skipped).toBe('previous tick still running');
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('runs a file dropped long before a tick at that very tick, not a tick later', async () => {
+    const redis = new Redis(REDIS_URL);
+    const early = join(dir, 'early-inbox');
+    await mkdir(early);
+    const file = join(early, 'bank-d.csv');
+    await writeFile(file, deals('D'));
+    // Dropped two minutes ago: a nightly tick must not make it wait a day.
+    const past = new Date(Date.now() - 120_000);
+    await utimes(file, past, past);
+    try {
+      const result = await runTick(
+        { name: 'early', inbox: early, outbox, profile: join(ROOT, 'samples/bank-profile.json') },
+        { redis, keys: createKeys(prefix), logger: createLogger({ level: 'silent' }), pollMs: 50 },
+      );
+      expect(result.waiting).toEqual([]);
+      expect(result.files).toMatchObject([{ file: 'bank-d.csv', status: 'done', rows: 24 }]);
     } finally {
       redis.disconnect();
     }

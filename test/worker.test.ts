@@ -113,6 +113,13 @@ describe('the worker against every answer of the gateway', () => {
     expect(slow.rows[0]).toMatchObject({ outcome: 'failed', attempts: '2', errorCode: 'TIMEOUT' });
   });
 
+  it('gives the outcomes hash the batch\'s expiry, even when the load wrote no outcome', async () => {
+    await start();
+    await run([WITH_NUMBER]);
+    const ttl = await redis.pttl(createKeys(prefix).outcomes('b'));
+    expect(ttl).toBeGreaterThan(29 * 24 * 3600 * 1000);
+  });
+
   it('records forbidden on a 403 at once, without retrying', async () => {
     await start({ restrictedSessions: [SESSION] });
     const { rows } = await run([WITH_NUMBER]);

@@ -94,8 +94,14 @@ export async function retryBatch(options: RetryOptions): Promise<RetrySummary> {
         summary.alreadyGoing++;
         continue;
       }
-      if (state !== 'unknown') await queue.remove(id);
+      // Another retry or a worker may hold the job this very moment: then it is on its way.
+      if (state !== 'unknown' && (await queue.remove(id).catch(() => 0)) !== 1) {
+        summary.alreadyGoing++;
+        continue;
+      }
       const data: DealJobData = { batch, row: record.row, dealId: result.deal.dealId, deal: result.deal };
+      // A batch loaded with --resubmit is retried as it was loaded: the same requestId.
+      if (meta.resubmit) data.resubmit = true;
       await queue.add(DEAL_JOB, data, { ...dealJobOptions(), jobId: id });
       // The row is pending again, unless its new outcome is already in.
       await redis.eval(DELETE_IF_SAME, 1, keys.outcomes(batch), String(record.row), JSON.stringify(earlier));

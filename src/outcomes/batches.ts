@@ -41,6 +41,10 @@ export interface BatchMeta {
   error?: string;
   /** A loading batch whose loader stopped (killed, crashed): loading the same input again resumes it. */
   loaderDied?: boolean;
+  /** Loaded with --resubmit: its deals are sent even when the ledger knows them (also on retry). */
+  resubmit?: boolean;
+  /** When its keys expire (ms since epoch): outcomes written later get the same expiry. */
+  expiresAt?: number;
 }
 
 export interface BatchStore {
@@ -49,7 +53,7 @@ export interface BatchStore {
    * run again); refuses other content. The profile is refreshed either way.
    */
   /** `fresh`: the batch starts from nothing (new, or an earlier load of it failed: the caller clears what it left). */
-  open(meta: Pick<BatchMeta, 'id' | 'file' | 'fingerprint' | 'reading'>, profile: BankProfile): Promise<{ fresh: boolean }>;
+  open(meta: Pick<BatchMeta, 'id' | 'file' | 'fingerprint' | 'reading' | 'resubmit'>, profile: BankProfile): Promise<{ fresh: boolean }>;
   /** The loader is alive: workers keep holding the batch's jobs. */
   heartbeat(id: string): Promise<void>;
   /** The load is complete; the batch's keys expire `retentionMs` from now. */
@@ -58,6 +62,8 @@ export interface BatchStore {
   get(id: string): Promise<BatchMeta | undefined>;
   state(id: string): Promise<BatchState | undefined>;
   profile(id: string): Promise<BankProfile | undefined>;
+  /** When the batch's keys expire (ms since epoch), once it has loaded. */
+  expiresAt(id: string): Promise<number | undefined>;
 }
 
 export function createBatchStore(redis: Redis, keys: Keys): BatchStore {
@@ -83,7 +89,7 @@ export function createBatchStore(redis: Redis, keys: Keys): BatchStore {
       await redis
         .multi()
         .hsetnx(key, 'createdAt', now.toISOString())
-        .hset(key, 'id', meta.id, 'file', meta.file, 'reading', meta.reading ?? '{}', 'state', next, 'profile', JSON.stringify(profile), 'loadingUntil', String(now.getTime() + LOAD_HEARTBEAT_MS), 'loader', LOADER)
+        .hset(key, 'id', meta.id, 'file', meta.file, 'reading', meta.reading ?? '{}', 'resubmit', meta.resubmit ? '1' : '0', 'state', next, 'profile', JSON.stringify(profile), 'loadingUntil', String(now.getTime() + LOAD_HEARTBEAT_MS), 'loader', LOADER)
         .hdel(key, 'error', 'total')
         .zadd(keys.batches, 'NX', now.getTime(), meta.id)
         .exec();
@@ -93,10 +99,12 @@ export function createBatchStore(redis: Redis, keys: Keys): BatchStore {
       await redis.hset(keys.batch(id), 'loadingUntil', String(Date.now() + LOAD_HEARTBEAT_MS));
     },
     async setTotal(id, total, retentionMs = DEFAULT_RETENTION_MS) {
-      // Outcomes written later keep this expiry: a batch lives `retentionMs` after its load.
+      // A batch lives `retentionMs` after its load; outcomes written later are given the
+      // same expiry (`expiresAt`) by the store, since the hash may not exist yet.
+      const expiresAt = Date.now() + retentionMs;
       await redis
         .multi()
-        .hset(keys.batch(id), 'total', String(total), 'state', 'loaded', 'loadedAt', new Date().toISOString())
+        .hset(keys.batch(id), 'total', String(total), 'state', 'loaded', 'loadedAt', new Date().toISOString(), 'expiresAt', String(expiresAt))
         .pexpire(keys.batch(id), retentionMs)
         .pexpire(keys.outcomes(id), retentionMs)
         .pexpire(keys.rows(id), retentionMs)
@@ -114,10 +122,16 @@ export function createBatchStore(redis: Redis, keys: Keys): BatchStore {
       if (h.loadedAt) meta.loadedAt = h.loadedAt;
       if (h.error) meta.error = h.error;
       if (h.reading) meta.reading = h.reading;
+      if (h.resubmit === '1') meta.resubmit = true;
+      if (h.expiresAt) meta.expiresAt = Number(h.expiresAt);
       return meta;
     },
     async state(id) {
       return ((await redis.hget(keys.batch(id), 'state')) as BatchState | null) ?? undefined;
+    },
+    async expiresAt(id) {
+      const raw = await redis.hget(keys.batch(id), 'expiresAt');
+      return raw ? Number(raw) : undefined;
     },
     async profile(id) {
       const raw = await redis.hget(keys.batch(id), 'profile');

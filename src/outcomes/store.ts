@@ -7,7 +7,8 @@ import type { Keys } from '../queue/keys.js';
 import { SUBMITTED_OUTCOMES, type LedgerEntry, type OutcomeRecord } from './types.js';
 
 export interface OutcomeStore {
-  record(batch: string, record: OutcomeRecord): Promise<void>;
+  /** `expiresAt` (ms since epoch): the batch's expiry, given to the outcomes hash too. */
+  record(batch: string, record: OutcomeRecord, expiresAt?: number): Promise<void>;
   /** Writes only when the row has no outcome yet; true when written. */
   recordIfAbsent(batch: string, record: OutcomeRecord): Promise<boolean>;
   get(batch: string, row: number): Promise<OutcomeRecord | undefined>;
@@ -19,8 +20,9 @@ export interface OutcomeStore {
 
 export function createOutcomeStore(redis: Redis, keys: Keys): OutcomeStore {
   return {
-    async record(batch, record) {
+    async record(batch, record, expiresAt) {
       const multi = redis.multi().hset(keys.outcomes(batch), String(record.row), JSON.stringify(record));
+      if (expiresAt) multi.pexpireat(keys.outcomes(batch), expiresAt);
       if (SUBMITTED_OUTCOMES.has(record.outcome) && record.outcome !== 'already_submitted' && record.docflowId) {
         const entry: LedgerEntry = {
           dealId: record.dealId,

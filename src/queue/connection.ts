@@ -23,6 +23,8 @@ export interface RedisTarget {
   /** Sentinels, `host:port`, and the name of the master they watch. */
   sentinels?: readonly string[];
   sentinelName?: string;
+  /** The sentinels' own password, when they ask for one. */
+  sentinelPassword?: string;
 }
 
 export interface ConnectOptions {
@@ -66,7 +68,16 @@ export function createRedis(target: RedisTarget | string, options: ConnectOption
     });
   }
   if (t.sentinels && t.sentinels.length > 0) {
-    return new Redis({ ...common, ...optionsFromUrl(t.url), sentinels: t.sentinels.map(hostPort), name: t.sentinelName ?? 'mymaster' });
+    const fromUrl = optionsFromUrl(t.url);
+    return new Redis({
+      ...common,
+      ...fromUrl,
+      sentinels: t.sentinels.map(hostPort),
+      name: t.sentinelName ?? 'mymaster',
+      // ioredis applies `tls` to the master in sentinel mode only when told to.
+      ...(fromUrl.tls ? { enableTLSForSentinelMode: true } : {}),
+      ...(t.sentinelPassword ? { sentinelPassword: t.sentinelPassword } : {}),
+    });
   }
   return new Redis(t.url, common);
 }

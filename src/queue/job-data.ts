@@ -14,6 +14,8 @@ export interface DealJobData {
   resubmit?: boolean;
   /** Checkpoint: the cadastral number once suggest found it, so a retry does not ask again. */
   cadastralNumber?: string;
+  /** Times the job waited for an open circuit breaker without spending a try. */
+  holds?: number;
 }
 
 /** Stable per (batch, deal): the same file loaded twice into one batch adds no second job. */

@@ -149,7 +149,7 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
   try {
     if (queue) {
       const fingerprint = options.fingerprint ?? (await inputFingerprint(options.file, options));
-      const { fresh } = await batches.open({ id: batch, file: resolve(options.file), fingerprint, reading: serializeReading(options) }, options.profile);
+      const { fresh } = await batches.open({ id: batch, file: resolve(options.file), fingerprint, reading: serializeReading(options), resubmit: options.resubmit ?? false }, options.profile);
       // Jobs left by an earlier load of this batch that failed or died: this load makes them again.
       owned = fresh;
       if (fresh) {

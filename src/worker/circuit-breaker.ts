@@ -20,9 +20,11 @@ export interface BreakerOptions {
   windowMs: number;
   /** How long it stays open before the probe. */
   cooldownMs: number;
+  /** Failed probes in a row after which it closes anyway (the gateway is down for good). */
+  maxProbes: number;
 }
 
-export const DEFAULT_BREAKER: BreakerOptions = { threshold: 0.5, minCalls: 20, windowMs: 30_000, cooldownMs: 30_000 };
+export const DEFAULT_BREAKER: BreakerOptions = { threshold: 0.5, minCalls: 20, windowMs: 30_000, cooldownMs: 30_000, maxProbes: 10 };
 
 /** What counts against the gateway: no answer, 501, and 5xx. 4xx are the request's own fault. */
 export function isGatewayFailure(status: number): boolean {
@@ -37,7 +39,7 @@ export class CircuitBreaker {
 
   constructor(
     private readonly options: BreakerOptions,
-    private readonly onTransition: (from: BreakerState, to: BreakerState, detail: { failureShare?: number; calls?: number }) => void = () => undefined,
+    private readonly onTransition: (from: BreakerState, to: BreakerState, detail: { failureShare?: number; calls?: number; gaveUp?: boolean }) => void = () => undefined,
   ) {}
 
   /** One call's answer, at `now`. Returns the new state. */
@@ -67,15 +69,30 @@ export class CircuitBreaker {
     this.transition('half_open', {});
   }
 
-  /** The probe's answer: closes the breaker, or opens it for another cool-down. */
+  /** Probes that failed in a row since the breaker last opened from closed. */
+  failedProbes = 0;
+
+  /**
+   * The probe's answer: closes the breaker, or opens it for another cool-down. After
+   * `maxProbes` failed probes in a row it closes all the same: a gateway down for good
+   * must end its rows (unavailable, failed) rather than hold them for ever.
+   */
   probeResult(status: number, now: number): BreakerState {
     if (this.state !== 'half_open') return this.state;
-    if (isGatewayFailure(status)) this.open(now, {});
-    else {
-      this.calls = [];
-      this.transition('closed', {});
+    if (!isGatewayFailure(status)) {
+      this.close({});
+    } else if (++this.failedProbes >= this.options.maxProbes) {
+      this.close({ gaveUp: true });
+    } else {
+      this.open(now, {});
     }
     return this.state;
+  }
+
+  private close(detail: { gaveUp?: boolean }): void {
+    this.calls = [];
+    this.failedProbes = 0;
+    this.transition('closed', detail);
   }
 
   private open(now: number, detail: { failureShare?: number; calls?: number }): void {
@@ -83,7 +100,7 @@ export class CircuitBreaker {
     this.transition('open', detail);
   }
 
-  private transition(to: BreakerState, detail: { failureShare?: number; calls?: number }): void {
+  private transition(to: BreakerState, detail: { failureShare?: number; calls?: number; gaveUp?: boolean }): void {
     const from = this.state;
     this.state = to;
     this.onTransition(from, to, detail);

@@ -78,7 +78,8 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
       worker.pause(true).catch(() => undefined);
       scheduleProbe();
     } else if (to === 'closed') {
-      logger.info(line, 'the gateway answers again: circuit breaker closed, taking jobs');
+      if (detail.gaveUp) logger.warn(line, `the gateway failed ${breakerOptions.maxProbes} probes in a row: circuit breaker closed anyway; deals now spend their tries and end unavailable or failed`);
+      else logger.info(line, 'the gateway answers again: circuit breaker closed, taking jobs');
       if (!closing) worker.resume();
     } else logger.info(line, 'circuit breaker half-open: one probe');
   });
