@@ -1,7 +1,6 @@
 /** `realty-batch dashboard [--port N] [--host H] [--no-auth] [--read-only]`: the operations page. */
 import { InvalidArgumentError, type Command } from 'commander';
 import { resolveAccess } from '../dashboard/auth.js';
-import { BATCHES_PATH, BOARD_PATH, startDashboard } from '../dashboard/server.js';
 import { connectRedis } from '../queue/connection.js';
 import { environment } from './common.js';
 
@@ -26,6 +25,8 @@ export function registerDashboardCommand(program: Command): void {
       const env = environment();
       // The CLI layer reads the credentials; the password goes to the server only, never to a log.
       const access = resolveAccess({ auth: opts.auth, host: opts.host, user: process.env.DASHBOARD_USER, password: process.env.DASHBOARD_PASSWORD });
+      // fastify and Bull Board load only for this command: `load` and `work` need not carry them.
+      const { BATCHES_PATH, BOARD_PATH, startDashboard } = await import('../dashboard/server.js');
       const redis = await connectRedis(env.config.redis, { failFast: true });
       try {
         const dashboard = await startDashboard({ redis, keys: env.keys, host: access.host, port: opts.port, credentials: access.credentials, readOnly: opts.readOnly ?? false, logger: env.logger });

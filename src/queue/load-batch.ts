@@ -88,7 +88,8 @@ interface Pending {
 export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
   const { redis, keys, batch } = options;
   const started = performance.now();
-  const chunkSize = options.chunkSize ?? 1000;
+  // 500 a chunk: as fast as 1,000 here, and half the rows held (and promoted by the GC) per round trip.
+  const chunkSize = options.chunkSize ?? 500;
   const input: InputFile = await openInput(options.file, options);
   const validate = createDealValidator();
   const batches = createBatchStore(redis, keys);

@@ -35,7 +35,8 @@ export class CircuitBreaker {
   state: BreakerState = 'closed';
   /** When an open breaker may probe (ms since epoch). */
   openUntil = 0;
-  private calls: Array<{ at: number; failed: boolean }> = [];
+  /** Calls per second of the window: a fixed cost per call, whatever the traffic. */
+  private buckets: Array<{ second: number; calls: number; failures: number }> = [];
 
   constructor(
     private readonly options: BreakerOptions,
@@ -45,12 +46,25 @@ export class CircuitBreaker {
   /** One call's answer, at `now`. Returns the new state. */
   record(status: number, now: number): BreakerState {
     if (this.state !== 'closed') return this.state;
-    this.calls.push({ at: now, failed: isGatewayFailure(status) });
-    while (this.calls.length > 0 && this.calls[0]!.at < now - this.options.windowMs) this.calls.shift();
-    if (this.calls.length >= this.options.minCalls) {
-      const failures = this.calls.filter((c) => c.failed).length;
-      const share = failures / this.calls.length;
-      if (share >= this.options.threshold) this.open(now, { failureShare: Math.round(share * 100) / 100, calls: this.calls.length });
+    const second = Math.floor(now / 1000);
+    let last = this.buckets.at(-1);
+    if (last?.second !== second) {
+      last = { second, calls: 0, failures: 0 };
+      this.buckets.push(last);
+      const oldest = Math.floor((now - this.options.windowMs) / 1000);
+      while (this.buckets.length > 0 && this.buckets[0]!.second <= oldest) this.buckets.shift();
+    }
+    last.calls++;
+    if (isGatewayFailure(status)) last.failures++;
+    let calls = 0;
+    let failures = 0;
+    for (const b of this.buckets) {
+      calls += b.calls;
+      failures += b.failures;
+    }
+    if (calls >= this.options.minCalls) {
+      const share = failures / calls;
+      if (share >= this.options.threshold) this.open(now, { failureShare: Math.round(share * 100) / 100, calls });
     }
     return this.state;
   }
@@ -90,7 +104,7 @@ export class CircuitBreaker {
   }
 
   private close(detail: { gaveUp?: boolean }): void {
-    this.calls = [];
+    this.buckets = [];
     this.failedProbes = 0;
     this.transition('closed', detail);
   }

@@ -1,0 +1,26 @@
+/** What the figures share: Redis, the bank profile, a quiet logger, the generated inputs. */
+import type { BankProfile } from '../src/input/profile.js';
+import type { Logger } from '../src/logger.js';
+import type { BenchRedis } from './redis.js';
+
+export interface InputFile {
+  file: string;
+  rows: number;
+  bytes: number;
+}
+
+export interface BenchContext {
+  redis: BenchRedis;
+  profile: BankProfile;
+  profileFile: string;
+  logger: Logger;
+  /** A folder under os.tmpdir() for the generated inputs and rejects files; removed at the end. */
+  dir: string;
+  /** Runs per figure (the median is reported). */
+  runs: number;
+  files: {
+    csv: InputFile;
+    csv1251: InputFile;
+    jsonl: InputFile;
+  };
+}

@@ -1,0 +1,231 @@
+/**
+ * Figures 3 and 4: deals per second through createDealWorker (suggest, docflow,
+ * outcome recorded) against the sandbox in a process of its own, and a bare
+ * BullMQ Worker making the same two calls with undici's `request`.
+ *
+ * Rate = completions between the 10 % and the 90 % mark over the time between
+ * them: the steady state a 200,000-row night runs at, without the first fetch
+ * and the last stragglers (the end-to-end rate is kept beside it).
+ */
+import { join } from 'node:path';
+import { Queue, Worker } from 'bullmq';
+import { Agent, request } from 'undici';
+import { createDealValidator } from '../src/input/validate-deal.js';
+import type { Deal } from '../src/input/deal.js';
+import { SUBMITTED_OUTCOMES, type OutcomeRecord } from '../src/outcomes/types.js';
+import { dealJobOptions, loadBatch } from '../src/queue/load-batch.js';
+import { createKeys } from '../src/queue/keys.js';
+import { DEAL_JOB, dealJobId, type DealJobData } from '../src/queue/job-data.js';
+import { createRealtyClient } from '../src/realty/client.js';
+import { DOCFLOW_TYPE, docflowPath, SUGGEST_PATH } from '../src/realty/types.js';
+import { buildEncumbranceRequest } from '../src/worker/build-request.js';
+import { createDealWorker } from '../src/worker/create-worker.js';
+import { resolveCadastralNumber, suggestQuery } from '../src/worker/resolve-cadastral.js';
+import type { BenchContext } from './context.js';
+import { createDealGenerator, HEADER, writeDeals } from './generate.js';
+import { collectGarbage, progress, ratioFigure, round, type Figure } from './measure.js';
+import { startSandboxProcess, type SandboxProcess } from './sandbox.js';
+
+const CONCURRENCY = 100;
+/** Deals per run at 0 ms: several seconds of the project's worker. */
+const OVERHEAD_DEALS = 6_000;
+/** Deals per run at 50 ms: 4 s at the theoretical 1,000 deals/s. */
+const LATENCY_DEALS = 4_000;
+const LATENCY_MS = 50;
+
+export interface Throughput {
+  /** Deals/s between the 10 % and the 90 % completion. */
+  steady: number;
+  /** Deals/s from the worker's creation to the last completion. */
+  endToEnd: number;
+}
+
+/** Completion times (ms, performance.now()) → throughput. */
+function throughput(started: number, done: number[]): Throughput {
+  const n = done.length;
+  const lo = Math.floor(n * 0.1);
+  const hi = Math.floor(n * 0.9) - 1;
+  return { steady: (hi - lo) / ((done[hi]! - done[lo]!) / 1000), endToEnd: n / ((done[n - 1]! - started) / 1000) };
+}
+
+/** Loads `deals` suggest-needing rows with loadBatch, then runs createDealWorker until every row has its outcome. */
+export async function projectWorkerRun(ctx: BenchContext, sandbox: SandboxProcess, deals: number, tag: string): Promise<Throughput> {
+  const prefix = `bench-${tag.toLowerCase()}`;
+  const keys = createKeys(prefix);
+  const file = join(ctx.dir, `${tag}.csv`);
+  await writeDeals({ file, rows: deals, format: 'csv-utf8', tag, kind: 'suggest' });
+  const redis = await ctx.redis.connect();
+  try {
+    const loaded = await loadBatch({ file, batch: 'bench', profile: ctx.profile, redis, keys, logger: ctx.logger, rejects: join(ctx.dir, `${tag}.rejects`) });
+    if (loaded.enqueued !== deals) throw new Error(`${tag}: ${loaded.enqueued} of ${deals} deals enqueued`);
+    const before = await sandbox.stats();
+    collectGarbage();
+    const done: number[] = [];
+    let wrong = 0;
+    let finish: () => void = () => undefined;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    const started = performance.now();
+    const dealWorker = createDealWorker({
+      connection: redis,
+      keys,
+      apiUrl: sandbox.url,
+      sessionId: sandbox.sessionId,
+      concurrency: CONCURRENCY,
+      attempts: 3,
+      backoffMs: 1000,
+      timeoutMs: 30_000,
+      logger: ctx.logger,
+    });
+    const count = (ok: boolean): void => {
+      done.push(performance.now());
+      if (!ok) wrong++;
+      if (done.length === deals) finish();
+    };
+    dealWorker.worker.on('completed', (_job, record: OutcomeRecord) => count(SUBMITTED_OUTCOMES.has(record.outcome) && record.outcome !== 'already_submitted'));
+    dealWorker.worker.on('failed', () => count(false));
+    await finished;
+    const result = throughput(started, done);
+    await dealWorker.close(5000);
+    const after = await sandbox.stats();
+    const recorded = await redis.hlen(keys.outcomes('bench'));
+    if (wrong > 0 || recorded !== deals || after.suggestCalls - before.suggestCalls !== deals || after.docflowsCreated - before.docflowsCreated !== deals) {
+      throw new Error(`${tag}: ${wrong} deals not submitted, ${recorded} outcomes, ${after.suggestCalls - before.suggestCalls} suggest calls, ${after.docflowsCreated - before.docflowsCreated} docflows for ${deals} deals`);
+    }
+    return result;
+  } finally {
+    await redis.quit();
+    await ctx.redis.clear(prefix);
+  }
+}
+
+/**
+ * The same kind of deals as jobs of a bare queue, with the job options and data the
+ * project uses; the request bodies are made before the clock starts, so the bare
+ * worker does only what BullMQ and undici must: take the job, two POSTs, parse both answers.
+ */
+export async function baselineWorkerRun(ctx: BenchContext, sandbox: SandboxProcess, deals: number, tag: string): Promise<Throughput> {
+  const prefix = `bench-${tag.toLowerCase()}`;
+  const keys = createKeys(prefix);
+  const generator = createDealGenerator({ tag, kind: 'suggest' });
+  const validate = createDealValidator();
+  const client = createRealtyClient({ baseUrl: sandbox.url, sessionId: sandbox.sessionId, timeoutMs: 30_000 });
+  const cadastral = new Map<string, string>();
+  const suggestBodies: string[] = [];
+  const docflowBodies: string[] = [];
+  const jobs: Array<{ name: string; data: DealJobData; opts: ReturnType<typeof dealJobOptions> & { jobId: string } }> = [];
+  for (let i = 0; i < deals; i++) {
+    const cells = generator.row(i);
+    const result = validate(Object.fromEntries(HEADER.map((h, c) => [h, cells[c] ?? ''])));
+    if (!result.ok) throw new Error(`${tag}: generated row ${i + 1} is invalid: ${JSON.stringify(result.problems)}`);
+    const deal: Deal = result.deal;
+    const query = JSON.stringify(suggestQuery(deal));
+    let cn = cadastral.get(query);
+    if (cn === undefined) {
+      const resolution = await resolveCadastralNumber(deal, client);
+      if (resolution.kind !== 'found') throw new Error(`${tag}: suggest did not resolve ${deal.dealId}`);
+      cadastral.set(query, (cn = resolution.cadastralNumber));
+    }
+    suggestBodies.push(query);
+    docflowBodies.push(JSON.stringify(buildEncumbranceRequest(deal, cn, ctx.profile, sandbox.url)));
+    jobs.push({ name: DEAL_JOB, data: { batch: 'bench', row: i + 1, dealId: deal.dealId, deal }, opts: { ...dealJobOptions(), jobId: dealJobId('bench', deal.dealId) } });
+  }
+  await client.close();
+  const redis = await ctx.redis.connect();
+  const queue = new Queue<DealJobData>(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
+  queue.on('error', () => undefined);
+  const agent = new Agent({ connections: CONCURRENCY, keepAliveTimeout: 30_000 });
+  const headers = { 'content-type': 'application/json', accept: 'application/json', authorization: `auth.sid ${sandbox.sessionId}` };
+  const suggestUrl = `${sandbox.url}${SUGGEST_PATH}`;
+  const docflowUrl = `${sandbox.url}${docflowPath(DOCFLOW_TYPE)}`;
+  try {
+    for (let i = 0; i < jobs.length; i += 1000) await queue.addBulk(jobs.slice(i, i + 1000));
+    jobs.length = 0;
+    collectGarbage();
+    const done: number[] = [];
+    let wrong = 0;
+    let finish: () => void = () => undefined;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    const started = performance.now();
+    const worker = new Worker<DealJobData, number>(
+      keys.queueName,
+      async (job) => {
+        const index = job.data.row - 1;
+        const suggested = await request(suggestUrl, { method: 'POST', headers, body: suggestBodies[index], dispatcher: agent });
+        await suggested.body.json();
+        const created = await request(docflowUrl, { method: 'POST', headers, body: docflowBodies[index], dispatcher: agent });
+        await created.body.json();
+        return created.statusCode;
+      },
+      { connection: redis, prefix: keys.bullPrefix, concurrency: CONCURRENCY },
+    );
+    worker.on('error', () => undefined);
+    const count = (ok: boolean): void => {
+      done.push(performance.now());
+      if (!ok) wrong++;
+      if (done.length === deals) finish();
+    };
+    worker.on('completed', (_job, status: number) => count(status === 200 || status === 201));
+    worker.on('failed', () => count(false));
+    await finished;
+    const result = throughput(started, done);
+    await worker.close();
+    if (wrong > 0) throw new Error(`${tag}: ${wrong} of ${deals} bare jobs did not create a docflow`);
+    return result;
+  } finally {
+    await queue.close();
+    await agent.close();
+    await redis.quit();
+    await ctx.redis.clear(prefix);
+  }
+}
+
+const perSecond = (t: Throughput): string => `${Math.round(t.steady).toLocaleString('en-US')} deals/s (end to end ${Math.round(t.endToEnd).toLocaleString('en-US')})`;
+
+/** worker-overhead-ratio: the project's worker over the bare one, at 0 ms. */
+export async function overheadFigure(ctx: BenchContext): Promise<Figure[]> {
+  const sandbox = await startSandboxProcess(0);
+  const project: Throughput[] = [];
+  const baseline: Throughput[] = [];
+  try {
+    for (let run = 1; run <= ctx.runs; run++) {
+      project.push(await projectWorkerRun(ctx, sandbox, OVERHEAD_DEALS, `WP${run}`));
+      baseline.push(await baselineWorkerRun(ctx, sandbox, OVERHEAD_DEALS, `WB${run}`));
+      progress(`worker 0 ms run ${run}/${ctx.runs}: createDealWorker ${perSecond(project.at(-1)!)}; bare Worker + undici ${perSecond(baseline.at(-1)!)}`);
+    }
+  } finally {
+    await sandbox.stop();
+  }
+  const figure = ratioFigure(
+    'worker-overhead-ratio',
+    project.map((t) => t.steady),
+    baseline.map((t) => t.steady),
+    'deals/s',
+    0.7,
+    `${OVERHEAD_DEALS} deals a run, all through suggest, concurrency ${CONCURRENCY}, sandbox (0 ms) in its own process; rates between the 10 % and 90 % completions`,
+  );
+  return [{ ...figure, details: { endToEndMeasured: project.map((t) => round(t.endToEnd)), endToEndBaseline: baseline.map((t) => round(t.endToEnd)) } }];
+}
+
+/** worker-latency-ratio: the project's worker at 50 ms over 100 / (2 × 0.05 s). */
+export async function latencyFigure(ctx: BenchContext): Promise<Figure[]> {
+  const sandbox = await startSandboxProcess(LATENCY_MS);
+  const theoretical = CONCURRENCY / (2 * (LATENCY_MS / 1000));
+  const project: Throughput[] = [];
+  try {
+    for (let run = 1; run <= ctx.runs; run++) {
+      project.push(await projectWorkerRun(ctx, sandbox, LATENCY_DEALS, `WL${run}`));
+      progress(`worker ${LATENCY_MS} ms run ${run}/${ctx.runs}: createDealWorker ${perSecond(project.at(-1)!)} of ${theoretical} theoretical`);
+    }
+  } finally {
+    await sandbox.stop();
+  }
+  const figure = ratioFigure(
+    'worker-latency-ratio',
+    project.map((t) => t.steady),
+    project.map(() => theoretical),
+    'deals/s',
+    0.95,
+    `${LATENCY_DEALS} deals a run, sandbox latency ${LATENCY_MS} ms per call, concurrency ${CONCURRENCY}; baseline = ${CONCURRENCY} / (2 × ${LATENCY_MS / 1000} s)`,
+  );
+  return [{ ...figure, details: { endToEndMeasured: project.map((t) => round(t.endToEnd)) } }];
+}
