@@ -17,6 +17,7 @@ import { csvText } from '../helpers/fixtures.js';
 import { generateDeals } from './generate-deals.js';
 import { startPrivateRedis, type PrivateRedis } from './private-redis.js';
 import { createWorkerFleet, tail, type WorkerFleet } from './worker-fleet.js';
+import { createRandom } from '../../src/sandbox/faults.js';
 
 const ROWS = 2000;
 /** Seeds the sandbox's faults and the moments of the kills. */
@@ -31,17 +32,6 @@ const OUTCOMES_DEADLINE_MS = 200_000;
 const WORKER_ARGS = ['--attempts', '8', '--backoff-ms', '50', '--lock-ms', '2000', '--concurrency', '20', '--grace-ms', '5000'];
 const SUBMITTED = new Set(['queued', 'suspended']);
 
-/** mulberry32: the kills land at the same moments on every run. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -120,7 +110,8 @@ describe('chaos: crashes, a Redis restart and a faulty gateway', () => {
       if (Date.now() > until) throw new Error('the workers recorded no outcome within 30 s');
     }
 
-    const random = seededRandom(SEED);
+    // The sandbox's own seeded generator: the kills land at the same moments on every run.
+    const random = createRandom(SEED);
     const events: Array<{ what: string; at: number; recorded: number | undefined }> = [];
     const pause = () => sleep(500 + Math.floor(random() * 3500));
     const note = async (what: string) => events.push({ what, at: (Date.now() - began) / 1000, recorded: await recorded() });
