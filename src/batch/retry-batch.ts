@@ -13,10 +13,8 @@ import type { Logger } from '../logger.js';
 import { createBatchStore } from '../outcomes/batches.js';
 import { createOutcomeStore } from '../outcomes/store.js';
 import { ATTENTION_OUTCOMES, type Outcome, type OutcomeRecord } from '../outcomes/types.js';
-import { dealJobId, type DealJobData } from '../queue/job-data.js';
+import { DEAL_JOB, dealJobId, dealJobOptions, type DealJobData } from '../queue/job-data.js';
 import type { Keys } from '../queue/keys.js';
-import { dealJobOptions } from '../queue/load-batch.js';
-import { DEAL_JOB } from '../queue/job-data.js';
 import { openQueue } from '../queue/deal-queue.js';
 
 export const DEFAULT_RETRY_OUTCOMES: readonly Outcome[] = ['unavailable', 'failed'];

@@ -26,7 +26,7 @@ import {
   text,
   uuid,
 } from './normalize.js';
-import type { FieldSchema } from './normalize.js';
+import type { Field } from './normalize.js';
 
 export interface BankProfile {
   organization: Organization;
@@ -48,19 +48,19 @@ const missingOr =
 /** A JSON string, trimmed; empty counts as absent. */
 const jsonString = z.string({ error: missingOr('a string') }).transform((value) => value.trim());
 
-function required<T>(schema: FieldSchema<T>) {
-  return jsonString.pipe(z.string().min(1, MESSAGES.required)).pipe(schema);
+function required<T>(field: Field<T>) {
+  return jsonString.pipe(z.string().min(1, MESSAGES.required)).pipe(field.schema);
 }
 
-function optional<T>(schema: FieldSchema<T>) {
+function optional<T>(field: Field<T>) {
   return jsonString
     .optional()
     .transform((value) => (value === '' ? undefined : value))
-    .pipe(schema.optional());
+    .pipe(field.schema.optional());
 }
 
-function withDefault<T>(schema: FieldSchema<T>, fallback: T) {
-  return optional(schema).transform((value) => value ?? fallback);
+function withDefault<T>(field: Field<T>, fallback: T) {
+  return optional(field).transform((value) => value ?? fallback);
 }
 
 function object<S extends z.core.$ZodLooseShape>(shape: S) {
@@ -106,7 +106,7 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
  */
 const evenWithSiblingProblems = { when: (payload: { value: unknown }) => isObject(payload.value) };
 
-function createPersonSchema(date: FieldSchema<string>) {
+function createPersonSchema(date: Field<string>) {
   const identityDocument = object({
     documentType: withDefault(oneOf(DOC_TYPES), 'russPassport'),
     type: optional(text),

@@ -14,7 +14,6 @@ import {
   issuerCode,
   localIsoDate,
   oneOf,
-  parseField,
   passportNumber,
   passportSeries,
   pastDate,
@@ -25,7 +24,7 @@ import {
   uuid,
   UUID,
 } from './normalize.js';
-import type { FieldSchema } from './normalize.js';
+import { Problem, type Field } from './normalize.js';
 import { SeenIds } from './seen-ids.js';
 
 export interface DealValidatorOptions {
@@ -67,7 +66,7 @@ class RecordReader {
   raw(field: CanonicalField): string | undefined {
     const value = this.record[field];
     // JSON records may carry numbers (`"house": 14`); they are read as their text.
-    const trimmed = value == null ? '' : String(value).trim();
+    const trimmed = typeof value === 'string' ? value.trim() : value == null ? '' : String(value).trim();
     return trimmed === '' ? undefined : trimmed;
   }
 
@@ -79,23 +78,28 @@ class RecordReader {
     this.problems.push({ field, message });
   }
 
-  optional<T>(field: CanonicalField, schema: FieldSchema<T>): T | undefined {
+  optional<T>(field: CanonicalField, check: Field<T>): T | undefined {
     const raw = this.raw(field);
-    if (raw === undefined) return undefined;
-    const result = parseField(schema, raw);
-    if (result.ok) return result.value;
-    this.report(field, result.message);
-    return undefined;
+    return raw === undefined ? undefined : this.checked(field, check, raw);
   }
 
-  required<T>(field: CanonicalField, schema: FieldSchema<T>): T | undefined {
-    if (this.has(field)) return this.optional(field, schema);
+  required<T>(field: CanonicalField, check: Field<T>): T | undefined {
+    const raw = this.raw(field);
+    if (raw !== undefined) return this.checked(field, check, raw);
     this.report(field, MESSAGES.required);
     return undefined;
   }
 
-  withDefault<T>(field: CanonicalField, schema: FieldSchema<T>, fallback: T): T | undefined {
-    return this.has(field) ? this.optional(field, schema) : fallback;
+  withDefault<T>(field: CanonicalField, check: Field<T>, fallback: T): T | undefined {
+    const raw = this.raw(field);
+    return raw === undefined ? fallback : this.checked(field, check, raw);
+  }
+
+  private checked<T>(field: CanonicalField, check: Field<T>, raw: string): T | undefined {
+    const result = check.check(raw);
+    if (!(result instanceof Problem)) return result;
+    this.report(field, result.message);
+    return undefined;
   }
 }
 
@@ -103,7 +107,9 @@ class RecordReader {
 type Draft<T> = { [K in keyof T]: T[K] | undefined };
 
 function withoutUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+  const defined: Record<string, unknown> = {};
+  for (const key in value) if (value[key] !== undefined) defined[key] = value[key];
+  return defined as T;
 }
 
 /**
@@ -142,7 +148,7 @@ function readOwnerAddress(r: RecordReader, prefix: OwnerPrefix): OwnerAddress | 
   return complete<OwnerAddress>(r, before, address);
 }
 
-function readOwner(r: RecordReader, prefix: OwnerPrefix, date: FieldSchema<string>): Owner | undefined {
+function readOwner(r: RecordReader, prefix: OwnerPrefix, date: Field<string>): Owner | undefined {
   const before = r.problems.length;
   const field = (suffix: OwnerFieldSuffix): CanonicalField => `${prefix}${suffix}`;
   const person = {

@@ -23,3 +23,21 @@ export function dealJobId(batch: string, dealId: string): string {
   // BullMQ refuses ':' and integer-looking ids; dealIds are the bank's own strings.
   return `${batch}.${Buffer.from(dealId, 'utf8').toString('base64url')}`;
 }
+
+/** A safety net far above the worker's own retry budget (`--attempts`), which decides. */
+export const JOB_ATTEMPTS_CEILING = 1000;
+const DAY_SECONDS = 24 * 3600;
+
+/**
+ * The options of every deal job. The worker's `--attempts` decides retries; BullMQ's
+ * attempts are only a ceiling. Finished jobs keep no personal data (the processor
+ * strips it), so they may stay for the dashboard a while.
+ */
+export function dealJobOptions() {
+  return {
+    attempts: JOB_ATTEMPTS_CEILING,
+    backoff: { type: 'realty' },
+    removeOnComplete: { age: 7 * DAY_SECONDS },
+    removeOnFail: { age: 30 * DAY_SECONDS },
+  };
+}

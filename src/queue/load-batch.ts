@@ -1,8 +1,8 @@
 /**
  * Reads an input file, validates every record, enqueues the valid ones in
  * chunks with `addBulk`, and records `invalid` for the rest: after a load every
- * row either has a job or an outcome. Each chunk is awaited before the next is
- * read, so a million-row file streams through in bounded memory.
+ * row either has a job or an outcome. One chunk is in Redis while the next is
+ * read (see enqueue.ts), so a million-row file streams through in bounded memory.
  */
 import { resolve } from 'node:path';
 import { Job, type Queue } from 'bullmq';
@@ -17,29 +17,11 @@ import { createBatchStore } from '../outcomes/batches.js';
 import { fileState } from '../input/file-hash.js';
 import { inputFingerprint, serializeReading } from '../input/reading.js';
 import { InputError } from '../errors.js';
-import type { OutcomeRecord } from '../outcomes/types.js';
-import { DEAL_JOB, dealJobId, type DealJobData } from './job-data.js';
+import { dealJobId, type DealJobData } from './job-data.js';
+import { createEnqueuer, LOAD_CHUNK_SIZE, type EnqueueChunk, type Enqueuer } from './enqueue.js';
 import type { Keys } from './keys.js';
 import { openQueue } from './deal-queue.js';
 import { isRedisOutage } from './connection.js';
-
-/** A safety net far above the worker's own retry budget (`--attempts`), which decides. */
-export const JOB_ATTEMPTS_CEILING = 1000;
-const DAY_SECONDS = 24 * 3600;
-
-/**
- * The options of every deal job. The worker's `--attempts` decides retries; BullMQ's
- * attempts are only a ceiling. Finished jobs keep no personal data (the processor
- * strips it), so they may stay for the dashboard a while.
- */
-export function dealJobOptions() {
-  return {
-    attempts: JOB_ATTEMPTS_CEILING,
-    backoff: { type: 'realty' },
-    removeOnComplete: { age: 7 * DAY_SECONDS },
-    removeOnFail: { age: 30 * DAY_SECONDS },
-  };
-}
 
 export interface LoadOptions extends InputOptions {
   file: string;
@@ -80,16 +62,10 @@ export interface LoadSummary {
   seconds: number;
 }
 
-interface Pending {
-  jobs: DealJobData[];
-  invalid: OutcomeRecord[];
-}
-
 export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
   const { redis, keys, batch } = options;
   const started = performance.now();
-  // 500 a chunk: as fast as 1,000 here, and half the rows held (and promoted by the GC) per round trip.
-  const chunkSize = options.chunkSize ?? 500;
+  const chunkSize = options.chunkSize ?? LOAD_CHUNK_SIZE;
   const input: InputFile = await openInput(options.file, options);
   const validate = createDealValidator();
   const batches = createBatchStore(redis, keys);
@@ -111,37 +87,14 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
     dryRun: options.dryRun ?? false,
     seconds: 0,
   };
-  let pending: Pending = { jobs: [], invalid: [] };
-  let pipelineHeartbeat: Promise<void> = Promise.resolve();
+  let pending: EnqueueChunk = { jobs: [], invalid: [] };
+  let enqueuer: Enqueuer | undefined;
 
   const flush = async (): Promise<void> => {
-    const { jobs, invalid } = pending;
+    const chunk = pending;
     pending = { jobs: [], invalid: [] };
     options.onProgress?.({ rows: summary.read, bytes: input.bytesRead(), size: input.size });
-    if (!queue || (jobs.length === 0 && invalid.length === 0)) return;
-    pipelineHeartbeat = batches.heartbeat(batch);
-    const ids = jobs.map((j) => dealJobId(batch, j.dealId));
-    // One round trip: which jobs exist already (the same file loaded again, or a load
-    // resumed after a crash), the row → dealId index, and the invalid rows' outcomes.
-    const pipeline = redis.pipeline();
-    for (const id of ids) pipeline.exists(`${keys.bullPrefix}:${keys.queueName}:${id}`);
-    for (const j of jobs) pipeline.hset(keys.rows(batch), String(j.row), j.dealId);
-    for (const o of invalid) pipeline.hset(keys.outcomes(batch), String(o.row), JSON.stringify(o));
-    if (invalid.length > 0) pipeline.hincrby(keys.metrics, 'outcome|invalid', invalid.length);
-    const [replies = []] = await Promise.all([pipeline.exec().then((r) => r ?? []), pipelineHeartbeat]);
-    for (const [err] of replies) if (err) throw err;
-    const already = replies.slice(0, ids.length).filter(([, n]) => n === 1).length;
-    if (jobs.length > 0) {
-      await queue.addBulk(
-        jobs.map((data, i) => ({
-          name: DEAL_JOB,
-          data,
-          opts: { ...dealJobOptions(), jobId: ids[i]! },
-        })),
-      );
-    }
-    summary.alreadyEnqueued += already;
-    summary.enqueued += jobs.length - already;
+    await enqueuer?.add(chunk);
   };
 
   const before = await fileState(options.file);
@@ -158,18 +111,19 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
         await removeBatchJobs(queue, redis, keys, batch);
         await redis.del(keys.outcomes(batch), keys.rows(batch));
       }
+      enqueuer = createEnqueuer({ redis, keys, queue, batch, fresh, heartbeat: () => batches.heartbeat(batch) });
     }
     for await (const record of input.records()) {
       summary.read++;
       const result = validate(record.fields);
-      const problems: FieldProblem[] = [...record.problems, ...(result.ok ? [] : result.problems)];
-      if (result.ok && problems.length === 0) {
+      if (result.ok && record.problems.length === 0) {
         summary.valid++;
         const data: DealJobData = { batch, row: record.row, dealId: result.deal.dealId, deal: result.deal };
         if (options.resubmit) data.resubmit = true;
         pending.jobs.push(data);
       } else {
         summary.invalid++;
+        const problems: FieldProblem[] = result.ok ? record.problems : [...record.problems, ...result.problems];
         for (const p of problems) summary.invalidByField[p.field] = (summary.invalidByField[p.field] ?? 0) + 1;
         await rejects.write(record, problems);
         pending.invalid.push({
@@ -185,6 +139,7 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
       if (pending.jobs.length + pending.invalid.length >= chunkSize) await flush();
     }
     await flush();
+    await enqueuer?.drain();
     // An export without a single deal is a broken export, not a quiet night: said loudly.
     if (summary.read === 0) throw new InputError(`${options.file} has no records: a header row and at least one record are expected.`);
     const after = await fileState(options.file);
@@ -201,13 +156,17 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
     // The file could not be read to its end: its jobs go, and the batch says why. When Redis
     // itself is away nothing can be taken back: the batch stays `loading`, its workers hold
     // its jobs, and loading the same input again resumes it.
+    await enqueuer?.settle();
     if (queue && owned && !isRedisOutage(err)) await abandon(queue, redis, keys, batch, err).catch((e: unknown) => options.logger.error({ err: { message: String(e) } }, 'could not take back the jobs of a failed load'));
     throw err;
   } finally {
+    await enqueuer?.settle();
     const written = await rejects.close();
     if (written.rows > 0) summary.rejectsFile = written.file;
     await queue?.close();
   }
+  summary.enqueued = enqueuer?.enqueued ?? 0;
+  summary.alreadyEnqueued = enqueuer?.alreadyEnqueued ?? 0;
   summary.unknownColumns = input.unknownColumns();
   summary.seconds = Math.round((performance.now() - started) / 10) / 100;
   options.logger.info({ ...summary }, 'batch loaded');

@@ -1,0 +1,103 @@
+/**
+ * The load's enqueue step: a chunk of valid deals becomes jobs (one `addBulk`),
+ * their rows enter the batch's row index and the chunk's invalid rows get their
+ * outcomes, in one round trip. One chunk is in Redis while the loader reads and
+ * validates the next: Redis runs BullMQ's scripts on its own core meanwhile, and
+ * the rows held stay two chunks.
+ */
+import type { Queue } from 'bullmq';
+import type { RedisClient as Redis } from './connection.js';
+import type { OutcomeRecord } from '../outcomes/types.js';
+import { DEAL_JOB, dealJobId, dealJobOptions, type DealJobData } from './job-data.js';
+import type { Keys } from './keys.js';
+
+/** Jobs per `addBulk`: as fast as 1,000 here, and half the rows held (and promoted by the GC) per round trip. */
+export const LOAD_CHUNK_SIZE = 500;
+/** The batch's `loadingUntil` is pushed on at most this often (it lasts a minute). */
+const HEARTBEAT_EVERY_MS = 1000;
+
+export interface EnqueueChunk {
+  jobs: DealJobData[];
+  invalid: OutcomeRecord[];
+}
+
+export interface EnqueueOptions {
+  redis: Redis;
+  keys: Keys;
+  /** Opened on `redis` itself (see `openQueue`): its commands then follow ours on one connection, in order. */
+  queue: Queue<DealJobData>;
+  batch: string;
+  /**
+   * True when the batch was emptied before this load: no job of it can exist, so
+   * nothing is asked. False (a load resumed after a crash): each chunk asks which
+   * of its jobs exist already, to count them as `alreadyEnqueued`.
+   */
+  fresh: boolean;
+  /** Tells other processes this load is alive; called at most once a second. */
+  heartbeat: () => Promise<void>;
+}
+
+export interface Enqueuer {
+  /**
+   * Sends a chunk once the previous one is in Redis, and returns without waiting
+   * for this one; a failure of a chunk is thrown by the next `add` or by `drain`.
+   */
+  add(chunk: EnqueueChunk): Promise<void>;
+  /** Waits for the chunk in flight; throws its failure. */
+  drain(): Promise<void>;
+  /** Waits for the chunk in flight, ignoring its failure (before taking a failed load back). */
+  settle(): Promise<void>;
+  readonly enqueued: number;
+  readonly alreadyEnqueued: number;
+}
+
+export function createEnqueuer(options: EnqueueOptions): Enqueuer {
+  const { redis, keys, queue, batch, fresh } = options;
+  const jobKey = `${keys.bullPrefix}:${keys.queueName}:`;
+  const jobOptions = dealJobOptions();
+  let inFlight: Promise<void> = Promise.resolve();
+  let lastHeartbeat = 0;
+  let enqueued = 0;
+  let alreadyEnqueued = 0;
+
+  const send = async ({ jobs, invalid }: EnqueueChunk): Promise<void> => {
+    const ids = jobs.map((j) => dealJobId(batch, j.dealId));
+    const pipeline = redis.pipeline();
+    if (!fresh) for (const id of ids) pipeline.exists(jobKey + id);
+    // The index is written before the jobs (one connection, in order): a load that dies
+    // in between leaves no job its retry or its clean-up cannot find.
+    if (jobs.length > 0) pipeline.hset(keys.rows(batch), ...jobs.flatMap((j) => [String(j.row), j.dealId]));
+    if (invalid.length > 0) {
+      pipeline.hset(keys.outcomes(batch), ...invalid.flatMap((o) => [String(o.row), JSON.stringify(o)]));
+      pipeline.hincrby(keys.metrics, 'outcome|invalid', invalid.length);
+    }
+    const now = Date.now();
+    const beat = now - lastHeartbeat >= HEARTBEAT_EVERY_MS ? options.heartbeat() : undefined;
+    if (beat) lastHeartbeat = now;
+    const written = pipeline.exec();
+    const added = jobs.length > 0 ? queue.addBulk(jobs.map((data, i) => ({ name: DEAL_JOB, data, opts: { ...jobOptions, jobId: ids[i]! } }))) : undefined;
+    const [replies] = await Promise.all([written, added, beat]);
+    for (const [err] of replies ?? []) if (err) throw err;
+    const already = fresh ? 0 : (replies ?? []).slice(0, ids.length).filter(([, n]) => n === 1).length;
+    alreadyEnqueued += already;
+    enqueued += jobs.length - already;
+  };
+
+  return {
+    async add(chunk) {
+      await inFlight;
+      if (chunk.jobs.length === 0 && chunk.invalid.length === 0) return;
+      inFlight = send(chunk);
+      // Seen by the next add or by drain; until then it must not count as unhandled.
+      inFlight.catch(() => undefined);
+    },
+    drain: () => inFlight,
+    settle: () => inFlight.catch(() => undefined),
+    get enqueued() {
+      return enqueued;
+    },
+    get alreadyEnqueued() {
+      return alreadyEnqueued;
+    },
+  };
+}
