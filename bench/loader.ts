@@ -1,8 +1,9 @@
 /**
  * Figures 1, 2 and 7: the project's load path (`loadBatch`: read, decode,
  * validate, enqueue) against csv-parse (or a line reader) plus a bare BullMQ
- * `addBulk` of the same rows in chunks of 1000 with the same jobIds; and what a
- * waiting job costs Redis, read off the same loads.
+ * `addBulk` of the same rows with the same chunk size and jobIds; the enqueue
+ * step alone against bare `addBulk` of the same payloads; and what a waiting job
+ * costs Redis, read off the same loads.
  */
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -10,13 +11,19 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { parse } from 'csv-parse';
 import { loadBatch } from '../src/queue/load-batch.js';
+import { createEnqueuer, LOAD_CHUNK_SIZE } from '../src/queue/enqueue.js';
+import { openQueue } from '../src/queue/deal-queue.js';
 import { createKeys } from '../src/queue/keys.js';
-import { DEAL_JOB, dealJobId, dealJobOptions } from '../src/queue/job-data.js';
+import { DEAL_JOB, dealJobId, dealJobOptions, type DealJobData } from '../src/queue/job-data.js';
+import { openInput } from '../src/input/open-input.js';
+import { createDealValidator } from '../src/input/validate-deal.js';
+import { createBatchStore } from '../src/outcomes/batches.js';
 import type { RedisClient } from '../src/queue/connection.js';
 import { collectGarbage, progress, ratioFigure, rawFigure, round, type Figure } from './measure.js';
 import type { BenchContext } from './context.js';
 
-const CHUNK = 1000;
+/** The baselines send chunks of the project's own size. */
+const CHUNK = LOAD_CHUNK_SIZE;
 
 interface LoadRun {
   rowsPerSecond: number;
@@ -43,7 +50,7 @@ async function projectLoad(ctx: BenchContext, file: string, rows: number, tag: s
   }
 }
 
-/** Adds `records` (dealId + fields) with bare `addBulk` in chunks of 1000, the jobIds and options the project uses. */
+/** Adds `records` (dealId + fields) with bare `addBulk`, each chunk awaited, the chunk size, jobIds and options the project uses. */
 async function bareEnqueue(redis: RedisClient, prefix: string, records: AsyncIterable<Record<string, string>>): Promise<number> {
   const queue = new Queue(createKeys(prefix).queueName, { connection: redis, prefix: `{${prefix}}` });
   queue.on('error', () => undefined);
@@ -126,7 +133,7 @@ export async function loaderFigures(ctx: BenchContext): Promise<Figure[]> {
     progress(`loader windows-1251 run ${run}/${ctx.runs}: load ${perSecond(cp1251.at(-1)!)}`);
   }
   return [
-    ratioFigure('loader-csv-ratio', project, baseline, 'rows/s', 0.7, `${csv.rows} rows, ${round(csv.bytes / 1e6)} MB UTF-8 ','; baseline: csv-parse + bare addBulk of 1000, same jobIds and job options`),
+    ratioFigure('loader-csv-ratio', project, baseline, 'rows/s', 0.7, `${csv.rows} rows, ${round(csv.bytes / 1e6)} MB UTF-8 ','; baseline: csv-parse + bare addBulk in chunks of ${CHUNK}, each awaited, same jobIds and job options`),
     rawFigure('loader-csv-1251-rows-per-second', cp1251, 'rows/s', null, 'higher', `${csv1251.rows} rows, Windows-1251 ';' CRLF`),
     rawFigure(
       'redis-bytes-per-waiting-job',
@@ -139,12 +146,7 @@ export async function loaderFigures(ctx: BenchContext): Promise<Figure[]> {
   ];
 }
 
-/**
- * loader-jsonl-rows-per-second and enqueue-ratio. The project's enqueue step (the
- * EXISTS pipeline, the row index, addBulk) is a closure inside loadBatch and cannot
- * be called alone, so enqueue-ratio is loadBatch on a JSONL file of valid rows over
- * readline + JSON.parse + bare addBulk of the same file.
- */
+/** loader-jsonl-rows-per-second: `loadBatch` on JSON Lines (no baseline: informational). */
 export async function jsonlFigures(ctx: BenchContext): Promise<Figure[]> {
   const { jsonl } = ctx.files;
   const project: number[] = [];
@@ -154,15 +156,92 @@ export async function jsonlFigures(ctx: BenchContext): Promise<Figure[]> {
     baseline.push(await baselineLoad(ctx, jsonl.file, jsonl.rows, `jsonl-base-${run}`, 'jsonl'));
     progress(`loader jsonl run ${run}/${ctx.runs}: load ${perSecond(project.at(-1)!)}, readline + addBulk ${perSecond(baseline.at(-1)!)}`);
   }
+  const figure = rawFigure('loader-jsonl-rows-per-second', project, 'rows/s', null, 'higher', `${jsonl.rows} rows of JSON Lines`);
+  return [{ ...figure, details: { 'readline + JSON.parse + bare addBulk, rows/s (for comparison)': baseline.map(Math.round) } }];
+}
+
+/** The job payloads `loadBatch` makes of a file: read and validated before any clock starts. */
+async function payloadsOf(file: string): Promise<DealJobData[]> {
+  const input = await openInput(file);
+  const validate = createDealValidator();
+  const payloads: DealJobData[] = [];
+  for await (const record of input.records()) {
+    const result = validate(record.fields);
+    if (!result.ok) throw new Error(`${file}: row ${record.row} is not valid`);
+    payloads.push({ batch: 'bench', row: record.row, dealId: result.deal.dealId, deal: result.deal });
+  }
+  return payloads;
+}
+
+/** Jobs/s of the project's enqueue step (`createEnqueuer`, as `loadBatch` uses it on a fresh batch) for `payloads`. */
+async function projectEnqueue(ctx: BenchContext, payloads: DealJobData[], tag: string): Promise<number> {
+  const prefix = `bench-${tag}`;
+  const redis = await ctx.redis.connect();
+  const keys = createKeys(prefix);
+  const queue = openQueue(redis, keys);
+  collectGarbage();
+  try {
+    const batches = createBatchStore(redis, keys);
+    const started = performance.now();
+    const enqueuer = createEnqueuer({ redis, keys, queue, batch: 'bench', fresh: true, heartbeat: () => batches.heartbeat('bench') });
+    for (let i = 0; i < payloads.length; i += CHUNK) await enqueuer.add({ jobs: payloads.slice(i, i + CHUNK), invalid: [] });
+    await enqueuer.drain();
+    const seconds = (performance.now() - started) / 1000;
+    if (enqueuer.enqueued !== payloads.length) throw new Error(`enqueue: ${enqueuer.enqueued} of ${payloads.length} jobs`);
+    return payloads.length / seconds;
+  } finally {
+    await queue.close();
+    await redis.quit();
+    await ctx.redis.clear(prefix);
+  }
+}
+
+/** Jobs/s of bare `addBulk` for the same payloads: chunks of the same size, each awaited, the same jobIds and options. */
+async function bareAddBulk(ctx: BenchContext, payloads: DealJobData[], tag: string): Promise<number> {
+  const prefix = `bench-${tag}`;
+  const redis = await ctx.redis.connect();
+  const queue = new Queue(createKeys(prefix).queueName, { connection: redis, prefix: `{${prefix}}` });
+  queue.on('error', () => undefined);
+  collectGarbage();
+  try {
+    const started = performance.now();
+    for (let i = 0; i < payloads.length; i += CHUNK) {
+      await queue.addBulk(payloads.slice(i, i + CHUNK).map((data) => ({ name: DEAL_JOB, data, opts: { ...dealJobOptions(), jobId: dealJobId(data.batch, data.dealId) } })));
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const waiting = await queue.getWaitingCount();
+    if (waiting !== payloads.length) throw new Error(`bare addBulk: ${waiting} of ${payloads.length} jobs waiting`);
+    return payloads.length / seconds;
+  } finally {
+    await queue.close();
+    await redis.quit();
+    await ctx.redis.clear(prefix);
+  }
+}
+
+/**
+ * enqueue-ratio: the enqueue step alone (the row index, the heartbeat, `addBulk`,
+ * one chunk in flight while the next is handed over) over bare `addBulk` of the
+ * same payloads, both from payloads made before the clock starts.
+ */
+export async function enqueueFigures(ctx: BenchContext): Promise<Figure[]> {
+  const { jsonl } = ctx.files;
+  const payloads = await payloadsOf(jsonl.file);
+  const project: number[] = [];
+  const baseline: number[] = [];
+  for (let run = 1; run <= ctx.runs; run++) {
+    project.push(await projectEnqueue(ctx, payloads, `enqueue-${run}`));
+    baseline.push(await bareAddBulk(ctx, payloads, `enqueue-base-${run}`));
+    progress(`enqueue run ${run}/${ctx.runs}: project ${perSecond(project.at(-1)!)}, bare addBulk ${perSecond(baseline.at(-1)!)}`);
+  }
   return [
-    rawFigure('loader-jsonl-rows-per-second', project, 'rows/s', null, 'higher', `${jsonl.rows} rows of JSON Lines`),
     ratioFigure(
       'enqueue-ratio',
       project,
       baseline,
       'jobs/s',
       0.8,
-      "loadBatch's enqueue step is not callable alone: loadBatch on a JSONL file of valid rows over readline + JSON.parse + bare addBulk of the same file (chunks of 1000, same jobIds)",
+      `${payloads.length} validated deals as job payloads, made before the clock starts; project: createEnqueuer (as loadBatch on a fresh batch) in chunks of ${CHUNK}; baseline: Queue.addBulk of the same payloads, same chunks, jobIds and options, each awaited`,
     ),
   ];
 }

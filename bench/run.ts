@@ -5,7 +5,7 @@
  *
  *   node --expose-gc dist/bench/run.js [--only name,name] [--runs N] [--rows N]
  *
- * `--only` runs some groups (loader, jsonl, worker, latency, rate, load-1m) and
+ * `--only` runs some groups (loader, jsonl, enqueue, worker, latency, rate, load-1m) and
  * does not write results.json; `--rows` shrinks the 200,000-row inputs (a
  * quick look, not a figure to quote).
  */
@@ -17,7 +17,7 @@ import { loadProfile } from '../src/input/profile.js';
 import { createLogger } from '../src/logger.js';
 import type { BenchContext, InputFile } from './context.js';
 import { writeDeals, type FileKind } from './generate.js';
-import { jsonlFigures, loaderFigures } from './loader.js';
+import { enqueueFigures, jsonlFigures, loaderFigures } from './loader.js';
 import { elapsed, printTable, progress, writeResults, type Figure } from './measure.js';
 import { load1mFigure } from './load-1m.js';
 import { rateLimitFigures } from './rate-limit.js';
@@ -25,7 +25,7 @@ import { startBenchRedis } from './redis.js';
 import { latencyFigure, overheadFigure } from './workers.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const GROUPS = ['loader', 'jsonl', 'worker', 'latency', 'rate', 'load-1m'] as const;
+const GROUPS = ['loader', 'jsonl', 'enqueue', 'worker', 'latency', 'rate', 'load-1m'] as const;
 /** The table's order: issue 10's. */
 const ORDER = [
   'loader-csv-ratio',
@@ -74,12 +74,13 @@ async function main(): Promise<void> {
         csv: only.includes('loader') ? await generate(dir, 'deals-utf8.csv', 'csv-utf8', rows, 'U') : { file: '', rows: 0, bytes: 0 },
         // A quarter of the rows: informational figures, cut to keep the whole bench within ten minutes.
         csv1251: only.includes('loader') ? await generate(dir, 'deals-1251.csv', 'csv-1251', rows / 4, 'W') : { file: '', rows: 0, bytes: 0 },
-        jsonl: only.includes('jsonl') ? await generate(dir, 'deals.jsonl', 'jsonl', rows / 4, 'J') : { file: '', rows: 0, bytes: 0 },
+        jsonl: only.includes('jsonl') || only.includes('enqueue') ? await generate(dir, 'deals.jsonl', 'jsonl', rows / 4, 'J') : { file: '', rows: 0, bytes: 0 },
       },
     };
     const groups: Record<Group, () => Promise<Figure[]>> = {
       loader: () => loaderFigures(ctx),
       jsonl: () => jsonlFigures(ctx),
+      enqueue: () => enqueueFigures(ctx),
       worker: () => overheadFigure(ctx),
       latency: () => latencyFigure(ctx),
       rate: () => rateLimitFigures(ctx),
