@@ -119,27 +119,33 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
       throw new BatchAbandonedError(batch);
     }
 
-    // A re-run after a crash or a stall, of a row that already reached the registry.
-    const earlier = await ctx.outcomes.get(batch, row);
+    // A re-run after a crash or a stall, of a row that already reached the registry; and
+    // whether the deal reached it from another row or batch. Both in one round trip.
+    const { earlier, ledger, cadastralNumber: checkpoint } = await ctx.outcomes.lookup(batch, row, dealId, !job.data.resubmit);
     if (earlier && earlier.dealId === dealId && SUBMITTED_OUTCOMES.has(earlier.outcome)) {
       await forget(job);
       return earlier;
     }
 
     const deal = job.data.deal;
-    let cadastralNumber = job.data.cadastralNumber ?? deal?.cadastralNumber;
+    let cadastralNumber = checkpoint ?? deal?.cadastralNumber;
 
     const finish = async (fields: Final, personal?: Deal): Promise<OutcomeRecord> => {
       const record: OutcomeRecord = { row, dealId, attempts: attempt, finishedAt: new Date().toISOString(), ...fields };
       if (cadastralNumber && !record.cadastralNumber) record.cadastralNumber = cadastralNumber;
       if (record.errorMessage && personal) record.errorMessage = maskPersonalData(record.errorMessage, personal);
+      // The outcome and the job without its deal (personal data) in one script: a job whose
+      // deal is gone always has its outcome.
+      const expiresAt = await expiryOf(batch);
+      const { deal: _removed, ...rest } = job.data;
+      const strip = job.data.deal ? { key: `${job.queueQualifiedName}:${job.id}`, data: JSON.stringify(rest) } : undefined;
+      const write = (): Promise<void> => ctx.outcomes.record(batch, record, { expiresAt, job: strip });
       // After the gateway created a docflow, losing its id to a passing Redis error
       // would send the deal again on the job's retry: the write is retried on its own.
-      const expiresAt = await expiryOf(batch);
-      await pRetry(() => ctx.outcomes.record(batch, record, expiresAt), { retries: 5, minTimeout: 200 });
+      await write().catch(() => pRetry(write, { retries: 5, minTimeout: 200 }));
+      job.data = rest;
       log.info({ outcome: record.outcome, httpStatus: record.httpStatus, docflowId: record.docflowId, errorCode: record.errorCode }, 'deal finished');
       ctx.onOutcome?.(record);
-      await forget(job);
       return record;
     };
 
@@ -155,15 +161,12 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
       throw new UnrecoverableError(record.errorMessage);
     }
 
-    if (!job.data.resubmit) {
-      const entry = await ctx.outcomes.ledger(dealId);
-      if (entry && !(entry.batch === batch && entry.row === row)) {
-        return finish({
-          outcome: 'already_submitted',
-          docflowId: entry.docflowId,
-          errorMessage: `submitted before (batch ${entry.batch}, row ${entry.row}, ${entry.outcome}, ${entry.at}); --resubmit sends it again`,
-        });
-      }
+    if (ledger && !(ledger.batch === batch && ledger.row === row)) {
+      return finish({
+        outcome: 'already_submitted',
+        docflowId: ledger.docflowId,
+        errorMessage: `submitted before (batch ${ledger.batch}, row ${ledger.row}, ${ledger.outcome}, ${ledger.at}); --resubmit sends it again`,
+      });
     }
 
     let created: Awaited<ReturnType<RealtyClient['createDocflow']>>;
@@ -179,8 +182,9 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
           throw new UnrecoverableError(record.errorMessage);
         }
         cadastralNumber = resolution.cadastralNumber;
-        // Checkpoint: a retry of this job goes straight to the docflow.
-        await job.updateData({ ...job.data, cadastralNumber });
+        // Checkpoint, before the docflow is asked for: a retry of this row (or a run after a
+        // crash) sends the same cadastral number, which the gateway's requestId check expects.
+        await ctx.outcomes.checkpoint(batch, row, cadastralNumber, await expiryOf(batch));
       }
       const request = buildEncumbranceRequest(deal, cadastralNumber, await profileOf(batch), ctx.apiUrl, job.data.resubmit ? batch : undefined);
       await ctx.throttle?.();

@@ -4,12 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { parse } from 'csv-parse/sync';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from 'vitest';
 import { runBatch, type RunOptions } from '../src/batch/run-batch.js';
 import { loadProfile, type BankProfile } from '../src/input/profile.js';
 import { createLogger } from '../src/logger.js';
 import { createKeys } from '../src/queue/keys.js';
+import type { DealJobData } from '../src/queue/job-data.js';
 import { startSandbox, type RegistryObject, type RunningSandbox, type SandboxOptions } from '../src/sandbox/index.js';
 import { createRequestLimiter } from '../src/worker/rate-limit.js';
 import { ROOT } from './helpers/cli.js';
@@ -99,6 +101,27 @@ describe('the worker against every answer of the gateway', () => {
     expect(sandbox.stats().suggestCalls).toBe(1);
     expect(sandbox.stats().docflowCalls['501']).toBe(3);
     expect(result.exitCode).toBe(3);
+  });
+
+  it('takes the deal out of every finished job with its outcome and leaves no checkpoint behind', async () => {
+    await start({ egronRegions: ['Новосибирская область'] });
+    const { rows } = await run([BY_SUGGEST, WITH_NUMBER]);
+    expect(rows.map((r) => r.outcome)).toEqual(['unavailable', 'queued']);
+    const keys = createKeys(prefix);
+    const queue = new Queue<DealJobData>(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
+    try {
+      const jobs = await queue.getJobs(['completed', 'failed']);
+      expect(jobs.map((j) => j.data.dealId).sort()).toEqual([WITH_NUMBER, BY_SUGGEST].sort());
+      for (const job of jobs) {
+        expect(Object.keys(job.data).sort()).toEqual(['batch', 'dealId', 'row']);
+        const stored = await redis.hget(`${keys.bullPrefix}:${keys.queueName}:${job.id}`, 'data');
+        expect(stored).not.toContain(row(job.data.dealId)[HEADER.indexOf('ownerSurname')]!);
+      }
+    } finally {
+      await queue.close();
+    }
+    // The suggest row's checkpoint lived through its three tries and went with its outcome.
+    expect(await redis.exists(keys.checkpoints('b'))).toBe(0);
   });
 
   it('retries 5xx and timeouts, then records failed', async () => {

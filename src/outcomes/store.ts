@@ -1,30 +1,84 @@
 /**
- * Outcomes, one per row per batch, and the ledger of deals that reached the
- * registry. A submitted outcome and its ledger entry are written in one MULTI.
+ * Outcomes, one per row per batch, the ledger of deals that reached the
+ * registry, and each unfinished row's checkpoint. An outcome, its ledger entry,
+ * the end of its checkpoint and the removal of the deal from its job are one
+ * script: all or nothing, in one round trip.
  */
 import type { RedisClient as Redis } from '../queue/connection.js';
 import type { Keys } from '../queue/keys.js';
+import { luaScript } from '../queue/lua.js';
 import { SUBMITTED_OUTCOMES, type LedgerEntry, type OutcomeRecord } from './types.js';
 
+export interface RecordOptions {
+  /** The batch's expiry (ms since epoch), given to the outcomes hash too (it may be new). */
+  expiresAt?: number | undefined;
+  /**
+   * The job to strip of its personal data in the same script: its Redis key and its
+   * data without the deal. Written only while the job exists, as BullMQ's own
+   * updateData does (commands/updateData-1.lua).
+   */
+  job?: { key: string; data: string } | undefined;
+}
+
+/** What a job needs to know before it sends anything. */
+export interface Lookup {
+  /** The row's outcome, when it has one (a job run again after a crash or a stall). */
+  earlier: OutcomeRecord | undefined;
+  /** Where the deal went when it reached the registry before. */
+  ledger: LedgerEntry | undefined;
+  /** The cadastral number suggest found on an earlier try of the row. */
+  cadastralNumber: string | undefined;
+}
+
 export interface OutcomeStore {
-  /** `expiresAt` (ms since epoch): the batch's expiry, given to the outcomes hash too. */
-  record(batch: string, record: OutcomeRecord, expiresAt?: number): Promise<void>;
+  /** The row's outcome, its ledger entry when submitted, and the end of its checkpoint: all or nothing. */
+  record(batch: string, record: OutcomeRecord, options?: RecordOptions): Promise<void>;
+  /** The three reads in one command; the ledger is not read when `withLedger` is false. */
+  lookup(batch: string, row: number, dealId: string, withLedger: boolean): Promise<Lookup>;
+  /** Keeps the cadastral number of a row until its outcome: a retry does not ask suggest again. */
+  checkpoint(batch: string, row: number, cadastralNumber: string, expiresAt?: number): Promise<void>;
   /** Writes only when the row has no outcome yet; true when written. */
   recordIfAbsent(batch: string, record: OutcomeRecord): Promise<boolean>;
-  get(batch: string, row: number): Promise<OutcomeRecord | undefined>;
   /** Rows `from`..`to` (inclusive), `undefined` where a row has no outcome yet. */
   range(batch: string, from: number, to: number): Promise<Array<OutcomeRecord | undefined>>;
   count(batch: string): Promise<number>;
-  ledger(dealId: string): Promise<LedgerEntry | undefined>;
 }
+
+/**
+ * KEYS: outcomes hash, ledger hash, checkpoints hash, job hash (or the outcomes hash
+ * again when no job). ARGV: row, outcome JSON, expiry ms ('' for none), dealId (''
+ * for no ledger entry), ledger entry JSON, job data JSON ('' to leave the job be).
+ */
+const RECORD = luaScript(`
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+if ARGV[3] ~= '' then redis.call('PEXPIREAT', KEYS[1], ARGV[3]) end
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[2], ARGV[4], ARGV[5]) end
+redis.call('HDEL', KEYS[3], ARGV[1])
+if ARGV[6] ~= '' and redis.call('EXISTS', KEYS[4]) == 1 then redis.call('HSET', KEYS[4], 'data', ARGV[6]) end
+return 0`);
+
+/** KEYS: checkpoints hash. ARGV: row, cadastral number, expiry ms ('' for none). */
+const CHECKPOINT = luaScript(`
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+if ARGV[3] ~= '' then redis.call('PEXPIREAT', KEYS[1], ARGV[3]) end
+return 0`);
+
+/** KEYS: outcomes, ledger, checkpoints. ARGV: row, dealId ('' not to read the ledger). Three reads, one command. */
+const LOOKUP = luaScript(`
+local ledger = false
+if ARGV[2] ~= '' then ledger = redis.call('HGET', KEYS[2], ARGV[2]) end
+return {redis.call('HGET', KEYS[1], ARGV[1]) or '', ledger or '', redis.call('HGET', KEYS[3], ARGV[1]) or ''}`);
+
+const parse = <T>(raw: string | null | undefined): T | undefined => (raw ? (JSON.parse(raw) as T) : undefined);
 
 export function createOutcomeStore(redis: Redis, keys: Keys): OutcomeStore {
   return {
-    async record(batch, record, expiresAt) {
-      const multi = redis.multi().hset(keys.outcomes(batch), String(record.row), JSON.stringify(record));
-      if (expiresAt) multi.pexpireat(keys.outcomes(batch), expiresAt);
+    async record(batch, record, options = {}) {
+      const outcomes = keys.outcomes(batch);
+      let dealId = '';
+      let entry = '';
       if (SUBMITTED_OUTCOMES.has(record.outcome) && record.outcome !== 'already_submitted' && record.docflowId) {
-        const entry: LedgerEntry = {
+        const ledger: LedgerEntry = {
           dealId: record.dealId,
           docflowId: record.docflowId,
           outcome: record.outcome as LedgerEntry['outcome'],
@@ -32,16 +86,25 @@ export function createOutcomeStore(redis: Redis, keys: Keys): OutcomeStore {
           row: record.row,
           at: record.finishedAt,
         };
-        multi.hset(keys.ledger, record.dealId, JSON.stringify(entry));
+        dealId = record.dealId;
+        entry = JSON.stringify(ledger);
       }
-      await multi.exec();
+      const { expiresAt, job } = options;
+      await RECORD.run(
+        redis,
+        [outcomes, keys.ledger, keys.checkpoints(batch), job?.key ?? outcomes],
+        [record.row, JSON.stringify(record), expiresAt ?? '', dealId, entry, job?.data ?? ''],
+      );
+    },
+    async lookup(batch, row, dealId, withLedger) {
+      const [earlier, ledger, cadastralNumber] = (await LOOKUP.run(redis, [keys.outcomes(batch), keys.ledger, keys.checkpoints(batch)], [row, withLedger ? dealId : ''])) as Array<string | null>;
+      return { earlier: parse<OutcomeRecord>(earlier), ledger: parse<LedgerEntry>(ledger), cadastralNumber: cadastralNumber || undefined };
+    },
+    async checkpoint(batch, row, cadastralNumber, expiresAt) {
+      await CHECKPOINT.run(redis, [keys.checkpoints(batch)], [row, cadastralNumber, expiresAt ?? '']);
     },
     async recordIfAbsent(batch, record) {
       return (await redis.hsetnx(keys.outcomes(batch), String(record.row), JSON.stringify(record))) === 1;
-    },
-    async get(batch, row) {
-      const raw = await redis.hget(keys.outcomes(batch), String(row));
-      return raw ? (JSON.parse(raw) as OutcomeRecord) : undefined;
     },
     async range(batch, from, to) {
       if (to < from) return [];
@@ -52,10 +115,6 @@ export function createOutcomeStore(redis: Redis, keys: Keys): OutcomeStore {
     },
     async count(batch) {
       return redis.hlen(keys.outcomes(batch));
-    },
-    async ledger(dealId) {
-      const raw = await redis.hget(keys.ledger, dealId);
-      return raw ? (JSON.parse(raw) as LedgerEntry) : undefined;
     },
   };
 }

@@ -12,8 +12,6 @@ export interface DealJobData {
   deal?: Deal;
   /** Send even when the ledger says the deal was submitted before (`--resubmit`). */
   resubmit?: boolean;
-  /** Checkpoint: the cadastral number once suggest found it, so a retry does not ask again. */
-  cadastralNumber?: string;
   /** Times the job waited for an open circuit breaker without spending a try. */
   holds?: number;
 }

@@ -16,6 +16,8 @@ export interface Keys {
   outcomes(id: string): string;
   /** Hash: row number → dealId, so pending rows still show their deal in the results. */
   rows(id: string): string;
+  /** Hash: row number → the cadastral number suggest found, until the row has its outcome. */
+  checkpoints(id: string): string;
   /** Sorted set: batch ids by creation time (ms). */
   readonly batches: string;
   /** Hash: dealId → ledger entry JSON (deals that reached queued or suspended). */
@@ -36,6 +38,7 @@ export function createKeys(prefix: string): Keys {
     batch: (id: string) => `${tag}:batch:${id}`,
     outcomes: (id: string) => `${tag}:batch:${id}:outcomes`,
     rows: (id: string) => `${tag}:batch:${id}:rows`,
+    checkpoints: (id: string) => `${tag}:batch:${id}:checkpoints`,
     batches: `${tag}:batches`,
     ledger: `${tag}:ledger`,
     pauseReason: `${tag}:pause-reason`,

@@ -109,7 +109,7 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
       if (fresh) {
         // What an earlier load of this batch that failed left: this load makes it again.
         await removeBatchJobs(queue, redis, keys, batch);
-        await redis.del(keys.outcomes(batch), keys.rows(batch));
+        await redis.del(keys.outcomes(batch), keys.rows(batch), keys.checkpoints(batch));
       }
       enqueuer = createEnqueuer({ redis, keys, queue, batch, fresh, heartbeat: () => batches.heartbeat(batch) });
     }

@@ -4,6 +4,7 @@
  */
 import { hostname } from 'node:os';
 import { Worker, type Queue } from 'bullmq';
+import { Cluster } from 'ioredis';
 import type { RedisClient as Redis } from '../queue/connection.js';
 import { createDealProcessor } from '../../jobs/deal.js';
 import type { Logger } from '../logger.js';
@@ -118,7 +119,14 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
       breaker.record(status, Date.now());
     },
   });
-  const outcomes = createOutcomeStore(connection, keys);
+  // The processor's own reads and writes (outcomes, ledger, checkpoints) go on a connection
+  // of their own with auto-pipelining: the commands of a hundred concurrent jobs leave in
+  // one socket write per turn of the event loop instead of one write each. Not on BullMQ's
+  // connection: its maintainers saw jobs lose their data with auto-pipelining there
+  // (OptimalBits/bull#2276, taskforcesh/bullmq#457).
+  const storeConnection = connection instanceof Cluster ? connection.duplicate([], { enableAutoPipelining: true }) : connection.duplicate({ enableAutoPipelining: true });
+  storeConnection.on('error', () => undefined);
+  const outcomes = createOutcomeStore(storeConnection, keys);
   let sessionReported = false;
   const limiter = options.rate ? createRequestLimiter(connection, keys.rate, options.rate) : undefined;
 
@@ -213,6 +221,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
         await worker.close(true);
       }
       await queue.close();
+      await storeConnection.quit().catch(() => storeConnection.disconnect());
       await client.close();
       await metrics.close().catch(() => undefined);
       return inTime;
