@@ -105,7 +105,9 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
   return async (job: Job<DealJobData, OutcomeRecord>, token?: string) => {
     const { batch, row, dealId } = job.data;
     const attempt = job.attemptsMade + 1;
-    const log = ctx.logger.child({ batch, row, dealId, attempt });
+    // The job's logger, made when it first logs (a child logger costs a serialisation of its bindings).
+    let child: Logger | undefined;
+    const log = (): Logger => (child ??= ctx.logger.child({ batch, row, dealId, attempt }));
 
     // Nothing of a batch is sent before its whole file was read: a file broken
     // half-way must not leave half a night submitted.
@@ -144,7 +146,7 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
       // would send the deal again on the job's retry: the write is retried on its own.
       await write().catch(() => pRetry(write, { retries: 5, minTimeout: 200 }));
       job.data = rest;
-      log.info({ outcome: record.outcome, httpStatus: record.httpStatus, docflowId: record.docflowId, errorCode: record.errorCode }, 'deal finished');
+      if (ctx.logger.isLevelEnabled('info')) log().info({ outcome: record.outcome, httpStatus: record.httpStatus, docflowId: record.docflowId, errorCode: record.errorCode }, 'deal finished');
       ctx.onOutcome?.(record);
       return record;
     };
@@ -154,7 +156,7 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
       // outcome. The outcome stands; `realty-batch retry` reads the deal from the input again.
       const message = `this job's deal data was removed when the row got its outcome; run: realty-batch retry ${batch}`;
       if (earlier) {
-        log.warn({ outcome: earlier.outcome }, message);
+        log().warn({ outcome: earlier.outcome }, message);
         throw new UnrecoverableError(message);
       }
       const record = await finish({ outcome: 'failed', errorCode: 'ERR_DATA_REMOVED', errorMessage: message });
@@ -207,13 +209,13 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
         // waits for the cool-down without spending a try, as many times as it has tries:
         // a gateway down for good still ends the row (unavailable or failed), not a run
         // that never ends.
-        log.info({ errorCode: described.errorCode, httpStatus: described.httpStatus, holds: holds + 1 }, 'gateway down (breaker open): waiting without spending a try');
+        log().info({ errorCode: described.errorCode, httpStatus: described.httpStatus, holds: holds + 1 }, 'gateway down (breaker open): waiting without spending a try');
         await job.updateData({ ...job.data, holds: holds + 1 });
         await job.moveToDelayed(hold + Math.round(Math.random() * 1000), token);
         throw new DelayedError();
       }
       if (decision.action === 'retry' && attempt < ctx.attempts) {
-        log.warn({ errorCode: described.errorCode, httpStatus: described.httpStatus, attemptsLeft: ctx.attempts - attempt }, 'transient failure, will retry');
+        log().warn({ errorCode: described.errorCode, httpStatus: described.httpStatus, attemptsLeft: ctx.attempts - attempt }, 'transient failure, will retry');
         throw new Error(errorMessage, { cause: err });
       }
       const outcome = decision.action === 'record' ? decision.outcome : decision.exhausted;

@@ -61,20 +61,20 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
     const started = performance.now();
     let response: Dispatcher.ResponseData;
     // One deadline for the whole call, answer and body: undici's own header and
-    // body timers tick in coarse steps and do not cover the total.
-    const signal = AbortSignal.timeout(options.timeoutMs);
-    try {
-      response = await request(`${baseUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(payload), dispatcher, signal });
-    } catch (err) {
-      options.onCall?.(endpoint, 0, performance.now() - started);
-      throw new ApiNetworkError(endpoint, networkReason(err), err);
-    }
+    // body timers tick in coarse steps and do not cover the total. The timer is
+    // cleared when the call ends (AbortSignal.timeout's would stay armed for the
+    // whole timeout: thousands of them a second).
+    const controller = new AbortController();
+    const deadline = setTimeout(() => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), options.timeoutMs);
     let text: string;
     try {
+      response = await request(`${baseUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(payload), dispatcher, signal: controller.signal });
       text = await response.body.text();
     } catch (err) {
       options.onCall?.(endpoint, 0, performance.now() - started);
       throw new ApiNetworkError(endpoint, networkReason(err), err);
+    } finally {
+      clearTimeout(deadline);
     }
     options.onCall?.(endpoint, response.statusCode, performance.now() - started);
     const json = parseJson(text);

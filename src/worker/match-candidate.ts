@@ -53,10 +53,21 @@ export function normalizeApartment(value: string | undefined): string {
   return withoutWords(value, APARTMENT_WORDS).replace(/\s+/g, '');
 }
 
+/** Candidates repeat from deal to deal (one building, many flats): their keys are kept, up to a bound. */
+const candidateKeys = new Map<string, string>();
+const MAX_CACHED_KEYS = 10_000;
+
 function candidateKey(c: SuggestCandidate): string {
-  const [number, building, structure] = c.house.split('|');
-  const streetName = c.street.split('|')[0];
-  return [normalizeStreet(streetName), normalizeHousePart(number), normalizeHousePart(building), normalizeHousePart(structure), normalizeApartment(c.apartment)].join('\u0000');
+  const raw = `${c.street}\u0000${c.house}\u0000${c.apartment}`;
+  let key = candidateKeys.get(raw);
+  if (key === undefined) {
+    const [number, building, structure] = c.house.split('|');
+    const streetName = c.street.split('|')[0];
+    key = [normalizeStreet(streetName), normalizeHousePart(number), normalizeHousePart(building), normalizeHousePart(structure), normalizeApartment(c.apartment)].join('\u0000');
+    if (candidateKeys.size >= MAX_CACHED_KEYS) candidateKeys.clear();
+    candidateKeys.set(raw, key);
+  }
+  return key;
 }
 
 function rowKey(a: AddressToMatch): string {
