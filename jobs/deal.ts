@@ -172,6 +172,7 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
     }
 
     let created: Awaited<ReturnType<RealtyClient['createDocflow']>>;
+    let checkpointed: Promise<void> | undefined;
     try {
       if (!cadastralNumber) {
         await ctx.throttle?.();
@@ -184,11 +185,15 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
           throw new UnrecoverableError(record.errorMessage);
         }
         cadastralNumber = resolution.cadastralNumber;
-        // Checkpoint, before the docflow is asked for: a retry of this row (or a run after a
-        // crash) sends the same cadastral number, which the gateway's requestId check expects.
-        await ctx.outcomes.checkpoint(batch, row, cadastralNumber, await expiryOf(batch));
+        // Checkpoint, written before the docflow is asked for: a retry of this row (or a run
+        // after a crash) sends the same cadastral number, which the gateway's requestId check
+        // expects. The request is built while Redis answers.
+        checkpointed = ctx.outcomes.checkpoint(batch, row, cadastralNumber, await expiryOf(batch));
+        // Awaited below; should building the request throw first, its failure is not unhandled.
+        checkpointed.catch(() => undefined);
       }
       const request = buildEncumbranceRequest(deal, cadastralNumber, await profileOf(batch), ctx.apiUrl, job.data.resubmit ? batch : undefined);
+      await checkpointed;
       await ctx.throttle?.();
       created = await ctx.client.createDocflow(DOCFLOW_TYPE, request);
     } catch (err) {

@@ -6,7 +6,7 @@
  */
 import type { RedisClient as Redis } from '../queue/connection.js';
 import type { Keys } from '../queue/keys.js';
-import { luaScript } from '../queue/lua.js';
+import { createScriptBatcher, luaScript, type ScriptRunner } from '../queue/lua.js';
 import { SUBMITTED_OUTCOMES, type LedgerEntry, type OutcomeRecord } from './types.js';
 
 export interface RecordOptions {
@@ -71,7 +71,13 @@ return {redis.call('HGET', KEYS[1], ARGV[1]) or '', ledger or '', redis.call('HG
 
 const parse = <T>(raw: string | null | undefined): T | undefined => (raw ? (JSON.parse(raw) as T) : undefined);
 
-export function createOutcomeStore(redis: Redis, keys: Keys): OutcomeStore {
+export interface OutcomeStoreOptions {
+  /** Send the scripts of one turn of the event loop together (a worker with many jobs at once). */
+  batched?: boolean;
+}
+
+export function createOutcomeStore(redis: Redis, keys: Keys, options: OutcomeStoreOptions = {}): OutcomeStore {
+  const run: ScriptRunner = options.batched ? createScriptBatcher(redis) : (script, k, args) => script.run(redis, k, args);
   return {
     async record(batch, record, options = {}) {
       const outcomes = keys.outcomes(batch);
@@ -90,18 +96,18 @@ export function createOutcomeStore(redis: Redis, keys: Keys): OutcomeStore {
         entry = JSON.stringify(ledger);
       }
       const { expiresAt, job } = options;
-      await RECORD.run(
-        redis,
+      await run(
+        RECORD,
         [outcomes, keys.ledger, keys.checkpoints(batch), job?.key ?? outcomes],
         [record.row, JSON.stringify(record), expiresAt ?? '', dealId, entry, job?.data ?? ''],
       );
     },
     async lookup(batch, row, dealId, withLedger) {
-      const [earlier, ledger, cadastralNumber] = (await LOOKUP.run(redis, [keys.outcomes(batch), keys.ledger, keys.checkpoints(batch)], [row, withLedger ? dealId : ''])) as Array<string | null>;
+      const [earlier, ledger, cadastralNumber] = (await run(LOOKUP, [keys.outcomes(batch), keys.ledger, keys.checkpoints(batch)], [row, withLedger ? dealId : ''])) as Array<string | null>;
       return { earlier: parse<OutcomeRecord>(earlier), ledger: parse<LedgerEntry>(ledger), cadastralNumber: cadastralNumber || undefined };
     },
     async checkpoint(batch, row, cadastralNumber, expiresAt) {
-      await CHECKPOINT.run(redis, [keys.checkpoints(batch)], [row, cadastralNumber, expiresAt ?? '']);
+      await run(CHECKPOINT, [keys.checkpoints(batch)], [row, cadastralNumber, expiresAt ?? '']);
     },
     async recordIfAbsent(batch, record) {
       return (await redis.hsetnx(keys.outcomes(batch), String(record.row), JSON.stringify(record))) === 1;

@@ -126,7 +126,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   // answered, which cost the 50 ms bench about 5 % and saved no CPU worth it.)
   const storeConnection: Redis = connection instanceof Cluster ? connection.duplicate() : connection.duplicate();
   storeConnection.on('error', () => undefined);
-  const outcomes = createOutcomeStore(storeConnection, keys);
+  const outcomes = createOutcomeStore(storeConnection, keys, { batched: true });
   let sessionReported = false;
   const limiter = options.rate ? createRequestLimiter(connection, keys.rate, options.rate) : undefined;
 
