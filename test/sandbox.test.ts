@@ -13,6 +13,7 @@ import {
   type SandboxStats,
 } from '../src/sandbox/index.js';
 import {
+  AUTH,
   DOCFLOW_PATH,
   SUGGEST,
   call,
@@ -297,6 +298,21 @@ describe('sandbox faults', () => {
       const retry = await post(sandbox, DOCFLOW_PATH, encumbranceRequest());
       expect((retry.body as { docflowId: string }).docflowId).toBe((listed.body as SandboxDocflow[])[0]?.docflowId);
       expect(sandbox.stats().repeatedRequestIds).toBe(1);
+    });
+  });
+
+  it('does its work within the latency: a client that gives up before the answer still leaves its docflow created', async () => {
+    await withSandbox({ latencyMs: 2000 }, async (sandbox) => {
+      const gaveUp = request(`${sandbox.url}${DOCFLOW_PATH}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...AUTH },
+        body: JSON.stringify(encumbranceRequest()),
+        signal: AbortSignal.timeout(200),
+      });
+      await expect(gaveUp).rejects.toThrow();
+      // As at a gateway whose work was under way: the timeout a worker sees is not "nothing happened".
+      while (sandbox.stats().docflowsCreated === 0) await new Promise((r) => setTimeout(r, 10));
+      expect(sandbox.docflows()).toEqual([expect.objectContaining({ requestId: 'client-request-12345' })]);
     });
   });
 
