@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Queue } from 'bullmq';
+import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import iconv from 'iconv-lite';
@@ -160,6 +160,32 @@ describe('loading the files banks really produce', () => {
     expect(resumed.alreadyEnqueued).toBe(before);
     expect(resumed.enqueued + resumed.alreadyEnqueued).toBe(resumed.valid);
     expect(await jobsOf('killed')).toHaveLength(resumed.valid);
+  });
+
+  it('makes again the finished jobs an expired batch left behind, so that its rows run when it is loaded again', async () => {
+    const ownPrefix = uniquePrefix('load-stale');
+    const own = createKeys(ownPrefix);
+    const file = join(dir, 'stale.csv');
+    await writeFile(file, csvText(ROWS));
+    const loadOwn = () => loadBatch({ file, batch: 'stale', profile, redis, keys: own, logger: silent, rejects: join(dir, 'stale.rejects') });
+    try {
+      expect(await loadOwn()).toMatchObject({ enqueued: SAMPLE_READ - SAMPLE_INVALID });
+      // Every job ends (failed, kept 30 days by BullMQ) ...
+      const worker = new Worker(own.queueName, () => Promise.reject(new UnrecoverableError('ended')), { connection: redis.duplicate(), prefix: own.bullPrefix });
+      const queue = new Queue<DealJobData>(own.queueName, { connection: redis, prefix: own.bullPrefix });
+      while ((await queue.getFailedCount()) < SAMPLE_READ - SAMPLE_INVALID) await new Promise((r) => setTimeout(r, 20));
+      await worker.close();
+      // ... and the batch's own keys expire (30 days) before BullMQ gets round to removing them.
+      await redis.del(own.batch('stale'), own.outcomes('stale'), own.rows('stale'));
+
+      const again = await loadOwn();
+      expect(again).toMatchObject({ enqueued: SAMPLE_READ - SAMPLE_INVALID, alreadyEnqueued: 0 });
+      expect(await queue.getWaitingCount()).toBe(SAMPLE_READ - SAMPLE_INVALID);
+      expect(await queue.getFailedCount()).toBe(0);
+      await queue.close();
+    } finally {
+      await deletePrefix(ownPrefix);
+    }
   });
 
   it('renames a bank\'s own headers with --mapping, fills defaults, and lists unknown columns once', async () => {

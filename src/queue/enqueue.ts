@@ -28,9 +28,10 @@ export interface EnqueueOptions {
   queue: Queue<DealJobData>;
   batch: string;
   /**
-   * True when the batch was emptied before this load: no job of it can exist, so
-   * nothing is asked. False (a load resumed after a crash): each chunk asks which
-   * of its jobs exist already, to count them as `alreadyEnqueued`.
+   * True when the batch starts afresh (new, failed, or expired): a job of it found
+   * in Redis is a leftover of an earlier life of the batch id (its row index expired
+   * before BullMQ removed it) and is made again, or its row would never run. False (a
+   * load resumed after a crash): a job found is this batch's, counted `alreadyEnqueued`.
    */
   fresh: boolean;
   /** Tells other processes this load is alive; called at most once a second. */
@@ -63,7 +64,7 @@ export function createEnqueuer(options: EnqueueOptions): Enqueuer {
   const send = async ({ jobs, invalid }: EnqueueChunk): Promise<void> => {
     const ids = jobs.map((j) => dealJobId(batch, j.dealId));
     const pipeline = redis.pipeline();
-    if (!fresh) for (const id of ids) pipeline.exists(jobKey + id);
+    for (const id of ids) pipeline.exists(jobKey + id);
     // The index is written before the jobs (one connection, in order): a load that dies
     // in between leaves no job its retry or its clean-up cannot find.
     if (jobs.length > 0) pipeline.hset(keys.rows(batch), ...jobs.flatMap((j) => [String(j.row), j.dealId]));
@@ -78,9 +79,23 @@ export function createEnqueuer(options: EnqueueOptions): Enqueuer {
     const added = jobs.length > 0 ? queue.addBulk(jobs.map((data, i) => ({ name: DEAL_JOB, data, opts: { ...jobOptions, jobId: ids[i]! } }))) : undefined;
     const [replies] = await Promise.all([written, added, beat]);
     for (const [err] of replies ?? []) if (err) throw err;
-    const already = fresh ? 0 : (replies ?? []).slice(0, ids.length).filter(([, n]) => n === 1).length;
+    // EXISTS answered before addBulk ran (one connection, in order): these jobs were there already.
+    const existing = jobs.filter((_, i) => replies?.[i]?.[1] === 1);
+    if (fresh && existing.length > 0) await remake(existing);
+    const already = fresh ? 0 : existing.length;
     alreadyEnqueued += already;
     enqueued += jobs.length - already;
+  };
+
+  /** Replaces leftover jobs of an earlier life of the batch id (addBulk kept them as they were). */
+  const remake = async (stale: DealJobData[]): Promise<void> => {
+    const ids = stale.map((j) => dealJobId(batch, j.dealId));
+    const removed = await Promise.all(ids.map((id) => queue.remove(id)));
+    // 0 is also "gone meanwhile" (BullMQ's own clean-up): only a job still there is held.
+    const states = await Promise.all(ids.map((id, i) => (removed[i] === 1 ? 'unknown' : queue.getJobState(id))));
+    const locked = states.filter((state) => state !== 'unknown');
+    if (locked.length > 0) throw new Error(`${locked.length} jobs of an earlier load of batch ${batch} are still held by a worker; load again in a minute`);
+    await queue.addBulk(stale.map((data, i) => ({ name: DEAL_JOB, data, opts: { ...jobOptions, jobId: ids[i]! } })));
   };
 
   return {

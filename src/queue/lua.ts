@@ -17,6 +17,13 @@ export interface LuaScript {
 
 const isNoScript = (err: unknown): boolean => err instanceof Error && err.message.startsWith('NOSCRIPT');
 
+/**
+ * ioredis aborts the unanswered rest of a pipeline when the connection drops (a single
+ * command it sends again once Redis is back): such a call is made again on its own.
+ * Every script here may run twice (reads, or writes of the same values).
+ */
+const isAborted = (err: unknown): boolean => err instanceof Error && (err.name === 'AbortError' || err.message.startsWith('Command aborted'));
+
 export function luaScript(source: string): LuaScript {
   const sha = createHash('sha1').update(source).digest('hex');
   return {
@@ -60,18 +67,18 @@ export function createScriptBatcher(redis: Redis): ScriptRunner {
     queued = [];
     const pipeline = redis.pipeline();
     for (const p of batch) pipeline.evalsha(p.script.sha, p.keys.length, ...p.keys, ...p.args);
+    const alone = (p: Pending): void => void p.script.run(redis, p.keys, p.args).then(p.resolve, p.reject);
     pipeline.exec().then(
       (replies) => {
         batch.forEach((p, i) => {
           const [err, value] = replies?.[i] ?? [new Error('no reply in the pipeline'), undefined];
           if (!err) p.resolve(value);
-          else if (isNoScript(err)) p.script.run(redis, p.keys, p.args).then(p.resolve, p.reject);
+          else if (isNoScript(err) || isAborted(err)) alone(p);
           else p.reject(err);
         });
       },
-      (err: unknown) => {
-        for (const p of batch) p.reject(err);
-      },
+      // The whole pipeline failed to go out: each call on its own, as if never batched.
+      () => batch.forEach(alone),
     );
   };
 

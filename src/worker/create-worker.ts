@@ -124,6 +124,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   // job fetches, whose replies carry whole deals. (ioredis' auto-pipelining was measured
   // here and left off: it holds each batch of commands until the previous one is
   // answered, which cost the 50 ms bench about 5 % and saved no CPU worth it.)
+  // (The same call twice: TypeScript cannot call `duplicate` on the union of the two classes.)
   const storeConnection: Redis = connection instanceof Cluster ? connection.duplicate() : connection.duplicate();
   storeConnection.on('error', () => undefined);
   const outcomes = createOutcomeStore(storeConnection, keys, { batched: true });
@@ -221,7 +222,11 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
         await worker.close(true);
       }
       await queue.close();
-      await storeConnection.quit().catch(() => storeConnection.disconnect());
+      // After a forced close, jobs still running may have commands waiting for Redis, and
+      // QUIT would wait behind them: the connection is then dropped (their jobs are taken
+      // over by another worker, as the warning says).
+      if (inTime) await storeConnection.quit().catch(() => storeConnection.disconnect());
+      else storeConnection.disconnect();
       await client.close();
       await metrics.close().catch(() => undefined);
       return inTime;
