@@ -20,7 +20,11 @@ import { createDealValidator } from '../src/input/validate-deal.js';
 import { createBatchStore } from '../src/outcomes/batches.js';
 import type { RedisClient } from '../src/queue/connection.js';
 import { collectGarbage, progress, ratioFigure, rawFigure, round, type Figure } from './measure.js';
+import { writeDeals } from './generate.js';
 import type { BenchContext } from './context.js';
+
+/** Rows of the untimed warm-up load (each side) before the measured runs. */
+const WARM_UP_ROWS = 20_000;
 
 /** The baselines send chunks of the project's own size. */
 const CHUNK = LOAD_CHUNK_SIZE;
@@ -119,6 +123,13 @@ export async function loaderFigures(ctx: BenchContext): Promise<Figure[]> {
   const project: number[] = [];
   const baseline: number[] = [];
   const bytes: number[] = [];
+  // A warm-up of both sides, not counted: the project's first run would otherwise also
+  // warm up csv-parse and BullMQ for the baseline's first run, which follows it.
+  const warm = join(ctx.dir, 'warm-up.csv');
+  await writeDeals({ file: warm, rows: WARM_UP_ROWS, format: 'csv-utf8', tag: 'H' });
+  await projectLoad(ctx, warm, WARM_UP_ROWS, 'csv-warm');
+  await baselineLoad(ctx, warm, WARM_UP_ROWS, 'csv-base-warm', 'csv');
+  progress(`loader warm-up: ${WARM_UP_ROWS.toLocaleString('en-US')} rows each side, not counted`);
   for (let run = 1; run <= ctx.runs; run++) {
     // Alternated, so a slow phase of the machine (another process) hits both sides.
     const p = await projectLoad(ctx, csv.file, csv.rows, `csv-${run}`);
