@@ -18,7 +18,7 @@ import { DOCFLOW_TYPE } from '../src/realty/types.js';
 import { buildEncumbranceRequest } from '../src/worker/build-request.js';
 import { decide, describeApiError } from '../src/worker/decide.js';
 import { maskPersonalData } from '../src/worker/redact.js';
-import { resolveCadastralNumber, type Resolution } from '../src/worker/resolve-cadastral.js';
+import { resolveCadastralNumber } from '../src/worker/resolve-cadastral.js';
 
 export interface DealProcessorContext {
   client: RealtyClient;
@@ -102,15 +102,6 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
     return state === 'loading' ? 'loading' : 'failed';
   }
 
-  /** Batches in which a deal turned out submitted before: suggest waits for the lookup there. */
-  const overlapping = new Set<string>();
-
-  /** Suggest for a deal, within the gateway's request budget (`--rate`). */
-  async function suggestFor(deal: Deal): Promise<Resolution> {
-    await ctx.throttle?.();
-    return resolveCadastralNumber(deal, ctx.client);
-  }
-
   return async (job: Job<DealJobData, OutcomeRecord>, token?: string) => {
     const { batch, row, dealId } = job.data;
     const attempt = job.attemptsMade + 1;
@@ -130,19 +121,6 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
       throw new BatchAbandonedError(batch);
     }
 
-    const deal = job.data.deal;
-    // On a job's first run, the suggest a deal without a cadastral number needs goes out
-    // together with the lookup instead of after it: the lookup's round trip leaves the
-    // deal's critical path (the 50 ms bench: 917–933 → 928–958 deals/s, three paired
-    // trials). What the lookup finds still decides: an earlier outcome or a ledger entry
-    // ends the row unsent, a checkpoint's number wins over the answer. Not on later runs or
-    // for rows `retry` made again (they may have a checkpoint), and no longer in a batch
-    // once one of its deals turns out submitted before (a bank's export sent again with
-    // new rows): such a batch wastes at most one suggest a slot.
-    const early = job.attemptsStarted <= 1 && deal && !deal.cadastralNumber && !job.data.retried && !overlapping.has(batch) ? suggestFor(deal) : undefined;
-    // Awaited below when its answer is needed; when it is not, its failure is not unhandled.
-    early?.catch(() => undefined);
-
     // A re-run after a crash or a stall, of a row that already reached the registry; and
     // whether the deal reached it from another row or batch. Both in one round trip.
     const { earlier, ledger, cadastralNumber: checkpoint } = await ctx.outcomes.lookup(batch, row, dealId, !job.data.resubmit);
@@ -151,6 +129,7 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
       return earlier;
     }
 
+    const deal = job.data.deal;
     let cadastralNumber = checkpoint ?? deal?.cadastralNumber;
 
     const finish = async (fields: Final, personal?: Deal): Promise<OutcomeRecord> => {
@@ -185,8 +164,6 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
     }
 
     if (ledger && !(ledger.batch === batch && ledger.row === row)) {
-      if (overlapping.size > 1000) overlapping.clear();
-      overlapping.add(batch);
       return finish({
         outcome: 'already_submitted',
         docflowId: ledger.docflowId,
@@ -198,7 +175,8 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
     let checkpointed: Promise<void> | undefined;
     try {
       if (!cadastralNumber) {
-        const resolution = await (early ?? suggestFor(deal));
+        await ctx.throttle?.();
+        const resolution = await resolveCadastralNumber(deal, ctx.client);
         if (resolution.kind !== 'found') {
           const record = await finish(
             { outcome: resolution.kind, errorCode: resolution.kind.toUpperCase(), errorMessage: resolution.message, candidates: resolution.cadastralNumbers },

@@ -180,19 +180,6 @@ describe('the worker against every answer of the gateway', () => {
     expect(sandbox.docflows().map((d) => d.requestId).sort()).toEqual([WITH_NUMBER, `${WITH_NUMBER}~resent`]);
   });
 
-  it('stops asking suggest ahead of the lookup in a batch once one of its deals turns out submitted before', async () => {
-    const bySuggest = ['NSK-2026-000123', 'NSK-2026-000124', 'SPB-2026-010077', 'EKB-2026-000311', 'KZN-2026-000051'];
-    await start();
-    const first = await run(bySuggest, { batch: 'first' });
-    expect(first.rows.every((r) => r.outcome === 'queued' || r.outcome === 'suspended')).toBe(true);
-    expect(sandbox.stats().suggestCalls).toBe(bySuggest.length);
-    const again = await run(bySuggest, { batch: 'again', concurrency: 1 });
-    expect(again.rows.map((r) => r.outcome)).toEqual(bySuggest.map(() => 'already_submitted'));
-    // One slot: its first deal's suggest went out with the lookup; none after it.
-    expect(sandbox.stats().suggestCalls).toBe(bySuggest.length + 1);
-    expect(sandbox.stats().docflowsCreated).toBe(bySuggest.length);
-  });
-
   it('logs per job with batch, row, dealId and attempt, and no personal data or session id even at debug', async () => {
     await start({ egronRegions: ['Москва'] });
     await run([WITH_NUMBER, BY_SUGGEST], { attempts: 2 });

@@ -97,7 +97,7 @@ export async function retryBatch(options: RetryOptions): Promise<RetrySummary> {
         summary.alreadyGoing++;
         continue;
       }
-      const data: DealJobData = { batch, row: record.row, dealId: result.deal.dealId, deal: result.deal, retried: true };
+      const data: DealJobData = { batch, row: record.row, dealId: result.deal.dealId, deal: result.deal };
       // A batch loaded with --resubmit is retried as it was loaded: the same requestId.
       if (meta.resubmit) data.resubmit = true;
       await queue.add(DEAL_JOB, data, { ...dealJobOptions(), jobId: id });

@@ -12,8 +12,6 @@ export interface DealJobData {
   deal?: Deal;
   /** Send even when the ledger says the deal was submitted before (`--resubmit`). */
   resubmit?: boolean;
-  /** Made again by `realty-batch retry`: its row may hold a checkpoint from an earlier try. */
-  retried?: boolean;
   /** Times the job waited for an open circuit breaker without spending a try. */
   holds?: number;
 }
