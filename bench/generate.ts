@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import iconv from 'iconv-lite';
 import { snilsCheckDigits } from '../src/input/checksums.js';
+import { createRandom } from '../src/sandbox/faults.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const SAMPLE = parse(readFileSync(join(ROOT, 'samples/deals.csv')), { relax_column_count: false }) as string[][];
@@ -34,18 +35,6 @@ const SNILS = [col('ownerSnils'), col('owner2Snils')];
 const DOC_NUMBER = [col('ownerDocNumber'), col('owner2DocNumber')];
 const CONTENT_ID = col('agreementContentId');
 const SIGNATURES = col('agreementSignatureIds');
-
-/** mulberry32: small, fast, seeded. */
-function createRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const HEX = '0123456789abcdef';
 

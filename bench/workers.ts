@@ -50,6 +50,27 @@ function throughput(started: number, done: number[]): Throughput {
   return { steady: (hi - lo) / ((done[hi]! - done[lo]!) / 1000), endToEnd: n / ((done[n - 1]! - started) / 1000) };
 }
 
+/** Counts `deals` completions from now: `count` for each, `finished` once all are in. */
+function completions(deals: number) {
+  const started = performance.now();
+  const done: number[] = [];
+  let wrong = 0;
+  let finish: () => void = () => undefined;
+  const finished = new Promise<void>((resolve) => (finish = resolve));
+  return {
+    count(ok: boolean): void {
+      done.push(performance.now());
+      if (!ok) wrong++;
+      if (done.length === deals) finish();
+    },
+    /** Resolves once every deal is in: the throughput and how many did not succeed. */
+    async result(): Promise<{ throughput: Throughput; wrong: number }> {
+      await finished;
+      return { throughput: throughput(started, done), wrong };
+    },
+  };
+}
+
 /** Loads `deals` suggest-needing rows with loadBatch, then runs createDealWorker until every row has its outcome. */
 export async function projectWorkerRun(ctx: BenchContext, sandbox: SandboxProcess, deals: number, tag: string): Promise<Throughput> {
   const prefix = `bench-${tag.toLowerCase()}`;
@@ -62,11 +83,7 @@ export async function projectWorkerRun(ctx: BenchContext, sandbox: SandboxProces
     if (loaded.enqueued !== deals) throw new Error(`${tag}: ${loaded.enqueued} of ${deals} deals enqueued`);
     const before = await sandbox.stats();
     collectGarbage();
-    const done: number[] = [];
-    let wrong = 0;
-    let finish: () => void = () => undefined;
-    const finished = new Promise<void>((resolve) => (finish = resolve));
-    const started = performance.now();
+    const { count, result: completed } = completions(deals);
     const dealWorker = createDealWorker({
       connection: redis,
       keys,
@@ -78,15 +95,9 @@ export async function projectWorkerRun(ctx: BenchContext, sandbox: SandboxProces
       timeoutMs: 30_000,
       logger: ctx.logger,
     });
-    const count = (ok: boolean): void => {
-      done.push(performance.now());
-      if (!ok) wrong++;
-      if (done.length === deals) finish();
-    };
     dealWorker.worker.on('completed', (_job, record: OutcomeRecord) => count(SUBMITTED_OUTCOMES.has(record.outcome) && record.outcome !== 'already_submitted'));
     dealWorker.worker.on('failed', () => count(false));
-    await finished;
-    const result = throughput(started, done);
+    const { throughput: result, wrong } = await completed();
     await dealWorker.close(5000);
     const after = await sandbox.stats();
     const recorded = await redis.hlen(keys.outcomes('bench'));
@@ -143,11 +154,7 @@ export async function baselineWorkerRun(ctx: BenchContext, sandbox: SandboxProce
     for (let i = 0; i < jobs.length; i += 1000) await queue.addBulk(jobs.slice(i, i + 1000));
     jobs.length = 0;
     collectGarbage();
-    const done: number[] = [];
-    let wrong = 0;
-    let finish: () => void = () => undefined;
-    const finished = new Promise<void>((resolve) => (finish = resolve));
-    const started = performance.now();
+    const { count, result: completed } = completions(deals);
     const worker = new Worker<DealJobData, number>(
       keys.queueName,
       async (job) => {
@@ -161,15 +168,9 @@ export async function baselineWorkerRun(ctx: BenchContext, sandbox: SandboxProce
       { connection: redis, prefix: keys.bullPrefix, concurrency: CONCURRENCY },
     );
     worker.on('error', () => undefined);
-    const count = (ok: boolean): void => {
-      done.push(performance.now());
-      if (!ok) wrong++;
-      if (done.length === deals) finish();
-    };
     worker.on('completed', (_job, status: number) => count(status === 200 || status === 201));
     worker.on('failed', () => count(false));
-    await finished;
-    const result = throughput(started, done);
+    const { throughput: result, wrong } = await completed();
     await worker.close();
     if (wrong > 0) throw new Error(`${tag}: ${wrong} of ${deals} bare jobs did not create a docflow`);
     return result;
