@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { ApiHttpError, ApiNetworkError } from '../src/errors.js';
 import { createRealtyClient, type RealtyClient } from '../src/realty/client.js';
@@ -109,6 +111,34 @@ describe('the gateway client against the sandbox', () => {
     } finally {
       sandbox.configure({ latencyMs: 0 });
       await impatient.close();
+    }
+  });
+
+  it('gives up at the deadline on a body that trickles in: one deadline covers the answer and its whole body', async () => {
+    // A byte every 20 ms: undici's own timers (headers, and the gap between body chunks)
+    // never fire; only the call's deadline ends it. Without it the call would last 20 s.
+    const timers = new Set<NodeJS.Timeout>();
+    const trickling = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('[');
+      const timer = setInterval(() => res.write(' '), 20);
+      timers.add(timer);
+      res.on('close', () => clearInterval(timer));
+    });
+    await new Promise<void>((resolve) => trickling.listen(0, '127.0.0.1', resolve));
+    const { port } = trickling.address() as AddressInfo;
+    const impatient = createRealtyClient({ baseUrl: `http://127.0.0.1:${port}`, sessionId: 'good', timeoutMs: 300 });
+    try {
+      const started = performance.now();
+      const err = await impatient.suggest({ region: { name: 'trickle' } }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ApiNetworkError);
+      expect((err as ApiNetworkError).reason).toBe('TIMEOUT');
+      expect(performance.now() - started).toBeLessThan(5000);
+    } finally {
+      for (const timer of timers) clearInterval(timer);
+      await impatient.close().catch(() => undefined);
+      trickling.closeAllConnections();
+      await new Promise((resolve) => trickling.close(resolve));
     }
   });
 

@@ -3,6 +3,7 @@
  * realty-api.md spells them. undici's `request` over a keep-alive pool: it costs
  * about 70 µs of CPU a call where global fetch costs about 350 (style.md).
  */
+import { EventEmitter } from 'node:events';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { ApiHttpError, ApiNetworkError, ApiResponseError } from '../errors.js';
@@ -64,11 +65,11 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
     // body timers tick in coarse steps and do not cover the total. The timer is
     // cleared when the call ends (AbortSignal.timeout's would stay armed for the
     // whole timeout: thousands of them a second).
-    const controller = new AbortController();
-    const deadline = setTimeout(() => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), options.timeoutMs);
+    const signal = new Deadline();
+    const deadline = setTimeout(() => signal.expire(), options.timeoutMs);
     let text: string;
     try {
-      response = await request(`${baseUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(payload), dispatcher, signal: controller.signal });
+      response = await request(`${baseUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(payload), dispatcher, signal });
       text = await response.body.text();
     } catch (err) {
       options.onCall?.(endpoint, 0, performance.now() - started);
@@ -105,6 +106,22 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
       await dispatcher.close();
     },
   };
+}
+
+/**
+ * A call's abort signal. undici takes an EventEmitter as well as an AbortSignal, and
+ * an EventEmitter costs a fraction of an AbortController (an EventTarget with its
+ * own bookkeeping): two of them a deal, about 2 % of the worker's CPU in the bench.
+ */
+class Deadline extends EventEmitter {
+  aborted = false;
+  reason: DOMException | undefined;
+
+  expire(): void {
+    this.aborted = true;
+    this.reason = new DOMException('The operation was aborted due to timeout', 'TimeoutError');
+    this.emit('abort');
+  }
 }
 
 function checked<S extends z.ZodType>(schema: S, json: unknown, endpoint: string, status: number): z.output<S> {
