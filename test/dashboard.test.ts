@@ -8,7 +8,9 @@ import { escapeHtml } from '../src/dashboard/batches-page.js';
 import { MASK, maskJobData, maskReturnValue } from '../src/dashboard/mask.js';
 import { histogramSamples, histogramText, parseFleetCounters } from '../src/dashboard/metrics.js';
 import { startDashboard, type RunningDashboard } from '../src/dashboard/server.js';
-import { DURATION_BUCKETS } from '../src/metrics/recorder.js';
+import { Redis } from 'ioredis';
+import { bucketOf, createMetricsRecorder, DURATION_BUCKETS } from '../src/metrics/recorder.js';
+import { createKeys } from '../src/queue/keys.js';
 import { DEAL_JOB, dealJobId, type DealJobData } from '../src/queue/job-data.js';
 import { CLI, ROOT, runCli } from './helpers/cli.js';
 import { basic, call, CRIMEA, EGRON, INVALID, BY_SUGGEST, WITH_NUMBER, runDashboardBatch, sampleDeal, type DashboardBatch } from './helpers/dashboard-batch.js';
@@ -117,6 +119,42 @@ describe('metrics from the fleet hash', () => {
     expect(buckets.at(-1)).toEqual(['+Inf', 3]);
     expect(out.find((s) => s.metricName === 'h_count')?.value).toBe(3);
     expect(out.find((s) => s.metricName === 'h_sum')?.value).toBeCloseTo(31.2);
+  });
+
+  it('counts a worker\'s calls into the fleet hash: per status, per duration bucket, sums and counts', async () => {
+    const prefix = uniquePrefix('recorder');
+    const redis = new Redis(REDIS_URL);
+    const key = createKeys(prefix).metrics;
+    const recorder = createMetricsRecorder(redis, key, 60_000);
+    try {
+      recorder.call('suggest', 200, 4);
+      recorder.call('suggest', 200, 5);
+      recorder.call('suggest', 200, 5.5);
+      recorder.call('suggest', 501, 40_000);
+      recorder.call('docflows', 0, 30_000);
+      recorder.outcome('queued');
+      await recorder.close();
+      const stored = await redis.hgetall(key);
+      const { 'duration_sum|suggest': sum, ...counts } = stored;
+      expect(Number(sum)).toBeCloseTo(40.0145);
+      expect(counts).toEqual({
+        'call|suggest|200': '3',
+        'call|suggest|501': '1',
+        'call|docflows|0': '1',
+        'duration_bucket|suggest|0.005': '2',
+        'duration_bucket|suggest|0.01': '1',
+        'duration_bucket|suggest|+Inf': '1',
+        'duration_bucket|docflows|30': '1',
+        'duration_count|suggest': '4',
+        'duration_count|docflows': '1',
+        'duration_sum|docflows': '30',
+        'outcome|queued': '1',
+      });
+      expect([0, 0.005, 0.0051, 30, 30.1].map(bucketOf)).toEqual(['0.005', '0.005', '0.01', '30', '+Inf']);
+    } finally {
+      redis.disconnect();
+      await deletePrefix(prefix);
+    }
   });
 
   it('writes the histogram in the text format, with label values escaped', () => {

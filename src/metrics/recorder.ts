@@ -27,8 +27,23 @@ export interface MetricsRecorder {
 }
 
 export function bucketOf(seconds: number): string {
-  const le = DURATION_BUCKETS.find((b) => seconds <= b);
+  const le = DURATION_BUCKETS[bucketIndex(seconds)];
   return le === undefined ? '+Inf' : String(le);
+}
+
+/** The index of the first bucket the duration fits in; DURATION_BUCKETS.length for +Inf. */
+function bucketIndex(seconds: number): number {
+  let i = 0;
+  while (i < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[i]!) i++;
+  return i;
+}
+
+interface CallFields {
+  call: string;
+  count: string;
+  sum: string;
+  /** One per DURATION_BUCKETS entry, then +Inf. */
+  buckets: string[];
 }
 
 export function createMetricsRecorder(redis: Redis, key: string, flushMs = 1000): MetricsRecorder {
@@ -36,6 +51,23 @@ export function createMetricsRecorder(redis: Redis, key: string, flushMs = 1000)
   let sums = new Map<string, number>();
   const add = (field: string, n = 1): void => {
     counts.set(field, (counts.get(field) ?? 0) + n);
+  };
+  // A call's field names, made once per endpoint and status (two calls a deal).
+  const callFields = new Map<string, Map<number, CallFields>>();
+  const fieldsOf = (endpoint: string, status: number): CallFields => {
+    let byStatus = callFields.get(endpoint);
+    if (!byStatus) callFields.set(endpoint, (byStatus = new Map()));
+    let fields = byStatus.get(status);
+    if (!fields) {
+      fields = {
+        call: `call|${endpoint}|${status}`,
+        count: `duration_count|${endpoint}`,
+        sum: `duration_sum|${endpoint}`,
+        buckets: [...DURATION_BUCKETS.map(String), '+Inf'].map((le) => `duration_bucket|${endpoint}|${le}`),
+      };
+      byStatus.set(status, fields);
+    }
+    return fields;
   };
 
   const flush = async (): Promise<void> => {
@@ -60,10 +92,11 @@ export function createMetricsRecorder(redis: Redis, key: string, flushMs = 1000)
     },
     call(endpoint, status, ms) {
       const seconds = ms / 1000;
-      add(`call|${endpoint}|${status}`);
-      add(`duration_bucket|${endpoint}|${bucketOf(seconds)}`);
-      add(`duration_count|${endpoint}`);
-      sums.set(`duration_sum|${endpoint}`, (sums.get(`duration_sum|${endpoint}`) ?? 0) + seconds);
+      const fields = fieldsOf(endpoint, status);
+      add(fields.call);
+      add(fields.buckets[bucketIndex(seconds)]!);
+      add(fields.count);
+      sums.set(fields.sum, (sums.get(fields.sum) ?? 0) + seconds);
     },
     breaker(state) {
       add(`breaker|${state}`);

@@ -29,11 +29,14 @@ const APARTMENT_WORDS = new Set(['кв', 'квартира', 'ком', 'комн
 const EDGE_PUNCTUATION = /^[\s.,;:!?"'«»()[\]{}\-–—/\\№#]+|[\s.,;:!?"'«»()[\]{}\-–—/\\№#]+$/g;
 
 function base(value: string | undefined): string {
-  return (value ?? '').toLowerCase().replace(/ё/g, 'е').replace(/\s+/g, ' ').trim();
+  if (!value) return '';
+  return value.toLowerCase().replace(/ё/g, 'е').replace(/\s+/g, ' ').trim();
 }
 
 /** Drops type words (`ул.`, `улица`, `проспект`) wherever they stand, then edge punctuation. */
 function withoutWords(value: string | undefined, words: ReadonlySet<string>): string {
+  // Most rows have no building, structure or apartment part.
+  if (!value) return '';
   const kept = base(value)
     .split(/[\s,]+/)
     .filter((w) => w.length > 0 && !words.has(w.replace(/\.+$/, '')));
