@@ -11,11 +11,11 @@ export function printCounts(batch: string, counts: Record<Outcome, number>): voi
   }
 }
 
-/** The load summary: rows read, valid, invalid by field, enqueued, already enqueued, seconds. */
+/** The load summary: rows read, valid, invalid by field, enqueued, already enqueued, already submitted, seconds. */
 export function printLoad(s: LoadSummary): void {
   const how = [s.format, s.encoding, s.delimiter === '\t' ? 'tab' : s.delimiter].filter(Boolean).join(', ');
   console.log(
-    `loaded ${s.file} (${how}) into batch ${s.batch}: read ${s.read}, valid ${s.valid}, invalid ${s.invalid}, enqueued ${s.enqueued}, already enqueued ${s.alreadyEnqueued} in ${s.seconds} s${s.dryRun ? ' [dry run: nothing enqueued]' : ''}`,
+    `loaded ${s.file} (${how}) into batch ${s.batch}: read ${s.read}, valid ${s.valid}, invalid ${s.invalid}, enqueued ${s.enqueued}, already enqueued ${s.alreadyEnqueued}, already submitted ${s.alreadySubmitted} in ${s.seconds} s${s.dryRun ? ' [dry run: nothing enqueued]' : ''}`,
   );
   for (const [field, n] of Object.entries(s.invalidByField).sort((a, b) => b[1] - a[1])) console.log(`  invalid ${field}: ${n}`);
   if (s.rejectsFile) console.log(`  refused rows: ${s.rejectsFile}`);

@@ -59,3 +59,25 @@ export interface LedgerEntry {
   row: number;
   at: string;
 }
+
+/**
+ * The ledger entry that makes a row `already_submitted`: one of the deal's at another
+ * row or batch. A row's own entry (its batch loaded again after it expired) is not: the
+ * row is sent again with the same requestId, and the gateway answers with its docflow.
+ */
+export function submittedElsewhere(entry: LedgerEntry | undefined, batch: string, row: number): entry is LedgerEntry {
+  return entry !== undefined && !(entry.batch === batch && entry.row === row);
+}
+
+/** A row whose deal reached the registry before: nothing is sent, the earlier docflowId stands. */
+export function alreadySubmitted(row: number, dealId: string, entry: LedgerEntry, attempts: number): OutcomeRecord {
+  return {
+    row,
+    dealId,
+    outcome: 'already_submitted',
+    docflowId: entry.docflowId,
+    attempts,
+    errorMessage: `submitted before (batch ${entry.batch}, row ${entry.row}, ${entry.outcome}, ${entry.at}); --resubmit sends it again`,
+    finishedAt: new Date().toISOString(),
+  };
+}

@@ -1,13 +1,15 @@
 /**
  * The load's enqueue step: a chunk of valid deals becomes jobs (one `addBulk`),
  * their rows enter the batch's row index and the chunk's invalid rows get their
- * outcomes, in one round trip. One chunk is in Redis while the loader reads and
+ * outcomes, in one round trip. Before it, one read of the ledger: a deal that
+ * reached the registry from another row or batch gets `already_submitted` here,
+ * without a job or a gateway call. One chunk is in Redis while the loader reads and
  * validates the next: Redis runs BullMQ's scripts on its own core meanwhile, and
  * the rows held stay two chunks.
  */
 import type { Queue } from 'bullmq';
 import type { RedisClient as Redis } from './connection.js';
-import type { OutcomeRecord } from '../outcomes/types.js';
+import { alreadySubmitted, submittedElsewhere, type LedgerEntry, type OutcomeRecord } from '../outcomes/types.js';
 import { DEAL_JOB, dealJobId, dealJobOptions, type DealJobData } from './job-data.js';
 import type { Keys } from './keys.js';
 
@@ -34,6 +36,8 @@ export interface EnqueueOptions {
    * load resumed after a crash): a job found is this batch's, counted `alreadyEnqueued`.
    */
   fresh: boolean;
+  /** `--resubmit`: the ledger is not read, every valid row becomes a job. */
+  resubmit?: boolean;
   /** Tells other processes this load is alive; called at most once a second. */
   heartbeat: () => Promise<void>;
 }
@@ -50,6 +54,8 @@ export interface Enqueuer {
   settle(): Promise<void>;
   readonly enqueued: number;
   readonly alreadyEnqueued: number;
+  /** Rows whose deal the ledger has from another row or batch: recorded, not enqueued. */
+  readonly alreadySubmitted: number;
 }
 
 export function createEnqueuer(options: EnqueueOptions): Enqueuer {
@@ -60,18 +66,36 @@ export function createEnqueuer(options: EnqueueOptions): Enqueuer {
   let lastHeartbeat = 0;
   let enqueued = 0;
   let alreadyEnqueued = 0;
+  let alreadySubmittedRows = 0;
 
-  const send = async ({ jobs, invalid }: EnqueueChunk): Promise<void> => {
+  /** The chunk's deals the ledger has from another row or batch, as outcomes; the rest stay jobs. */
+  const sortOutSubmitted = async (chunk: DealJobData[]): Promise<{ jobs: DealJobData[]; submitted: OutcomeRecord[] }> => {
+    if (options.resubmit || chunk.length === 0) return { jobs: chunk, submitted: [] };
+    const entries = await redis.hmget(keys.ledger, ...chunk.map((j) => j.dealId));
+    if (entries.every((e) => e === null)) return { jobs: chunk, submitted: [] };
+    const jobs: DealJobData[] = [];
+    const submitted: OutcomeRecord[] = [];
+    chunk.forEach((job, i) => {
+      const raw = entries[i];
+      const entry = raw ? (JSON.parse(raw) as LedgerEntry) : undefined;
+      if (submittedElsewhere(entry, batch, job.row)) submitted.push(alreadySubmitted(job.row, job.dealId, entry, 0));
+      else jobs.push(job);
+    });
+    return { jobs, submitted };
+  };
+
+  const send = async (chunk: EnqueueChunk): Promise<void> => {
+    const { jobs, submitted } = await sortOutSubmitted(chunk.jobs);
+    const outcomes = submitted.length > 0 ? [...chunk.invalid, ...submitted] : chunk.invalid;
     const ids = jobs.map((j) => dealJobId(batch, j.dealId));
     const pipeline = redis.pipeline();
     for (const id of ids) pipeline.exists(jobKey + id);
     // The index is written before the jobs (one connection, in order): a load that dies
     // in between leaves no job its retry or its clean-up cannot find.
     if (jobs.length > 0) pipeline.hset(keys.rows(batch), ...jobs.flatMap((j) => [String(j.row), j.dealId]));
-    if (invalid.length > 0) {
-      pipeline.hset(keys.outcomes(batch), ...invalid.flatMap((o) => [String(o.row), JSON.stringify(o)]));
-      pipeline.hincrby(keys.metrics, 'outcome|invalid', invalid.length);
-    }
+    if (outcomes.length > 0) pipeline.hset(keys.outcomes(batch), ...outcomes.flatMap((o) => [String(o.row), JSON.stringify(o)]));
+    if (chunk.invalid.length > 0) pipeline.hincrby(keys.metrics, 'outcome|invalid', chunk.invalid.length);
+    if (submitted.length > 0) pipeline.hincrby(keys.metrics, 'outcome|already_submitted', submitted.length);
     const now = Date.now();
     const beat = now - lastHeartbeat >= HEARTBEAT_EVERY_MS ? options.heartbeat() : undefined;
     if (beat) lastHeartbeat = now;
@@ -85,6 +109,7 @@ export function createEnqueuer(options: EnqueueOptions): Enqueuer {
     const already = fresh ? 0 : existing.length;
     alreadyEnqueued += already;
     enqueued += jobs.length - already;
+    alreadySubmittedRows += submitted.length;
   };
 
   /** Replaces leftover jobs of an earlier life of the batch id (addBulk kept them as they were). */
@@ -113,6 +138,9 @@ export function createEnqueuer(options: EnqueueOptions): Enqueuer {
     },
     get alreadyEnqueued() {
       return alreadyEnqueued;
+    },
+    get alreadySubmitted() {
+      return alreadySubmittedRows;
     },
   };
 }

@@ -55,6 +55,8 @@ export interface LoadSummary {
   invalid: number;
   enqueued: number;
   alreadyEnqueued: number;
+  /** Valid rows whose deal reached the registry before (the ledger): `already_submitted`, no job. */
+  alreadySubmitted: number;
   invalidByField: Record<string, number>;
   unknownColumns: string[];
   rejectsFile?: string;
@@ -82,6 +84,7 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
     invalid: 0,
     enqueued: 0,
     alreadyEnqueued: 0,
+    alreadySubmitted: 0,
     invalidByField: {},
     unknownColumns: [],
     dryRun: options.dryRun ?? false,
@@ -111,7 +114,7 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
         await removeBatchJobs(queue, redis, keys, batch);
         await redis.del(keys.outcomes(batch), keys.rows(batch), keys.checkpoints(batch));
       }
-      enqueuer = createEnqueuer({ redis, keys, queue, batch, fresh, heartbeat: () => batches.heartbeat(batch) });
+      enqueuer = createEnqueuer({ redis, keys, queue, batch, fresh, resubmit: options.resubmit ?? false, heartbeat: () => batches.heartbeat(batch) });
     }
     for await (const record of input.records()) {
       summary.read++;
@@ -167,6 +170,7 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
   }
   summary.enqueued = enqueuer?.enqueued ?? 0;
   summary.alreadyEnqueued = enqueuer?.alreadyEnqueued ?? 0;
+  summary.alreadySubmitted = enqueuer?.alreadySubmitted ?? 0;
   summary.unknownColumns = input.unknownColumns();
   summary.seconds = Math.round((performance.now() - started) / 10) / 100;
   options.logger.info({ ...summary }, 'batch loaded');
