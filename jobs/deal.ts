@@ -11,14 +11,14 @@ import type { BankProfile } from '../src/input/profile.js';
 import type { Logger } from '../src/logger.js';
 import type { BatchStore } from '../src/outcomes/batches.js';
 import type { OutcomeStore } from '../src/outcomes/store.js';
-import { SUBMITTED_OUTCOMES, type OutcomeRecord } from '../src/outcomes/types.js';
+import { alreadySubmitted, submittedElsewhere, SUBMITTED_OUTCOMES, type OutcomeRecord } from '../src/outcomes/types.js';
 import type { DealJobData } from '../src/queue/job-data.js';
 import type { RealtyClient } from '../src/realty/client.js';
 import { DOCFLOW_TYPE } from '../src/realty/types.js';
 import { buildEncumbranceRequest } from '../src/worker/build-request.js';
 import { decide, describeApiError } from '../src/worker/decide.js';
 import { maskPersonalData } from '../src/worker/redact.js';
-import { resolveCadastralNumber } from '../src/worker/resolve-cadastral.js';
+import { resolveCadastralNumber, type Resolution } from '../src/worker/resolve-cadastral.js';
 
 export interface DealProcessorContext {
   client: RealtyClient;
@@ -121,15 +121,33 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
       throw new BatchAbandonedError(batch);
     }
 
+    const deal = job.data.deal;
+    const withLedger = !job.data.resubmit;
+    // A job's first run asks suggest before Redis: nearly every such row has no outcome,
+    // no checkpoint and a deal the loader found in no ledger, so the lookup then goes with
+    // the checkpoint, one round trip fewer on the way to the docflow. Whatever the lookup
+    // finds still decides, as on any other run: at worst one suggest was asked for nothing.
+    // "First" keeps that rare: no try spent, never stalled, never held by the breaker (each
+    // may have left a checkpoint), and no --rate, under which a job put back after its
+    // checkpoint would spend a request on it (and a Redis round trip saves nothing when
+    // the rate is the bound). A job held back while its batch was loading is still first.
+    const first = deal && !deal.cadastralNumber && !ctx.throttle && job.attemptsMade === 0 && !job.stalledCounter && !job.data.holds;
+    let early: Resolution | { failed: unknown } | undefined;
+    if (first) {
+      early = await resolveCadastralNumber(deal, ctx.client).catch((failed: unknown) => ({ failed }));
+    }
+    const found = early && 'kind' in early && early.kind === 'found' ? early.cadastralNumber : undefined;
+
     // A re-run after a crash or a stall, of a row that already reached the registry; and
     // whether the deal reached it from another row or batch. Both in one round trip.
-    const { earlier, ledger, cadastralNumber: checkpoint } = await ctx.outcomes.lookup(batch, row, dealId, !job.data.resubmit);
+    const { earlier, ledger, cadastralNumber: checkpoint, written } = found
+      ? await ctx.outcomes.lookupAndCheckpoint(batch, row, dealId, withLedger, found, await expiryOf(batch))
+      : { ...(await ctx.outcomes.lookup(batch, row, dealId, withLedger)), written: false };
     if (earlier && earlier.dealId === dealId && SUBMITTED_OUTCOMES.has(earlier.outcome)) {
       await forget(job);
       return earlier;
     }
 
-    const deal = job.data.deal;
     let cadastralNumber = checkpoint ?? deal?.cadastralNumber;
 
     const finish = async (fields: Final, personal?: Deal): Promise<OutcomeRecord> => {
@@ -163,20 +181,17 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
       throw new UnrecoverableError(record.errorMessage);
     }
 
-    if (ledger && !(ledger.batch === batch && ledger.row === row)) {
-      return finish({
-        outcome: 'already_submitted',
-        docflowId: ledger.docflowId,
-        errorMessage: `submitted before (batch ${ledger.batch}, row ${ledger.row}, ${ledger.outcome}, ${ledger.at}); --resubmit sends it again`,
-      });
+    if (submittedElsewhere(ledger, batch, row)) {
+      const { outcome, docflowId, errorMessage } = alreadySubmitted(row, dealId, ledger, attempt);
+      return finish({ outcome, docflowId, errorMessage });
     }
 
     let created: Awaited<ReturnType<RealtyClient['createDocflow']>>;
     let checkpointed: Promise<void> | undefined;
     try {
       if (!cadastralNumber) {
-        await ctx.throttle?.();
-        const resolution = await resolveCadastralNumber(deal, ctx.client);
+        if (early && 'failed' in early) throw early.failed;
+        const resolution = early ?? (await ctx.throttle?.(), await resolveCadastralNumber(deal, ctx.client));
         if (resolution.kind !== 'found') {
           const record = await finish(
             { outcome: resolution.kind, errorCode: resolution.kind.toUpperCase(), errorMessage: resolution.message, candidates: resolution.cadastralNumbers },
@@ -185,12 +200,15 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
           throw new UnrecoverableError(record.errorMessage);
         }
         cadastralNumber = resolution.cadastralNumber;
-        // Checkpoint, written before the docflow is asked for: a retry of this row (or a run
-        // after a crash) sends the same cadastral number, which the gateway's requestId check
-        // expects. The request is built while Redis answers.
-        checkpointed = ctx.outcomes.checkpoint(batch, row, cadastralNumber, await expiryOf(batch));
-        // Awaited below; should building the request throw first, its failure is not unhandled.
-        checkpointed.catch(() => undefined);
+        // Checkpoint, written before the docflow is asked for (on a first run, with the
+        // lookup): a retry of this row (or a run after a crash) sends the same cadastral
+        // number, which the gateway's requestId check expects. The request is built while
+        // Redis answers.
+        if (!written) {
+          checkpointed = ctx.outcomes.checkpoint(batch, row, cadastralNumber, await expiryOf(batch));
+          // Awaited below; should building the request throw first, its failure is not unhandled.
+          checkpointed.catch(() => undefined);
+        }
       }
       const request = buildEncumbranceRequest(deal, cadastralNumber, await profileOf(batch), ctx.apiUrl, job.data.resubmit ? batch : undefined);
       await checkpointed;

@@ -8,10 +8,13 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from 'vitest';
 import { runBatch, type RunOptions } from '../src/batch/run-batch.js';
+import { loadBatch } from '../src/queue/load-batch.js';
+import { createDealWorker } from '../src/worker/create-worker.js';
 import { loadProfile, type BankProfile } from '../src/input/profile.js';
 import { createLogger } from '../src/logger.js';
 import { createKeys } from '../src/queue/keys.js';
 import type { DealJobData } from '../src/queue/job-data.js';
+import type { OutcomeRecord } from '../src/outcomes/types.js';
 import { startSandbox, type RegistryObject, type RunningSandbox, type SandboxOptions } from '../src/sandbox/index.js';
 import { createRequestLimiter } from '../src/worker/rate-limit.js';
 import { ROOT } from './helpers/cli.js';
@@ -170,14 +173,79 @@ describe('the worker against every answer of the gateway', () => {
 
   it('sends a deal submitted in an earlier batch only with --resubmit, under a new requestId', async () => {
     await start();
-    const first = await run([WITH_NUMBER], { batch: 'first' });
-    const again = await run([WITH_NUMBER], { batch: 'again' });
-    expect(again.rows[0]).toMatchObject({ outcome: 'already_submitted', docflowId: first.rows[0]!.docflowId });
-    expect(sandbox.stats().docflowsCreated).toBe(1);
+    const first = await run([WITH_NUMBER, BY_SUGGEST], { batch: 'first' });
+    const calls = sandbox.stats().suggestCalls;
+    const again = await run([WITH_NUMBER, BY_SUGGEST], { batch: 'again' });
+    expect(again.rows.map((r) => [r.outcome, r.docflowId, r.attempts])).toEqual(first.rows.map((r) => ['already_submitted', r.docflowId, '0']));
+    // Decided at load: no job, not even a suggest call.
+    expect(again.result.load).toMatchObject({ enqueued: 0, alreadySubmitted: 2 });
+    expect(sandbox.stats().suggestCalls).toBe(calls);
+    expect(sandbox.stats().docflowsCreated).toBe(2);
     const resent = await run([WITH_NUMBER], { batch: 'resent', resubmit: true });
     expect(resent.rows[0]!.outcome).toBe('queued');
     expect(resent.rows[0]!.docflowId).not.toBe(first.rows[0]!.docflowId);
-    expect(sandbox.docflows().map((d) => d.requestId).sort()).toEqual([WITH_NUMBER, `${WITH_NUMBER}~resent`]);
+    expect(sandbox.docflows().map((d) => d.requestId).sort()).toEqual([WITH_NUMBER, `${WITH_NUMBER}~resent`, BY_SUGGEST].sort());
+  });
+
+  it('catches a deal submitted by another batch after the load, before its docflow', async () => {
+    await start();
+    const keys = createKeys(prefix);
+    const file = join(dir, 'late.csv');
+    await writeFile(file, csvText([row(BY_SUGGEST)]));
+    const loaded = await loadBatch({ file, batch: 'late', profile, redis, keys, logger: createLogger({ level: 'silent' }), rejects: join(dir, 'late.rejects.csv') });
+    expect(loaded.enqueued).toBe(1);
+    // Meanwhile another batch's worker got it to the registry.
+    const entry = { dealId: BY_SUGGEST, docflowId: 'df-of-batch-early', outcome: 'queued', batch: 'early', row: 7, at: new Date().toISOString() };
+    await redis.hset(keys.ledger, BY_SUGGEST, JSON.stringify(entry));
+    const dealWorker = createDealWorker({ connection: redis, keys, apiUrl: sandbox.url, sessionId: SESSION, concurrency: 2, attempts: 3, backoffMs: 100, timeoutMs: 2000, logger: createLogger({ level: 'silent' }) });
+    try {
+      while ((await redis.hlen(keys.outcomes('late'))) === 0) await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      await dealWorker.close(5000);
+    }
+    const outcome = JSON.parse((await redis.hget(keys.outcomes('late'), '1'))!) as Record<string, unknown>;
+    expect(outcome).toMatchObject({ outcome: 'already_submitted', docflowId: 'df-of-batch-early', attempts: 1 });
+    expect(sandbox.stats().docflowsCreated).toBe(0);
+    // The first run asked suggest before Redis: the one call the late ledger entry cost.
+    expect(sandbox.stats().suggestCalls).toBe(1);
+    expect(await redis.exists(keys.checkpoints('late'))).toBe(0);
+  });
+
+  it('makes one Redis script of its own before the docflow on a first run, also after waiting for its batch to load', async () => {
+    await start();
+    const keys = createKeys(prefix);
+    const logger = createLogger({ level: 'silent' });
+    const file = join(dir, 'first.csv');
+    await writeFile(file, csvText([row(BY_SUGGEST), row(WITH_NUMBER)]));
+    await loadBatch({ file, batch: 'first', profile, redis, keys, logger, rejects: join(dir, 'first.rejects.csv') });
+    // As if the load were still going: the worker holds the jobs back until it ends.
+    await redis.hset(keys.batch('first'), 'state', 'loading');
+    const scripts: string[][] = [];
+    const monitor = await new Redis(REDIS_URL).monitor();
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[0]?.toLowerCase() === 'evalsha' && args.includes(keys.checkpoints('first'))) scripts.push(args);
+    });
+    const dealWorker = createDealWorker({ connection: redis, keys, apiUrl: sandbox.url, sessionId: SESSION, concurrency: 2, attempts: 3, backoffMs: 100, timeoutMs: 2000, logger });
+    try {
+      while ((await dealWorker.queue.getDelayedCount()) < 2) await new Promise((r) => setTimeout(r, 20));
+      await redis.hset(keys.batch('first'), 'state', 'loaded');
+      for (const job of await dealWorker.queue.getDelayed()) await job.promote();
+      while ((await redis.hlen(keys.outcomes('first'))) < 2) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      await dealWorker.close(5000);
+      monitor.disconnect();
+    }
+    const outcomes = await redis.hgetall(keys.outcomes('first'));
+    const found = JSON.parse(outcomes['1']!) as OutcomeRecord;
+    expect([found.outcome, (JSON.parse(outcomes['2']!) as OutcomeRecord).outcome]).toEqual(['queued', 'queued']);
+    // Each script's first argument is the row. Row 1 (found through suggest): the lookup with
+    // the checkpoint, carrying the cadastral number, then the outcome. Row 2 (its number
+    // given: no suggest, no checkpoint): the lookup, then the outcome.
+    const ofRow = (n: number) => scripts.filter((args) => args[3 + Number(args[2])] === String(n));
+    expect(ofRow(1)).toHaveLength(2);
+    expect(ofRow(1)[0]).toContain(found.cadastralNumber);
+    expect(ofRow(2)).toHaveLength(2);
   });
 
   it('logs per job with batch, row, dealId and attempt, and no personal data or session id even at debug', async () => {
@@ -221,7 +289,7 @@ describe('--rate: gateway requests per second across every worker', () => {
     const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
     try {
       const file = join(dir, 'rate.csv');
-      const ids = [WITH_NUMBER, BY_SUGGEST, 'EKB-2026-000312', 'KZN-2026-000052', 'NSK-2026-000125'];
+      const ids = [WITH_NUMBER, BY_SUGGEST, 'NSK-2026-000124', 'EKB-2026-000311', 'KZN-2026-000051'];
       await writeFile(file, csvText(ids.map(row)));
       const result = await runBatch({
         file,
@@ -243,6 +311,10 @@ describe('--rate: gateway requests per second across every worker', () => {
       });
       expect(result.results.counts.queued).toBe(5);
       expect(sandbox.stats().docflowsCreated).toBe(5);
+      // Jobs the rate put back (some after their checkpoint) asked suggest once a row all the same.
+      const bySuggest = ids.filter((id) => row(id)[HEADER.indexOf('cadastralNumber')] === '').length;
+      expect(bySuggest).toBeGreaterThan(1);
+      expect(sandbox.stats().suggestCalls).toBe(bySuggest);
     } finally {
       redis.disconnect();
       await sandbox.close();

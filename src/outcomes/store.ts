@@ -37,6 +37,14 @@ export interface OutcomeStore {
   lookup(batch: string, row: number, dealId: string, withLedger: boolean): Promise<Lookup>;
   /** Keeps the cadastral number of a row until its outcome: a retry does not ask suggest again. */
   checkpoint(batch: string, row: number, cadastralNumber: string, expiresAt?: number): Promise<void>;
+  /**
+   * The lookup and the checkpoint in one round trip, for a job's first run (suggest
+   * asked first): reads what `lookup` reads, and writes the checkpoint only when the row
+   * has no outcome, no checkpoint and (when `withLedger`) its deal no ledger entry, the
+   * case of nearly every row. `written` says whether it did; if not, the caller goes on
+   * as after `lookup`.
+   */
+  lookupAndCheckpoint(batch: string, row: number, dealId: string, withLedger: boolean, cadastralNumber: string, expiresAt?: number): Promise<Lookup & { written: boolean }>;
   /** Writes only when the row has no outcome yet; true when written. */
   recordIfAbsent(batch: string, record: OutcomeRecord): Promise<boolean>;
   /** Rows `from`..`to` (inclusive), `undefined` where a row has no outcome yet. */
@@ -69,7 +77,31 @@ local ledger = false
 if ARGV[2] ~= '' then ledger = redis.call('HGET', KEYS[2], ARGV[2]) end
 return {redis.call('HGET', KEYS[1], ARGV[1]) or '', ledger or '', redis.call('HGET', KEYS[3], ARGV[1]) or ''}`);
 
+/**
+ * KEYS: outcomes, ledger, checkpoints. ARGV: row, dealId ('' not to read the ledger),
+ * cadastral number, expiry ms ('' for none). LOOKUP's three reads, then the checkpoint
+ * when all three found nothing; the fourth answer is 1 when it was written.
+ */
+const LOOKUP_AND_CHECKPOINT = luaScript(`
+local ledger = false
+if ARGV[2] ~= '' then ledger = redis.call('HGET', KEYS[2], ARGV[2]) end
+local earlier = redis.call('HGET', KEYS[1], ARGV[1])
+local checkpoint = redis.call('HGET', KEYS[3], ARGV[1])
+if earlier or ledger or checkpoint then return {earlier or '', ledger or '', checkpoint or '', 0} end
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
+if ARGV[4] ~= '' then redis.call('PEXPIREAT', KEYS[3], ARGV[4]) end
+return {'', '', '', 1}`);
+
 const parse = <T>(raw: string | null | undefined): T | undefined => (raw ? (JSON.parse(raw) as T) : undefined);
+
+/** The row's outcome, its deal's ledger entry and its checkpoint, '' for none. */
+type LookupReply = [string, string, string, ...unknown[]];
+
+const looked = ([earlier, ledger, cadastralNumber]: LookupReply): Lookup => ({
+  earlier: parse<OutcomeRecord>(earlier),
+  ledger: parse<LedgerEntry>(ledger),
+  cadastralNumber: cadastralNumber || undefined,
+});
 
 export interface OutcomeStoreOptions {
   /** Send the scripts of one turn of the event loop together (a worker with many jobs at once). */
@@ -103,8 +135,11 @@ export function createOutcomeStore(redis: Redis, keys: Keys, options: OutcomeSto
       );
     },
     async lookup(batch, row, dealId, withLedger) {
-      const [earlier, ledger, cadastralNumber] = (await run(LOOKUP, [keys.outcomes(batch), keys.ledger, keys.checkpoints(batch)], [row, withLedger ? dealId : ''])) as Array<string | null>;
-      return { earlier: parse<OutcomeRecord>(earlier), ledger: parse<LedgerEntry>(ledger), cadastralNumber: cadastralNumber || undefined };
+      return looked((await run(LOOKUP, [keys.outcomes(batch), keys.ledger, keys.checkpoints(batch)], [row, withLedger ? dealId : ''])) as LookupReply);
+    },
+    async lookupAndCheckpoint(batch, row, dealId, withLedger, cadastralNumber, expiresAt) {
+      const reply = (await run(LOOKUP_AND_CHECKPOINT, [keys.outcomes(batch), keys.ledger, keys.checkpoints(batch)], [row, withLedger ? dealId : '', cadastralNumber, expiresAt ?? ''])) as [string, string, string, number];
+      return { ...looked(reply), written: reply[3] === 1 };
     },
     async checkpoint(batch, row, cadastralNumber, expiresAt) {
       await run(CHECKPOINT, [keys.checkpoints(batch)], [row, cadastralNumber, expiresAt ?? '']);
