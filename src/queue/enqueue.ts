@@ -68,10 +68,22 @@ export function createEnqueuer(options: EnqueueOptions): Enqueuer {
   let alreadyEnqueued = 0;
   let alreadySubmittedRows = 0;
 
+  /**
+   * The ledger's entries for a chunk's deals, asked as soon as the chunk is read: the
+   * answer comes in behind the previous chunk's, so sending this one waits for no extra
+   * round trip.
+   */
+  const readLedger = (chunk: DealJobData[]): Promise<Array<string | null>> | undefined => {
+    if (options.resubmit || chunk.length === 0) return undefined;
+    const entries = redis.hmget(keys.ledger, ...chunk.map((j) => j.dealId));
+    // Awaited by send; a failure before then must not count as unhandled.
+    entries.catch(() => undefined);
+    return entries;
+  };
+
   /** The chunk's deals the ledger has from another row or batch, as outcomes; the rest stay jobs. */
-  const sortOutSubmitted = async (chunk: DealJobData[]): Promise<{ jobs: DealJobData[]; submitted: OutcomeRecord[] }> => {
-    if (options.resubmit || chunk.length === 0) return { jobs: chunk, submitted: [] };
-    const entries = await redis.hmget(keys.ledger, ...chunk.map((j) => j.dealId));
+  const sortOutSubmitted = async (chunk: DealJobData[], ledger: Promise<Array<string | null>> | undefined): Promise<{ jobs: DealJobData[]; submitted: OutcomeRecord[] }> => {
+    const entries = ledger ? await ledger : [];
     if (entries.every((e) => e === null)) return { jobs: chunk, submitted: [] };
     const jobs: DealJobData[] = [];
     const submitted: OutcomeRecord[] = [];
@@ -84,8 +96,8 @@ export function createEnqueuer(options: EnqueueOptions): Enqueuer {
     return { jobs, submitted };
   };
 
-  const send = async (chunk: EnqueueChunk): Promise<void> => {
-    const { jobs, submitted } = await sortOutSubmitted(chunk.jobs);
+  const send = async (chunk: EnqueueChunk, ledger: Promise<Array<string | null>> | undefined): Promise<void> => {
+    const { jobs, submitted } = await sortOutSubmitted(chunk.jobs, ledger);
     const outcomes = submitted.length > 0 ? [...chunk.invalid, ...submitted] : chunk.invalid;
     const ids = jobs.map((j) => dealJobId(batch, j.dealId));
     const pipeline = redis.pipeline();
@@ -125,9 +137,10 @@ export function createEnqueuer(options: EnqueueOptions): Enqueuer {
 
   return {
     async add(chunk) {
+      const ledger = readLedger(chunk.jobs);
       await inFlight;
       if (chunk.jobs.length === 0 && chunk.invalid.length === 0) return;
-      inFlight = send(chunk);
+      inFlight = send(chunk, ledger);
       // Seen by the next add or by drain; until then it must not count as unhandled.
       inFlight.catch(() => undefined);
     },
