@@ -119,7 +119,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
       breaker.record(status, Date.now());
     },
   });
-  // The processor's own reads and writes (outcomes, ledger, checkpoints: three small
+  // The processor's own reads and writes (outcomes, ledger, checkpoints: two or three small
   // commands a deal) go on a connection of their own, so they do not queue behind BullMQ's
   // job fetches, whose replies carry whole deals. (ioredis' auto-pipelining was measured
   // here and left off: it holds each batch of commands until the previous one is
