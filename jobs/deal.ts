@@ -130,7 +130,8 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
     // "First" keeps that rare: no try spent, never stalled, never held by the breaker (each
     // may have left a checkpoint), and no --rate, under which a job put back after its
     // checkpoint would spend a request on it (and a Redis round trip saves nothing when
-    // the rate is the bound). A job held back while its batch was loading is still first.
+    // the rate is the bound). A job held back while its batch was loading is still first;
+    // so is one the session pause put back (rare: it may ask suggest once more).
     const first = deal && !deal.cadastralNumber && !ctx.throttle && job.attemptsMade === 0 && !job.stalledCounter && !job.data.holds;
     let early: Resolution | { failed: unknown } | undefined;
     if (first) {

@@ -208,7 +208,20 @@ describe('the worker against every answer of the gateway', () => {
     expect(sandbox.stats().docflowsCreated).toBe(0);
     // The first run asked suggest before Redis: the one call the late ledger entry cost.
     expect(sandbox.stats().suggestCalls).toBe(1);
-    expect(await redis.exists(keys.checkpoints('late'))).toBe(0);
+  });
+
+  it('keeps the outcomes of a batch loaded again, whatever the ledger says now', async () => {
+    await start();
+    const first = await run([WITH_NUMBER], { batch: 'A' });
+    expect(first.rows[0]!.outcome).toBe('queued');
+    // Another batch sends the deal again on purpose: the ledger now points there.
+    const resent = await run([WITH_NUMBER], { batch: 'C', resubmit: true });
+    expect(resent.rows[0]!.docflowId).not.toBe(first.rows[0]!.docflowId);
+    // A's file run again (a second cron, an operator): A's row keeps its own docflow.
+    const again = await run([WITH_NUMBER], { batch: 'A' });
+    expect(again.result.load).toMatchObject({ alreadySubmitted: 0 });
+    expect(again.rows[0]).toMatchObject({ outcome: 'queued', docflowId: first.rows[0]!.docflowId });
+    expect(sandbox.stats().docflowsCreated).toBe(2);
   });
 
   it('makes one Redis script of its own before the docflow on a first run, also after waiting for its batch to load', async () => {

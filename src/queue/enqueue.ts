@@ -71,10 +71,12 @@ export function createEnqueuer(options: EnqueueOptions): Enqueuer {
   /**
    * The ledger's entries for a chunk's deals, asked as soon as the chunk is read: the
    * answer comes in behind the previous chunk's, so sending this one waits for no extra
-   * round trip.
+   * round trip. Only on a fresh batch, whose rows have no outcomes yet: a batch loaded
+   * again keeps the outcomes its rows have (its jobs return them), and a row of it still
+   * without one is sorted out by its worker.
    */
   const readLedger = (chunk: DealJobData[]): Promise<Array<string | null>> | undefined => {
-    if (options.resubmit || chunk.length === 0) return undefined;
+    if (options.resubmit || !fresh || chunk.length === 0) return undefined;
     const entries = redis.hmget(keys.ledger, ...chunk.map((j) => j.dealId));
     // Awaited by send; a failure before then must not count as unhandled.
     entries.catch(() => undefined);
