@@ -9,7 +9,7 @@ import { MASK, maskJobData, maskReturnValue } from '../src/dashboard/mask.js';
 import { histogramSamples, histogramText, parseFleetCounters } from '../src/dashboard/metrics.js';
 import { startDashboard, type RunningDashboard } from '../src/dashboard/server.js';
 import { Redis } from 'ioredis';
-import { bucketOf, createMetricsRecorder, DURATION_BUCKETS } from '../src/metrics/recorder.js';
+import { createMetricsRecorder, DURATION_BUCKETS } from '../src/metrics/recorder.js';
 import { createKeys } from '../src/queue/keys.js';
 import { DEAL_JOB, dealJobId, type DealJobData } from '../src/queue/job-data.js';
 import { CLI, ROOT, runCli } from './helpers/cli.js';
@@ -133,9 +133,14 @@ describe('metrics from the fleet hash', () => {
       recorder.call('suggest', 501, 40_000);
       recorder.call('docflows', 0, 30_000);
       recorder.outcome('queued');
+      // The buckets' edges: 0 s and 5.1 ms, and just past the last bound.
+      for (const ms of [0, 5.1, 30_100]) recorder.call('edges', 200, ms);
       await recorder.close();
       const stored = await redis.hgetall(key);
-      const { 'duration_sum|suggest': sum, ...counts } = stored;
+      const edges = Object.fromEntries(Object.entries(stored).filter(([field]) => field.includes('|edges')));
+      expect(edges).toMatchObject({ 'duration_bucket|edges|0.005': '1', 'duration_bucket|edges|0.01': '1', 'duration_bucket|edges|+Inf': '1', 'duration_count|edges': '3' });
+      expect(Object.keys(edges).filter((field) => field.startsWith('duration_bucket'))).toHaveLength(3);
+      const { 'duration_sum|suggest': sum, ...counts } = Object.fromEntries(Object.entries(stored).filter(([field]) => !field.includes('|edges')));
       expect(Number(sum)).toBeCloseTo(40.0145);
       expect(counts).toEqual({
         'call|suggest|200': '3',
@@ -150,7 +155,6 @@ describe('metrics from the fleet hash', () => {
         'duration_sum|docflows': '30',
         'outcome|queued': '1',
       });
-      expect([0, 0.005, 0.0051, 30, 30.1].map(bucketOf)).toEqual(['0.005', '0.005', '0.01', '30', '+Inf']);
     } finally {
       redis.disconnect();
       await deletePrefix(prefix);

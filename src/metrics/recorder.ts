@@ -26,11 +26,6 @@ export interface MetricsRecorder {
   close(): Promise<void>;
 }
 
-export function bucketOf(seconds: number): string {
-  const le = DURATION_BUCKETS[bucketIndex(seconds)];
-  return le === undefined ? '+Inf' : String(le);
-}
-
 /** The index of the first bucket the duration fits in; DURATION_BUCKETS.length for +Inf. */
 function bucketIndex(seconds: number): number {
   let i = 0;

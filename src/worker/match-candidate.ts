@@ -28,8 +28,7 @@ const APARTMENT_WORDS = new Set(['кв', 'квартира', 'ком', 'комн
 
 const EDGE_PUNCTUATION = /^[\s.,;:!?"'«»()[\]{}\-–—/\\№#]+|[\s.,;:!?"'«»()[\]{}\-–—/\\№#]+$/g;
 
-function base(value: string | undefined): string {
-  if (!value) return '';
+function base(value: string): string {
   return value.toLowerCase().replace(/ё/g, 'е').replace(/\s+/g, ' ').trim();
 }
 
