@@ -184,6 +184,18 @@ export async function baselineWorkerRun(ctx: BenchContext, sandbox: SandboxProce
   }
 }
 
+/**
+ * One uncounted run of each side on a figure's new sandbox process. Without it the
+ * project's first run would also warm up the sandbox (and BullMQ and undici, in an
+ * `--only` run) for the bare run after it: first runs were up to 10 % below the others
+ * (at 50 ms, 0.880 against 0.909 and 0.902).
+ */
+async function warmUp(ctx: BenchContext, sandbox: SandboxProcess, deals: number, tag: string, label: string): Promise<void> {
+  await projectWorkerRun(ctx, sandbox, deals, `${tag}PW`);
+  await baselineWorkerRun(ctx, sandbox, deals, `${tag}BW`);
+  progress(`${label} warm-up: ${deals.toLocaleString('en-US')} deals each side, not counted`);
+}
+
 const perSecond = (t: Throughput): string => `${Math.round(t.steady).toLocaleString('en-US')} deals/s (end to end ${Math.round(t.endToEnd).toLocaleString('en-US')})`;
 
 /** worker-overhead-ratio: the project's worker over the bare one, at 0 ms. */
@@ -192,11 +204,7 @@ export async function overheadFigure(ctx: BenchContext): Promise<Figure[]> {
   const project: Throughput[] = [];
   const baseline: Throughput[] = [];
   try {
-    // A warm-up of both sides, not counted: the project's first run would otherwise also
-    // warm up BullMQ and undici for the bare worker's first run, which follows it.
-    await projectWorkerRun(ctx, sandbox, WARM_UP_DEALS, 'WPW');
-    await baselineWorkerRun(ctx, sandbox, WARM_UP_DEALS, 'WBW');
-    progress(`worker warm-up: ${WARM_UP_DEALS.toLocaleString('en-US')} deals each side, not counted`);
+    await warmUp(ctx, sandbox, WARM_UP_DEALS, 'W', 'worker 0 ms');
     for (let run = 1; run <= ctx.runs; run++) {
       project.push(await projectWorkerRun(ctx, sandbox, OVERHEAD_DEALS, `WP${run}`));
       baseline.push(await baselineWorkerRun(ctx, sandbox, OVERHEAD_DEALS, `WB${run}`));
@@ -227,13 +235,7 @@ export async function latencyFigure(ctx: BenchContext): Promise<Figure[]> {
   const project: Throughput[] = [];
   const bare: Throughput[] = [];
   try {
-    // The sandbox process is new here: without a warm-up, the project's first run would
-    // also warm it up (and undici and BullMQ, in a `--only latency` run) for the bare run
-    // after it. The first runs in earlier benches were the lowest of the three (0.880
-    // against 0.909 and 0.902).
-    await projectWorkerRun(ctx, sandbox, LATENCY_WARM_UP_DEALS, 'WLPW');
-    await baselineWorkerRun(ctx, sandbox, LATENCY_WARM_UP_DEALS, 'WLBW');
-    progress(`worker ${LATENCY_MS} ms warm-up: ${LATENCY_WARM_UP_DEALS.toLocaleString('en-US')} deals each side, not counted`);
+    await warmUp(ctx, sandbox, LATENCY_WARM_UP_DEALS, 'WL', `worker ${LATENCY_MS} ms`);
     for (let run = 1; run <= ctx.runs; run++) {
       project.push(await projectWorkerRun(ctx, sandbox, LATENCY_DEALS, `WL${run}`));
       bare.push(await baselineWorkerRun(ctx, sandbox, LATENCY_DEALS, `WLB${run}`));
