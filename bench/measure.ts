@@ -39,6 +39,34 @@ export function median(values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+/** Steps of hostLoopMs's loop: about 110 ms on this machine at its normal speed. */
+const HOST_LOOP_STEPS = 100_000_000;
+
+/**
+ * How fast the host runs right now: a fixed integer loop, timed three times (the
+ * median, in ms). It does no I/O and allocates nothing, so it moves only with the
+ * CPU time the host gives this process: read against the same line of another run,
+ * it tells a slow phase of the machine from a slower build.
+ */
+export function hostLoopMs(): number {
+  const times: number[] = [];
+  let x = 1;
+  for (let run = 0; run < 3; run++) {
+    const started = performance.now();
+    x = spin(HOST_LOOP_STEPS, x);
+    times.push(performance.now() - started);
+  }
+  // The result is used, so the loop cannot be dropped as dead code.
+  if (x === 0.5) console.log(x);
+  return Math.round(median(times));
+}
+
+function spin(steps: number, seed: number): number {
+  let x = seed;
+  for (let i = 0; i < steps; i++) x = (Math.imul(x, 48271) + i) | 0;
+  return x;
+}
+
 /** Ratios to 3 decimals; counts and rates to whole units (3 significant digits below 100). */
 export const round = (value: number): number => (Math.abs(value) >= 100 ? Math.round(value) : Math.abs(value) >= 1 ? Number(value.toPrecision(3)) : Math.round(value * 1000) / 1000);
 

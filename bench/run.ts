@@ -18,7 +18,7 @@ import { createLogger } from '../src/logger.js';
 import type { BenchContext, InputFile } from './context.js';
 import { writeDeals, type FileKind } from './generate.js';
 import { enqueueFigures, jsonlFigures, loaderFigures } from './loader.js';
-import { elapsed, printTable, progress, writeResults, type Figure } from './measure.js';
+import { elapsed, hostLoopMs, printTable, progress, writeResults, type Figure } from './measure.js';
 import { load1mFigure } from './load-1m.js';
 import { rateLimitFigures } from './rate-limit.js';
 import { startBenchRedis } from './redis.js';
@@ -57,6 +57,8 @@ async function generate(dir: string, name: string, format: FileKind, count: numb
 
 async function main(): Promise<void> {
   progress(`realty-batch bench: ${only.join(', ')}; ${args.runs} runs per figure; ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  const loopAtStart = hostLoopMs();
+  progress(`host speed: ${loopAtStart} ms for a fixed CPU loop (110 ms on the machine of bench/README in its last full run; more means a slow phase of the host, and every rate below is lower with it)`);
   const dir = await mkdtemp(join(tmpdir(), 'realty-bench-'));
   const redis = await startBenchRedis();
   progress(`Redis at ${redis.url}${redis.private ? ' (the bench\'s own redis-server)' : ''}; inputs in ${dir}`);
@@ -99,6 +101,7 @@ async function main(): Promise<void> {
   printTable(figures);
   for (const f of figures) if (f.note) console.log(`  ${f.name}: ${f.note}`);
   console.log(`\ntotal: ${elapsed()} (load average now ${loadavg().map((l) => l.toFixed(2)).join(' ')}: other processes on this machine share its cores)`);
+  console.log(`host speed: the fixed CPU loop took ${loopAtStart} ms at the start and ${hostLoopMs()} ms at the end`);
   if (only.length === GROUPS.length && rows === 200_000) {
     const out = join(ROOT, 'bench/results.json');
     await writeResults(out, figures);
