@@ -39,8 +39,10 @@ export function median(values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-/** Steps of hostLoopMs's loop: about 110 ms on this machine at its normal speed. */
+/** Steps of hostLoopMs's loop. */
 const HOST_LOOP_STEPS = 100_000_000;
+/** What hostLoopMs gave on the machine of bench/README at its normal speed (its last full run). */
+export const HOST_LOOP_REFERENCE_MS = 110;
 
 /**
  * How fast the host runs right now: a fixed integer loop, timed three times (the

@@ -71,36 +71,32 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 if ARGV[3] ~= '' then redis.call('PEXPIREAT', KEYS[1], ARGV[3]) end
 return 0`);
 
-/** KEYS: outcomes, ledger, checkpoints. ARGV: row, dealId ('' not to read the ledger). Three reads, one command. */
-const LOOKUP = luaScript(`
-local ledger = false
-if ARGV[2] ~= '' then ledger = redis.call('HGET', KEYS[2], ARGV[2]) end
-return {redis.call('HGET', KEYS[1], ARGV[1]) or '', ledger or '', redis.call('HGET', KEYS[3], ARGV[1]) or ''}`);
-
 /**
  * KEYS: outcomes, ledger, checkpoints. ARGV: row, dealId ('' not to read the ledger),
- * cadastral number, expiry ms ('' for none). LOOKUP's three reads, then the checkpoint
- * when all three found nothing; the fourth answer is 1 when it was written.
+ * cadastral number ('' to write nothing), expiry ms ('' for none). Three reads, one
+ * command; then, given a cadastral number and when all three found nothing, the
+ * checkpoint. The fourth answer is 1 when it was written.
  */
-const LOOKUP_AND_CHECKPOINT = luaScript(`
+const LOOKUP = luaScript(`
 local ledger = false
 if ARGV[2] ~= '' then ledger = redis.call('HGET', KEYS[2], ARGV[2]) end
 local earlier = redis.call('HGET', KEYS[1], ARGV[1])
 local checkpoint = redis.call('HGET', KEYS[3], ARGV[1])
-if earlier or ledger or checkpoint then return {earlier or '', ledger or '', checkpoint or '', 0} end
+if earlier or ledger or checkpoint or ARGV[3] == '' then return {earlier or '', ledger or '', checkpoint or '', 0} end
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
 if ARGV[4] ~= '' then redis.call('PEXPIREAT', KEYS[3], ARGV[4]) end
 return {'', '', '', 1}`);
 
 const parse = <T>(raw: string | null | undefined): T | undefined => (raw ? (JSON.parse(raw) as T) : undefined);
 
-/** The row's outcome, its deal's ledger entry and its checkpoint, '' for none. */
-type LookupReply = [string, string, string, ...unknown[]];
+/** The row's outcome, its deal's ledger entry and its checkpoint, '' for none; 1 when the checkpoint was written. */
+type LookupReply = [string, string, string, number];
 
-const looked = ([earlier, ledger, cadastralNumber]: LookupReply): Lookup => ({
+const looked = ([earlier, ledger, cadastralNumber, written]: LookupReply): Lookup & { written: boolean } => ({
   earlier: parse<OutcomeRecord>(earlier),
   ledger: parse<LedgerEntry>(ledger),
   cadastralNumber: cadastralNumber || undefined,
+  written: written === 1,
 });
 
 export interface OutcomeStoreOptions {
@@ -135,11 +131,11 @@ export function createOutcomeStore(redis: Redis, keys: Keys, options: OutcomeSto
       );
     },
     async lookup(batch, row, dealId, withLedger) {
-      return looked((await run(LOOKUP, [keys.outcomes(batch), keys.ledger, keys.checkpoints(batch)], [row, withLedger ? dealId : ''])) as LookupReply);
+      // No cadastral number: the script only reads.
+      return looked((await run(LOOKUP, [keys.outcomes(batch), keys.ledger, keys.checkpoints(batch)], [row, withLedger ? dealId : '', '', ''])) as LookupReply);
     },
     async lookupAndCheckpoint(batch, row, dealId, withLedger, cadastralNumber, expiresAt) {
-      const reply = (await run(LOOKUP_AND_CHECKPOINT, [keys.outcomes(batch), keys.ledger, keys.checkpoints(batch)], [row, withLedger ? dealId : '', cadastralNumber, expiresAt ?? ''])) as [string, string, string, number];
-      return { ...looked(reply), written: reply[3] === 1 };
+      return looked((await run(LOOKUP, [keys.outcomes(batch), keys.ledger, keys.checkpoints(batch)], [row, withLedger ? dealId : '', cadastralNumber, expiresAt ?? ''])) as LookupReply);
     },
     async checkpoint(batch, row, cadastralNumber, expiresAt) {
       await run(CHECKPOINT, [keys.checkpoints(batch)], [row, cadastralNumber, expiresAt ?? '']);
