@@ -41,7 +41,7 @@ export function median(values: number[]): number {
 
 /** Steps of hostLoopMs's loop. */
 const HOST_LOOP_STEPS = 100_000_000;
-/** What hostLoopMs gave on the machine of bench/README at its normal speed (its last full run). */
+/** What hostLoopMs gives on the machine of bench/README at the host's normal speed (slow phases gave 138 to 212). */
 export const HOST_LOOP_REFERENCE_MS = 110;
 
 /**

@@ -58,7 +58,7 @@ async function generate(dir: string, name: string, format: FileKind, count: numb
 async function main(): Promise<void> {
   progress(`realty-batch bench: ${only.join(', ')}; ${args.runs} runs per figure; ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   const loopAtStart = hostLoopMs();
-  progress(`host speed: ${loopAtStart} ms for a fixed CPU loop (${HOST_LOOP_REFERENCE_MS} ms on the machine of bench/README in its last full run; more means a slow phase of the host, and every rate below is lower with it)`);
+  progress(`host speed: ${loopAtStart} ms for a fixed CPU loop (${HOST_LOOP_REFERENCE_MS} ms on the machine of bench/README at the host's normal speed; more means a slow phase of the host, and every rate below is lower with it)`);
   const dir = await mkdtemp(join(tmpdir(), 'realty-bench-'));
   const redis = await startBenchRedis();
   progress(`Redis at ${redis.url}${redis.private ? ' (the bench\'s own redis-server)' : ''}; inputs in ${dir}`);

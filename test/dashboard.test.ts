@@ -133,13 +133,19 @@ describe('metrics from the fleet hash', () => {
       recorder.call('suggest', 501, 40_000);
       recorder.call('docflows', 0, 30_000);
       recorder.outcome('queued');
-      // The buckets' edges: 0 s and 5.1 ms, and just past the last bound.
-      for (const ms of [0, 5.1, 30_100]) recorder.call('edges', 200, ms);
+      // The buckets' edges: 0 s, a bound itself (5 ms, 30 s) and just past one (5.1 ms, 30.1 s).
+      for (const ms of [0, 5, 5.1, 30_000, 30_100]) recorder.call('edges', 200, ms);
       await recorder.close();
       const stored = await redis.hgetall(key);
       const edges = Object.fromEntries(Object.entries(stored).filter(([field]) => field.includes('|edges')));
-      expect(edges).toMatchObject({ 'duration_bucket|edges|0.005': '1', 'duration_bucket|edges|0.01': '1', 'duration_bucket|edges|+Inf': '1', 'duration_count|edges': '3' });
-      expect(Object.keys(edges).filter((field) => field.startsWith('duration_bucket'))).toHaveLength(3);
+      expect(edges).toMatchObject({
+        'duration_bucket|edges|0.005': '2',
+        'duration_bucket|edges|0.01': '1',
+        'duration_bucket|edges|30': '1',
+        'duration_bucket|edges|+Inf': '1',
+        'duration_count|edges': '5',
+      });
+      expect(Object.keys(edges).filter((field) => field.startsWith('duration_bucket'))).toHaveLength(4);
       const { 'duration_sum|suggest': sum, ...counts } = Object.fromEntries(Object.entries(stored).filter(([field]) => !field.includes('|edges')));
       expect(Number(sum)).toBeCloseTo(40.0145);
       expect(counts).toEqual({

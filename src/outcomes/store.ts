@@ -106,6 +106,8 @@ export interface OutcomeStoreOptions {
 
 export function createOutcomeStore(redis: Redis, keys: Keys, options: OutcomeStoreOptions = {}): OutcomeStore {
   const run: ScriptRunner = options.batched ? createScriptBatcher(redis) : (script, k, args) => script.run(redis, k, args);
+  const lookUp = async (batch: string, row: number, dealId: string, withLedger: boolean, cadastralNumber: string, expiresAt?: number): Promise<Lookup & { written: boolean }> =>
+    looked((await run(LOOKUP, [keys.outcomes(batch), keys.ledger, keys.checkpoints(batch)], [row, withLedger ? dealId : '', cadastralNumber, expiresAt ?? ''])) as LookupReply);
   return {
     async record(batch, record, options = {}) {
       const outcomes = keys.outcomes(batch);
@@ -130,13 +132,9 @@ export function createOutcomeStore(redis: Redis, keys: Keys, options: OutcomeSto
         [record.row, JSON.stringify(record), expiresAt ?? '', dealId, entry, job?.data ?? ''],
       );
     },
-    async lookup(batch, row, dealId, withLedger) {
-      // No cadastral number: the script only reads.
-      return looked((await run(LOOKUP, [keys.outcomes(batch), keys.ledger, keys.checkpoints(batch)], [row, withLedger ? dealId : '', '', ''])) as LookupReply);
-    },
-    async lookupAndCheckpoint(batch, row, dealId, withLedger, cadastralNumber, expiresAt) {
-      return looked((await run(LOOKUP, [keys.outcomes(batch), keys.ledger, keys.checkpoints(batch)], [row, withLedger ? dealId : '', cadastralNumber, expiresAt ?? ''])) as LookupReply);
-    },
+    // No cadastral number: the script only reads.
+    lookup: (batch, row, dealId, withLedger) => lookUp(batch, row, dealId, withLedger, '', undefined),
+    lookupAndCheckpoint: lookUp,
     async checkpoint(batch, row, cadastralNumber, expiresAt) {
       await run(CHECKPOINT, [keys.checkpoints(batch)], [row, cadastralNumber, expiresAt ?? '']);
     },
