@@ -49,6 +49,11 @@ export class ProfileError extends RealtyBatchError {
   }
 }
 
+/** An output file (results, attention, rejects, a summary) could not be written whole: the previous one stays. */
+export class OutputError extends RealtyBatchError {
+  readonly code = 'ERR_OUTPUT';
+}
+
 /** Redis could not be reached or answered with an error that stops the command. */
 export class RedisUnavailableError extends RealtyBatchError {
   readonly code = 'ERR_REDIS_UNAVAILABLE';

@@ -149,6 +149,40 @@ export const docflowResponseSchema = z
   .transform((d) => ({ ...d, type: d.type ?? d.docflowType ?? '' }));
 export type DocflowResponse = z.output<typeof docflowResponseSchema>;
 
+// ---- The news feed (product.md "After creation"; not in the contract's sections) ----
+
+export const NEWS_PATH = `${API_PREFIX}/news`;
+
+/** A docflow as a news item carries it: the creation's `requestId` is how a lost answer is found again. */
+export const newsDocflowSchema = z.looseObject({
+  docflowId: z.string().min(1),
+  docflowType: z.string().optional(),
+  type: z.string().optional(),
+  userId: z.string().optional(),
+  state: z.string(),
+  requestId: z.string().optional(),
+  requirements: z.unknown().optional(),
+  error: z.unknown().optional(),
+  result: z.unknown().optional(),
+});
+export type NewsDocflow = z.infer<typeof newsDocflowSchema>;
+
+export const newsItemSchema = z.looseObject({
+  /** Opaque; `GET /news?after=<token>` answers the items after it, in order. */
+  token: z.string().min(1),
+  /** When the event happened (ISO 8601). */
+  date: z.string(),
+  docflow: newsDocflowSchema,
+});
+export type NewsItem = z.infer<typeof newsItemSchema>;
+
+/** `GET /news?after=<token>`; without `after` the feed starts from now (no items, the newest token). */
+export const newsPageSchema = z.looseObject({
+  news: z.array(newsItemSchema),
+  lastToken: z.string().min(1),
+});
+export type NewsPage = z.infer<typeof newsPageSchema>;
+
 // ---- Errors (section 7, and the notes) ----
 
 export interface ApiErrorBody {
