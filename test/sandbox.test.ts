@@ -233,14 +233,40 @@ describe('sandbox docflow creation', () => {
     });
   });
 
-  it('returns the first docflow for a repeated requestId and counts one repeated id', async () => {
+  it('creates a new docflow for a repeated requestId by default and counts the repeat and the doubled id', async () => {
     await withSandbox({}, async (sandbox) => {
+      const once = await post(sandbox, DOCFLOW_PATH, noSignatures());
+      const twice = await post(sandbox, DOCFLOW_PATH, readExample('encumbrance-request.json'));
+      expect([once.status, twice.status]).toEqual([201, 200]);
+      expect((twice.body as { docflowId: string }).docflowId).not.toBe((once.body as { docflowId: string }).docflowId);
+      expect(sandbox.docflows().map((d) => d.requestId)).toEqual(['client-request-12345', 'client-request-12345']);
+      expect(sandbox.stats()).toMatchObject({ docflowsCreated: 2, repeatedRequestIds: 1, requestIdsWithSeveralDocflows: 1 });
+      // A third docflow of the same id is one more repeat, still one id with several docflows.
+      expect((await post(sandbox, DOCFLOW_PATH, encumbranceRequest())).status).toBe(200);
+      expect(sandbox.stats()).toMatchObject({ docflowsCreated: 3, repeatedRequestIds: 2, requestIdsWithSeveralDocflows: 1 });
+    });
+  });
+
+  it('returns the first docflow, same status and body, for a repeated requestId with requestIds dedupe', async () => {
+    await withSandbox({ requestIds: 'dedupe' }, async (sandbox) => {
       const once = await post(sandbox, DOCFLOW_PATH, noSignatures());
       const twice = await post(sandbox, DOCFLOW_PATH, readExample('encumbrance-request.json'));
       expect(twice.status).toBe(201);
       expect(twice.body).toEqual(once.body);
       expect(sandbox.docflows()).toHaveLength(1);
-      expect(sandbox.stats()).toMatchObject({ docflowsCreated: 1, repeatedRequestIds: 1 });
+      expect(sandbox.stats()).toMatchObject({ docflowsCreated: 1, repeatedRequestIds: 1, requestIdsWithSeveralDocflows: 0 });
+    });
+  });
+
+  it('switches to dedupe at runtime through /__sandbox/config and then answers the first docflow', async () => {
+    await withSandbox({}, async (sandbox) => {
+      const first = await post(sandbox, DOCFLOW_PATH, encumbranceRequest());
+      await post(sandbox, DOCFLOW_PATH, encumbranceRequest());
+      expect((await post(sandbox, '/__sandbox/config', { requestIds: 'dedupe' }, {})).status).toBe(204);
+      const third = await post(sandbox, DOCFLOW_PATH, encumbranceRequest());
+      expect(third.body).toEqual(first.body);
+      expect(sandbox.stats()).toMatchObject({ docflowsCreated: 2, repeatedRequestIds: 2, requestIdsWithSeveralDocflows: 1 });
+      expect((await post(sandbox, '/__sandbox/config', { requestIds: 'sometimes' }, {})).status).toBe(400);
     });
   });
 
@@ -295,9 +321,10 @@ describe('sandbox faults', () => {
       const stats = (await call(sandbox, 'GET', '/__sandbox/stats', undefined, {})).body as SandboxStats;
       expect(stats).toMatchObject({ docflowsCreated: 1, docflowCalls: { lost: 1 }, faultsInjected: { lost: 1 } });
       sandbox.configure({ faultLost: 0 });
+      // By default the retry of a lost answer is a second docflow: the duplicate the product must avoid.
       const retry = await post(sandbox, DOCFLOW_PATH, encumbranceRequest());
-      expect((retry.body as { docflowId: string }).docflowId).toBe((listed.body as SandboxDocflow[])[0]?.docflowId);
-      expect(sandbox.stats().repeatedRequestIds).toBe(1);
+      expect((retry.body as { docflowId: string }).docflowId).not.toBe((listed.body as SandboxDocflow[])[0]?.docflowId);
+      expect(sandbox.stats()).toMatchObject({ docflowsCreated: 2, repeatedRequestIds: 1, requestIdsWithSeveralDocflows: 1 });
     });
   });
 
@@ -337,6 +364,7 @@ describe('sandbox housekeeping', () => {
         suggestCalls: 1,
         docflowCalls: { '200': 1 },
         repeatedRequestIds: 0,
+        requestIdsWithSeveralDocflows: 0,
         faultsInjected: {},
       });
     });
@@ -349,6 +377,7 @@ describe('sandbox housekeeping', () => {
       expect((await call(sandbox, 'GET', SUGGEST)).status).toBe(405);
       expect((await call(sandbox, 'DELETE', '/realty/v1/docflows/x')).status).toBe(405);
       expect((await post(sandbox, '/__sandbox/config', { fault501: 2 }, {})).status).toBe(400);
+      await expect(startSandbox({ registry: [], requestIds: 'sometimes' as 'ignore' })).rejects.toThrow(/requestIds/);
     });
   });
 

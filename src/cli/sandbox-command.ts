@@ -1,6 +1,6 @@
 /** `realty-batch sandbox`: the gateway emulator in the foreground until a signal. */
-import type { Command } from 'commander';
-import { parseProbability, startSandbox, type SandboxOptions } from '../sandbox/index.js';
+import { InvalidArgumentError, type Command } from 'commander';
+import { parseProbability, REQUEST_IDS_MODES, startSandbox, type RequestIdsMode, type SandboxOptions } from '../sandbox/index.js';
 import { aborted, nonNegativeInt, onShutdownSignals } from './common.js';
 
 const list = (value: string): string[] =>
@@ -8,6 +8,21 @@ const list = (value: string): string[] =>
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+
+/** A bad probability is a usage error (exit 2), like every other flag's. */
+const probability = (flag: string) => (value: string): number => {
+  try {
+    return parseProbability(flag, value);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+};
+
+function requestIdsMode(value: string): RequestIdsMode {
+  const mode = REQUEST_IDS_MODES.find((m) => m === value.trim().toLowerCase());
+  if (mode === undefined) throw new InvalidArgumentError(`--request-ids must be ${REQUEST_IDS_MODES.join(' or ')}.`);
+  return mode;
+}
 
 export function registerSandboxCommand(program: Command): void {
   program
@@ -19,12 +34,19 @@ export function registerSandboxCommand(program: Command): void {
     .option('--sessions <a,b>', 'session ids accepted after auth.sid', list, ['demo-session'])
     .option('--restricted-sessions <c>', 'sessions whose docflow creation answers 403', list, [])
     .option('--egron-regions <A,B>', 'regions whose docflows answer 501 every time', list, [])
-    .option('--fault-501 <p>', 'probability of a 501 before handling', (v) => parseProbability('--fault-501', v))
-    .option('--fault-5xx <p>', 'probability of a 500/502/503 before handling', (v) => parseProbability('--fault-5xx', v))
-    .option('--fault-reset <p>', 'probability of a reset connection before handling', (v) => parseProbability('--fault-reset', v))
-    .option('--fault-lost <p>', 'probability that a docflow is created and its answer lost', (v) => parseProbability('--fault-lost', v))
+    .option('--fault-501 <p>', 'probability of a 501 before handling', probability('--fault-501'))
+    .option('--fault-5xx <p>', 'probability of a 500/502/503 before handling', probability('--fault-5xx'))
+    .option('--fault-reset <p>', 'probability of a reset connection before handling', probability('--fault-reset'))
+    .option('--fault-lost <p>', 'probability that a docflow is created and its answer lost', probability('--fault-lost'))
     .option('--latency-ms <n>', 'added latency per request', nonNegativeInt('--latency-ms'), 0)
     .option('--seed <n>', 'makes the faults repeatable', nonNegativeInt('--seed'))
+    .option(
+      '--request-ids <mode>',
+      'a repeated requestId: ignore (a new docflow every call, as the worst gateway) or dedupe (the first docflow again)',
+      requestIdsMode,
+      'ignore',
+    )
+    .option('--news-lag-ms <n>', 'a docflow appears in the news feed this long after its creation', nonNegativeInt('--news-lag-ms'), 0)
     .action(async (opts) => {
       const options: SandboxOptions = {
         port: opts.port,
@@ -33,6 +55,8 @@ export function registerSandboxCommand(program: Command): void {
         restrictedSessions: opts.restrictedSessions,
         egronRegions: opts.egronRegions,
         latencyMs: opts.latencyMs,
+        requestIds: opts.requestIds,
+        newsLagMs: opts.newsLagMs,
       };
       if (opts.registry) options.registry = opts.registry;
       if (opts.fault501 !== undefined) options.fault501 = opts.fault501;

@@ -1,11 +1,11 @@
 /**
- * The three gateway endpoints. Each follows the gateway's order: auth, latency, faults,
- * body, contract, account, register, then the work itself. With a latency, the answer
- * (or the dropped connection) leaves `latencyMs` after the request arrived and the
- * sandbox's own work is done within that time, as a gateway's is within its response
- * time: a burst of requests is answered on time rather than queueing behind one
- * another's work after the delay (which added several milliseconds a call at 1,000
- * requests a second).
+ * The gateway endpoints: suggest, docflows and the news feed. Each follows the gateway's
+ * order: auth, latency, faults, body, contract, account, register, then the work itself.
+ * With a latency, the answer (or the dropped connection) leaves `latencyMs` after the
+ * request arrived and the sandbox's own work is done within that time, as a gateway's is
+ * within its response time: a burst of requests is answered on time rather than queueing
+ * behind one another's work after the delay (which added several milliseconds a call at
+ * 1,000 requests a second).
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -13,7 +13,9 @@ import { DOCFLOW_TYPE, type ApiErrorBody } from '../realty/types.js';
 import { checkEncumbranceRequest, hasSignatures, validationError } from './docflow-validation.js';
 import { pickFault, rollLost, type FaultRates, type InjectedFault, type RandomSource } from './faults.js';
 import { readJsonBody, sendError, sendJson, sendJsonText } from './http.js';
+import { userIdOf, type NewsFeed } from './news.js';
 import { normaliseName } from './normalise.js';
+import type { RequestIdsMode } from './options.js';
 import type { SandboxState, StoredDocflow } from './state.js';
 import { parseSuggestQuery, suggest, type indexRegistry } from './suggest.js';
 
@@ -24,12 +26,17 @@ export interface RuntimeConfig {
   egronRegions: Set<string>;
   rates: FaultRates;
   latencyMs: number;
+  requestIds: RequestIdsMode;
+  /** Milliseconds between a docflow's creation and its item in the news feed. */
+  newsLagMs: number;
+  newsOutage: boolean;
 }
 
 export interface Runtime {
   config: RuntimeConfig;
   random: RandomSource;
   state: SandboxState;
+  news: NewsFeed;
   index: ReturnType<typeof indexRegistry>;
 }
 
@@ -48,6 +55,7 @@ const FAULT_BODIES: Record<number, ApiErrorBody> = {
   502: { code: 'badGateway', message: 'Bad gateway' },
   503: { code: 'serviceUnavailable', message: 'The service is temporarily unavailable' },
 };
+const NEWS_UNAVAILABLE: ApiErrorBody = { code: 'serviceUnavailable', message: 'The news feed is temporarily unavailable' };
 
 const AUTH_HEADER = /^auth\.sid\s+(\S+)\s*$/i;
 
@@ -150,11 +158,13 @@ export async function handleCreateDocflow(
 
   const rawRequestId = (body.value as { requestId?: unknown }).requestId;
   const requestId = typeof rawRequestId === 'string' ? rawRequestId : undefined;
-  const earlier = rt.state.takeRepeat(requestId);
-  if (earlier !== undefined) return answer(earlier.status, earlier.answer);
+  const earlier = rt.state.noteRepeat(requestId);
+  if (earlier !== undefined && rt.config.requestIds === 'dedupe') return answer(earlier.status, earlier.answer);
 
   const docflow = createDocflow(requestId, hasSignatures(body.value));
   rt.state.add(docflow);
+  // Before the lost roll: a docflow whose answer is lost is in the feed all the same.
+  rt.news.record(docflow, userIdOf(session), rt.config.newsLagMs);
   if (rollLost(rt.config.rates, rt.random)) {
     rt.state.countFault('lost');
     rt.state.countDocflowCall('lost');
@@ -196,4 +206,18 @@ export async function handleGetDocflow(
     return sendError(res, 404, { code: 'notFound', message: 'There is no docflow with this id', target: 'docflowId' });
   }
   sendJson(res, 200, docflow.answer);
+}
+
+/**
+ * `GET /news`. No injected faults: the rolls share one seeded random source and the feed is
+ * polled at time-dependent rates, so drawing here would make seeded creation faults
+ * unrepeatable. `newsOutage` is the deterministic way to make it fail.
+ */
+export function handleNews(rt: Runtime, req: IncomingMessage, res: ServerResponse, query: string): void {
+  if (authenticate(rt, req) === undefined) return sendUnauthorized(res);
+  addLatency(rt, req, res);
+  if (rt.config.newsOutage) return sendError(res, 503, NEWS_UNAVAILABLE);
+  const answer = rt.news.page(new URLSearchParams(query));
+  if (!answer.ok) return sendError(res, 400, answer.error);
+  sendJson(res, 200, answer.page);
 }

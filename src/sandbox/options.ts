@@ -23,12 +23,34 @@ export interface SandboxOptions {
   latencyMs?: number;
   /** Makes the faults repeatable. */
   seed?: number;
+  /**
+   * What a creation call with an already seen requestId does. `ignore` (default) creates a new
+   * docflow every time, as the worst real gateway would; `dedupe` answers the first docflow.
+   */
+  requestIds?: RequestIdsMode;
+  /** How long after its creation a docflow appears in the news feed, in milliseconds (default 0). */
+  newsLagMs?: number;
+  /** While true the news feed answers 503, so tests can see a follower ride out an outage. */
+  newsOutage?: boolean;
 }
+
+export const REQUEST_IDS_MODES = ['ignore', 'dedupe'] as const;
+export type RequestIdsMode = (typeof REQUEST_IDS_MODES)[number];
 
 export type SandboxConfigPatch = Partial<
   Pick<
     SandboxOptions,
-    'egronRegions' | 'fault501' | 'fault5xx' | 'faultReset' | 'faultLost' | 'latencyMs' | 'restrictedSessions' | 'sessions'
+    | 'egronRegions'
+    | 'fault501'
+    | 'fault5xx'
+    | 'faultReset'
+    | 'faultLost'
+    | 'latencyMs'
+    | 'restrictedSessions'
+    | 'sessions'
+    | 'requestIds'
+    | 'newsLagMs'
+    | 'newsOutage'
   >
 >;
 
@@ -39,6 +61,8 @@ export interface SandboxStats {
   docflowCalls: Record<string, number>;
   /** Creation calls whose requestId already had a docflow: the would-be duplicates. */
   repeatedRequestIds: number;
+  /** Distinct requestIds that have more than one docflow: the duplicates that really happened. */
+  requestIdsWithSeveralDocflows: number;
   /** Injected faults by kind: "501", "500", "502", "503", "reset", "lost". */
   faultsInjected: Record<string, number>;
 }
@@ -75,6 +99,10 @@ export const configPatchSchema = z.strictObject({
   latencyMs: z.number().min(0).max(3_600_000).optional(),
   restrictedSessions: names.optional(),
   sessions: z.array(z.string().min(1)).optional(),
+  requestIds: z.enum(REQUEST_IDS_MODES).optional(),
+  // Same bound as latencyMs: a lag past an hour would hide the feed from any test or rehearsal.
+  newsLagMs: z.number().min(0).max(3_600_000).optional(),
+  newsOutage: z.boolean().optional(),
 });
 
 /** Throws one readable sentence naming every bad setting. */

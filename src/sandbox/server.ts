@@ -3,10 +3,18 @@
  * No framework: it must start in well under a second and serve thousands of calls a second.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { API_PREFIX, SUGGEST_PATH } from '../realty/types.js';
+import { API_PREFIX, NEWS_PATH, SUGGEST_PATH } from '../realty/types.js';
 import { createRandom } from './faults.js';
-import { handleCreateDocflow, handleGetDocflow, handleSuggest, type Runtime, type RuntimeConfig } from './handlers.js';
+import {
+  handleCreateDocflow,
+  handleGetDocflow,
+  handleNews,
+  handleSuggest,
+  type Runtime,
+  type RuntimeConfig,
+} from './handlers.js';
 import { readJsonBody, sendError, sendJson } from './http.js';
+import { NewsFeed } from './news.js';
 import { normaliseName } from './normalise.js';
 import { checkConfigPatch, type RunningSandbox, type SandboxConfigPatch, type SandboxOptions } from './options.js';
 import { defaultRegistryPath, loadRegistry, validateRegistry, type RegistryObject } from './registry.js';
@@ -28,6 +36,10 @@ function applyPatch(config: RuntimeConfig, patch: SandboxConfigPatch): void {
   if (patch.faultReset !== undefined) config.rates.faultReset = patch.faultReset;
   if (patch.faultLost !== undefined) config.rates.faultLost = patch.faultLost;
   if (patch.latencyMs !== undefined) config.latencyMs = patch.latencyMs;
+  if (patch.requestIds !== undefined) config.requestIds = patch.requestIds;
+  // Applies to docflows created from now on; those already waiting keep their time.
+  if (patch.newsLagMs !== undefined) config.newsLagMs = patch.newsLagMs;
+  if (patch.newsOutage !== undefined) config.newsOutage = patch.newsOutage;
 }
 
 function methodNotAllowed(res: ServerResponse, allow: string): void {
@@ -57,6 +69,9 @@ async function route(rt: Runtime, req: IncomingMessage, res: ServerResponse): Pr
 
   if (path === SUGGEST_PATH || path === ALTERNATE_SUGGEST_PATH) {
     return method === 'POST' ? handleSuggest(rt, req, res) : methodNotAllowed(res, 'POST');
+  }
+  if (path === NEWS_PATH) {
+    return method === 'GET' ? handleNews(rt, req, res, queryAt === -1 ? '' : url.slice(queryAt + 1)) : methodNotAllowed(res, 'GET');
   }
   if (path.startsWith(DOCFLOWS_PREFIX)) {
     let segment: string;
@@ -122,6 +137,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         faultReset: options.faultReset,
         faultLost: options.faultLost,
         latencyMs: options.latencyMs,
+        requestIds: options.requestIds,
+        newsLagMs: options.newsLagMs,
+        newsOutage: options.newsOutage,
       }).filter(([, value]) => value !== undefined),
     ),
   );
@@ -133,12 +151,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     egronRegions: new Set(),
     rates: { fault501: 0, fault5xx: 0, faultReset: 0, faultLost: 0 },
     latencyMs: 0,
+    // The contract does not promise that a repeated requestId is refused: assume the worst.
+    requestIds: 'ignore',
+    newsLagMs: 0,
+    newsOutage: false,
   };
   applyPatch(config, patch);
   const rt: Runtime = {
     config,
     random: createRandom(options.seed),
     state: new SandboxState(),
+    news: new NewsFeed(),
     index: indexRegistry(registry),
   };
 

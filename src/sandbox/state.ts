@@ -21,12 +21,19 @@ function bump(counts: Record<string, number>, key: string): void {
   counts[key] = (counts[key] ?? 0) + 1;
 }
 
+/** The docflows of one requestId: the first one (what dedupe answers) and how many there are. */
+interface RequestIdEntry {
+  first: StoredDocflow;
+  count: number;
+}
+
 export class SandboxState {
   private readonly byId = new Map<string, StoredDocflow>();
-  private readonly byRequestId = new Map<string, StoredDocflow>();
+  private readonly byRequestId = new Map<string, RequestIdEntry>();
   private docflowsCreated = 0;
   private suggestCalls = 0;
   private repeatedRequestIds = 0;
+  private requestIdsWithSeveralDocflows = 0;
   private readonly docflowCalls: Record<string, number> = {};
   private readonly faultsInjected: Record<string, number> = {};
 
@@ -43,18 +50,31 @@ export class SandboxState {
     bump(this.faultsInjected, String(kind));
   }
 
-  /** The first docflow created for this requestId, counted as a would-be duplicate. */
-  takeRepeat(requestId: string | undefined): StoredDocflow | undefined {
+  /**
+   * Called once a creation call has passed every check, whatever the requestIds mode: a
+   * requestId that already has a docflow counts as a would-be duplicate. Returns the first
+   * docflow of that requestId, which dedupe mode answers instead of creating one.
+   */
+  noteRepeat(requestId: string | undefined): StoredDocflow | undefined {
     if (requestId === undefined) return undefined;
-    const found = this.byRequestId.get(requestId);
-    if (found !== undefined) this.repeatedRequestIds += 1;
-    return found;
+    const entry = this.byRequestId.get(requestId);
+    if (entry === undefined) return undefined;
+    this.repeatedRequestIds += 1;
+    return entry.first;
   }
 
   add(docflow: StoredDocflow): void {
     this.byId.set(docflow.docflowId, docflow);
-    if (docflow.requestId !== undefined) this.byRequestId.set(docflow.requestId, docflow);
     this.docflowsCreated += 1;
+    if (docflow.requestId === undefined) return;
+    const entry = this.byRequestId.get(docflow.requestId);
+    if (entry === undefined) {
+      this.byRequestId.set(docflow.requestId, { first: docflow, count: 1 });
+      return;
+    }
+    entry.count += 1;
+    // Counted once per requestId, on its second docflow: the stat is ids, not docflows.
+    if (entry.count === 2) this.requestIdsWithSeveralDocflows += 1;
   }
 
   get(docflowId: string): StoredDocflow | undefined {
@@ -81,6 +101,7 @@ export class SandboxState {
       suggestCalls: this.suggestCalls,
       docflowCalls: { ...this.docflowCalls },
       repeatedRequestIds: this.repeatedRequestIds,
+      requestIdsWithSeveralDocflows: this.requestIdsWithSeveralDocflows,
       faultsInjected: { ...this.faultsInjected },
     };
   }
