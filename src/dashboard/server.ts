@@ -53,7 +53,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
 
   // Hooks first: they then cover every route registered below, Bull Board's included.
   if (options.credentials) app.addHook('onRequest', basicAuth(options.credentials));
-  app.addHook('onRequest', refuseUnsafeActions(BOARD_PATH));
+  app.addHook('onRequest', refuseUnsafeActions(BOARD_PATH, queue));
 
   await app.register(bullBoardPlugin({ queue, basePath: BOARD_PATH, readOnly: options.readOnly ?? false, batchesPath: BATCHES_PATH }), { prefix: BOARD_PATH });
   await app.register(batchesRoutes({ redis, keys, boardPath: BOARD_PATH, ...(logger && { logger }) }));
