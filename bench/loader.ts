@@ -194,7 +194,7 @@ async function projectEnqueue(ctx: BenchContext, payloads: DealJobData[], tag: s
   try {
     const batches = createBatchStore(redis, keys);
     const started = performance.now();
-    const enqueuer = createEnqueuer({ redis, keys, queue, batch: 'bench', fresh: true, heartbeat: () => batches.heartbeat('bench') });
+    const enqueuer = createEnqueuer({ redis, keys, queue, batch: 'bench', bank: '7701234567', fresh: true, heartbeat: () => batches.heartbeat('bench') });
     for (let i = 0; i < payloads.length; i += CHUNK) await enqueuer.add({ jobs: payloads.slice(i, i + CHUNK), invalid: [] });
     await enqueuer.drain();
     const seconds = (performance.now() - started) / 1000;

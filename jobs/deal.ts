@@ -1,33 +1,39 @@
 /**
- * The processor of `deal` jobs: resolve the cadastral number, create the
- * docflow, record exactly one outcome. Retries and the session pause are
- * decided by src/worker/decide.ts; this file only applies the decision at the
- * BullMQ boundary.
+ * The processor of `deal` jobs: resolve the cadastral number, claim the deal in the
+ * ledger, create the docflow, record exactly one outcome. Retries and the session
+ * pause are decided by src/worker/decide.ts, who may send a deal by src/ledger/; this
+ * file applies their decisions at the BullMQ boundary.
  */
 import { DelayedError, RateLimitError, UnrecoverableError, WaitingError, type Job, type Processor } from 'bullmq';
 import pRetry from 'p-retry';
 import type { Deal } from '../src/input/deal.js';
 import type { BankProfile } from '../src/input/profile.js';
 import type { Logger } from '../src/logger.js';
+import type { Ledger, ClaimVerdict } from '../src/ledger/ledger.js';
 import type { BatchStore } from '../src/outcomes/batches.js';
-import type { OutcomeStore } from '../src/outcomes/store.js';
-import { alreadySubmitted, submittedElsewhere, SUBMITTED_OUTCOMES, type OutcomeRecord } from '../src/outcomes/types.js';
+import type { OutcomeStore, RecordOptions } from '../src/outcomes/store.js';
+import { alreadySubmitted, ownDocflow, SUBMITTED_OUTCOMES, type OutcomeRecord } from '../src/outcomes/types.js';
 import type { DealJobData } from '../src/queue/job-data.js';
 import type { RealtyClient } from '../src/realty/client.js';
 import { DOCFLOW_TYPE } from '../src/realty/types.js';
 import { buildEncumbranceRequest } from '../src/worker/build-request.js';
-import { decide, describeApiError } from '../src/worker/decide.js';
+import { decide, describeApiError, mayHaveCreated } from '../src/worker/decide.js';
 import { maskPersonalData } from '../src/worker/redact.js';
-import { resolveCadastralNumber, type Resolution } from '../src/worker/resolve-cadastral.js';
+import { resolveCadastralNumber } from '../src/worker/resolve-cadastral.js';
 
 export interface DealProcessorContext {
   client: RealtyClient;
   outcomes: OutcomeStore;
+  ledger: Ledger;
   batches: BatchStore;
+  /** Takes the news feed's cursor if the deployment has none (before the first claim). */
+  ensureFeed(): Promise<void>;
   /** Base url for content links. */
   apiUrl: string;
   /** Tries per deal for transient failures (`--attempts`). */
   attempts: number;
+  /** How long past a try's due time a row waits for the feed before it ends ERR_UNCERTAIN. */
+  reconcileTimeoutMs: number;
   logger: Logger;
   /** Stops every worker on every host: the session was refused. */
   pauseForSession(): Promise<void>;
@@ -50,6 +56,11 @@ export function loadingRecheckMs(timesHeld: number): number {
   return Math.min(300_000, 2000 * 2 ** Math.min(8, Math.max(0, timesHeld - 1)));
 }
 
+/** A row whose deal another row holds looks again after 2 s, 4, 8, ... at most a minute. */
+export function claimRecheckMs(waits: number): number {
+  return Math.min(60_000, 2000 * 2 ** Math.min(5, waits)) * (0.9 + 0.2 * Math.random());
+}
+
 /**
  * A job of a batch whose load failed or died: it is dropped without an outcome
  * (its load did not finish, so its rows were never the batch's), and loading the
@@ -68,16 +79,6 @@ type Final = Omit<OutcomeRecord, 'row' | 'dealId' | 'attempts' | 'finishedAt'>;
 
 export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJobData, OutcomeRecord> {
   const profiles = new Map<string, { profile: BankProfile; at: number }>();
-  const expiries = new Map<string, number | undefined>();
-
-  /** The batch's expiry, for the outcomes hash (which may not exist until this outcome). */
-  async function expiryOf(batch: string): Promise<number | undefined> {
-    if (!expiries.has(batch)) {
-      if (expiries.size > 1000) expiries.clear();
-      expiries.set(batch, await ctx.batches.expiresAt(batch));
-    }
-    return expiries.get(batch);
-  }
   const loaded = new Set<string>();
 
   async function profileOf(batch: string): Promise<BankProfile> {
@@ -112,111 +113,69 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
     // Nothing of a batch is sent before its whole file was read: a file broken
     // half-way must not leave half a night submitted.
     const readiness = await batchReady(batch);
-    if (readiness === 'loading') {
-      await job.moveToDelayed(Date.now() + loadingRecheckMs(job.attemptsStarted), token);
-      throw new DelayedError();
-    }
+    if (readiness === 'loading') return delay(job, token, loadingRecheckMs(job.attemptsStarted));
     if (readiness === 'failed') {
       await forget(job);
       throw new BatchAbandonedError(batch);
     }
 
-    const deal = job.data.deal;
-    const withLedger = !job.data.resubmit;
-    // A job's first run asks suggest before Redis: nearly every such row has no outcome,
-    // no checkpoint and a deal the loader found in no ledger, so the lookup then goes with
-    // the checkpoint, one round trip fewer on the way to the docflow. Whatever the lookup
-    // finds still decides, as on any other run: at worst one suggest was asked for nothing.
-    // "First" keeps that rare: no try spent, never stalled, never held by the breaker (each
-    // may have left a checkpoint), and no --rate, under which a job put back after its
-    // checkpoint would spend a request on it (and a Redis round trip saves nothing when
-    // the rate is the bound). A job held back while its batch was loading is still first;
-    // so is one the session pause put back (rare: it may ask suggest once more).
-    const first = deal && !deal.cadastralNumber && !ctx.throttle && job.attemptsMade === 0 && !job.stalledCounter && !job.data.holds;
-    let early: Resolution | { failed: unknown } | undefined;
-    if (first) {
-      early = await resolveCadastralNumber(deal, ctx.client).catch((failed: unknown) => ({ failed }));
-    }
-    const found = early && 'kind' in early && early.kind === 'found' ? early.cadastralNumber : undefined;
+    // Known once the row gives it or suggest finds it; every outcome after that carries it.
+    let cadastralNumber = job.data.deal?.cadastralNumber;
 
-    // A re-run after a crash or a stall, of a row that already reached the registry; and
-    // whether the deal reached it from another row or batch. Both in one round trip.
-    const { earlier, ledger, cadastralNumber: checkpoint, written } = found
-      ? await ctx.outcomes.lookupAndCheckpoint(batch, row, dealId, withLedger, found, await expiryOf(batch))
-      : { ...(await ctx.outcomes.lookup(batch, row, dealId, withLedger)), written: false };
-    if (earlier && earlier.dealId === dealId && SUBMITTED_OUTCOMES.has(earlier.outcome)) {
-      await forget(job);
-      return earlier;
-    }
-
-    let cadastralNumber = checkpoint ?? deal?.cadastralNumber;
-
-    const finish = async (fields: Final, personal?: Deal): Promise<OutcomeRecord> => {
+    /** Writes the row's one outcome; the ledger may say the deal has a docflow instead, which is then recorded. */
+    const finish = async (fields: Final, options: Omit<RecordOptions, 'job'> = {}, personal?: Deal): Promise<OutcomeRecord> => {
       const record: OutcomeRecord = { row, dealId, attempts: attempt, finishedAt: new Date().toISOString(), ...fields };
       if (cadastralNumber && !record.cadastralNumber) record.cadastralNumber = cadastralNumber;
       if (record.errorMessage && personal) record.errorMessage = maskPersonalData(record.errorMessage, personal);
       // The outcome and the job without its deal (personal data) in one script: a job whose
       // deal is gone always has its outcome.
-      const expiresAt = await expiryOf(batch);
       const { deal: _removed, ...rest } = job.data;
       const strip = job.data.deal ? { key: `${job.queueQualifiedName}:${job.id}`, data: JSON.stringify(rest) } : undefined;
-      const write = (): Promise<void> => ctx.outcomes.record(batch, record, { expiresAt, job: strip });
-      // After the gateway created a docflow, losing its id to a passing Redis error
-      // would send the deal again on the job's retry: the write is retried on its own.
-      await write().catch(() => pRetry(write, { retries: 5, minTimeout: 200 }));
+      const write = () => ctx.outcomes.record(batch, record, { ...options, job: strip });
+      // After the gateway created a docflow, losing its id to a passing Redis error would
+      // leave the row without it: the write is retried on its own, never the gateway call.
+      const written = await write().catch(() => pRetry(write, { retries: 5, minTimeout: 200 }));
+      if (written.kind === 'submitted') {
+        const instead = written.own ? ownDocflow(row, dealId, written.deal, written.via, attempt) : alreadySubmitted(row, dealId, written.deal, attempt);
+        return finish(instead, written.own ? { ...options, ledger: options.ledger && { ...options.ledger, via: written.via } } : {});
+      }
+      if (written.kind === 'conflict') {
+        log().error({ docflowId: record.docflowId, ledgerDocflowId: written.deal.docflowId, ledgerBatch: written.deal.batch, ledgerRow: written.deal.row }, 'this deal now has two docflows at the gateway; the ledger keeps the first');
+      }
       job.data = rest;
       if (ctx.logger.isLevelEnabled('info')) log().info({ outcome: record.outcome, httpStatus: record.httpStatus, docflowId: record.docflowId, errorCode: record.errorCode }, 'deal finished');
       ctx.onOutcome?.(record);
       return record;
     };
+    /** A submitted row's job completes with its record; any other outcome fails it, with no try left. */
+    const end = async (fields: Final, options: Omit<RecordOptions, 'job'>, personal?: Deal): Promise<OutcomeRecord> => {
+      const record = await finish(fields, options, personal);
+      if (SUBMITTED_OUTCOMES.has(record.outcome)) return record;
+      throw new UnrecoverableError(record.errorMessage ?? record.outcome);
+    };
 
+    const deal = job.data.deal;
     if (!deal) {
       // A finished job run again (a retry from the dashboard): its deal left Redis with its
       // outcome. The outcome stands; `realty-batch retry` reads the deal from the input again.
       const message = `this job's deal data was removed when the row got its outcome; run: realty-batch retry ${batch}`;
+      const [earlier] = await ctx.outcomes.range(batch, row, row);
       if (earlier) {
         log().warn({ outcome: earlier.outcome }, message);
         throw new UnrecoverableError(message);
       }
-      const record = await finish({ outcome: 'failed', errorCode: 'ERR_DATA_REMOVED', errorMessage: message });
-      throw new UnrecoverableError(record.errorMessage);
+      return end({ outcome: 'failed', errorCode: 'ERR_DATA_REMOVED', errorMessage: message }, {});
     }
 
-    if (submittedElsewhere(ledger, batch, row)) {
-      const { outcome, docflowId, errorMessage } = alreadySubmitted(row, dealId, ledger, attempt);
-      return finish({ outcome, docflowId, errorMessage });
-    }
+    const profile = await profileOf(batch);
+    const bank = profile.organization.inn;
+    const resubmit = job.data.resubmit === true;
+    const exhausted = job.data.exhausted;
+    const ledger = (extra: { requestId?: string; via?: 'answer' | 'feed'; keepClaim?: boolean } = {}): RecordOptions['ledger'] => ({ bank, resubmit, ...extra });
 
-    let created: Awaited<ReturnType<RealtyClient['createDocflow']>>;
-    let checkpointed: Promise<void> | undefined;
-    try {
-      if (!cadastralNumber) {
-        if (early && 'failed' in early) throw early.failed;
-        const resolution = early ?? (await ctx.throttle?.(), await resolveCadastralNumber(deal, ctx.client));
-        if (resolution.kind !== 'found') {
-          const record = await finish(
-            { outcome: resolution.kind, errorCode: resolution.kind.toUpperCase(), errorMessage: resolution.message, candidates: resolution.cadastralNumbers },
-            deal,
-          );
-          throw new UnrecoverableError(record.errorMessage);
-        }
-        cadastralNumber = resolution.cadastralNumber;
-        // Checkpoint, written before the docflow is asked for (on a first run, with the
-        // lookup): a retry of this row (or a run after a crash) sends the same cadastral
-        // number, which the gateway's requestId check expects. The request is built while
-        // Redis answers.
-        if (!written) {
-          checkpointed = ctx.outcomes.checkpoint(batch, row, cadastralNumber, await expiryOf(batch));
-          // Awaited below; should building the request throw first, its failure is not unhandled.
-          checkpointed.catch(() => undefined);
-        }
-      }
-      const request = buildEncumbranceRequest(deal, cadastralNumber, await profileOf(batch), ctx.apiUrl, job.data.resubmit ? batch : undefined);
-      await checkpointed;
-      await ctx.throttle?.();
-      created = await ctx.client.createDocflow(DOCFLOW_TYPE, request);
-    } catch (err) {
-      if (err instanceof UnrecoverableError || err instanceof RateLimitError) throw err;
+    /** A failure before or of the docflow call: retried, the session paused, or the row's outcome. */
+    const fail = async (err: unknown, uncertain: boolean): Promise<OutcomeRecord> => {
+      if (err instanceof UnrecoverableError || err instanceof RateLimitError || err instanceof DelayedError || err instanceof WaitingError) throw err;
       const decision = decide(err);
       const described = describeApiError(err);
       const errorMessage = maskPersonalData(described.errorMessage, deal);
@@ -234,20 +193,139 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
         // a gateway down for good still ends the row (unavailable or failed), not a run
         // that never ends.
         log().info({ errorCode: described.errorCode, httpStatus: described.httpStatus, holds: holds + 1 }, 'gateway down (breaker open): waiting without spending a try');
-        await job.updateData({ ...job.data, holds: holds + 1 });
-        await job.moveToDelayed(hold + Math.round(Math.random() * 1000), token);
-        throw new DelayedError();
+        return delay(job, token, hold - Date.now() + Math.round(Math.random() * 1000), { holds: holds + 1 });
       }
       if (decision.action === 'retry' && attempt < ctx.attempts) {
-        log().warn({ errorCode: described.errorCode, httpStatus: described.httpStatus, attemptsLeft: ctx.attempts - attempt }, 'transient failure, will retry');
+        log().warn({ errorCode: described.errorCode, httpStatus: described.httpStatus, attemptsLeft: ctx.attempts - attempt, uncertain }, 'transient failure, will retry');
         throw new Error(errorMessage, { cause: err });
       }
       const outcome = decision.action === 'record' ? decision.outcome : decision.exhausted;
-      await finish({ outcome, ...described, errorMessage }, deal);
-      throw new UnrecoverableError(errorMessage);
+      const final = { outcome, ...described, errorMessage };
+      if (uncertain && outcome !== 'rejected' && outcome !== 'forbidden') {
+        // No tries left, and the last may have made a docflow: the feed says which before the row ends.
+        log().info({ errorCode: described.errorCode }, 'no tries left; the last may have reached the gateway: asking the news feed before the row ends');
+        return delay(job, token, 1000, { exhausted: { ...final, outcome: outcome === 'unavailable' ? 'unavailable' : 'failed' } });
+      }
+      return end(final, { ledger: ledger() }, deal);
+    };
+
+    let found: string | undefined;
+    if (!cadastralNumber && !exhausted) {
+      // A job's first run asks suggest straight away, and the claim writes its checkpoint:
+      // nearly every such row has no outcome, no checkpoint and a deal no ledger knows, so
+      // the lookup would find nothing. Every later run (a retry, a stall, a hold, a wait,
+      // a throttled run) looks first: a checkpoint or a docflow spares the suggest call.
+      const first = !ctx.throttle && job.attemptsMade === 0 && !job.stalledCounter && !job.data.holds && !job.data.waits;
+      try {
+        if (!first) {
+          const look = await ctx.ledger.lookup(bank, dealId, batch, row);
+          if (look.earlier && look.earlier.dealId === dealId && SUBMITTED_OUTCOMES.has(look.earlier.outcome)) {
+            await forget(job);
+            return look.earlier;
+          }
+          const e = look.entry;
+          if (e?.state === 'submitted' && e.docflowId && e.outcome) {
+            const made = { docflowId: e.docflowId, outcome: e.outcome, batch: e.batch, row: e.row, at: e.at ?? '' };
+            if (e.batch === batch && e.row === row) return end(ownDocflow(row, dealId, made, e.via ?? 'answer', attempt), { ledger: ledger({ requestId: e.requestId, via: e.via ?? 'answer' }) });
+            if (!resubmit) return end(alreadySubmitted(row, dealId, made, attempt), {});
+          }
+          cadastralNumber = look.cadastralNumber;
+        }
+        if (!cadastralNumber) {
+          await ctx.throttle?.();
+          const resolution = await resolveCadastralNumber(deal, ctx.client);
+          if (resolution.kind !== 'found') {
+            return end({ outcome: resolution.kind, errorCode: resolution.kind.toUpperCase(), errorMessage: resolution.message, candidates: resolution.cadastralNumbers }, { ledger: ledger() }, deal);
+          }
+          cadastralNumber = found = resolution.cadastralNumber;
+        }
+      } catch (err) {
+        return fail(err, false);
+      }
     }
-    return finish({ outcome: created.status === 200 ? 'queued' : 'suspended', docflowId: created.docflow.docflowId, httpStatus: created.status }, deal);
+
+    // Built while nothing is claimed yet; the ledger gives it its requestId.
+    const request = exhausted ? undefined : buildEncumbranceRequest(deal, cadastralNumber!, profile, ctx.apiUrl);
+    let verdict: ClaimVerdict;
+    try {
+      // Throttled before the claim: a job put back by --rate leaves no try written ahead, and
+      // keeps what suggest just found (the claim would have checkpointed it).
+      if (!exhausted) {
+        await ctx.throttle?.().catch(async (err: unknown) => {
+          if (found && err instanceof RateLimitError) await ctx.ledger.checkpoint(batch, row, found);
+          throw err;
+        });
+      }
+      const claim = () => ctx.ledger.claim({ bank, dealId, batch, row, job: `${job.queueQualifiedName}:${job.id}`, resubmit, mode: exhausted ? 'check' : 'send', ...(found && { cadastralNumber: found }) });
+      verdict = await claim();
+      if (verdict.kind === 'nofeed') {
+        await ctx.ensureFeed();
+        verdict = await claim();
+      }
+    } catch (err) {
+      return fail(err, false);
+    }
+
+    switch (verdict.kind) {
+      case 'done':
+        await forget(job);
+        return verdict.record;
+      case 'own':
+        return end(ownDocflow(row, dealId, verdict, verdict.via, attempt), { ledger: ledger({ via: verdict.via }) });
+      case 'elsewhere':
+        return end(alreadySubmitted(row, dealId, verdict.deal, attempt), {});
+      case 'wait': {
+        const waits = job.data.waits ?? 0;
+        if (waits === 0) log().info({ holderBatch: verdict.batch, holderRow: verdict.row }, 'another row holds this deal; waiting for its outcome');
+        return delay(job, token, claimRecheckMs(waits), { waits: waits + 1 });
+      }
+      case 'reconcile': {
+        const late = verdict.now - verdict.due;
+        if (verdict.resolvable && late < 0) return delay(job, token, -late + 250);
+        if (verdict.resolvable && late < ctx.reconcileTimeoutMs) return delay(job, token, Math.min(30_000, 1000 + late / 4));
+        const why = verdict.resolvable
+          ? `the news feed did not pass it within ${Math.round(ctx.reconcileTimeoutMs / 60_000)} min (is a worker following the feed?)`
+          : 'the news feed was started after it, so it cannot tell';
+        log().error({ due: new Date(verdict.due).toISOString() }, `a try of this deal may have created a docflow and ${why}: the row ends ERR_UNCERTAIN`);
+        return end(
+          {
+            outcome: 'failed',
+            errorCode: 'ERR_UNCERTAIN',
+            errorMessage: `a try may have created a docflow (its answer never came) and ${why}; check the gateway before sending it again by hand: realty-batch retry ${batch} --outcome failed looks for it in the feed first`,
+            ...(exhausted?.httpStatus !== undefined && { httpStatus: exhausted.httpStatus }),
+          },
+          { ledger: ledger({ keepClaim: true }) },
+        );
+      }
+      case 'notfound':
+        // The last try made nothing after all: the row ends with its failure.
+        return end(exhausted ?? { outcome: 'failed', errorCode: 'ERR_INTERNAL', errorMessage: 'the ledger found no try to check' }, { ledger: ledger() }, deal);
+      case 'nofeed':
+        return fail(new Error('the news feed has no cursor in Redis'), false);
+      case 'send':
+        break;
+    }
+
+    request!.requestId = verdict.requestId;
+    let created: Awaited<ReturnType<RealtyClient['createDocflow']>>;
+    try {
+      created = await ctx.client.createDocflow(DOCFLOW_TYPE, request!);
+    } catch (err) {
+      const uncertain = mayHaveCreated(err);
+      // Should this write fail, the try stays "sending" without an end: it is then reconciled
+      // as one that lasted the whole timeout, which errs on the safe side.
+      await ctx.ledger.settle(bank, dealId, verdict.requestId, batch, row, uncertain ? 'uncertain' : 'definite').catch((e: unknown) => log().warn({ err: { message: String(e) } }, 'could not note the try in the ledger'));
+      return fail(err, uncertain);
+    }
+    return end({ outcome: created.status === 200 ? 'queued' : 'suspended', docflowId: created.docflow.docflowId, httpStatus: created.status }, { ledger: ledger({ requestId: verdict.requestId, via: 'answer' }) });
   };
+}
+
+/** Puts the job back for `ms` without spending a try (with `patch` merged into its data). */
+async function delay(job: Job<DealJobData, OutcomeRecord>, token: string | undefined, ms: number, patch?: Partial<DealJobData>): Promise<never> {
+  if (patch) await job.updateData({ ...job.data, ...patch });
+  await job.moveToDelayed(Date.now() + Math.max(0, Math.round(ms)), token);
+  throw new DelayedError();
 }
 
 /** Once a row has its outcome, its personal data leaves Redis: the job keeps only its keys. */

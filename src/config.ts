@@ -20,6 +20,7 @@ export const DEFAULTS = Object.freeze({
   timeoutMs: 30 * SECOND,
   concurrency: 20,
   retentionDays: 30,
+  ledgerDays: 400,
 });
 
 const envSchema = z.object({
@@ -36,6 +37,7 @@ const envSchema = z.object({
     .default(DEFAULTS.prefix),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   REALTY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(DEFAULTS.retentionDays),
+  REALTY_LEDGER_DAYS: z.coerce.number().int().min(1).max(3650).default(DEFAULTS.ledgerDays),
 });
 
 export interface Config {
@@ -48,6 +50,8 @@ export interface Config {
   readonly logLevel: string;
   /** How long a batch's outcomes, rows and metadata stay in Redis after its load. */
   readonly retentionMs: number;
+  /** How long a deal's ledger entry stays after its last change: far longer than batches. */
+  readonly ledgerMs: number;
 }
 
 let dotenvLoaded = false;
@@ -67,6 +71,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`The environment is not valid: ${problems}.`);
   }
   const e = parsed.data;
+  if (e.REALTY_LEDGER_DAYS < e.REALTY_RETENTION_DAYS) {
+    throw new ConfigError(`REALTY_LEDGER_DAYS (${e.REALTY_LEDGER_DAYS}) is shorter than REALTY_RETENTION_DAYS (${e.REALTY_RETENTION_DAYS}): the ledger must outlive the batches, or a batch loaded again would send its deals twice.`);
+  }
   const list = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
   const redis: RedisTarget = { url: e.REDIS_URL };
   const clusterNodes = list(e.REDIS_CLUSTER_NODES);
@@ -83,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     prefix: e.REALTY_PREFIX,
     logLevel: e.LOG_LEVEL,
     retentionMs: e.REALTY_RETENTION_DAYS * DAY,
+    ledgerMs: e.REALTY_LEDGER_DAYS * DAY,
   });
 }
 

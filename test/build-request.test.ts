@@ -2,7 +2,8 @@ import { describe, it, expect } from 'vitest';
 import type { Deal } from '../src/input/deal.js';
 import { parseProfile } from '../src/input/profile.js';
 import type { DocflowRequest, EncumbranceOptions } from '../src/realty/types.js';
-import { buildEncumbranceRequest, requestIdOf } from '../src/worker/build-request.js';
+import { buildEncumbranceRequest } from '../src/worker/build-request.js';
+import { parseRequestId, requestIdOf } from '../src/ledger/entry.js';
 import { readExample } from './helpers/sandbox-http.js';
 
 const example = readExample<DocflowRequest<EncumbranceOptions>>('encumbrance-request.json');
@@ -71,9 +72,17 @@ describe('the encumbrance_request a deal becomes', () => {
     expect(built.options.appliedDocuments.mortgageAgreement.content).not.toHaveProperty('signatures');
   });
 
-  it('derives the requestId from the deal alone, and a new one only for an explicit resubmission', () => {
-    expect(requestIdOf(deal)).toBe(requestIdOf({ ...deal }));
-    expect(buildEncumbranceRequest(deal, '47:14:1203001:814', profileOfExample(), 'https://host').requestId).toBe('client-request-12345');
-    expect(requestIdOf(deal, 'night-2')).toBe('client-request-12345~night-2');
+  it('derives the requestId from the bank and the deal alone, and a new one only for a resubmission number', () => {
+    const inn = profileOfExample().organization.inn;
+    expect(buildEncumbranceRequest(deal, '47:14:1203001:814', profileOfExample(), 'https://host').requestId).toBe(`${inn}:0:client-request-12345`);
+    expect(requestIdOf(inn, deal.dealId, 2)).toBe(`${inn}:2:client-request-12345`);
+    expect(buildEncumbranceRequest(deal, '47:14:1203001:814', profileOfExample(), 'https://host', requestIdOf(inn, deal.dealId, 1)).requestId).toBe(`${inn}:1:client-request-12345`);
+  });
+
+  it('reads back the bank, the number and any dealId from a requestId of ours, and nothing from anyone else\'s', () => {
+    expect(parseRequestId('7701234567:0:A:1~x y')).toEqual({ bank: '7701234567', n: 0, dealId: 'A:1~x y' });
+    expect(parseRequestId('7701234567:12:D')).toEqual({ bank: '7701234567', n: 12, dealId: 'D' });
+    expect(parseRequestId('client-request-12345')).toBeUndefined();
+    expect(parseRequestId('7701234567:x:D')).toBeUndefined();
   });
 });

@@ -62,6 +62,8 @@ describe('the worker against every answer of the gateway', () => {
       timeoutMs: 2000,
       rejects: join(dir, 'rejects.csv'),
       pollMs: 20,
+      feedLagMs: 300,
+      feedPollMs: 50,
       ...extra,
     });
     const rows = parse(readFileSync(out), { columns: true }) as Array<Record<string, string>>;
@@ -163,15 +165,16 @@ describe('the worker against every answer of the gateway', () => {
     expect(sandbox.stats().docflowCalls['400']).toBe(1);
   });
 
-  it('still ends with one docflow when the answer to its creation is lost', async () => {
-    await start({ faultLost: 1 });
+  it('still ends with one docflow when the answer to its creation is lost: the news feed finds it, nothing is sent again', async () => {
+    await start({ faultLost: 1, newsLagMs: 100 });
     const { rows } = await run([WITH_NUMBER]);
     expect(rows[0]).toMatchObject({ outcome: 'queued', attempts: '2' });
-    expect(sandbox.stats().docflowsCreated).toBe(1);
+    expect(rows[0]!.errorMessage).toContain('news feed');
+    expect(sandbox.stats()).toMatchObject({ docflowsCreated: 1, requestIdsWithSeveralDocflows: 0 });
     expect(sandbox.docflows()[0]!.docflowId).toBe(rows[0]!.docflowId);
   });
 
-  it('sends a deal submitted in an earlier batch only with --resubmit, under a new requestId', async () => {
+  it('sends a deal submitted in an earlier batch only with --resubmit, under the next resubmission number', async () => {
     await start();
     const first = await run([WITH_NUMBER, BY_SUGGEST], { batch: 'first' });
     const calls = sandbox.stats().suggestCalls;
@@ -184,7 +187,8 @@ describe('the worker against every answer of the gateway', () => {
     const resent = await run([WITH_NUMBER], { batch: 'resent', resubmit: true });
     expect(resent.rows[0]!.outcome).toBe('queued');
     expect(resent.rows[0]!.docflowId).not.toBe(first.rows[0]!.docflowId);
-    expect(sandbox.docflows().map((d) => d.requestId).sort()).toEqual([WITH_NUMBER, `${WITH_NUMBER}~resent`, BY_SUGGEST].sort());
+    const inn = profile.organization.inn;
+    expect(sandbox.docflows().map((d) => d.requestId).sort()).toEqual([`${inn}:0:${WITH_NUMBER}`, `${inn}:1:${WITH_NUMBER}`, `${inn}:0:${BY_SUGGEST}`].sort());
   });
 
   it('catches a deal submitted by another batch after the load, before its docflow', async () => {
@@ -195,8 +199,8 @@ describe('the worker against every answer of the gateway', () => {
     const loaded = await loadBatch({ file, batch: 'late', profile, redis, keys, logger: createLogger({ level: 'silent' }), rejects: join(dir, 'late.rejects.csv') });
     expect(loaded.enqueued).toBe(1);
     // Meanwhile another batch's worker got it to the registry.
-    const entry = { dealId: BY_SUGGEST, docflowId: 'df-of-batch-early', outcome: 'queued', batch: 'early', row: 7, at: new Date().toISOString() };
-    await redis.hset(keys.ledger, BY_SUGGEST, JSON.stringify(entry));
+    const inn = profile.organization.inn;
+    await redis.hset(keys.ledgerEntry(inn, BY_SUGGEST), { dealId: BY_SUGGEST, bank: inn, n: 0, rid: `${inn}:0:${BY_SUGGEST}`, state: 'submitted', docflowId: 'df-of-batch-early', outcome: 'queued', batch: 'early', row: 7, at: new Date().toISOString(), via: 'answer' });
     const dealWorker = createDealWorker({ connection: redis, keys, apiUrl: sandbox.url, sessionId: SESSION, concurrency: 2, attempts: 3, backoffMs: 100, timeoutMs: 2000, logger: createLogger({ level: 'silent' }) });
     try {
       while ((await redis.hlen(keys.outcomes('late'))) === 0) await new Promise((r) => setTimeout(r, 20));
@@ -240,6 +244,8 @@ describe('the worker against every answer of the gateway', () => {
     });
     const dealWorker = createDealWorker({ connection: redis, keys, apiUrl: sandbox.url, sessionId: SESSION, concurrency: 2, attempts: 3, backoffMs: 100, timeoutMs: 2000, logger });
     try {
+      // The fleet's follower takes the feed's cursor as it starts; the claims come after it.
+      while ((await redis.hexists(keys.feed, 'since')) === 0) await new Promise((r) => setTimeout(r, 20));
       while ((await dealWorker.queue.getDelayedCount()) < 2) await new Promise((r) => setTimeout(r, 20));
       await redis.hset(keys.batch('first'), 'state', 'loaded');
       for (const job of await dealWorker.queue.getDelayed()) await job.promote();
@@ -252,10 +258,14 @@ describe('the worker against every answer of the gateway', () => {
     const outcomes = await redis.hgetall(keys.outcomes('first'));
     const found = JSON.parse(outcomes['1']!) as OutcomeRecord;
     expect([found.outcome, (JSON.parse(outcomes['2']!) as OutcomeRecord).outcome]).toEqual(['queued', 'queued']);
-    // Each script's first argument is the row. Row 1 (found through suggest): the lookup with
-    // the checkpoint, carrying the cadastral number, then the outcome. Row 2 (its number
-    // given: no suggest, no checkpoint): the lookup, then the outcome.
-    const ofRow = (n: number) => scripts.filter((args) => args[3 + Number(args[2])] === String(n));
+    // The claim (its arguments: batch, row, ...) and the outcome (row, ...). Row 1 (found
+    // through suggest): the claim carrying the cadastral number as its checkpoint, then the
+    // outcome. Row 2 (its number given: no suggest, no checkpoint): the claim, then the outcome.
+    const rowOf = (args: string[]): string | undefined => {
+      const argv = args.slice(3 + Number(args[2]));
+      return argv[0] === 'first' ? argv[1] : argv[0];
+    };
+    const ofRow = (n: number) => scripts.filter((args) => rowOf(args) === String(n));
     expect(ofRow(1)).toHaveLength(2);
     expect(ofRow(1)[0]).toContain(found.cadastralNumber);
     expect(ofRow(2)).toHaveLength(2);

@@ -1,9 +1,12 @@
 /**
- * `retry`: the rows of a batch that ended with given outcomes go around again.
- * Their deals are read again from the batch's input (checked unchanged), since
- * a finished job keeps no personal data. Safe to repeat: a row whose job is
- * already on its way is left alone, and a deal that reached the registry is
- * never sent again (the worker's ledger check still applies).
+ * `retry`: the rows of a batch that ended with given outcomes go around again, and
+ * (`--missing`) rows left with neither a job nor an outcome get their jobs back.
+ * Their deals are read again from the batch's input (checked unchanged), since a
+ * finished job keeps no personal data. Safe to repeat: a row whose job is already
+ * on its way is left alone, and a deal that reached the registry is never sent
+ * again (the worker claims it in the ledger first). A row whose last try may have
+ * made a docflow (ERR_UNCERTAIN) is looked up in the ledger first: when the news
+ * feed has found its docflow since, the row gets it here, without a job.
  */
 import type { RedisClient as Redis } from '../queue/connection.js';
 import { UsageError } from '../errors.js';
@@ -12,7 +15,9 @@ import { createDealValidator } from '../input/validate-deal.js';
 import type { Logger } from '../logger.js';
 import { createBatchStore } from '../outcomes/batches.js';
 import { createOutcomeStore } from '../outcomes/store.js';
-import { ATTENTION_OUTCOMES, type Outcome, type OutcomeRecord } from '../outcomes/types.js';
+import { alreadySubmitted, ATTENTION_OUTCOMES, ownDocflow, type Outcome, type OutcomeRecord } from '../outcomes/types.js';
+import { parseLedgerEntry, type LedgerEntry } from '../ledger/entry.js';
+import { findMissingRows } from './missing-rows.js';
 import { DEAL_JOB, dealJobId, dealJobOptions, type DealJobData } from '../queue/job-data.js';
 import type { Keys } from '../queue/keys.js';
 import { openQueue } from '../queue/deal-queue.js';
@@ -26,6 +31,8 @@ export interface RetryOptions {
   keys: Keys;
   batch: string;
   outcomes: readonly Outcome[];
+  /** Also the rows with neither a job nor an outcome (their jobs were removed from outside). */
+  missing?: boolean;
   force?: boolean;
   /** The batch input, when it is no longer where it was loaded from. */
   input?: string;
@@ -42,7 +49,16 @@ export interface RetrySummary {
   alreadyGoing: number;
   /** Invalid rows that are still invalid in the input: they need fixing, not a retry. */
   stillInvalid: number;
+  /** Rows without a job or an outcome among the selected. */
+  missing: number;
+  /** Uncertain rows whose docflow the news feed found since: their outcome written, no job. */
+  reconciled: number;
 }
+
+/** Outcomes of rows whose last try may have reached the gateway. */
+const UNCERTAIN_CODES: ReadonlySet<string> = new Set(['ERR_UNCERTAIN', 'ERR_JOB_STALLED']);
+
+const readEntry = async (redis: Redis, keys: Keys, bank: string, dealId: string): Promise<LedgerEntry | undefined> => parseLedgerEntry(await redis.hgetall(keys.ledgerEntry(bank, dealId)));
 
 /** Deletes the row's outcome only if it is still the one retry read: a newer one stays. */
 const DELETE_IF_SAME = `if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1]) end return 0`;
@@ -59,10 +75,10 @@ export async function retryBatch(options: RetryOptions): Promise<RetrySummary> {
   if (!meta) throw new UsageError(`There is no batch ${batch} in Redis (realty-batch status lists the batches).`);
   if (meta.state !== 'loaded' || meta.total === undefined) throw new UsageError(`Batch ${batch} has not finished loading; nothing to retry yet.`);
 
-  // The rows to send again, with the outcome each has now.
+  // The rows to send again, with the outcome each has now (none for a missing row).
   const wanted = new Set<Outcome>(options.outcomes);
   const store = createOutcomeStore(redis, keys);
-  const selected = new Map<number, OutcomeRecord>();
+  const selected = new Map<number, OutcomeRecord | undefined>();
   const PAGE = 1000;
   for (let from = 1; from <= meta.total; from += PAGE) {
     const page = await store.range(batch, from, Math.min(meta.total, from + PAGE - 1));
@@ -70,7 +86,31 @@ export async function retryBatch(options: RetryOptions): Promise<RetrySummary> {
       if (r && wanted.has(r.outcome)) selected.set(from + i, r);
     });
   }
-  const summary: RetrySummary = { batch, selected: selected.size, requeued: 0, alreadyGoing: 0, stillInvalid: 0 };
+  let missing = 0;
+  if (options.missing) {
+    const found = await findMissingRows(redis, keys, batch, meta.total, Number.MAX_SAFE_INTEGER);
+    for (const row of found.rows) selected.set(row, undefined);
+    missing = found.count;
+  }
+  const summary: RetrySummary = { batch, selected: selected.size, requeued: 0, alreadyGoing: 0, stillInvalid: 0, missing, reconciled: 0 };
+  if (selected.size === 0) return summary;
+
+  // Rows whose last try may have made a docflow: the ledger knows by now if the feed showed it.
+  const bank = (await createBatchStore(redis, keys).profile(batch))?.organization.inn;
+  if (bank) {
+    for (const [row, earlier] of selected) {
+      if (!earlier || !UNCERTAIN_CODES.has(earlier.errorCode ?? '')) continue;
+      const entry = await readEntry(redis, keys, bank, earlier.dealId);
+      if (entry?.state !== 'submitted' || !entry.docflowId || !entry.outcome) continue;
+      const made = { docflowId: entry.docflowId, outcome: entry.outcome, batch: entry.batch, row: entry.row, at: entry.at ?? '' };
+      const own = entry.batch === batch && entry.row === row;
+      if (!own && meta.resubmit) continue;
+      const record = own ? ownDocflow(row, earlier.dealId, made, entry.via ?? 'answer', earlier.attempts) : alreadySubmitted(row, earlier.dealId, made, earlier.attempts);
+      await store.record(batch, record, own ? { ledger: { bank, resubmit: meta.resubmit ?? false, requestId: entry.requestId, via: entry.via ?? 'answer' } } : {});
+      selected.delete(row);
+      summary.reconciled++;
+    }
+  }
   if (selected.size === 0) return summary;
 
   const input = await reopenInput(meta, options.input);
@@ -80,8 +120,8 @@ export async function retryBatch(options: RetryOptions): Promise<RetrySummary> {
     for await (const record of input.records()) {
       // Every record is validated, in order, so that a repeated dealId stays refused.
       const result = validate(record.fields);
+      if (!selected.has(record.row)) continue;
       const earlier = selected.get(record.row);
-      if (!earlier) continue;
       if (!result.ok || record.problems.length > 0) {
         summary.stillInvalid++;
         continue;
@@ -98,11 +138,11 @@ export async function retryBatch(options: RetryOptions): Promise<RetrySummary> {
         continue;
       }
       const data: DealJobData = { batch, row: record.row, dealId: result.deal.dealId, deal: result.deal };
-      // A batch loaded with --resubmit is retried as it was loaded: the same requestId.
+      // A batch loaded with --resubmit is retried as it was loaded (the ledger keeps its try's requestId).
       if (meta.resubmit) data.resubmit = true;
       await queue.add(DEAL_JOB, data, { ...dealJobOptions(), jobId: id });
       // The row is pending again, unless its new outcome is already in.
-      await redis.eval(DELETE_IF_SAME, 1, keys.outcomes(batch), String(record.row), JSON.stringify(earlier));
+      if (earlier) await redis.eval(DELETE_IF_SAME, 1, keys.outcomes(batch), String(record.row), JSON.stringify(earlier));
       summary.requeued++;
     }
   } finally {

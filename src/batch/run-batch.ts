@@ -12,6 +12,7 @@ import { loadBatch, type LoadOptions, type LoadSummary } from '../queue/load-bat
 import type { InputOptions } from '../input/open-input.js';
 import { writeAttention } from '../results/attention.js';
 import { waitForBatch, type StopReason } from './wait-batch.js';
+import { findMissingRows, type MissingRows } from './missing-rows.js';
 import { writeResults, type ResultsSummary } from '../results/write-results.js';
 import { createDealWorker, type DealWorkerOptions } from '../worker/create-worker.js';
 import { UsageError } from '../errors.js';
@@ -46,8 +47,10 @@ export interface RunResult {
   load: LoadSummary;
   results: ResultsSummary;
   attention?: { file: string; rows: number };
-  /** Why the run ended before every row finished, when it did: a refused session, a signal, or a queue paused by someone. */
+  /** Why the run ended before every row finished, when it did: a refused session, a signal, a queue paused by someone, rows gone missing. */
   stoppedBecause?: StopReason;
+  /** The rows with neither a job nor an outcome, when that stopped the run. */
+  missing?: MissingRows;
   exitCode: 0 | 1 | 3;
 }
 
@@ -119,9 +122,10 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
   } finally {
     await dealWorker.close();
   }
+  const missing = stoppedBecause === 'missing' ? await findMissingRows(redis, keys, batch, load.read) : undefined;
   const results = await writeResults({ redis, keys, batch, total: load.read, out: options.out, excel: options.excel });
   const attention = options.attention ? await writeAttention({ redis, keys, batch, out: options.attention }) : undefined;
   const exitCode = stoppedBecause ? 1 : exitCodeFor(results.counts);
   log.info({ counts: results.counts, exitCode, stoppedBecause }, 'run finished');
-  return { batch, load, results, exitCode, ...(attention ? { attention } : {}), ...(stoppedBecause ? { stoppedBecause } : {}) };
+  return { batch, load, results, exitCode, ...(attention ? { attention } : {}), ...(stoppedBecause ? { stoppedBecause } : {}), ...(missing ? { missing } : {}) };
 }

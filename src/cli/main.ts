@@ -15,15 +15,18 @@ import { loadProfile } from '../input/profile.js';
 import { DEFAULT_RETRY_OUTCOMES, retryBatch } from '../batch/retry-batch.js';
 import { defaultBatchId, exitCodeFor, runBatch } from '../batch/run-batch.js';
 import { inputFingerprint } from '../input/reading.js';
-import { connectRedis } from '../queue/connection.js';
+import { connectRedis, requireNoEviction } from '../queue/connection.js';
 import { BATCH_ID } from '../queue/keys.js';
 import { loadBatch } from '../queue/load-batch.js';
 import { createBatchStore } from '../outcomes/batches.js';
 import { writeAttention } from '../results/attention.js';
 import { writeResults } from '../results/write-results.js';
-import { createDealWorker, DEFAULT_GRACE_MS } from '../worker/create-worker.js';
+import { createDealWorker, DEFAULT_FEED_LAG_MS, DEFAULT_GRACE_MS, DEFAULT_RECONCILE_TIMEOUT_MS } from '../worker/create-worker.js';
+import { describeMissing } from '../batch/missing-rows.js';
+import type { Outcome } from '../outcomes/types.js';
+import { registerTrackCommand } from './track-command.js';
 import { createTickWorker } from '../schedule/tick-worker.js';
-import { aborted, environment, nonNegativeInt, onShutdownSignals, positiveInt, reportError, share } from './common.js';
+import { aborted, environment, nonNegativeInt, onShutdownSignals, positiveInt, reportError, share, type Env } from './common.js';
 import { DEFAULT_BREAKER } from '../worker/circuit-breaker.js';
 import { createProgress } from './progress.js';
 import { printCounts, printLoad } from './print.js';
@@ -46,7 +49,27 @@ function workerOptions(cmd: Command): Command {
     .option('--rate <n>', 'gateway requests per second across all workers (default: no limit)', positiveInt('--rate'))
     .option('--lock-ms <ms>', 'a job of a worker that stops answering is taken over after this long', positiveInt('--lock-ms'), 30_000)
     .option('--breaker-threshold <share>', 'share of 501/5xx/timeouts among recent calls that opens the circuit breaker', share('--breaker-threshold'), DEFAULT_BREAKER.threshold)
-    .option('--breaker-cooldown-ms <ms>', 'how long an open breaker waits before its probe', positiveInt('--breaker-cooldown-ms'), DEFAULT_BREAKER.cooldownMs);
+    .option('--breaker-cooldown-ms <ms>', 'how long an open breaker waits before its probe', positiveInt('--breaker-cooldown-ms'), DEFAULT_BREAKER.cooldownMs)
+    .option('--feed-lag-ms <ms>', "how long after a call the gateway's news feed may take to show its docflow", nonNegativeInt('--feed-lag-ms'), DEFAULT_FEED_LAG_MS)
+    .option('--reconcile-timeout-ms <ms>', 'how long past that a row whose answer was lost waits for the feed before it ends ERR_UNCERTAIN', positiveInt('--reconcile-timeout-ms'), DEFAULT_RECONCILE_TIMEOUT_MS)
+    .option('--no-track', 'never follow the news feed in this process (another process of the fleet must)');
+}
+
+/** The options every worker takes from `workerOptions` and the environment. */
+function dealWorkerSettings(opts: Record<string, unknown>, env: Env) {
+  return {
+    concurrency: opts.concurrency as number,
+    attempts: opts.attempts as number,
+    backoffMs: opts.backoffMs as number,
+    timeoutMs: opts.timeoutMs as number,
+    rate: opts.rate as number | undefined,
+    lockMs: opts.lockMs as number,
+    breaker: { threshold: opts.breakerThreshold as number, cooldownMs: opts.breakerCooldownMs as number },
+    feedLagMs: opts.feedLagMs as number,
+    reconcileTimeoutMs: opts.reconcileTimeoutMs as number,
+    track: opts.track as boolean,
+    ledgerMs: env.config.ledgerMs,
+  };
 }
 
 /** The reading options of `run` and `load` (deal-format.md). */
@@ -97,6 +120,10 @@ workerOptions(
   // Signals are ours from the start: a SIGTERM while connecting must not kill the process raw.
   const shutdown = onShutdownSignals();
   const redis = await connectRedis(env.config.redis);
+  await requireNoEviction(redis, env.config.redis).catch((err: unknown) => {
+    redis.disconnect();
+    throw err;
+  });
   const loading = createProgress('load', { unit: 'bytes', logger: env.logger });
   const progress = createProgress('run ', { unit: 'rows', logger: env.logger });
   try {
@@ -110,13 +137,7 @@ workerOptions(
       keys: env.keys,
       logger: env.logger,
       ...gateway,
-      concurrency: opts.concurrency,
-      attempts: opts.attempts,
-      backoffMs: opts.backoffMs,
-      timeoutMs: opts.timeoutMs,
-      rate: opts.rate,
-      lockMs: opts.lockMs,
-      breaker: { threshold: opts.breakerThreshold, cooldownMs: opts.breakerCooldownMs },
+      ...dealWorkerSettings(opts, env),
       ...reading,
       resubmit: opts.resubmit,
       excel: opts.excel,
@@ -137,6 +158,7 @@ workerOptions(
     if (result.stoppedBecause === 'session') console.error('realty-batch: the gateway refused the session (401); unfinished rows are pending. Set a valid REALTY_SESSION_ID and run again with the same --batch.');
     if (result.stoppedBecause === 'paused') console.error(`realty-batch: the queue was paused by someone (the dashboard or an operator); unfinished rows are pending. Resume it and run again with --batch ${result.batch}.`);
     if (result.stoppedBecause === 'signal') console.error(`realty-batch: stopped by a signal; unfinished rows are pending. Run again with --batch ${result.batch} to finish them.`);
+    if (result.stoppedBecause === 'missing' && result.missing) console.error(`realty-batch: ${describeMissing(result.batch, result.missing)}; then run again with --batch ${result.batch}.`);
     process.exitCode = result.exitCode;
   } finally {
     loading.stop();
@@ -164,6 +186,7 @@ inputOptions(
   const redis = await connectRedis(env.config.redis, { failFast: true });
   const progress = createProgress('load', { unit: 'bytes', logger: env.logger });
   try {
+    if (!opts.dryRun) await requireNoEviction(redis, env.config.redis);
     const summary = await loadBatch({
       file,
       fingerprint,
@@ -198,7 +221,11 @@ workerOptions(
   const gateway = requireGateway(env.config);
   const shutdown = onShutdownSignals();
   const redis = await connectRedis(env.config.redis);
-  const dealWorker = createDealWorker({ ...gateway, connection: redis, keys: env.keys, logger: env.logger, concurrency: opts.concurrency, attempts: opts.attempts, backoffMs: opts.backoffMs, timeoutMs: opts.timeoutMs, rate: opts.rate, lockMs: opts.lockMs, breaker: { threshold: opts.breakerThreshold, cooldownMs: opts.breakerCooldownMs } });
+  await requireNoEviction(redis, env.config.redis).catch((err: unknown) => {
+    redis.disconnect();
+    throw err;
+  });
+  const dealWorker = createDealWorker({ ...gateway, connection: redis, keys: env.keys, logger: env.logger, ...dealWorkerSettings(opts, env) });
   if ((await redis.get(env.keys.pauseReason)) === 'session') {
     await redis.del(env.keys.pauseReason);
     await dealWorker.queue.resume();
@@ -248,7 +275,8 @@ program
   .command('retry')
   .description('send the rows of a batch that ended with given outcomes around again (a running `work` processes them)')
   .argument('<batch>', 'batch id')
-  .option('--outcome <outcome...>', 'outcomes to retry', [...DEFAULT_RETRY_OUTCOMES])
+  .option('--outcome <outcome...>', `outcomes to retry (default ${DEFAULT_RETRY_OUTCOMES.join(' and ')}, unless only --missing is given)`)
+  .option('--missing', 'also rows with neither a job nor an outcome (their jobs were removed from outside)')
   .option('--force', 'also rows that cannot succeed unchanged (invalid, rejected)')
   .option('--input <file>', 'the batch input, when it is no longer where it was loaded from')
   .action(async (batch: string, opts) => {
@@ -256,9 +284,11 @@ program
     const env = environment();
     const redis = await connectRedis(env.config.redis, { failFast: true });
     try {
-      const summary = await retryBatch({ redis, keys: env.keys, batch, outcomes: opts.outcome, force: opts.force, input: opts.input, logger: env.logger });
+      const outcomes: Outcome[] = opts.outcome ?? (opts.missing ? [] : [...DEFAULT_RETRY_OUTCOMES]);
+      const summary = await retryBatch({ redis, keys: env.keys, batch, outcomes, missing: opts.missing, force: opts.force, input: opts.input, logger: env.logger });
+      const what = [...outcomes, ...(opts.missing ? ['missing'] : [])].join(', ');
       console.log(
-        `batch ${batch}: ${summary.requeued} rows sent around again (${opts.outcome.join(', ')}); ${summary.alreadyGoing} already on their way; ${summary.stillInvalid} still invalid; ${summary.selected} selected`,
+        `batch ${batch}: ${summary.requeued} rows sent around again (${what}); ${summary.reconciled} found in the news feed; ${summary.alreadyGoing} already on their way; ${summary.stillInvalid} still invalid; ${summary.selected} selected${opts.missing ? ` (${summary.missing} missing)` : ''}`,
       );
     } finally {
       redis.disconnect();
@@ -266,6 +296,7 @@ program
   });
 
 registerStatusCommand(program);
+registerTrackCommand(program);
 registerScheduleCommand(program);
 registerDashboardCommand(program);
 registerSandboxCommand(program);

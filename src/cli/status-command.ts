@@ -6,6 +6,7 @@ import { batchStatus } from '../results/batch-status.js';
 import { emptyCounts } from '../results/write-results.js';
 import { environment } from './common.js';
 import { printCounts } from './print.js';
+import { describeMissing } from '../batch/missing-rows.js';
 
 export function registerStatusCommand(program: Command): void {
   program
@@ -38,6 +39,7 @@ export function registerStatusCommand(program: Command): void {
         const queue = Object.entries(status.queue).map(([s, n]) => `${s} ${n}`).join(', ');
         console.log(`  load: ${status.state}${status.loaderDied ? ' (its loader died: load the same input again to resume)' : ''}; done: ${status.done ? 'yes' : 'no'}`);
         if (queue) console.log(`  unfinished rows in the queue: ${queue}`);
+        if (status.missing > 0) console.log(`  missing: ${describeMissing(batch, { count: status.missing, rows: status.missingRows ?? [] })}`);
         console.log(`  started ${status.startedAt}${status.finishedAt ? `, finished ${status.finishedAt}` : ''}${status.rowsPerSecond ? `, ${status.rowsPerSecond} rows/s` : ''}`);
       } finally {
         redis.disconnect();

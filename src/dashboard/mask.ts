@@ -13,7 +13,7 @@ import type { DealJobData } from '../queue/job-data.js';
 export const MASK = '***';
 
 /** The job's own keys: no personal data in any of them. */
-const JOB_KEYS: ReadonlySet<string> = new Set(['batch', 'row', 'dealId', 'resubmit', 'holds'] satisfies Array<keyof DealJobData>);
+const JOB_KEYS: ReadonlySet<string> = new Set(['batch', 'row', 'dealId', 'resubmit', 'holds', 'waits'] satisfies Array<keyof DealJobData>);
 
 /** The deal's property: where and what it is, never who owns it (deal-format.md's first table). */
 const DEAL_KEYS = DEAL_FIELDS satisfies ReadonlyArray<keyof Deal>;

@@ -16,6 +16,8 @@ import type { RedisClient as Redis } from '../queue/connection.js';
 import { UsageError } from '../errors.js';
 import type { BankProfile } from '../input/profile.js';
 import type { Keys } from '../queue/keys.js';
+import { luaScript } from '../queue/lua.js';
+import { LEDGER_LUA } from '../ledger/lua.js';
 
 export type BatchState = 'loading' | 'loaded' | 'failed';
 
@@ -41,7 +43,7 @@ export interface BatchMeta {
   error?: string;
   /** A loading batch whose loader stopped (killed, crashed): loading the same input again resumes it. */
   loaderDied?: boolean;
-  /** Loaded with --resubmit: its deals are sent even when the ledger knows them (also on retry). */
+  /** Loaded with --resubmit: a deal another row made is sent again, as its next resubmission (also on retry). */
   resubmit?: boolean;
   /** When its keys expire (ms since epoch): outcomes written later get the same expiry. */
   expiresAt?: number;
@@ -66,14 +68,30 @@ export interface BatchStore {
   expiresAt(id: string): Promise<number | undefined>;
 }
 
+/**
+ * KEYS: batch, outcomes, rows, checkpoints. ARGV: total, loadedAt, retention ms. The
+ * batch is loaded; its expiry, and each key's, moves later, never earlier.
+ */
+const SET_TOTAL = luaScript(`${LEDGER_LUA}
+local now = now_ms()
+local exp = now + tonumber(ARGV[3])
+local was = tonumber(redis.call('HGET', KEYS[1], 'expiresAt') or '0')
+if was > exp then exp = was end
+redis.call('HSET', KEYS[1], 'total', ARGV[1], 'state', 'loaded', 'loadedAt', ARGV[2], 'expiresAt', exp)
+for i = 1, #KEYS do
+  local ttl = redis.call('PTTL', KEYS[i])
+  if ttl == -1 or (ttl >= 0 and now + ttl < exp) then redis.call('PEXPIREAT', KEYS[i], exp) end
+end
+return exp`);
+
 export function createBatchStore(redis: Redis, keys: Keys): BatchStore {
   return {
     async open(meta, profile) {
       const key = keys.batch(meta.id);
       const now = new Date();
-      const replies = (await redis.multi().hsetnx(key, 'fingerprint', meta.fingerprint).hmget(key, 'fingerprint', 'file', 'state', 'loadingUntil', 'loader').exec()) ?? [];
+      const replies = (await redis.multi().hsetnx(key, 'fingerprint', meta.fingerprint).hmget(key, 'fingerprint', 'file', 'state', 'loadingUntil', 'loader', 'resubmit').exec()) ?? [];
       const created = replies[0]?.[1] === 1;
-      const [fingerprint, file, state, loadingUntil, loader] = (replies[1]?.[1] ?? []) as Array<string | null>;
+      const [fingerprint, file, state, loadingUntil, loader, resubmit] = (replies[1]?.[1] ?? []) as Array<string | null>;
       if (!created && fingerprint !== meta.fingerprint) {
         throw new UsageError(
           `Batch ${meta.id} holds other rows (${file ?? 'another file'}, or the same file read with other --format/--encoding/--delimiter/--mapping); give this input a new --batch.`,
@@ -85,6 +103,14 @@ export function createBatchStore(redis: Redis, keys: Keys): BatchStore {
       // its workers must not stop while it is read a second time. One whose loader
       // died resumes where it was; one whose load failed starts again.
       const fresh = created || state === 'failed' || !state;
+      // Its rows' tries were made as it was first loaded: a second load may not change what they send.
+      if (!fresh && (resubmit === '1') !== (meta.resubmit ?? false)) {
+        throw new UsageError(
+          meta.resubmit
+            ? `Batch ${meta.id} was loaded without --resubmit; its rows cannot be sent again now: give this load a new --batch to resubmit its deals.`
+            : `Batch ${meta.id} was loaded with --resubmit; load it again with --resubmit (or give a new --batch).`,
+        );
+      }
       const next = state === 'loaded' ? 'loaded' : 'loading';
       await redis
         .multi()
@@ -99,16 +125,10 @@ export function createBatchStore(redis: Redis, keys: Keys): BatchStore {
       await redis.hset(keys.batch(id), 'loadingUntil', String(Date.now() + LOAD_HEARTBEAT_MS));
     },
     async setTotal(id, total, retentionMs = DEFAULT_RETENTION_MS) {
-      // A batch lives `retentionMs` after its load; outcomes written later are given the
-      // same expiry (`expiresAt`) by the store, since the hash may not exist yet.
-      const expiresAt = Date.now() + retentionMs;
-      await redis
-        .multi()
-        .hset(keys.batch(id), 'total', String(total), 'state', 'loaded', 'loadedAt', new Date().toISOString(), 'expiresAt', String(expiresAt))
-        .pexpire(keys.batch(id), retentionMs)
-        .pexpire(keys.outcomes(id), retentionMs)
-        .pexpire(keys.rows(id), retentionMs)
-        .exec();
+      // A batch lives `retentionMs` after its load, or longer if an earlier load said so: its
+      // keys never expire earlier than they would have. Outcomes written later read
+      // `expiresAt` from here (the outcomes hash may not exist yet).
+      await SET_TOTAL.run(redis, [keys.batch(id), keys.outcomes(id), keys.rows(id), keys.checkpoints(id)], [total, new Date().toISOString(), retentionMs]);
     },
     async fail(id, error) {
       await redis.hset(keys.batch(id), 'state', 'failed', 'error', error);

@@ -1,145 +1,141 @@
 /**
- * Outcomes, one per row per batch, the ledger of deals that reached the
- * registry, and each unfinished row's checkpoint. An outcome, its ledger entry,
- * the end of its checkpoint and the removal of the deal from its job are one
- * script: all or nothing, in one round trip.
+ * Outcomes, one per row per batch. An outcome, what it means for its deal's ledger
+ * entry, the end of the row's checkpoint and the removal of the deal from its job are
+ * one script: all or nothing, in one round trip. The outcomes hash lives at least as
+ * long as its batch: each write reads the batch's expiry from Redis (never a cached
+ * one), and never shortens it.
  */
 import type { RedisClient as Redis } from '../queue/connection.js';
 import type { Keys } from '../queue/keys.js';
 import { createScriptBatcher, luaScript, type ScriptRunner } from '../queue/lua.js';
-import { SUBMITTED_OUTCOMES, type LedgerEntry, type OutcomeRecord } from './types.js';
+import { LEDGER_LUA } from '../ledger/lua.js';
+import type { SubmittedDeal } from '../ledger/entry.js';
+import type { OutcomeRecord } from './types.js';
 
 export interface RecordOptions {
-  /** The batch's expiry (ms since epoch), given to the outcomes hash too (it may be new). */
-  expiresAt?: number | undefined;
   /**
    * The job to strip of its personal data in the same script: its Redis key and its
    * data without the deal. Written only while the job exists, as BullMQ's own
    * updateData does (commands/updateData-1.lua).
    */
   job?: { key: string; data: string } | undefined;
+  /**
+   * The row's deal in the ledger. A docflow (queued, suspended) becomes the deal's;
+   * any other outcome ends the row's claim (the deal goes back to its earlier docflow,
+   * or to none), unless the try may still have made one (`keepClaim`: ERR_UNCERTAIN).
+   */
+  ledger?: { bank: string; requestId?: string; resubmit: boolean; via?: 'answer' | 'feed'; keepClaim?: boolean } | undefined;
+  /** Write only when the row has no outcome yet (the net under jobs BullMQ fails by itself). */
+  ifAbsent?: boolean;
 }
 
-/** What a job needs to know before it sends anything. */
-export interface Lookup {
-  /** The row's outcome, when it has one (a job run again after a crash or a stall). */
-  earlier: OutcomeRecord | undefined;
-  /** Where the deal went when it reached the registry before. */
-  ledger: LedgerEntry | undefined;
-  /** The cadastral number suggest found on an earlier try of the row. */
-  cadastralNumber: string | undefined;
-}
+export type RecordResult =
+  | { kind: 'written' }
+  /** `ifAbsent`, and the row had an outcome: nothing written. */
+  | { kind: 'exists' }
+  /**
+   * Not written: the ledger says the deal has a docflow (the feed found a lost answer,
+   * or another row made it). The row records that instead: its own docflow, or
+   * already_submitted.
+   */
+  | { kind: 'submitted'; own: boolean; deal: SubmittedDeal; via: 'answer' | 'feed' }
+  /** Written, but the deal already had another docflow: the gateway now holds two. */
+  | { kind: 'conflict'; deal: Pick<SubmittedDeal, 'docflowId' | 'batch' | 'row'> };
 
 export interface OutcomeStore {
-  /** The row's outcome, its ledger entry when submitted, and the end of its checkpoint: all or nothing. */
-  record(batch: string, record: OutcomeRecord, options?: RecordOptions): Promise<void>;
-  /** The three reads in one command; the ledger is not read when `withLedger` is false. */
-  lookup(batch: string, row: number, dealId: string, withLedger: boolean): Promise<Lookup>;
-  /** Keeps the cadastral number of a row until its outcome: a retry does not ask suggest again. */
-  checkpoint(batch: string, row: number, cadastralNumber: string, expiresAt?: number): Promise<void>;
-  /**
-   * The lookup and the checkpoint in one round trip, for a job's first run (suggest
-   * asked first): reads what `lookup` reads, and writes the checkpoint only when the row
-   * has no outcome, no checkpoint and (when `withLedger`) its deal no ledger entry, the
-   * case of nearly every row. `written` says whether it did; if not, the caller goes on
-   * as after `lookup`.
-   */
-  lookupAndCheckpoint(batch: string, row: number, dealId: string, withLedger: boolean, cadastralNumber: string, expiresAt?: number): Promise<Lookup & { written: boolean }>;
-  /** Writes only when the row has no outcome yet; true when written. */
-  recordIfAbsent(batch: string, record: OutcomeRecord): Promise<boolean>;
+  record(batch: string, record: OutcomeRecord, options?: RecordOptions): Promise<RecordResult>;
   /** Rows `from`..`to` (inclusive), `undefined` where a row has no outcome yet. */
   range(batch: string, from: number, to: number): Promise<Array<OutcomeRecord | undefined>>;
   count(batch: string): Promise<number>;
 }
 
 /**
- * KEYS: outcomes hash, ledger hash, checkpoints hash, job hash (or the outcomes hash
- * again when no job). ARGV: row, outcome JSON, expiry ms ('' for none), dealId (''
- * for no ledger entry), ledger entry JSON, job data JSON ('' to leave the job be).
+ * KEYS: outcomes, ledger entry (or outcomes when none), checkpoints, job (or outcomes),
+ * batch hash. ARGV: row, outcome JSON, ledger mode ('' | submitted | release), docflowId,
+ * outcome, at, via, job data ('' to leave the job be), ledger ms, batch, if absent ('1'),
+ * resubmit ('1'), requestId, dealId, bank.
  */
-const RECORD = luaScript(`
+const RECORD = luaScript(`${LEDGER_LUA}
+local now = now_ms()
+if ARGV[11] == '1' and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return {'exists'} end
+local reply = {'written'}
+if ARGV[3] ~= '' then
+  local e = entry_of(KEYS[2])
+  local own = e.batch == ARGV[10] and e.row == ARGV[1]
+  if ARGV[3] == 'submitted' then
+    if e.state == 'submitted' and e.docflowId ~= ARGV[4] then
+      reply = {'conflict', e.docflowId, e.batch, e.row}
+    else
+      if not e.state then
+        local n = string.match(ARGV[13], '^%d+:(%d+):') or '0'
+        redis.call('HSET', KEYS[2], 'dealId', ARGV[14], 'bank', ARGV[15], 'n', n, 'rid', ARGV[13])
+      end
+      redis.call('HSET', KEYS[2], 'batch', ARGV[10], 'row', ARGV[1])
+      submit(KEYS[2], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[9])
+    end
+  elseif e.state == 'submitted' and (own or ARGV[12] ~= '1') then
+    return {'submitted', own and '1' or '0', e.docflowId, e.outcome, e.batch, e.row, e.at or '', e.via or 'answer'}
+  elseif own and e.state == 'idle' then
+    release(KEYS[2], e, ARGV[9])
+  end
+end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-if ARGV[3] ~= '' then redis.call('PEXPIREAT', KEYS[1], ARGV[3]) end
-if ARGV[4] ~= '' then redis.call('HSET', KEYS[2], ARGV[4], ARGV[5]) end
+extend(KEYS[1], KEYS[5], now)
 redis.call('HDEL', KEYS[3], ARGV[1])
-if ARGV[6] ~= '' and redis.call('EXISTS', KEYS[4]) == 1 then redis.call('HSET', KEYS[4], 'data', ARGV[6]) end
-return 0`);
+if ARGV[8] ~= '' and redis.call('EXISTS', KEYS[4]) == 1 then redis.call('HSET', KEYS[4], 'data', ARGV[8]) end
+return reply`);
 
-/** KEYS: checkpoints hash. ARGV: row, cadastral number, expiry ms ('' for none). */
-const CHECKPOINT = luaScript(`
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-if ARGV[3] ~= '' then redis.call('PEXPIREAT', KEYS[1], ARGV[3]) end
-return 0`);
-
-/**
- * KEYS: outcomes, ledger, checkpoints. ARGV: row, dealId ('' not to read the ledger),
- * cadastral number ('' to write nothing), expiry ms ('' for none). Three reads, one
- * command; then, given a cadastral number and when all three found nothing, the
- * checkpoint. The fourth answer is 1 when it was written.
- */
-const LOOKUP = luaScript(`
-local ledger = false
-if ARGV[2] ~= '' then ledger = redis.call('HGET', KEYS[2], ARGV[2]) end
-local earlier = redis.call('HGET', KEYS[1], ARGV[1])
-local checkpoint = redis.call('HGET', KEYS[3], ARGV[1])
-if earlier or ledger or checkpoint or ARGV[3] == '' then return {earlier or '', ledger or '', checkpoint or '', 0} end
-redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
-if ARGV[4] ~= '' then redis.call('PEXPIREAT', KEYS[3], ARGV[4]) end
-return {'', '', '', 1}`);
-
-const parse = <T>(raw: string | null | undefined): T | undefined => (raw ? (JSON.parse(raw) as T) : undefined);
-
-/** The row's outcome, its deal's ledger entry and its checkpoint, '' for none; 1 when the checkpoint was written. */
-type LookupReply = [string, string, string, number];
-
-const looked = ([earlier, ledger, cadastralNumber, written]: LookupReply): Lookup & { written: boolean } => ({
-  earlier: parse<OutcomeRecord>(earlier),
-  ledger: parse<LedgerEntry>(ledger),
-  cadastralNumber: cadastralNumber || undefined,
-  written: written === 1,
-});
+const SUBMITTED_OUTCOMES = new Set(['queued', 'suspended']);
 
 export interface OutcomeStoreOptions {
   /** Send the scripts of one turn of the event loop together (a worker with many jobs at once). */
   batched?: boolean;
+  /** How long a ledger entry is kept after its last change. */
+  ledgerMs?: number;
 }
+
+/** 400 days, unless REALTY_LEDGER_DAYS says otherwise. */
+export const DEFAULT_LEDGER_MS = 400 * 24 * 3600 * 1000;
 
 export function createOutcomeStore(redis: Redis, keys: Keys, options: OutcomeStoreOptions = {}): OutcomeStore {
   const run: ScriptRunner = options.batched ? createScriptBatcher(redis) : (script, k, args) => script.run(redis, k, args);
-  const lookUp = async (batch: string, row: number, dealId: string, withLedger: boolean, cadastralNumber: string, expiresAt?: number): Promise<Lookup & { written: boolean }> =>
-    looked((await run(LOOKUP, [keys.outcomes(batch), keys.ledger, keys.checkpoints(batch)], [row, withLedger ? dealId : '', cadastralNumber, expiresAt ?? ''])) as LookupReply);
+  const ledgerMs = options.ledgerMs ?? DEFAULT_LEDGER_MS;
   return {
     async record(batch, record, options = {}) {
       const outcomes = keys.outcomes(batch);
-      let dealId = '';
-      let entry = '';
-      if (SUBMITTED_OUTCOMES.has(record.outcome) && record.outcome !== 'already_submitted' && record.docflowId) {
-        const ledger: LedgerEntry = {
-          dealId: record.dealId,
-          docflowId: record.docflowId,
-          outcome: record.outcome as LedgerEntry['outcome'],
-          batch,
-          row: record.row,
-          at: record.finishedAt,
-        };
-        dealId = record.dealId;
-        entry = JSON.stringify(ledger);
+      const { job, ledger } = options;
+      let mode = '';
+      if (ledger && record.outcome !== 'already_submitted' && !ledger.keepClaim) {
+        mode = SUBMITTED_OUTCOMES.has(record.outcome) && record.docflowId ? 'submitted' : 'release';
       }
-      const { expiresAt, job } = options;
-      await run(
+      const reply = (await run(
         RECORD,
-        [outcomes, keys.ledger, keys.checkpoints(batch), job?.key ?? outcomes],
-        [record.row, JSON.stringify(record), expiresAt ?? '', dealId, entry, job?.data ?? ''],
-      );
-    },
-    // No cadastral number: the script only reads.
-    lookup: (batch, row, dealId, withLedger) => lookUp(batch, row, dealId, withLedger, '', undefined),
-    lookupAndCheckpoint: lookUp,
-    async checkpoint(batch, row, cadastralNumber, expiresAt) {
-      await run(CHECKPOINT, [keys.checkpoints(batch)], [row, cadastralNumber, expiresAt ?? '']);
-    },
-    async recordIfAbsent(batch, record) {
-      return (await redis.hsetnx(keys.outcomes(batch), String(record.row), JSON.stringify(record))) === 1;
+        [outcomes, ledger ? keys.ledgerEntry(ledger.bank, record.dealId) : outcomes, keys.checkpoints(batch), job?.key ?? outcomes, keys.batch(batch)],
+        [
+          record.row,
+          JSON.stringify(record),
+          mode,
+          record.docflowId ?? '',
+          record.outcome,
+          record.finishedAt,
+          ledger?.via ?? 'answer',
+          job?.data ?? '',
+          ledgerMs,
+          batch,
+          options.ifAbsent ? '1' : '',
+          ledger?.resubmit ? '1' : '',
+          ledger?.requestId ?? '',
+          record.dealId,
+          ledger?.bank ?? '',
+        ],
+      )) as string[];
+      const [kind, a, b, c, d, e, f, g] = reply.map(String);
+      if (kind === 'exists') return { kind };
+      if (kind === 'conflict') return { kind, deal: { docflowId: a!, batch: b!, row: Number(c) } };
+      if (kind === 'submitted') {
+        return { kind, own: a === '1', deal: { docflowId: b!, outcome: c === 'suspended' ? 'suspended' : 'queued', batch: d!, row: Number(e), at: f! }, via: g === 'feed' ? 'feed' : 'answer' };
+      }
+      return { kind: 'written' };
     },
     async range(batch, from, to) {
       if (to < from) return [];

@@ -1,3 +1,5 @@
+import type { SubmittedDeal } from '../ledger/entry.js';
+
 /** The outcomes of product.md: exactly one per input row. */
 
 export const OUTCOMES = [
@@ -50,34 +52,22 @@ export const RESULT_COLUMNS = [
   'finishedAt',
 ] as const satisfies ReadonlyArray<keyof OutcomeRecord>;
 
-/** Where a deal went at the registry, kept across batches so it is never sent twice. */
-export interface LedgerEntry {
-  dealId: string;
-  docflowId: string;
-  outcome: 'queued' | 'suspended';
-  batch: string;
-  row: number;
-  at: string;
-}
-
-/**
- * The ledger entry that makes a row `already_submitted`: one of the deal's at another
- * row or batch. A row's own entry (its batch loaded again after it expired) is not: the
- * row is sent again with the same requestId, and the gateway answers with its docflow.
- */
-export function submittedElsewhere(entry: LedgerEntry | undefined, batch: string, row: number): entry is LedgerEntry {
-  return entry !== undefined && !(entry.batch === batch && entry.row === row);
-}
-
-/** A row whose deal reached the registry before: nothing is sent, the earlier docflowId stands. */
-export function alreadySubmitted(row: number, dealId: string, entry: LedgerEntry, attempts: number): OutcomeRecord {
+/** A row whose deal reached the registry from another row or batch: nothing is sent, the earlier docflowId stands. */
+export function alreadySubmitted(row: number, dealId: string, deal: SubmittedDeal, attempts: number): OutcomeRecord {
   return {
     row,
     dealId,
     outcome: 'already_submitted',
-    docflowId: entry.docflowId,
+    docflowId: deal.docflowId,
     attempts,
-    errorMessage: `submitted before (batch ${entry.batch}, row ${entry.row}, ${entry.outcome}, ${entry.at}); --resubmit sends it again`,
+    errorMessage: `submitted before (batch ${deal.batch}, row ${deal.row}, ${deal.outcome}, ${deal.at}); --resubmit sends it again`,
     finishedAt: new Date().toISOString(),
   };
+}
+
+/** A row that made its deal's docflow before: its outcome again, as the ledger keeps it. */
+export function ownDocflow(row: number, dealId: string, deal: Pick<SubmittedDeal, 'docflowId' | 'outcome' | 'at'>, via: 'answer' | 'feed', attempts: number): OutcomeRecord {
+  const record: OutcomeRecord = { row, dealId, outcome: deal.outcome, docflowId: deal.docflowId, attempts, finishedAt: new Date().toISOString() };
+  if (via === 'feed') record.errorMessage = `the gateway's answer was lost; its docflow was found in the news feed (${deal.at})`;
+  return record;
 }

@@ -7,7 +7,7 @@
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import pRetry from 'p-retry';
-import { RedisUnavailableError } from '../errors.js';
+import { ConfigError, RedisUnavailableError } from '../errors.js';
 
 /**
  * A connection to a single Redis or to a cluster: every key the project writes
@@ -147,4 +147,25 @@ export function isRedisOutage(err: unknown): boolean {
     /Connection is closed|Command aborted due to connection close|ECONNREFUSED|ECONNRESET|EPIPE|Stream isn't writeable/.test(err.message) ||
     ['ECONNREFUSED', 'ECONNRESET', 'EPIPE'].includes((err as NodeJS.ErrnoException).code ?? '')
   );
+}
+
+/**
+ * The ledger is what keeps a deal from being sent twice: a Redis that evicts keys when it
+ * is full could drop an entry and let its deal be sent again. `run`, `work` and `load`
+ * start only on a Redis (each master of a cluster) whose `maxmemory-policy` is
+ * `noeviction`, which makes a full Redis refuse writes loudly instead.
+ */
+export async function requireNoEviction(redis: RedisClient, target: RedisTarget): Promise<void> {
+  const nodes: Redis[] = redis instanceof Cluster ? redis.nodes('master') : [redis];
+  for (const node of nodes) {
+    const info = await node.info('memory');
+    const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
+    if (policy === 'noeviction') continue;
+    const where = redis instanceof Cluster ? `the cluster node ${node.options.host}:${node.options.port}` : describeTarget(target);
+    throw new ConfigError(
+      policy
+        ? `Redis at ${where} evicts keys when it is full (maxmemory-policy ${policy}): a ledger entry evicted is a deal sent twice. Set maxmemory-policy noeviction (CONFIG SET maxmemory-policy noeviction, and in redis.conf).`
+        : `Redis at ${where} does not say its maxmemory-policy (INFO memory): it must be noeviction, since a ledger entry evicted is a deal sent twice.`,
+    );
+  }
 }

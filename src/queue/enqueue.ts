@@ -2,14 +2,17 @@
  * The load's enqueue step: a chunk of valid deals becomes jobs (one `addBulk`),
  * their rows enter the batch's row index and the chunk's invalid rows get their
  * outcomes, in one round trip. Before it, one read of the ledger: a deal that
- * reached the registry from another row or batch gets `already_submitted` here,
- * without a job or a gateway call. One chunk is in Redis while the loader reads and
+ * reached the registry gets its outcome here, without a job or a gateway call:
+ * `already_submitted` when another row or batch made its docflow, the row's own
+ * outcome again when this very row did (its batch expired and was loaded again). One chunk is in Redis while the loader reads and
  * validates the next: Redis runs BullMQ's scripts on its own core meanwhile, and
  * the rows held stay two chunks.
  */
 import type { Queue } from 'bullmq';
 import type { RedisClient as Redis } from './connection.js';
-import { alreadySubmitted, submittedElsewhere, type LedgerEntry, type OutcomeRecord } from '../outcomes/types.js';
+import { alreadySubmitted, ownDocflow, type OutcomeRecord } from '../outcomes/types.js';
+import { readSubmittedDeals } from '../ledger/ledger.js';
+import type { SubmittedDeal } from '../ledger/entry.js';
 import { DEAL_JOB, dealJobId, dealJobOptions, type DealJobData } from './job-data.js';
 import type { Keys } from './keys.js';
 
@@ -29,6 +32,8 @@ export interface EnqueueOptions {
   /** Opened on `redis` itself (see `openQueue`): its commands then follow ours on one connection, in order. */
   queue: Queue<DealJobData>;
   batch: string;
+  /** The bank (its profile's INN): the ledger is kept per bank. */
+  bank: string;
   /**
    * True when the batch starts afresh (new, failed, or expired): a job of it found
    * in Redis is a leftover of an earlier life of the batch id (its row index expired
@@ -36,7 +41,7 @@ export interface EnqueueOptions {
    * load resumed after a crash): a job found is this batch's, counted `alreadyEnqueued`.
    */
   fresh: boolean;
-  /** `--resubmit`: the ledger is not read, every valid row becomes a job. */
+  /** `--resubmit`: a deal another row made is sent again (a row's own docflow still stands). */
   resubmit?: boolean;
   /** Tells other processes this load is alive; called at most once a second. */
   heartbeat: () => Promise<void>;
@@ -54,7 +59,7 @@ export interface Enqueuer {
   settle(): Promise<void>;
   readonly enqueued: number;
   readonly alreadyEnqueued: number;
-  /** Rows whose deal the ledger has from another row or batch: recorded, not enqueued. */
+  /** Rows whose deal the ledger has a docflow for: recorded, not enqueued. */
   readonly alreadySubmitted: number;
 }
 
@@ -69,36 +74,39 @@ export function createEnqueuer(options: EnqueueOptions): Enqueuer {
   let alreadySubmittedRows = 0;
 
   /**
-   * The ledger's entries for a chunk's deals, asked as soon as the chunk is read: the
+   * The ledger's docflows for a chunk's deals, asked as soon as the chunk is read: the
    * answer comes in behind the previous chunk's, so sending this one waits for no extra
    * round trip. Only on a fresh batch, whose rows have no outcomes yet: a batch loaded
    * again keeps the outcomes its rows have (its jobs return them), and a row of it still
    * without one is sorted out by its worker.
    */
-  const readLedger = (chunk: DealJobData[]): Promise<Array<string | null>> | undefined => {
-    if (options.resubmit || !fresh || chunk.length === 0) return undefined;
-    const entries = redis.hmget(keys.ledger, ...chunk.map((j) => j.dealId));
+  const readLedger = (chunk: DealJobData[]): Promise<Array<SubmittedDeal | undefined>> | undefined => {
+    if (!fresh || chunk.length === 0) return undefined;
+    const entries = readSubmittedDeals(redis, keys, options.bank, chunk.map((j) => j.dealId));
     // Awaited by send; a failure before then must not count as unhandled.
     entries.catch(() => undefined);
     return entries;
   };
 
-  /** The chunk's deals the ledger has from another row or batch, as outcomes; the rest stay jobs. */
-  const sortOutSubmitted = async (chunk: DealJobData[], ledger: Promise<Array<string | null>> | undefined): Promise<{ jobs: DealJobData[]; submitted: OutcomeRecord[] }> => {
+  /**
+   * The chunk's deals that have a docflow, as outcomes: the row's own again, or
+   * already_submitted (unless --resubmit sends them again); the rest stay jobs.
+   */
+  const sortOutSubmitted = async (chunk: DealJobData[], ledger: Promise<Array<SubmittedDeal | undefined>> | undefined): Promise<{ jobs: DealJobData[]; submitted: OutcomeRecord[] }> => {
     const entries = ledger ? await ledger : [];
-    if (entries.every((e) => e === null)) return { jobs: chunk, submitted: [] };
+    if (entries.every((e) => e === undefined)) return { jobs: chunk, submitted: [] };
     const jobs: DealJobData[] = [];
     const submitted: OutcomeRecord[] = [];
     chunk.forEach((job, i) => {
-      const raw = entries[i];
-      const entry = raw ? (JSON.parse(raw) as LedgerEntry) : undefined;
-      if (submittedElsewhere(entry, batch, job.row)) submitted.push(alreadySubmitted(job.row, job.dealId, entry, 0));
+      const deal = entries[i];
+      if (deal && deal.batch === batch && deal.row === job.row) submitted.push(ownDocflow(job.row, job.dealId, deal, 'answer', 0));
+      else if (deal && !options.resubmit) submitted.push(alreadySubmitted(job.row, job.dealId, deal, 0));
       else jobs.push(job);
     });
     return { jobs, submitted };
   };
 
-  const send = async (chunk: EnqueueChunk, ledger: Promise<Array<string | null>> | undefined): Promise<void> => {
+  const send = async (chunk: EnqueueChunk, ledger: Promise<Array<SubmittedDeal | undefined>> | undefined): Promise<void> => {
     const { jobs, submitted } = await sortOutSubmitted(chunk.jobs, ledger);
     const outcomes = submitted.length > 0 ? [...chunk.invalid, ...submitted] : chunk.invalid;
     const ids = jobs.map((j) => dealJobId(batch, j.dealId));
@@ -109,7 +117,7 @@ export function createEnqueuer(options: EnqueueOptions): Enqueuer {
     if (jobs.length > 0) pipeline.hset(keys.rows(batch), ...jobs.flatMap((j) => [String(j.row), j.dealId]));
     if (outcomes.length > 0) pipeline.hset(keys.outcomes(batch), ...outcomes.flatMap((o) => [String(o.row), JSON.stringify(o)]));
     if (chunk.invalid.length > 0) pipeline.hincrby(keys.metrics, 'outcome|invalid', chunk.invalid.length);
-    if (submitted.length > 0) pipeline.hincrby(keys.metrics, 'outcome|already_submitted', submitted.length);
+    for (const o of submitted) pipeline.hincrby(keys.metrics, `outcome|${o.outcome}`, 1);
     const now = Date.now();
     const beat = now - lastHeartbeat >= HEARTBEAT_EVERY_MS ? options.heartbeat() : undefined;
     if (beat) lastHeartbeat = now;

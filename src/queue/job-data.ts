@@ -14,6 +14,13 @@ export interface DealJobData {
   resubmit?: boolean;
   /** Times the job waited for an open circuit breaker without spending a try. */
   holds?: number;
+  /** Times the job waited for another row holding its deal (another batch, another host). */
+  waits?: number;
+  /**
+   * No tries left, but the last may have made a docflow (no answer came): the row ends with
+   * this once the news feed has shown that it made none, or with its docflow if it did.
+   */
+  exhausted?: { outcome: 'failed' | 'unavailable'; errorCode?: string; errorMessage: string; httpStatus?: number };
 }
 
 /** Stable per (batch, deal): the same file loaded twice into one batch adds no second job. */

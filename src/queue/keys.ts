@@ -20,8 +20,16 @@ export interface Keys {
   checkpoints(id: string): string;
   /** Sorted set: batch ids by creation time (ms). */
   readonly batches: string;
-  /** Hash: dealId → ledger entry JSON (deals that reached queued or suspended). */
-  readonly ledger: string;
+  /**
+   * Hash: one deal's ledger entry (src/ledger/ledger.ts): its claim, its tries and the
+   * docflow it reached, keyed by the bank (its profile's INN) and the dealId. Each is a
+   * key of its own, so that it expires on its own (REALTY_LEDGER_DAYS), long after batches.
+   */
+  ledgerEntry(bank: string, dealId: string): string;
+  /** Hash: the news feed follower's cursor, how far the feed is known complete, and its counters. */
+  readonly feed: string;
+  /** String: the token of the one process following the feed (src/feed/follower.ts). */
+  readonly feedLock: string;
   /** String: why the queue was paused by the project (e.g. `session`), when it was. */
   readonly pauseReason: string;
   /** String: `<second>:<count>` of gateway requests, for `--rate`. */
@@ -40,7 +48,9 @@ export function createKeys(prefix: string): Keys {
     rows: (id: string) => `${tag}:batch:${id}:rows`,
     checkpoints: (id: string) => `${tag}:batch:${id}:checkpoints`,
     batches: `${tag}:batches`,
-    ledger: `${tag}:ledger`,
+    ledgerEntry: (bank: string, dealId: string) => `${tag}:ledger:${bank}:${dealId}`,
+    feed: `${tag}:feed`,
+    feedLock: `${tag}:feed:lock`,
     pauseReason: `${tag}:pause-reason`,
     rate: `${tag}:rate`,
     metrics: `${tag}:metrics`,

@@ -114,7 +114,7 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
         await removeBatchJobs(queue, redis, keys, batch);
         await redis.del(keys.outcomes(batch), keys.rows(batch), keys.checkpoints(batch));
       }
-      enqueuer = createEnqueuer({ redis, keys, queue, batch, fresh, resubmit: options.resubmit ?? false, heartbeat: () => batches.heartbeat(batch) });
+      enqueuer = createEnqueuer({ redis, keys, queue, batch, bank: options.profile.organization.inn, fresh, resubmit: options.resubmit ?? false, heartbeat: () => batches.heartbeat(batch) });
     }
     for await (const record of input.records()) {
       summary.read++;

@@ -10,6 +10,7 @@ import { dealJobId } from '../queue/job-data.js';
 import type { Keys } from '../queue/keys.js';
 import { batchOutcomes, emptyCounts } from './write-results.js';
 import { openQueue } from '../queue/deal-queue.js';
+import { findMissingRows } from '../batch/missing-rows.js';
 
 export interface BatchStatus {
   batch: string;
@@ -24,6 +25,10 @@ export interface BatchStatus {
   file: string;
   /** Unfinished rows by BullMQ job state (waiting, delayed, active, failed, missing ...). */
   queue: Record<string, number>;
+  /** Rows with neither a job nor an outcome: nothing will finish them (`retry --missing` makes them again). */
+  missing: number;
+  /** The first of them, for the message. */
+  missingRows?: number[];
   startedAt: string;
   finishedAt?: string;
   /** Rows finished per second, from the load's end to the last outcome. */
@@ -67,8 +72,15 @@ export async function batchStatus(redis: Redis, keys: Keys, batch: string): Prom
     state: meta.state,
     file: meta.file,
     queue: states,
+    missing: 0,
     startedAt: meta.createdAt,
   };
+  // Only a loaded batch: one still loading has rows whose jobs are not made yet.
+  if (meta.state === 'loaded' && counts.pending > 0) {
+    const missing = await findMissingRows(redis, keys, batch, total);
+    status.missing = missing.count;
+    if (missing.count > 0) status.missingRows = missing.rows;
+  }
   if (meta.loaderDied) status.loaderDied = true;
   if (done && last > 0) status.finishedAt = new Date(last).toISOString();
   if (last > began && finishedRows > 0) status.rowsPerSecond = Math.round((finishedRows / ((last - began) / 1000)) * 10) / 10;

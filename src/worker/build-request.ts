@@ -1,10 +1,11 @@
 /**
- * The `encumbrance_request` a deal becomes, in the shape of realty-api.md 2.3 and
- * the published example. The requestId is the dealId: the same deal always sends
- * the same requestId, which is what lets the gateway refuse a duplicate.
+ * The `encumbrance_request` a deal becomes, in the shape of the contract (2.3) and
+ * the published example. Its requestId is the one the ledger gave the try
+ * (src/ledger/entry.ts: the bank, the dealId and the resubmission number).
  */
 import type { Deal, Owner, OwnerAddress } from '../input/deal.js';
 import type { BankProfile } from '../input/profile.js';
+import { requestIdOf } from '../ledger/entry.js';
 import {
   contentLink,
   type Address,
@@ -15,20 +16,12 @@ import {
   type StructuredAddress,
 } from '../realty/types.js';
 
-/**
- * The dealId itself; an explicit `--resubmit` in batch B sends `<dealId>~B`, so
- * the gateway sees a new request once, and retries inside B still repeat it.
- */
-export function requestIdOf(deal: Pick<Deal, 'dealId'>, resubmitBatch?: string): string {
-  return resubmitBatch ? `${deal.dealId}~${resubmitBatch}` : deal.dealId;
-}
-
 export function buildEncumbranceRequest(
   deal: Deal,
   cadastralNumber: string,
   profile: BankProfile,
   baseUrl: string,
-  resubmitBatch?: string,
+  requestId: string = requestIdOf(profile.organization.inn, deal.dealId),
 ): DocflowRequest<EncumbranceOptions> {
   const participants = deal.owners.map((o): Participant => ({ person: toPerson(o) }));
   const whoseRightRestricted: EncumbranceOptions['whoseRightRestricted'] =
@@ -50,7 +43,7 @@ export function buildEncumbranceRequest(
   if (deal.areaValue) object.area = { value: deal.areaValue, unit: deal.areaUnit };
 
   return {
-    requestId: requestIdOf(deal, resubmitBatch),
+    requestId,
     options: {
       encumbranceType: 'mortgage',
       object,

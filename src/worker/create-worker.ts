@@ -3,13 +3,18 @@
  * starts in-process and `work` starts alone.
  */
 import { hostname } from 'node:os';
-import { Worker, type Queue } from 'bullmq';
+import { Worker, type Job, type Queue } from 'bullmq';
+import pRetry from 'p-retry';
 import { Cluster } from 'ioredis';
 import type { RedisClient as Redis } from '../queue/connection.js';
 import { createDealProcessor } from '../../jobs/deal.js';
 import type { Logger } from '../logger.js';
 import { createBatchStore } from '../outcomes/batches.js';
-import { createOutcomeStore } from '../outcomes/store.js';
+import { createOutcomeStore, DEFAULT_LEDGER_MS } from '../outcomes/store.js';
+import { createLedger } from '../ledger/ledger.js';
+import { ensureFeed } from '../feed/feed-store.js';
+import { startFeedFollower, type FeedFollower } from '../feed/follower.js';
+import { createScriptBatcher } from '../queue/lua.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
 import type { DealJobData } from '../queue/job-data.js';
 import type { Keys } from '../queue/keys.js';
@@ -40,8 +45,21 @@ export interface DealWorkerOptions {
   lockMs?: number;
   /** The circuit breaker's settings; DEFAULT_BREAKER when undefined. */
   breaker?: Partial<BreakerOptions>;
+  /** How long after a try's end its docflow may take to show in the news feed (`--feed-lag-ms`). */
+  feedLagMs?: number;
+  /** How long past that a row waits for the feed before it ends ERR_UNCERTAIN (`--reconcile-timeout-ms`). */
+  reconcileTimeoutMs?: number;
+  /** Follow the news feed for the fleet when no other process does (default true; `--no-track`). */
+  track?: boolean;
+  /** How often the follower reads the feed once it has nothing new (ms). */
+  feedPollMs?: number;
+  /** How long a ledger entry is kept after its last change (REALTY_LEDGER_DAYS). */
+  ledgerMs?: number;
   logger: Logger;
 }
+
+export const DEFAULT_FEED_LAG_MS = 60_000;
+export const DEFAULT_RECONCILE_TIMEOUT_MS = 15 * 60_000;
 
 /** How often a job may be taken over from a worker that died before it is failed. */
 export const MAX_STALLS = 5;
@@ -127,16 +145,30 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   // (The same call twice: TypeScript cannot call `duplicate` on the union of the two classes.)
   const storeConnection: Redis = connection instanceof Cluster ? connection.duplicate() : connection.duplicate();
   storeConnection.on('error', () => undefined);
-  const outcomes = createOutcomeStore(storeConnection, keys, { batched: true });
+  const ledgerMs = options.ledgerMs ?? DEFAULT_LEDGER_MS;
+  const outcomes = createOutcomeStore(storeConnection, keys, { batched: true, ledgerMs });
+  const ledger = createLedger(storeConnection, keys, {
+    timeoutMs: options.timeoutMs,
+    feedLagMs: options.feedLagMs ?? DEFAULT_FEED_LAG_MS,
+    ledgerMs,
+    run: createScriptBatcher(storeConnection),
+  });
+  // Every worker process offers to follow the feed; one at a time does (a lock in Redis).
+  const follower: FeedFollower | undefined =
+    options.track === false ? undefined : startFeedFollower({ redis: connection, keys, client, logger, ledgerMs, ...(options.feedPollMs ? { pollMs: options.feedPollMs } : {}) });
   let sessionReported = false;
   const limiter = options.rate ? createRequestLimiter(connection, keys.rate, options.rate) : undefined;
 
+  const batches = createBatchStore(connection, keys);
   const processor = createDealProcessor({
     client,
     outcomes,
-    batches: createBatchStore(connection, keys),
+    ledger,
+    batches,
+    ensureFeed: () => ensureFeed(connection, keys, client),
     apiUrl: options.apiUrl,
     attempts: options.attempts,
+    reconcileTimeoutMs: options.reconcileTimeoutMs ?? DEFAULT_RECONCILE_TIMEOUT_MS,
     logger,
     onOutcome: (record) => metrics.outcome(record.outcome),
     holdUntil: () => (breaker.isOpen() ? Math.max(breaker.openUntil, Date.now() + 1000) : 0),
@@ -179,28 +211,41 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     },
   });
   worker.on('error', (err) => logger.error({ err: { message: err.message } }, 'worker error'));
-  // The net under the processor: a job BullMQ failed by itself (stalled too often) still gets its one outcome.
+  // The net under the processor: a job BullMQ failed by itself (stalled too often) still gets
+  // its one outcome, with its batch's expiry, and its personal data leaves Redis. Awaited by close().
+  const nets = new Set<Promise<void>>();
   worker.on('failed', (job, err) => {
     // Jobs of a batch whose load failed are not rows of it: no outcome.
     if (!job?.finishedOn || err.name === 'BatchAbandonedError') return;
+    const net = recordFailedJob(job, err).catch((e: unknown) => logger.error({ err: { message: String(e) }, batch: job.data.batch, row: job.data.row }, 'could not record a failed job'));
+    nets.add(net);
+    void net.finally(() => nets.delete(net));
+  });
+  const recordFailedJob = async (job: Job<DealJobData, OutcomeRecord>, err: Error): Promise<void> => {
+    const { batch, row, dealId } = job.data;
     const stalled = /stalled more than allowable limit/.test(err.message);
+    const bank = (await batches.profile(batch))?.organization.inn;
+    const entry = bank ? await ledger.read(bank, dealId) : undefined;
+    // A worker that died mid-call may have made the docflow: the row says so, and keeps its claim.
+    const uncertain = entry?.state === 'sending' && entry.batch === batch && entry.row === row;
     const record: OutcomeRecord = {
-      row: job.data.row,
-      dealId: job.data.dealId,
+      row,
+      dealId,
       outcome: 'failed',
       attempts: Math.max(1, job.attemptsMade),
-      errorCode: stalled ? 'ERR_JOB_STALLED' : 'ERR_JOB_FAILED',
-      errorMessage: stalled
-        ? `its worker stopped ${MAX_STALLS + 1} times while it ran; it may have reached the registry: realty-batch retry sends it again with the same requestId, which the gateway answers with its first docflow`
-        : err.message,
+      errorCode: uncertain ? 'ERR_UNCERTAIN' : stalled ? 'ERR_JOB_STALLED' : 'ERR_JOB_FAILED',
+      errorMessage: uncertain
+        ? `its worker stopped ${MAX_STALLS + 1} times while it ran, once during a call that may have created a docflow; realty-batch retry ${batch} looks for it in the news feed before sending it again`
+        : stalled
+          ? `its worker stopped ${MAX_STALLS + 1} times while it ran (no call of it was in flight); realty-batch retry ${batch} sends it again`
+          : err.message,
       finishedAt: new Date().toISOString(),
     };
-    // The row's one outcome, and its personal data out of Redis.
     const { deal: _removed, ...rest } = job.data;
-    Promise.all([outcomes.recordIfAbsent(job.data.batch, record), job.data.deal ? job.updateData(rest) : undefined]).catch((e: unknown) =>
-      logger.error({ err: { message: String(e) } }, 'could not record a failed job'),
-    );
-  });
+    const strip = job.data.deal ? { key: `${job.queueQualifiedName}:${job.id}`, data: JSON.stringify(rest) } : undefined;
+    const write = () => outcomes.record(batch, record, { ifAbsent: true, job: strip, ...(bank && { ledger: { bank, resubmit: job.data.resubmit === true, keepClaim: uncertain } }) });
+    await pRetry(write, { retries: 5, minTimeout: 200 });
+  };
 
   return {
     breaker,
@@ -209,6 +254,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     async close(graceMs = DEFAULT_GRACE_MS) {
       closing = true;
       clearTimeout(probeTimer);
+      await follower?.close();
       let timer: NodeJS.Timeout | undefined;
       const inTime = await Promise.race([
         worker.close().then(() => true),
@@ -221,6 +267,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
         logger.warn({ graceMs }, 'active jobs did not finish within the grace period; closing anyway, another worker takes them over');
         await worker.close(true);
       }
+      await Promise.all(nets);
       await queue.close();
       // After a forced close, jobs still running may have commands waiting for Redis, and
       // QUIT would wait behind them: the connection is then dropped (their jobs are taken

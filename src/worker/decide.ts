@@ -24,11 +24,26 @@ export function decide(err: unknown): Decision {
     if (s === 408 || s === 429 || s >= 500) return { action: 'retry', exhausted: 'failed' };
     return { action: 'record', outcome: 'rejected' };
   }
-  // No answer, or an answer we cannot read: the docflow may or may not exist, and
-  // sending the same requestId again is safe, so these are retried.
+  // No answer, or an answer we cannot read: the docflow may or may not exist. Retried, but
+  // only after the news feed has been asked (mayHaveCreated, src/ledger/).
   if (err instanceof ApiNetworkError || err instanceof ApiResponseError) return { action: 'retry', exhausted: 'failed' };
   // Anything else is a defect or an outage of our own side (Redis); retried the same way.
   return { action: 'retry', exhausted: 'failed' };
+}
+
+/** Failures of the connection before any byte of the request could reach the gateway. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/**
+ * Whether a failed creation call may have made a docflow: an answer that says nothing was
+ * done (4xx, 501: the register is not supported) made none; no answer (a timeout after the
+ * body was written, a reset), an answer that cannot be read, a 5xx or an unexpected 2xx
+ * may have. Such a try is reconciled with the news feed before the deal is sent again.
+ */
+export function mayHaveCreated(err: unknown): boolean {
+  if (err instanceof ApiHttpError) return err.status >= 500 && err.status !== 501;
+  if (err instanceof ApiNetworkError) return !NOT_SENT.has(err.reason);
+  return true;
 }
 
 /** The longest wait between two tries, whatever the attempt number or Retry-After says. */

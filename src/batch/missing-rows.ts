@@ -1,0 +1,56 @@
+/**
+ * Rows with neither a job nor an outcome: a row's job was removed before the row got
+ * its outcome (a clean or a removal from outside the tool). Nothing would ever finish
+ * them: `status` names them, `run` and the nightly wait stop on them instead of waiting
+ * for ever, and `retry --missing` makes their jobs again from the input.
+ */
+import type { RedisClient as Redis } from '../queue/connection.js';
+import { dealJobId } from '../queue/job-data.js';
+import type { Keys } from '../queue/keys.js';
+import { batchOutcomes } from '../results/write-results.js';
+
+export interface MissingRows {
+  count: number;
+  /** The first rows (1-based, in input order), for a message; at most `sample`. */
+  rows: number[];
+}
+
+/** Job keys checked per round trip. */
+const CHUNK = 1000;
+
+export async function findMissingRows(redis: Redis, keys: Keys, batch: string, total: number, sample = 20): Promise<MissingRows> {
+  const missing: MissingRows = { count: 0, rows: [] };
+  const jobKey = `${keys.bullPrefix}:${keys.queueName}:`;
+  let pending: Array<{ row: number; dealId: string }> = [];
+  const check = async (): Promise<void> => {
+    const pipeline = redis.pipeline();
+    for (const p of pending) pipeline.exists(jobKey + dealJobId(batch, p.dealId));
+    const replies = pending.length > 0 ? ((await pipeline.exec()) ?? []) : [];
+    pending.forEach((p, i) => {
+      const [err, exists] = replies[i] ?? [null, 0];
+      if (err) throw err;
+      // A row the index does not name (it expired with a batch loaded again) has no job to find.
+      if (exists === 1 && p.dealId) return;
+      missing.count++;
+      if (missing.rows.length < sample) missing.rows.push(p.row);
+    });
+    pending = [];
+  };
+  for await (const r of batchOutcomes(redis, keys, batch, total)) {
+    if (r.outcome !== 'pending') continue;
+    pending.push({ row: r.row, dealId: r.dealId });
+    if (pending.length >= CHUNK) await check();
+  }
+  await check();
+  return missing;
+}
+
+/** The one sentence that says what to do about them. */
+export function describeMissing(batch: string, missing: MissingRows): string {
+  const more = missing.count > missing.rows.length ? ', ...' : '';
+  return (
+    `${missing.count} row${missing.count === 1 ? '' : 's'} of batch ${batch} ha${missing.count === 1 ? 's' : 've'} neither a job nor an outcome ` +
+    `(row${missing.rows.length === 1 ? '' : 's'} ${missing.rows.join(', ')}${more}): their jobs were removed from outside the tool; ` +
+    `realty-batch retry ${batch} --missing makes them again from the input`
+  );
+}

@@ -1,0 +1,120 @@
+/**
+ * The news feed's state in Redis, one hash per deployment (`{prefix}:feed`):
+ * - `cursor`: the token the follower reads after;
+ * - `since`: when the cursor was first taken (ms of Redis' clock); a try older than it
+ *   can never be reconciled from the feed (its docflow may have come before the cursor);
+ * - `coveredAt`: every docflow the gateway created before `coveredAt` minus its feed lag
+ *   is in the ledger: a read that found nothing after the cursor began at that time;
+ * - counters: items read, resolved (a lost answer found), unknown (not a deal of ours,
+ *   or answered already), conflicts (a requestId with two docflows).
+ * Every time is Redis' own (TIME inside a script on this key), so the hosts' clocks
+ * never meet.
+ */
+import type { RedisClient as Redis } from '../queue/connection.js';
+import type { Keys } from '../queue/keys.js';
+import { luaScript } from '../queue/lua.js';
+import type { RealtyClient } from '../realty/client.js';
+import type { NewsItem } from '../realty/types.js';
+import { LEDGER_LUA } from '../ledger/lua.js';
+
+/** KEYS: feed. ARGV: the feed's newest token. Takes the cursor unless there is one. */
+const INIT = luaScript(`${LEDGER_LUA}
+if redis.call('HEXISTS', KEYS[1], 'since') == 1 then return 0 end
+local now = now_ms()
+redis.call('HSET', KEYS[1], 'since', now, 'cursor', ARGV[1], 'coveredAt', now)
+return 1`);
+
+/** KEYS: feed (it routes the call to the node that keeps the feed). */
+const TIME = luaScript(`${LEDGER_LUA}
+return tostring(now_ms())`);
+
+/**
+ * KEYS: feed, lock. ARGV: lock token, the cursor read after, the new cursor, the time the
+ * read began ('' when it found items: the feed may hold more), the key tag, ledger ms,
+ * then per item: requestId, docflowId, state, date. Stored only while the lock is this
+ * follower's and the cursor has not moved: a follower that lost its lock (a long pause)
+ * can never move the cursor back.
+ */
+const STORE = luaScript(`${LEDGER_LUA}
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return {'lost'} end
+if redis.call('HGET', KEYS[1], 'cursor') ~= ARGV[2] then return {'moved'} end
+local resolved, unknown, conflicts = 0, 0, {}
+for i = 7, #ARGV, 4 do
+  local rid, docflow_id, state, date = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  local bank, n, deal_id = string.match(rid, '^(%d+):(%d+):(.+)$')
+  local e = {}
+  local key
+  if bank then
+    key = ARGV[5] .. ':ledger:' .. bank .. ':' .. deal_id
+    e = entry_of(key)
+  end
+  if not e.state or e.rid ~= rid then
+    unknown = unknown + 1
+  elseif e.state == 'submitted' then
+    if e.docflowId ~= docflow_id then conflicts[#conflicts + 1] = rid .. ' ' .. e.docflowId .. ' ' .. docflow_id end
+  else
+    -- A try of ours whose answer has not come (or never will): the feed answers for it.
+    submit(key, docflow_id, state == 'suspended' and 'suspended' or 'queued', date, 'feed', ARGV[6])
+    resolved = resolved + 1
+  end
+end
+redis.call('HSET', KEYS[1], 'cursor', ARGV[3])
+if ARGV[4] ~= '' and tonumber(ARGV[4]) > tonumber(redis.call('HGET', KEYS[1], 'coveredAt') or '0') then
+  redis.call('HSET', KEYS[1], 'coveredAt', ARGV[4])
+end
+local items = (#ARGV - 6) / 4
+if items > 0 then
+  redis.call('HINCRBY', KEYS[1], 'items', items)
+  redis.call('HINCRBY', KEYS[1], 'resolved', resolved)
+  redis.call('HINCRBY', KEYS[1], 'unknown', unknown)
+  redis.call('HINCRBY', KEYS[1], 'conflicts', #conflicts)
+end
+return {'ok', resolved, unknown, conflicts}`);
+
+/**
+ * Takes the feed's cursor (the feed from now) unless the deployment has one: before any
+ * row claims a deal, so that a try's docflow can never come before the cursor.
+ */
+export async function ensureFeed(redis: Redis, keys: Keys, client: RealtyClient): Promise<void> {
+  if ((await redis.hexists(keys.feed, 'since')) === 1) return;
+  const page = await client.news();
+  await INIT.run(redis, [keys.feed], [page.lastToken]);
+}
+
+/** Redis' clock, in ms. */
+export async function feedTime(redis: Redis, keys: Keys): Promise<number> {
+  return Number(await TIME.run(redis, [keys.feed], []));
+}
+
+export type StoreResult = { kind: 'lost' } | { kind: 'moved' } | { kind: 'stored'; resolved: number; unknown: number; conflicts: string[] };
+
+export async function storePage(
+  redis: Redis,
+  keys: Keys,
+  page: { lockToken: string; after: string; lastToken: string; readAt: number | undefined; items: readonly NewsItem[]; ledgerMs: number },
+): Promise<StoreResult> {
+  const args: Array<string | number> = [page.lockToken, page.after, page.lastToken, page.readAt ?? '', keys.bullPrefix, page.ledgerMs];
+  for (const item of page.items) args.push(item.docflow.requestId ?? '', item.docflow.docflowId, item.docflow.state, item.date);
+  const [kind, resolved, unknown, conflicts] = (await STORE.run(redis, [keys.feed, keys.feedLock], args)) as [string, number, number, string[]];
+  if (kind === 'lost' || kind === 'moved') return { kind };
+  return { kind: 'stored', resolved: Number(resolved), unknown: Number(unknown), conflicts: conflicts ?? [] };
+}
+
+export interface FeedState {
+  cursor?: string;
+  since?: number;
+  coveredAt?: number;
+  items: number;
+  resolved: number;
+  unknown: number;
+  conflicts: number;
+}
+
+export async function readFeedState(redis: Redis, keys: Keys): Promise<FeedState> {
+  const h = await redis.hgetall(keys.feed);
+  const state: FeedState = { items: Number(h.items ?? 0), resolved: Number(h.resolved ?? 0), unknown: Number(h.unknown ?? 0), conflicts: Number(h.conflicts ?? 0) };
+  if (h.cursor) state.cursor = h.cursor;
+  if (h.since) state.since = Number(h.since);
+  if (h.coveredAt) state.coveredAt = Number(h.coveredAt);
+  return state;
+}

@@ -1,0 +1,150 @@
+/**
+ * The fleet's one follower of the gateway's news feed. Every `run` and `work` process
+ * (and `realty-batch track`) starts one; a lock in Redis lets one of them follow at a
+ * time, and a follower that dies loses it within `lockMs` (5 s), for the next to take.
+ * It reads the feed after the cursor kept in Redis and moves the cursor on only in the
+ * script that stores what the page said, so a crash reads a page again and never skips
+ * one. What it stores: each item whose requestId is a try of ours still waiting for an
+ * answer gives that deal its docflow (a lost answer found); items of docflows it does not
+ * know (answered already, or made by another system on the same account) are counted.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../logger.js';
+import type { RedisClient as Redis } from '../queue/connection.js';
+import type { Keys } from '../queue/keys.js';
+import type { RealtyClient } from '../realty/client.js';
+import { ensureFeed, feedTime, storePage } from './feed-store.js';
+
+export interface FollowerOptions {
+  redis: Redis;
+  keys: Keys;
+  client: RealtyClient;
+  logger: Logger;
+  /** How long a ledger entry is kept after its last change. */
+  ledgerMs: number;
+  /** How often the feed is read once it has nothing new (ms). */
+  pollMs?: number;
+  /** How long the lock outlives a follower that stopped renewing it (ms). */
+  lockMs?: number;
+}
+
+export interface FeedFollower {
+  /** True while this process holds the lock. */
+  readonly following: boolean;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_FEED_POLL_MS = 1000;
+export const DEFAULT_FEED_LOCK_MS = 5000;
+
+const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
+const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+export function startFeedFollower(options: FollowerOptions): FeedFollower {
+  const { redis, keys, client, logger } = options;
+  const pollMs = options.pollMs ?? DEFAULT_FEED_POLL_MS;
+  const lockMs = options.lockMs ?? DEFAULT_FEED_LOCK_MS;
+  const token = randomUUID();
+  const log = logger.child({ component: 'feed' });
+  let holding = false;
+  let stopped = false;
+  let wake: (() => void) | undefined;
+  let timer: NodeJS.Timeout | undefined;
+
+  const sleep = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+
+  const setHolding = (now: boolean): void => {
+    if (now === holding) return;
+    holding = now;
+    if (now) log.info({ lockMs }, 'following the gateway news feed for the fleet');
+    else if (!stopped) log.warn('another process follows the news feed now (this one stopped renewing its lock in time)');
+  };
+
+  // Renewed on its own timer, not between reads: a read may take the gateway's whole timeout.
+  const renewal = setInterval(() => {
+    if (!holding) return;
+    (redis.eval(RENEW, 1, keys.feedLock, token, String(lockMs)) as Promise<number>).then((ok) => ok === 1 || setHolding(false)).catch(() => undefined);
+  }, Math.max(100, Math.floor(lockMs / 3)));
+  renewal.unref();
+
+  /** One page: true when it held items (the next may follow at once). */
+  const step = async (): Promise<boolean> => {
+    const cursor = await redis.hget(keys.feed, 'cursor');
+    if (cursor === null) {
+      await ensureFeed(redis, keys, client);
+      return true;
+    }
+    // Taken before the read: everything the feed held at this moment is in the answer.
+    const readAt = await feedTime(redis, keys);
+    const page = await client.news(cursor);
+    const stored = await storePage(redis, keys, {
+      lockToken: token,
+      after: cursor,
+      lastToken: page.lastToken,
+      readAt: page.news.length === 0 ? readAt : undefined,
+      items: page.news,
+      ledgerMs: options.ledgerMs,
+    });
+    if (stored.kind === 'lost') {
+      setHolding(false);
+      return false;
+    }
+    if (stored.kind === 'stored') {
+      if (stored.resolved > 0) log.info({ resolved: stored.resolved }, 'lost answers found in the news feed');
+      for (const conflict of stored.conflicts) {
+        const [requestId, first, second] = conflict.split(' ');
+        log.error({ requestId, docflowIds: [first, second] }, 'the gateway holds two docflows for one requestId; the ledger keeps the first');
+      }
+    }
+    return page.news.length > 0;
+  };
+
+  const loop = async (): Promise<void> => {
+    let failures = 0;
+    while (!stopped) {
+      try {
+        if (!holding) {
+          const taken = (await redis.set(keys.feedLock, token, 'PX', lockMs, 'NX')) === 'OK';
+          setHolding(taken);
+          if (!taken) {
+            await sleep(lockMs / 2);
+            continue;
+          }
+        }
+        const more = await step();
+        if (failures > 0) log.info({ failures }, 'the news feed answers again');
+        failures = 0;
+        if (!more) await sleep(pollMs);
+      } catch (err) {
+        failures++;
+        // One line when it starts, then one a few minutes: a gateway down all night must not fill the log.
+        if (failures === 1 || failures % 50 === 0) log.warn({ err: { message: (err as Error).message }, failures }, 'the news feed could not be read; trying again');
+        await sleep(Math.min(30_000, 500 * 2 ** Math.min(6, failures)));
+      }
+    }
+  };
+  const running = loop();
+
+  return {
+    get following() {
+      return holding;
+    },
+    async close() {
+      stopped = true;
+      clearInterval(renewal);
+      wake?.();
+      // A read in flight may take the gateway's timeout: the lock is given up now, and its
+      // store, should it come, is refused (the lock is no longer this follower's).
+      await Promise.race([running, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+      if (holding) await redis.eval(RELEASE, 1, keys.feedLock, token).catch(() => undefined);
+      holding = false;
+    },
+  };
+}

@@ -1,0 +1,81 @@
+/**
+ * The ledger: for every deal a bank ever sent, what the gateway holds of it. It is
+ * the truth "never twice" rests on, for every row of every batch: a deal is claimed
+ * in it before its docflow is asked for, its tries are written ahead of them, and
+ * the docflow it reached stays in it for REALTY_LEDGER_DAYS (400), long after batches.
+ */
+
+/** Where a claim stands: held between tries, a try whose answer is not known yet, or done. */
+export type LedgerState = 'idle' | 'sending' | 'submitted';
+
+export interface LedgerEntry {
+  dealId: string;
+  /** The bank: its profile's encumbrancer INN. */
+  bank: string;
+  /** The resubmission number of the current (or last) try; 0 until someone passes --resubmit. */
+  n: number;
+  /** The requestId of try `n`: a function of the bank, the dealId and `n`, nothing else. */
+  requestId: string;
+  state: LedgerState;
+  /** The row that holds the claim, or made the docflow. */
+  batch: string;
+  row: number;
+  docflowId?: string;
+  outcome?: 'queued' | 'suspended';
+  /** When the docflow was known (ISO 8601). */
+  at?: string;
+  /** How it was known: the gateway's answer, or the news feed after an answer was lost. */
+  via?: 'answer' | 'feed';
+  /** A try whose answer is not known: when it began and ended (ms of Redis' clock). */
+  tryAt?: number;
+  endAt?: number;
+}
+
+/** The deal's docflow as a row that did not make it sees it. */
+export type SubmittedDeal = Required<Pick<LedgerEntry, 'docflowId' | 'outcome' | 'batch' | 'row' | 'at'>>;
+
+/**
+ * `<bank INN>:<n>:<dealId>`: the same deal always sends the same requestId for one
+ * resubmission number, whoever loads it, in whichever batch, on whichever host. The
+ * INN and `n` are digits, so the dealId after the second colon may hold anything.
+ */
+export function requestIdOf(bank: string, dealId: string, n = 0): string {
+  return `${bank}:${n}:${dealId}`;
+}
+
+/** The bank and dealId a requestId of ours names; undefined for anyone else's. */
+export function parseRequestId(requestId: string): { bank: string; n: number; dealId: string } | undefined {
+  const match = /^(\d+):(\d+):(.+)$/s.exec(requestId);
+  return match ? { bank: match[1]!, n: Number(match[2]), dealId: match[3]! } : undefined;
+}
+
+/** An entry from its hash (HGETALL); undefined when the deal has none. */
+export function parseLedgerEntry(hash: Record<string, string>): LedgerEntry | undefined {
+  if (!hash.state) return undefined;
+  const entry: LedgerEntry = {
+    dealId: hash.dealId ?? '',
+    bank: hash.bank ?? '',
+    n: Number(hash.n ?? 0),
+    requestId: hash.rid ?? '',
+    state: hash.state as LedgerState,
+    batch: hash.batch ?? '',
+    row: Number(hash.row ?? 0),
+  };
+  if (hash.docflowId) entry.docflowId = hash.docflowId;
+  if (hash.outcome) entry.outcome = hash.outcome as 'queued' | 'suspended';
+  if (hash.at) entry.at = hash.at;
+  if (hash.via) entry.via = hash.via as 'answer' | 'feed';
+  if (hash.tryAt) entry.tryAt = Number(hash.tryAt);
+  if (hash.endAt) entry.endAt = Number(hash.endAt);
+  return entry;
+}
+
+/** The fields `submittedDeal` and the load's check read, in this order. */
+export const SUBMITTED_FIELDS = ['state', 'docflowId', 'outcome', 'batch', 'row', 'at'] as const;
+
+/** The docflow of a submitted entry, from SUBMITTED_FIELDS' values; undefined unless submitted. */
+export function submittedDeal(values: ReadonlyArray<string | null>): SubmittedDeal | undefined {
+  const [state, docflowId, outcome, batch, row, at] = values;
+  if (state !== 'submitted' || !docflowId) return undefined;
+  return { docflowId, outcome: outcome === 'suspended' ? 'suspended' : 'queued', batch: batch ?? '', row: Number(row ?? 0), at: at ?? '' };
+}

@@ -1,0 +1,247 @@
+/**
+ * Claims on deals: the one place that decides whether a row may ask the gateway for a
+ * docflow, atomically (one Lua script), so two rows, batches or hosts with one deal
+ * send it once. A claim is written ahead of each try ("sending", with the time of
+ * Redis' clock): a try whose answer never came (a timeout, a reset, a crash) leaves it
+ * so, and before the deal is sent again the news feed must have passed that try and
+ * not shown its requestId (src/feed/). Nothing here trusts the gateway to refuse a
+ * repeated requestId.
+ */
+import type { RedisClient as Redis } from '../queue/connection.js';
+import type { Keys } from '../queue/keys.js';
+import { luaScript, type ScriptRunner } from '../queue/lua.js';
+import type { OutcomeRecord } from '../outcomes/types.js';
+import { parseLedgerEntry, submittedDeal, SUBMITTED_FIELDS, type LedgerEntry, type SubmittedDeal } from './entry.js';
+import { LEDGER_LUA } from './lua.js';
+
+/** What a row may do about its deal now. */
+export type ClaimVerdict =
+  /** The row has its outcome already (its job ran again). */
+  | { kind: 'done'; record: OutcomeRecord }
+  /** The feed has no cursor yet: start it (`ensureFeed`), then claim again. */
+  | { kind: 'nofeed' }
+  /** This row made the deal's docflow before (its answer, or the feed, said so). */
+  | { kind: 'own'; docflowId: string; outcome: 'queued' | 'suspended'; at: string; via: 'answer' | 'feed' }
+  /** Another row or batch made it: nothing is sent. */
+  | { kind: 'elsewhere'; deal: SubmittedDeal }
+  /** Another row holds the deal and is still alive: look again later. */
+  | { kind: 'wait'; batch: string; row: number }
+  /**
+   * A try of the deal may have reached the gateway: wait until the feed has passed
+   * `due` (ms of Redis' clock, `now` is its time now). `resolvable` is false when the
+   * try is older than the feed's cursor: the feed can never tell.
+   */
+  | { kind: 'reconcile'; due: number; now: number; resolvable: boolean }
+  /** (mode `check`) the feed passed the try and did not show it: it made nothing. */
+  | { kind: 'notfound' }
+  /** Go: the try is written ahead; send with this requestId. */
+  | { kind: 'send'; requestId: string };
+
+export interface ClaimRequest {
+  bank: string;
+  dealId: string;
+  batch: string;
+  row: number;
+  /** The row's job key: another row judges this one alive while it exists unfinished. */
+  job: string;
+  /** The batch was loaded with --resubmit: a deal submitted by another row is sent again, as n + 1. */
+  resubmit: boolean;
+  /** `send` claims and writes the try ahead; `check` only reconciles (the row has no tries left). */
+  mode: 'send' | 'check';
+  /** A cadastral number suggest just found: checkpointed in the same step. */
+  cadastralNumber?: string;
+}
+
+export interface LedgerOptions {
+  /** The gateway's per-request timeout: a try that died without an end is over after it. */
+  timeoutMs: number;
+  /** How long after a try's end its docflow may take to show in the feed (`--feed-lag-ms`). */
+  feedLagMs: number;
+  /** How long a ledger entry is kept after its last change (REALTY_LEDGER_DAYS). */
+  ledgerMs: number;
+  /** Runs the scripts (a worker sends those of one event-loop turn together). */
+  run?: ScriptRunner;
+}
+
+/** What a job learns before it asks suggest: its outcome, its checkpoint, its deal's entry. */
+export interface Lookup {
+  earlier: OutcomeRecord | undefined;
+  cadastralNumber: string | undefined;
+  entry: LedgerEntry | undefined;
+}
+
+export interface Ledger {
+  claim(request: ClaimRequest): Promise<ClaimVerdict>;
+  /**
+   * After a try that made no docflow (`definite`: an answer that says so) or may have
+   * (`uncertain`: no answer, or one that cannot be read): the claim stays the row's.
+   */
+  settle(bank: string, dealId: string, requestId: string, batch: string, row: number, how: 'definite' | 'uncertain'): Promise<void>;
+  lookup(bank: string, dealId: string, batch: string, row: number): Promise<Lookup>;
+  /** Keeps the cadastral number suggest found until the row's outcome (a job put back before its claim). */
+  checkpoint(batch: string, row: number, cadastralNumber: string): Promise<void>;
+  read(bank: string, dealId: string): Promise<LedgerEntry | undefined>;
+}
+
+/**
+ * KEYS: entry, feed, outcomes, checkpoints, batch hash (the row's own).
+ * ARGV: batch, row, job, dealId, bank, resubmit ('1'), timeoutMs, feedLagMs, ledgerMs,
+ * cadastral number ('' for none), mode, key tag.
+ */
+const CLAIM = luaScript(`${LEDGER_LUA}
+local now = now_ms()
+local earlier = redis.call('HGET', KEYS[3], ARGV[2])
+if earlier then
+  local o = cjson.decode(earlier).outcome
+  if o == 'queued' or o == 'suspended' or o == 'already_submitted' then return {'done', earlier} end
+end
+if ARGV[10] ~= '' then
+  redis.call('HSET', KEYS[4], ARGV[2], ARGV[10])
+  extend(KEYS[4], KEYS[5], now)
+end
+local since = tonumber(redis.call('HGET', KEYS[2], 'since') or '')
+if not since then return {'nofeed'} end
+local e = entry_of(KEYS[1])
+local own = e.batch == ARGV[1] and e.row == ARGV[2]
+local function claim(n, prev)
+  local rid = ARGV[5] .. ':' .. n .. ':' .. ARGV[4]
+  redis.call('DEL', KEYS[1])
+  redis.call('HSET', KEYS[1], 'dealId', ARGV[4], 'bank', ARGV[5], 'n', n, 'rid', rid, 'state', 'sending',
+    'batch', ARGV[1], 'row', ARGV[2], 'job', ARGV[3], 'tryAt', now, 'timeoutMs', ARGV[7])
+  if prev then redis.call('HSET', KEYS[1], 'prev', prev) end
+  redis.call('PEXPIRE', KEYS[1], ARGV[9])
+  return {'send', rid}
+end
+local function elsewhere(x) return {'elsewhere', x.docflowId, x.outcome, x.batch, x.row, x.at} end
+-- The holder runs still: its job exists unfinished and its row has no outcome.
+local function alive(x)
+  if not x.job or redis.call('EXISTS', x.job) == 0 then return false end
+  if redis.call('HEXISTS', x.job, 'finishedOn') == 1 then return false end
+  return redis.call('HEXISTS', ARGV[12] .. ':batch:' .. x.batch .. ':outcomes', x.row) == 0
+end
+if not e.state then
+  if ARGV[11] == 'check' then return {'notfound'} end
+  return claim(0, nil)
+end
+if e.state == 'submitted' then
+  if own then return {'own', e.docflowId, e.outcome, e.at or '', e.via or 'answer'} end
+  if ARGV[6] ~= '1' or ARGV[11] == 'check' then return elsewhere(e) end
+  local prev = cjson.encode({n = tonumber(e.n), rid = e.rid, docflowId = e.docflowId, outcome = e.outcome,
+    batch = e.batch, row = e.row, at = e.at, via = e.via})
+  return claim(tonumber(e.n) + 1, prev)
+end
+-- (check) Another row took the claim over: this row's last try was judged before it did.
+if ARGV[11] == 'check' and not own then return {'notfound'} end
+if not own and alive(e) then return {'wait', e.batch, e.row} end
+if e.state == 'sending' then
+  local tryAt = tonumber(e.tryAt)
+  local due = (tonumber(e.endAt) or (tryAt + tonumber(e.timeoutMs))) + tonumber(ARGV[8])
+  local covered = tonumber(redis.call('HGET', KEYS[2], 'coveredAt') or '0')
+  if tryAt < since then return {'reconcile', due, now, 0} end
+  if covered < due then return {'reconcile', due, now, 1} end
+  -- The feed passed the try (and its lag) without its requestId: it made nothing.
+  redis.call('HSET', KEYS[1], 'state', 'idle')
+  redis.call('HDEL', KEYS[1], 'tryAt', 'endAt', 'timeoutMs')
+end
+if ARGV[11] == 'check' then return {'notfound'} end
+if own or ARGV[6] == '1' or not e.prev then return claim(tonumber(e.n), e.prev) end
+-- A resubmission that made nothing, met by a row that does not resubmit: the earlier docflow stands.
+release(KEYS[1], e, ARGV[9])
+return elsewhere(entry_of(KEYS[1]))`);
+
+/** KEYS: entry. ARGV: requestId, batch, row, 'definite' | 'uncertain', ledgerMs. */
+const SETTLE = luaScript(`${LEDGER_LUA}
+local e = entry_of(KEYS[1])
+if e.state ~= 'sending' or e.rid ~= ARGV[1] or e.batch ~= ARGV[2] or e.row ~= ARGV[3] then return 0 end
+if ARGV[4] == 'definite' then
+  redis.call('HSET', KEYS[1], 'state', 'idle')
+  redis.call('HDEL', KEYS[1], 'tryAt', 'endAt', 'timeoutMs')
+else
+  redis.call('HSET', KEYS[1], 'endAt', now_ms())
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return 1`);
+
+/** KEYS: checkpoints, batch hash. ARGV: row, cadastral number. */
+const CHECKPOINT = luaScript(`${LEDGER_LUA}
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+extend(KEYS[1], KEYS[2], now_ms())
+return 0`);
+
+/** KEYS: outcomes, checkpoints, entry. ARGV: row. */
+const LOOKUP = luaScript(`
+return {redis.call('HGET', KEYS[1], ARGV[1]) or '', redis.call('HGET', KEYS[2], ARGV[1]) or '', redis.call('HGETALL', KEYS[3])}`);
+
+/** KEYS: entries. Each entry's SUBMITTED_FIELDS, flat. */
+const SUBMITTED = luaScript(`
+local out = {}
+for i = 1, #KEYS do
+  local v = redis.call('HMGET', KEYS[i], ${SUBMITTED_FIELDS.map((f) => `'${f}'`).join(', ')})
+  for j = 1, #v do out[#out + 1] = v[j] or '' end
+end
+return out`);
+
+const pairs = (flat: string[]): Record<string, string> => {
+  const hash: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) hash[flat[i]!] = flat[i + 1]!;
+  return hash;
+};
+
+export function createLedger(redis: Redis, keys: Keys, options: LedgerOptions): Ledger {
+  const run: ScriptRunner = options.run ?? ((script, k, args) => script.run(redis, k, args));
+  const tag = keys.bullPrefix;
+  return {
+    async claim(r) {
+      const reply = (await run(
+        CLAIM,
+        [keys.ledgerEntry(r.bank, r.dealId), keys.feed, keys.outcomes(r.batch), keys.checkpoints(r.batch), keys.batch(r.batch)],
+        [r.batch, r.row, r.job, r.dealId, r.bank, r.resubmit ? '1' : '', options.timeoutMs, options.feedLagMs, options.ledgerMs, r.cadastralNumber ?? '', r.mode, tag],
+      )) as Array<string | number>;
+      const [kind, a, b, c, d, e] = reply.map(String);
+      switch (kind) {
+        case 'done':
+          return { kind, record: JSON.parse(a!) as OutcomeRecord };
+        case 'own':
+          return { kind, docflowId: a!, outcome: b === 'suspended' ? 'suspended' : 'queued', at: c!, via: d === 'feed' ? 'feed' : 'answer' };
+        case 'elsewhere':
+          return { kind, deal: { docflowId: a!, outcome: b === 'suspended' ? 'suspended' : 'queued', batch: c!, row: Number(d), at: e ?? '' } };
+        case 'wait':
+          return { kind, batch: a!, row: Number(b) };
+        case 'reconcile':
+          return { kind, due: Number(a), now: Number(b), resolvable: c === '1' };
+        case 'send':
+          return { kind, requestId: a! };
+        case 'nofeed':
+        case 'notfound':
+          return { kind };
+        default:
+          throw new Error(`the ledger's claim answered ${String(kind)}`);
+      }
+    },
+    async settle(bank, dealId, requestId, batch, row, how) {
+      await run(SETTLE, [keys.ledgerEntry(bank, dealId)], [requestId, batch, row, how, options.ledgerMs]);
+    },
+    async lookup(bank, dealId, batch, row) {
+      const [earlier, checkpoint, flat] = (await run(LOOKUP, [keys.outcomes(batch), keys.checkpoints(batch), keys.ledgerEntry(bank, dealId)], [row])) as [string, string, string[]];
+      return {
+        earlier: earlier ? (JSON.parse(earlier) as OutcomeRecord) : undefined,
+        cadastralNumber: checkpoint || undefined,
+        entry: parseLedgerEntry(pairs(flat)),
+      };
+    },
+    async checkpoint(batch, row, cadastralNumber) {
+      await run(CHECKPOINT, [keys.checkpoints(batch), keys.batch(batch)], [row, cadastralNumber]);
+    },
+    async read(bank, dealId) {
+      return parseLedgerEntry(await redis.hgetall(keys.ledgerEntry(bank, dealId)));
+    },
+  };
+}
+
+/** For the load: each deal's docflow when it has one (one command for a whole chunk). */
+export async function readSubmittedDeals(redis: Redis, keys: Keys, bank: string, dealIds: readonly string[]): Promise<Array<SubmittedDeal | undefined>> {
+  if (dealIds.length === 0) return [];
+  const flat = (await SUBMITTED.run(redis, dealIds.map((d) => keys.ledgerEntry(bank, d)), [])) as string[];
+  const n = SUBMITTED_FIELDS.length;
+  return dealIds.map((_, i) => submittedDeal(flat.slice(i * n, i * n + n).map((v) => v || null)));
+}

@@ -1,0 +1,45 @@
+/**
+ * Lua functions shared by every script that reads or writes a ledger entry (the claim
+ * here, the outcome's record in src/outcomes/store.ts, the feed follower's page in
+ * src/feed/feed-store.ts). Prepended to each script's body: a script is one atomic step
+ * on Redis, so a deal's entry never changes between a read and the write that depends on it.
+ *
+ * An entry is a hash: dealId, bank, n (resubmission number), rid (the requestId of try
+ * n), state (idle | sending | submitted), batch and row (the row that holds the claim,
+ * or made the docflow), job (that row's job key); when sending: tryAt and endAt (ms of
+ * Redis' clock), timeoutMs; when submitted: docflowId, outcome, at, via (answer | feed);
+ * prev: the docflow a resubmission would replace (JSON), kept until the new one exists.
+ */
+export const LEDGER_LUA = `
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function entry_of(key)
+  local flat = redis.call('HGETALL', key)
+  local e = {}
+  for i = 1, #flat, 2 do e[flat[i]] = flat[i + 1] end
+  return e
+end
+-- Never shortens a key's life: it lives at least until its batch's expiresAt.
+local function extend(key, batch_key, now)
+  local exp = tonumber(redis.call('HGET', batch_key, 'expiresAt') or '')
+  if not exp then return end
+  local ttl = redis.call('PTTL', key)
+  if ttl == -1 or (ttl >= 0 and now + ttl < exp) then redis.call('PEXPIREAT', key, exp) end
+end
+-- The deal reached the registry with this docflow (from the gateway's answer or the feed).
+local function submit(key, docflow_id, outcome, at, via, ttl)
+  redis.call('HDEL', key, 'tryAt', 'endAt', 'timeoutMs', 'prev', 'job')
+  redis.call('HSET', key, 'state', 'submitted', 'docflowId', docflow_id, 'outcome', outcome, 'at', at, 'via', via)
+  redis.call('PEXPIRE', key, ttl)
+end
+-- The holder's claim ends without a docflow: the deal is back to its earlier docflow, or to nothing.
+local function release(key, e, ttl)
+  redis.call('DEL', key)
+  if not e.prev then return end
+  local p = cjson.decode(e.prev)
+  redis.call('HSET', key, 'dealId', e.dealId, 'bank', e.bank, 'n', p.n, 'rid', p.rid, 'batch', p.batch, 'row', p.row)
+  submit(key, p.docflowId, p.outcome, p.at, p.via or 'answer', ttl)
+end
+`;
