@@ -3,12 +3,10 @@
  * delimiter, unchanged, plus an `errors` column (`field: message; ...`). Fixed
  * in Excel and loaded again as it is, it runs: the loader ignores `errors`.
  */
-import { createWriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { stringify, type Stringifier } from 'csv-stringify';
-import { InputError } from '../errors.js';
+import { OutputError } from '../errors.js';
+import { createAtomicFile, type AtomicFile } from '../files/atomic-file.js';
 import type { FieldProblem } from './deal.js';
 import { createEncoder } from './decode.js';
 import { headerKey } from './mapping.js';
@@ -24,13 +22,19 @@ export const ERRORS_COLUMN = 'errors';
 export interface RowsWriter {
   /** `extra`: the value of each extra column, by name. */
   write(record: InputRecord, extra: Readonly<Record<string, string>>): Promise<void>;
-  /** Closes the file; `rows` is 0 (and no file exists) when nothing was written. */
+  /**
+   * Puts the file in place of any previous one; `rows` is 0 (and nothing was
+   * written, the previous file stays) when no record was, unless `always`.
+   */
   close(): Promise<{ file: string; rows: number }>;
+  /** Drops what was written (the producer failed): the previous file stays. */
+  abort(): Promise<void>;
 }
 
 export interface RejectsWriter {
   write(record: InputRecord, problems: readonly FieldProblem[]): Promise<void>;
   close(): Promise<{ file: string; rows: number }>;
+  abort(): Promise<void>;
 }
 
 /** `<dir>/<stem>.rejects<ext>` beside the input. */
@@ -49,52 +53,31 @@ export function createRejectsWriter(file: string, input: InputFile): RejectsWrit
   return {
     write: (record, problems) => writer.write(record, { [ERRORS_COLUMN]: formatProblems(problems) }),
     close: () => writer.close(),
+    abort: () => writer.abort(),
   };
 }
 
-/** Opened on the first record, so a clean load leaves no empty file behind (unless `always`). */
+/**
+ * Opened on the first record, so a clean load leaves no empty file behind (unless
+ * `always`). Written to a temporary file beside `file` and put in its place by
+ * `close`: until then, and after `abort` or a failure, the previous file stays.
+ */
 export function createRowsWriter(file: string, input: InputFile, columns: readonly string[], options: { always?: boolean } = {}): RowsWriter {
   let rows = 0;
-  let head: NodeJS.WritableStream | undefined;
+  let target: AtomicFile | undefined;
   let csv: Stringifier | undefined;
   /** Where each extra column stands in the CSV header (an input's own `errors` column is reused). */
   let at: number[] = [];
   let width = 0;
-  let opened: Promise<void> | undefined;
-  let written: Promise<void> | undefined;
-  let failure: InputError | undefined;
+  let opened: Promise<AtomicFile> | undefined;
+  let dropped = false;
 
-  const fail = (err: unknown): InputError =>
-    (failure ??= new InputError(`The rejects file ${file} cannot be written (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}).`, { cause: err }));
-
-  /** Writes, waiting for `drain` when the file is behind, or failing as soon as the file does. */
-  const push = async (chunk: unknown): Promise<void> => {
-    if (failure) throw failure;
-    if (head!.write(chunk as string)) return;
-    await Promise.race([new Promise<void>((resolve) => head!.once('drain', () => resolve())), written]);
-    if (failure) throw failure;
-  };
-
-  async function openFile(): Promise<void> {
-    await mkdir(dirname(file), { recursive: true }).catch((err: unknown) => {
-      throw fail(err);
-    });
+  async function openFile(): Promise<AtomicFile> {
     const encoder = createEncoder(input.encoding);
-    const sink = createWriteStream(file);
     if (input.format === 'csv') {
       csv = stringify({ delimiter: input.delimiter, record_delimiter: input.lineEnding === '\r\n' ? 'windows' : 'unix' });
-      head = csv;
-      written = pipeline(csv, encoder, sink).catch((err: unknown) => {
-        throw fail(err);
-      });
-    } else {
-      head = encoder;
-      written = pipeline(encoder, sink).catch((err: unknown) => {
-        throw fail(err);
-      });
     }
-    // Reported through push() and close(); never an unhandled rejection.
-    written.catch(() => undefined);
+    target = await createAtomicFile(file, { through: csv ? [csv, encoder] : [encoder] });
     if (csv) {
       const header = [...(input.header() ?? [])];
       width = header.length;
@@ -104,16 +87,18 @@ export function createRowsWriter(file: string, input: InputFile, columns: readon
         header.push(name);
         return header.length - 1;
       });
-      await push(header);
+      await target.write(header);
     } else if (input.format === 'json') {
-      await push('[\n');
+      await target.write('[\n');
     }
+    return target;
   }
 
   return {
     async write(record, extra) {
+      if (dropped) throw new OutputError(`${file} was already closed; nothing more can be written to it.`);
       opened ??= openFile();
-      await opened;
+      const out = await opened;
       if (csv && record.raw.kind === 'cells') {
         const cells = [...record.raw.cells];
         // A row wider than the header keeps every cell it has: our columns go after them.
@@ -123,7 +108,7 @@ export function createRowsWriter(file: string, input: InputFile, columns: readon
           while (cells.length < position) cells.push('');
           cells[position] = extra[name] ?? '';
         });
-        await push(cells);
+        await out.write(cells);
       } else {
         // JSON: the record as it was, with our fields set; a line that was not JSON is kept as text.
         const ours = Object.fromEntries(columns.map((name) => [name, extra[name] ?? '']));
@@ -132,18 +117,28 @@ export function createRowsWriter(file: string, input: InputFile, columns: readon
             ? { ...record.raw.value, ...ours }
             : { ...ours, invalidRecord: record.raw.kind === 'json' ? record.raw.text : '' };
         const text = JSON.stringify(value);
-        await push(input.format === 'json' ? `${rows > 0 ? ',\n' : ''}${text}` : `${text}\n`);
+        await out.write(input.format === 'json' ? `${rows > 0 ? ',\n' : ''}${text}` : `${text}\n`);
       }
       rows++;
     },
     async close() {
+      if (dropped) throw new OutputError(`${file} was not written: its writing was stopped before it was closed.`);
       if (!opened && !options.always) return { file, rows: 0 };
       opened ??= openFile();
-      await opened;
-      if (input.format === 'json') await push('\n]\n');
-      head!.end();
-      await written;
+      try {
+        const out = await opened;
+        if (input.format === 'json') await out.write('\n]\n');
+        await out.commit();
+      } catch (err) {
+        await target?.abort();
+        throw err;
+      }
       return { file, rows };
+    },
+    async abort() {
+      dropped = true;
+      await opened?.catch(() => undefined);
+      await target?.abort();
     },
   };
 }

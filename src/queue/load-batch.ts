@@ -103,6 +103,8 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
   const before = await fileState(options.file);
   // Set when this load started the batch afresh: only then may a failure take its jobs back.
   let owned = false;
+  // A load that fails part-way leaves no rejects file of half its rows (an earlier one stays).
+  let loaded = false;
   try {
     if (queue) {
       const fingerprint = options.fingerprint ?? (await inputFingerprint(options.file, options));
@@ -155,6 +157,7 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
       // Workers held this batch's jobs back with growing delays while it loaded: release them now.
       if (wasLoading) await promoteBatchJobs(queue, redis, keys, batch);
     }
+    loaded = true;
   } catch (err) {
     // The file could not be read to its end: its jobs go, and the batch says why. When Redis
     // itself is away nothing can be taken back: the batch stays `loading`, its workers hold
@@ -164,8 +167,10 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
     throw err;
   } finally {
     await enqueuer?.settle();
-    const written = await rejects.close();
-    if (written.rows > 0) summary.rejectsFile = written.file;
+    if (loaded) {
+      const written = await rejects.close();
+      if (written.rows > 0) summary.rejectsFile = written.file;
+    } else await rejects.abort();
     await queue?.close();
   }
   summary.enqueued = enqueuer?.enqueued ?? 0;

@@ -48,7 +48,8 @@ export async function writeAttention(options: AttentionOptions): Promise<{ file:
       await writer.write(record, { outcome: outcome.outcome, errors: outcome.errorMessage ?? '', hint: hintFor(outcome, batch) });
     }
   } catch (err) {
-    await writer.close().catch(() => undefined);
+    // The previous attention file stays as it was: nothing half-written takes its place.
+    await writer.abort();
     throw err;
   }
   return writer.close();

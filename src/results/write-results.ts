@@ -1,13 +1,11 @@
 /**
  * The results file of product.md: one line per input row, in input order, from
  * the stored outcomes; rows without one are `pending`. Read in pages, so a
- * million-row batch never sits in memory.
+ * million-row batch never sits in memory; written whole or not at all (a Redis
+ * or disk failure part-way leaves the previous file as it was).
  */
-import { createWriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { finished } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
+import { createAtomicFile } from '../files/atomic-file.js';
 import type { RedisClient as Redis } from '../queue/connection.js';
 import type { Keys } from '../queue/keys.js';
 import { createOutcomeStore } from '../outcomes/store.js';
@@ -21,6 +19,8 @@ export interface WriteResultsOptions {
   out: string;
   /** For Russian Excel: BOM, `;`, CRLF. */
   excel?: boolean;
+  /** Stops the writing: the previous file stays. */
+  signal?: AbortSignal;
 }
 
 export interface ResultsSummary {
@@ -59,9 +59,7 @@ export async function* batchOutcomes(redis: Redis, keys: Keys, batch: string, to
 
 export async function writeResults(options: WriteResultsOptions): Promise<ResultsSummary> {
   const { out } = options;
-  await mkdir(dirname(out), { recursive: true });
   const jsonl = out.endsWith('.jsonl');
-  const file = createWriteStream(out);
   const counts = emptyCounts();
   let rows = 0;
   const sink = jsonl
@@ -74,22 +72,19 @@ export async function writeResults(options: WriteResultsOptions): Promise<Result
         record_delimiter: options.excel ? '\r\n' : '\n',
         cast: { string: safeCell },
       });
-  sink?.pipe(file);
-  const write = async (text: string): Promise<void> => {
-    if (!file.write(text)) await new Promise<void>((resolve) => file.once('drain', () => resolve()));
-  };
-  for await (const record of batchOutcomes(options.redis, options.keys, options.batch, options.total)) {
-    rows++;
-    counts[record.outcome]++;
-    if (sink) {
-      const line = Object.fromEntries(RESULT_COLUMNS.map((c) => [c, record[c] ?? '']));
-      if (!sink.write(line)) await new Promise<void>((resolve) => sink.once('drain', () => resolve()));
-    } else {
-      await write(`${JSON.stringify(Object.fromEntries(RESULT_COLUMNS.map((c) => [c, record[c] ?? null])))}\n`);
+  // Written beside `out` and renamed over it at the end: a failure part-way leaves the previous file.
+  const file = await createAtomicFile(out, { through: sink ? [sink] : [], signal: options.signal });
+  try {
+    for await (const record of batchOutcomes(options.redis, options.keys, options.batch, options.total)) {
+      rows++;
+      counts[record.outcome]++;
+      if (sink) await file.write(Object.fromEntries(RESULT_COLUMNS.map((c) => [c, record[c] ?? ''])));
+      else await file.write(`${JSON.stringify(Object.fromEntries(RESULT_COLUMNS.map((c) => [c, record[c] ?? null])))}\n`);
     }
+    await file.commit();
+  } catch (err) {
+    await file.abort();
+    throw err;
   }
-  if (sink) sink.end();
-  else file.end();
-  await finished(file);
   return { file: out, rows, counts };
 }

@@ -9,10 +9,11 @@
  * a time per schedule across every host (a lock in Redis with an expiry).
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, readdir, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, stat } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
 import type { RedisClient as Redis } from '../queue/connection.js';
 import { RealtyBatchError } from '../errors.js';
+import { writeFileAtomically } from '../files/atomic-file.js';
 import { fileSha256 } from '../input/file-hash.js';
 import { loadProfile } from '../input/profile.js';
 import { inputFingerprint } from '../input/reading.js';
@@ -192,7 +193,7 @@ async function runFile(data: TickData, name: string, ctx: TickContext, log: Logg
     };
     // A duplicate never overwrites the summary of the run it repeats.
     const summaryFile = full.status === 'duplicate' && (await exists(outbox('summary.json'))) ? outbox(`${finishedAt.toISOString().replace(/[:.]/g, '-')}.summary.json`) : outbox('summary.json');
-    await writeFile(summaryFile, `${JSON.stringify(full, null, 2)}\n`);
+    await writeFileAtomically(summaryFile, `${JSON.stringify(full, null, 2)}\n`);
     if (moveTo) await moveAside(file, join(data.inbox, moveTo), name);
     // Only now is the file done: a tick that dies before this runs it again (same batch).
     if (full.status === 'done') await redis.hset(doneKey, sha256, JSON.stringify({ file: name, batch: full.batch, at: full.finishedAt }));
