@@ -51,8 +51,8 @@ function profileOfExample() {
 }
 
 describe('the encumbrance_request a deal becomes', () => {
-  it('is the published example for the equivalent deal', () => {
-    const built = buildEncumbranceRequest(deal, deal.cadastralNumber!, profileOfExample(), 'https://api.kontur.ru');
+  it('is the published example for the equivalent deal (with the requestId the ledger gives it)', () => {
+    const built = buildEncumbranceRequest(deal, deal.cadastralNumber!, profileOfExample(), 'https://api.kontur.ru', example.requestId);
     expect(built).toEqual(example);
   });
 

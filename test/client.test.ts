@@ -142,9 +142,30 @@ describe('the gateway client against the sandbox', () => {
     }
   });
 
-  it('gets the first docflow back when the same requestId is sent again', async () => {
-    const first = await client.createDocflow(DOCFLOW_TYPE, withRequestId('client-twice'));
-    const second = await client.createDocflow(DOCFLOW_TYPE, withRequestId('client-twice'));
-    expect(second.docflow.docflowId).toBe(first.docflow.docflowId);
+  it('reads the news feed from now, then every docflow created after a token, each with its requestId', async () => {
+    const start = await client.news();
+    expect(start.news).toEqual([]);
+    const a = await client.createDocflow(DOCFLOW_TYPE, withRequestId('client-news-a'));
+    const b = await client.createDocflow(DOCFLOW_TYPE, withRequestId('client-news-b', (o) => delete o.appliedDocuments.mortgageAgreement.content.signatures));
+    const page = await client.news(start.lastToken);
+    expect(page.news.map((i) => [i.docflow.requestId, i.docflow.docflowId, i.docflow.state])).toEqual([
+      ['client-news-a', a.docflow.docflowId, 'queued'],
+      ['client-news-b', b.docflow.docflowId, 'suspended'],
+    ]);
+    expect(page.lastToken).toBe(page.news[1]!.token);
+    expect((await client.news(page.lastToken)).news).toEqual([]);
+  });
+
+  it('raises the feed\'s failures as it raises the others: a 503 with its status, an unknown token as 400', async () => {
+    sandbox.configure({ newsOutage: true });
+    try {
+      const down = await client.news('0').catch((e: unknown) => e);
+      expect(down).toBeInstanceOf(ApiHttpError);
+      expect((down as ApiHttpError).status).toBe(503);
+    } finally {
+      sandbox.configure({ newsOutage: false });
+    }
+    const unknown = await client.news('999999').catch((e: unknown) => e);
+    expect((unknown as ApiHttpError).status).toBe(400);
   });
 });
