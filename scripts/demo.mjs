@@ -115,7 +115,8 @@ const run = spawnSync(
 if (run.status !== 0 && run.status !== 3) fail(`realty-batch run exited ${run.status ?? run.signal}.`);
 
 const stats = await fetch(`${sandboxUrl}/__sandbox/stats`).then((r) => r.json());
-say(`sandbox: ${stats.docflowsCreated} docflows created, ${stats.suggestCalls} suggest calls, repeated requestIds ${stats.repeatedRequestIds}`);
+say(`sandbox: ${stats.docflowsCreated} docflows created, ${stats.suggestCalls} suggest calls, requestIds with several docflows ${stats.requestIdsWithSeveralDocflows}`);
+if (stats.requestIdsWithSeveralDocflows > 0) fail('a deal was submitted twice: the sandbox holds several docflows for one requestId.');
 
 const { parse } = await import('csv-parse/sync');
 const rows = parse(readFileSync(out), { columns: true });

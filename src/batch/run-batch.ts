@@ -40,6 +40,8 @@ export interface RunOptions extends Omit<DealWorkerOptions, 'connection'>, Input
   onProgress?: (done: number, total: number) => void;
   /** How often the batch is polled, ms. */
   pollMs?: number;
+  /** How long without a new outcome before rows are checked for a job (ms). */
+  stallMs?: number;
 }
 
 export interface RunResult {
@@ -118,6 +120,7 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.pollMs ? { pollMs: options.pollMs } : {}),
+      ...(options.stallMs ? { stallMs: options.stallMs } : {}),
     });
   } finally {
     await dealWorker.close();

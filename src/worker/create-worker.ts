@@ -59,6 +59,8 @@ export interface DealWorkerOptions {
 }
 
 export const DEFAULT_FEED_LAG_MS = 60_000;
+/** A read of the news feed waits at least this long (ms), whatever --timeout-ms says. */
+const FEED_TIMEOUT_MS = 30_000;
 export const DEFAULT_RECONCILE_TIMEOUT_MS = 15 * 60_000;
 
 /** How often a job may be taken over from a worker that died before it is failed. */
@@ -134,9 +136,18 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     connections: Math.max(8, options.concurrency),
     onCall: (endpoint, status, ms) => {
       metrics.call(endpoint, status, ms);
-      // The feed follower's reads say nothing of the deals' calls, and it backs off on its own.
-      if (endpoint !== 'news') breaker.record(status, Date.now());
+      breaker.record(status, Date.now());
     },
+  });
+  // The news feed on a client of its own: its reads wait for no deal's call, say nothing of the
+  // deals' calls to the breaker, and may take longer than a deal's --timeout-ms (a slow feed is
+  // late, not wrong; the follower backs off on its own).
+  const feedClient = createRealtyClient({
+    baseUrl: options.apiUrl,
+    sessionId: options.sessionId,
+    timeoutMs: Math.max(options.timeoutMs, FEED_TIMEOUT_MS),
+    connections: 2,
+    onCall: (endpoint, status, ms) => metrics.call(endpoint, status, ms),
   });
   // The processor's own reads and writes (outcomes, ledger, checkpoints: two or three small
   // commands a deal) go on a connection of their own, so they do not queue behind BullMQ's
@@ -156,7 +167,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   });
   // Every worker process offers to follow the feed; one at a time does (a lock in Redis).
   const follower: FeedFollower | undefined =
-    options.track === false ? undefined : startFeedFollower({ redis: connection, keys, client, logger, ledgerMs, ...(options.feedPollMs ? { pollMs: options.feedPollMs } : {}) });
+    options.track === false ? undefined : startFeedFollower({ redis: connection, keys, client: feedClient, logger, ledgerMs, ...(options.feedPollMs ? { pollMs: options.feedPollMs } : {}) });
   let sessionReported = false;
   const limiter = options.rate ? createRequestLimiter(connection, keys.rate, options.rate) : undefined;
 
@@ -166,7 +177,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     outcomes,
     ledger,
     batches,
-    ensureFeed: () => ensureFeed(connection, keys, client),
+    ensureFeed: () => ensureFeed(connection, keys, feedClient),
     apiUrl: options.apiUrl,
     attempts: options.attempts,
     reconcileTimeoutMs: options.reconcileTimeoutMs ?? DEFAULT_RECONCILE_TIMEOUT_MS,
@@ -276,6 +287,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
       if (inTime) await storeConnection.quit().catch(() => storeConnection.disconnect());
       else storeConnection.disconnect();
       await client.close();
+      await feedClient.close();
       await metrics.close().catch(() => undefined);
       return inTime;
     },
