@@ -226,7 +226,7 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
           const e = look.entry;
           if (e?.state === 'submitted' && e.docflowId && e.outcome) {
             const made = { docflowId: e.docflowId, outcome: e.outcome, batch: e.batch, row: e.row, at: e.at ?? '' };
-            if (e.batch === batch && e.row === row) return end(ownDocflow(row, dealId, made, e.via ?? 'answer', attempt), { ledger: ledger({ requestId: e.requestId, via: e.via ?? 'answer' }) });
+            if ((e.batch === batch && e.row === row) || e.batch === '') return end(ownDocflow(row, dealId, made, e.via ?? 'answer', attempt), { ledger: ledger({ requestId: e.requestId, via: e.via ?? 'answer' }) });
             if (!resubmit) return end(alreadySubmitted(row, dealId, made, attempt), {});
           }
           cadastralNumber = look.cadastralNumber;

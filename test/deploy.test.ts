@@ -18,7 +18,7 @@ const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
 describe('the compose stack and the image (no Docker engine here: checked by reading them)', () => {
   it('has redis with AOF, the sandbox, scalable workers, the dashboard and a one-shot run', () => {
     expect(Object.keys(compose.services).sort()).toEqual(['dashboard', 'redis', 'run', 'sandbox', 'worker']);
-    expect(compose.services.redis!.command).toEqual(expect.arrayContaining(['--appendonly', 'yes']));
+    expect(compose.services.redis!.command).toEqual(expect.arrayContaining(['--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction']));
     // Scalable: no fixed container name, no host port on the worker.
     expect(compose.services.worker).not.toHaveProperty('container_name');
     expect(compose.services.worker).not.toHaveProperty('ports');

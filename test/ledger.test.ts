@@ -185,6 +185,18 @@ describe('the ledger', () => {
     expect(await ledger.claim(request())).toMatchObject({ kind: 'own', docflowId: 'df-9', via: 'feed' });
   });
 
+  it('keeps a docflow of one of its deals that the ledger forgot (a Redis crash lost the claim), for the first row that asks', async () => {
+    const ledger = createLedger(redis, keys, options);
+    const t = await now();
+    await feedAt(t, t);
+    await redis.set(keys.feedLock, 'me');
+    const item: NewsItem = { token: '1', date: '2026-11-24T01:00:00.000Z', docflow: { docflowId: 'df-lost', state: 'queued', requestId: `${BANK}:0:D-7` } };
+    expect(await storePage(redis, keys, { lockToken: 'me', after: '0', lastToken: '1', readAt: undefined, items: [item], ledgerMs: LEDGER_MS })).toMatchObject({ resolved: 1, unknown: 0 });
+    expect(await ledger.claim(request({ dealId: 'D-7', batch: 'c', row: 4 }))).toMatchObject({ kind: 'own', docflowId: 'df-lost' });
+    // Taken: another row now sees it as another row's.
+    expect(await ledger.claim(request({ dealId: 'D-7', batch: 'd', row: 1 }))).toMatchObject({ kind: 'elsewhere', deal: { docflowId: 'df-lost', batch: 'c', row: 4 } });
+  });
+
   it('gives the outcomes hash its batch\'s expiry, read from Redis at each write, and never shortens it', async () => {
     const store = createOutcomeStore(redis, keys);
     const batches = createBatchStore(redis, keys);

@@ -129,16 +129,22 @@ describe('the worker against every answer of the gateway', () => {
     expect(await redis.exists(keys.checkpoints('b'))).toBe(0);
   });
 
-  it('retries 5xx and timeouts, then records failed', async () => {
+  it('retries 5xx and timeouts, then records failed; a timed-out call that made its docflow ends with it', async () => {
     await start({ fault5xx: 1 });
     const { rows } = await run([WITH_NUMBER], { attempts: 2 });
     expect(rows[0]).toMatchObject({ outcome: 'failed', attempts: '2' });
     expect(['500', '502', '503']).toContain(rows[0]!.httpStatus);
     await sandbox.close();
+    // Every call times out before it reaches the gateway's answer: the suggest calls made nothing.
     await start({ latencyMs: 400 });
     prefix = uniquePrefix('worker');
-    const slow = await run([WITH_NUMBER], { attempts: 2, timeoutMs: 100 });
+    const slow = await run([BY_SUGGEST], { attempts: 2, timeoutMs: 100 });
     expect(slow.rows[0]).toMatchObject({ outcome: 'failed', attempts: '2', errorCode: 'TIMEOUT' });
+    // The docflow call timed out after the gateway made it: the feed finds it, nothing is sent again.
+    prefix = uniquePrefix('worker');
+    const made = await run([WITH_NUMBER], { attempts: 2, timeoutMs: 100 });
+    expect(made.rows[0]).toMatchObject({ outcome: 'queued', docflowId: sandbox.docflows()[0]!.docflowId });
+    expect(sandbox.stats().docflowsCreated).toBe(1);
   });
 
   it('gives the outcomes hash the batch\'s expiry, even when the load wrote no outcome', async () => {

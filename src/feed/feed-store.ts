@@ -5,8 +5,9 @@
  *   can never be reconciled from the feed (its docflow may have come before the cursor);
  * - `coveredAt`: every docflow the gateway created before `coveredAt` minus its feed lag
  *   is in the ledger: a read that found nothing after the cursor began at that time;
- * - counters: items read, resolved (a lost answer found), unknown (not a deal of ours,
- *   or answered already), conflicts (a requestId with two docflows).
+ * - counters: items read, resolved (a docflow of ours the ledger did not have yet: a lost
+ *   answer found), unknown (not a deal of ours, or known already), conflicts (a requestId
+ *   with two docflows).
  * Every time is Redis' own (TIME inside a script on this key), so the hosts' clocks
  * never meet.
  */
@@ -48,7 +49,14 @@ for i = 7, #ARGV, 4 do
     key = ARGV[5] .. ':ledger:' .. bank .. ':' .. deal_id
     e = entry_of(key)
   end
-  if not e.state or e.rid ~= rid then
+  if bank and not e.state then
+    -- A docflow of one of our deals that the ledger does not know: its claim was lost (a Redis
+    -- crash without fsync), or another fleet of the bank made it. Either way the deal has it;
+    -- the first row that claims the deal takes it as its own.
+    redis.call('HSET', key, 'dealId', deal_id, 'bank', bank, 'n', n, 'rid', rid, 'batch', '', 'row', '')
+    submit(key, docflow_id, state == 'suspended' and 'suspended' or 'queued', date, 'feed', ARGV[6])
+    resolved = resolved + 1
+  elseif not e.state or e.rid ~= rid then
     unknown = unknown + 1
   elseif e.state == 'submitted' then
     if e.docflowId ~= docflow_id then conflicts[#conflicts + 1] = rid .. ' ' .. e.docflowId .. ' ' .. docflow_id end

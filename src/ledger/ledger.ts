@@ -103,6 +103,11 @@ local since = tonumber(redis.call('HGET', KEYS[2], 'since') or '')
 if not since then return {'nofeed'} end
 local e = entry_of(KEYS[1])
 local own = e.batch == ARGV[1] and e.row == ARGV[2]
+-- A docflow the feed found for the deal with no row to hold it: the first row to ask takes it.
+if e.state == 'submitted' and e.batch == '' then
+  redis.call('HSET', KEYS[1], 'batch', ARGV[1], 'row', ARGV[2])
+  own = true
+end
 local function claim(n, prev)
   local rid = ARGV[5] .. ':' .. n .. ':' .. ARGV[4]
   redis.call('DEL', KEYS[1])

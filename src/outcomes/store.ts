@@ -61,7 +61,8 @@ if ARGV[11] == '1' and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 
 local reply = {'written'}
 if ARGV[3] ~= '' then
   local e = entry_of(KEYS[2])
-  local own = e.batch == ARGV[10] and e.row == ARGV[1]
+  -- (A docflow the feed found with no row to hold it is the first asking row's.)
+  local own = (e.batch == ARGV[10] and e.row == ARGV[1]) or (e.state == 'submitted' and e.batch == '')
   if ARGV[3] == 'submitted' then
     if e.state == 'submitted' and e.docflowId ~= ARGV[4] then
       reply = {'conflict', e.docflowId, e.batch, e.row}

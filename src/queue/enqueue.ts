@@ -99,7 +99,9 @@ export function createEnqueuer(options: EnqueueOptions): Enqueuer {
     const submitted: OutcomeRecord[] = [];
     chunk.forEach((job, i) => {
       const deal = entries[i];
-      if (deal && deal.batch === batch && deal.row === job.row) submitted.push(ownDocflow(job.row, job.dealId, deal, 'answer', 0));
+      // A docflow the feed found with no row to hold it: the worker's claim gives it to this row.
+      if (deal?.batch === '') jobs.push(job);
+      else if (deal && deal.batch === batch && deal.row === job.row) submitted.push(ownDocflow(job.row, job.dealId, deal, 'answer', 0));
       else if (deal && !options.resubmit) submitted.push(alreadySubmitted(job.row, job.dealId, deal, 0));
       else jobs.push(job);
     });

@@ -25,16 +25,17 @@ export interface GeneratedDeals {
 
 /**
  * `count` rows; every `invalidEvery`-th one is refused: a bad sample row, or (the
- * middle one) a valid row that repeats the first row's dealId.
+ * middle one) a valid row that repeats the first row's dealId. `tag` keeps the dealIds
+ * of two calls apart.
  */
-export function generateDeals(count: number, invalidEvery = 200): GeneratedDeals {
+export function generateDeals(count: number, invalidEvery = 200, tag = 'X'): GeneratedDeals {
   const rows: string[][] = [];
   const invalidRows: number[] = [];
   for (let row = 1; row <= count; row++) {
     const refused = row % invalidEvery === 0;
     const source = refused ? BROKEN[(row / invalidEvery) % BROKEN.length]! : VALID[row % VALID.length]!;
     const copy = [...source];
-    copy[DEAL_ID] = `${source[DEAL_ID]}-X${String(row).padStart(5, '0')}`;
+    copy[DEAL_ID] = `${source[DEAL_ID]}-${tag}${String(row).padStart(5, '0')}`;
     if (refused && row === invalidEvery * Math.ceil(count / invalidEvery / 2)) {
       copy.splice(0, copy.length, ...VALID[0]!);
       copy[DEAL_ID] = rows[0]![DEAL_ID]!;

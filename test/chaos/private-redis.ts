@@ -1,5 +1,6 @@
 /**
- * A redis-server of the chaos suite's own: a free port, AOF with fsync every second,
+ * A redis-server of the chaos suite's own: a free port, AOF fsynced before each answer (the
+ * setting under which the ledger's claims survive a crash),
  * no RDB snapshots, its data in a folder of the test's. It can be killed with SIGKILL
  * and started again on the same port and folder, so the AOF brings the data back.
  */
@@ -64,7 +65,7 @@ export async function startPrivateRedis(dir: string): Promise<PrivateRedis> {
     try {
       child = spawn(
         'redis-server',
-        ['--port', String(port), '--bind', '127.0.0.1', '--appendonly', 'yes', '--appendfsync', 'everysec', '--save', '', '--dir', dir],
+        ['--port', String(port), '--bind', '127.0.0.1', '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--dir', dir],
         { stdio: ['ignore', fd, fd] },
       );
     } finally {
