@@ -26,6 +26,7 @@ import { createKeys, type Keys } from '../src/queue/keys.js';
 import { dealJobId, type DealJobData } from '../src/queue/job-data.js';
 import type { OutcomeRecord } from '../src/outcomes/types.js';
 import { batchStatus } from '../src/results/batch-status.js';
+import { hintFor } from '../src/results/hints.js';
 import { UsageError } from '../src/errors.js';
 import { startSandbox, type RunningSandbox, type SandboxOptions } from '../src/sandbox/index.js';
 import { ROOT, runCli } from './helpers/cli.js';
@@ -208,6 +209,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       const { rows } = await run('dark', [MSK], { reconcileTimeoutMs: 1000 });
       expect(rows[0]).toMatchObject({ outcome: 'failed', errorCode: 'ERR_UNCERTAIN' });
       expect(rows[0]!.errorMessage).toMatch(/check the gateway before sending it again/);
+      expect(hintFor((await outcomeOf('dark', 1))!, 'dark')).toMatch(/do not submit it by hand before checking the gateway/);
       expect(sandbox.stats().docflowsCreated).toBe(1);
       // The feed is back: retry looks before sending, and a worker (its follower) finds the docflow.
       sandbox.configure({ newsOutage: false, faultLost: 0 });

@@ -19,6 +19,9 @@ export function hintFor(record: OutcomeRecord, batch: string): string {
     case 'unavailable':
       return `the state register did not answer (501); run later: realty-batch retry ${batch}`;
     case 'failed':
+      if (record.errorCode === 'ERR_UNCERTAIN') {
+        return `its last try may have created a docflow: do not submit it by hand before checking the gateway; realty-batch retry ${batch} looks for it in the news feed first`;
+      }
       return `the gateway failed after ${record.attempts} tries; run later: realty-batch retry ${batch}`;
     default:
       return '';

@@ -25,6 +25,7 @@ import { writeAttention } from '../results/attention.js';
 import { writeResults } from '../results/write-results.js';
 import { defaultBatchId, exitCodeFor } from '../batch/run-batch.js';
 import { waitForBatch } from '../batch/wait-batch.js';
+import { describeMissing, findMissingRows } from '../batch/missing-rows.js';
 import { notify } from './notify.js';
 import type { TickData } from './scheduler.js';
 import { openQueue } from '../queue/deal-queue.js';
@@ -225,7 +226,8 @@ async function runFile(data: TickData, name: string, ctx: TickContext, log: Logg
     const outcomes = Object.fromEntries(Object.entries(results.counts).filter(([, n]) => n > 0));
     if (stopped) {
       // Left in the inbox: the next tick resumes the same batch.
-      return finish({ status: 'stopped', batch, rows: load.read, outcomes, exitStatus: 1, results: results.file, attention: attention.file, error: `stopped before every row finished (${stopped})` });
+      const why = stopped === 'missing' ? describeMissing(batch, await findMissingRows(redis, keys, batch, load.read)) : stopped;
+      return finish({ status: 'stopped', batch, rows: load.read, outcomes, exitStatus: 1, results: results.file, attention: attention.file, error: `stopped before every row finished (${why})` });
     }
     return finish({ status: 'done', batch, rows: load.read, outcomes, exitStatus: exitCodeFor(results.counts), results: results.file, attention: attention.file }, 'processed');
   } catch (err) {
