@@ -64,6 +64,7 @@ describe('the ledger', () => {
     expect(await ledger.claim(request({ cadastralNumber: '54:35:1:1' }))).toEqual({ kind: 'send', requestId: `${BANK}:0:D-1` });
     const e = await entry();
     expect(e).toMatchObject({ state: 'sending', batch: 'a', row: '1', n: '0', rid: `${BANK}:0:D-1`, timeoutMs: '1000' });
+    expect(await ledger.read(BANK, 'D-1')).toMatchObject({ dealId: 'D-1', bank: BANK, requestId: `${BANK}:0:D-1`, state: 'sending', row: 1 });
     expect(Number(e.tryAt)).toBeGreaterThanOrEqual(start);
     expect(await redis.pttl(keys.ledgerEntry(BANK, 'D-1'))).toBeGreaterThan(LEDGER_MS - 60_000);
     expect(await redis.hget(keys.checkpoints('a'), '1')).toBe('54:35:1:1');

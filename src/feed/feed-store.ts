@@ -53,7 +53,7 @@ for i = 7, #ARGV, 4 do
     -- A docflow of one of our deals that the ledger does not know: its claim was lost (a Redis
     -- crash without fsync), or another fleet of the bank made it. Either way the deal has it;
     -- the first row that claims the deal takes it as its own.
-    redis.call('HSET', key, 'dealId', deal_id, 'bank', bank, 'n', n, 'rid', rid, 'batch', '', 'row', '')
+    redis.call('HSET', key, 'n', n, 'rid', rid, 'batch', '', 'row', '')
     submit(key, docflow_id, state == 'suspended' and 'suspended' or 'queued', date, 'feed', ARGV[6])
     resolved = resolved + 1
   elseif not e.state or e.rid ~= rid then

@@ -52,9 +52,10 @@ export function parseRequestId(requestId: string): { bank: string; n: number; de
 /** An entry from its hash (HGETALL); undefined when the deal has none. */
 export function parseLedgerEntry(hash: Record<string, string>): LedgerEntry | undefined {
   if (!hash.state) return undefined;
+  const named = parseRequestId(hash.rid ?? '');
   const entry: LedgerEntry = {
-    dealId: hash.dealId ?? '',
-    bank: hash.bank ?? '',
+    dealId: named?.dealId ?? '',
+    bank: named?.bank ?? '',
     n: Number(hash.n ?? 0),
     requestId: hash.rid ?? '',
     state: hash.state as LedgerState,

@@ -111,7 +111,7 @@ end
 local function claim(n, prev)
   local rid = ARGV[5] .. ':' .. n .. ':' .. ARGV[4]
   redis.call('DEL', KEYS[1])
-  redis.call('HSET', KEYS[1], 'dealId', ARGV[4], 'bank', ARGV[5], 'n', n, 'rid', rid, 'state', 'sending',
+  redis.call('HSET', KEYS[1], 'n', n, 'rid', rid, 'state', 'sending',
     'batch', ARGV[1], 'row', ARGV[2], 'job', ARGV[3], 'tryAt', now, 'timeoutMs', ARGV[7])
   if prev then redis.call('HSET', KEYS[1], 'prev', prev) end
   redis.call('PEXPIRE', KEYS[1], ARGV[9])

@@ -4,8 +4,8 @@
  * src/feed/feed-store.ts). Prepended to each script's body: a script is one atomic step
  * on Redis, so a deal's entry never changes between a read and the write that depends on it.
  *
- * An entry is a hash: dealId, bank, n (resubmission number), rid (the requestId of try
- * n), state (idle | sending | submitted), batch and row (the row that holds the claim,
+ * An entry is a hash (its key names the bank and the deal): n (resubmission number), rid
+ * (the requestId of try n), state (idle | sending | submitted), batch and row (the row that holds the claim,
  * or made the docflow), job (that row's job key); when sending: tryAt and endAt (ms of
  * Redis' clock), timeoutMs; when submitted: docflowId, outcome, at, via (answer | feed);
  * prev: the docflow a resubmission would replace (JSON), kept until the new one exists.
@@ -39,7 +39,7 @@ local function release(key, e, ttl)
   redis.call('DEL', key)
   if not e.prev then return end
   local p = cjson.decode(e.prev)
-  redis.call('HSET', key, 'dealId', e.dealId, 'bank', e.bank, 'n', p.n, 'rid', p.rid, 'batch', p.batch, 'row', p.row)
+  redis.call('HSET', key, 'n', p.n, 'rid', p.rid, 'batch', p.batch, 'row', p.row)
   submit(key, p.docflowId, p.outcome, p.at, p.via or 'answer', ttl)
 end
 `;

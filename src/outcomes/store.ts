@@ -53,7 +53,7 @@ export interface OutcomeStore {
  * KEYS: outcomes, ledger entry (or outcomes when none), checkpoints, job (or outcomes),
  * batch hash. ARGV: row, outcome JSON, ledger mode ('' | submitted | release), docflowId,
  * outcome, at, via, job data ('' to leave the job be), ledger ms, batch, if absent ('1'),
- * resubmit ('1'), requestId, dealId, bank.
+ * resubmit ('1'), requestId (for an entry the deal does not have yet).
  */
 const RECORD = luaScript(`${LEDGER_LUA}
 local now = now_ms()
@@ -69,7 +69,7 @@ if ARGV[3] ~= '' then
     else
       if not e.state then
         local n = string.match(ARGV[13], '^%d+:(%d+):') or '0'
-        redis.call('HSET', KEYS[2], 'dealId', ARGV[14], 'bank', ARGV[15], 'n', n, 'rid', ARGV[13])
+        redis.call('HSET', KEYS[2], 'n', n, 'rid', ARGV[13])
       end
       redis.call('HSET', KEYS[2], 'batch', ARGV[10], 'row', ARGV[1])
       submit(KEYS[2], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[9])
@@ -126,8 +126,6 @@ export function createOutcomeStore(redis: Redis, keys: Keys, options: OutcomeSto
           options.ifAbsent ? '1' : '',
           ledger?.resubmit ? '1' : '',
           ledger?.requestId ?? '',
-          record.dealId,
-          ledger?.bank ?? '',
         ],
       )) as string[];
       const [kind, a, b, c, d, e, f, g] = reply.map(String);
