@@ -4,9 +4,11 @@
  * pause are decided by src/worker/decide.ts, who may send a deal by src/ledger/; this
  * file applies their decisions at the BullMQ boundary.
  */
+import { randomUUID } from 'node:crypto';
 import { DelayedError, RateLimitError, UnrecoverableError, WaitingError, type Job, type Processor } from 'bullmq';
 import pRetry from 'p-retry';
 import type { Deal } from '../src/input/deal.js';
+import { ApiHttpError } from '../src/errors.js';
 import type { BankProfile } from '../src/input/profile.js';
 import type { Logger } from '../src/logger.js';
 import type { Ledger, ClaimVerdict } from '../src/ledger/ledger.js';
@@ -34,6 +36,13 @@ export interface DealProcessorContext {
   attempts: number;
   /** How long past a try's due time a row waits for the feed before it ends ERR_UNCERTAIN. */
   reconcileTimeoutMs: number;
+  /** The gateway's per-request timeout: a docflow call ends within it, counted from its claim. */
+  timeoutMs: number;
+  /**
+   * Writes a job's data only while this run holds the job's lock: a run whose job was
+   * taken over must not write the deal back into a job another worker finished.
+   */
+  updateJobData(job: Job<DealJobData, OutcomeRecord>, token: string | undefined, data: DealJobData): Promise<boolean>;
   logger: Logger;
   /** Stops every worker on every host: the session was refused. */
   pauseForSession(): Promise<void>;
@@ -105,6 +114,22 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
 
   return async (job: Job<DealJobData, OutcomeRecord>, token?: string) => {
     const { batch, row, dealId } = job.data;
+    /** Puts the job back for `ms` without spending a try (with `patch` merged into its data). */
+    const delay = async (ms: number, patch?: Partial<DealJobData>): Promise<never> => {
+      if (patch) {
+        const data = { ...job.data, ...patch };
+        if (!(await ctx.updateJobData(job, token, data))) throw new LockLostError(job);
+        job.data = data;
+      }
+      await job.moveToDelayed(Date.now() + Math.max(0, Math.round(ms)), token);
+      throw new DelayedError();
+    };
+    /** Once a row has its outcome, its personal data leaves Redis: the job keeps only its keys. */
+    const forget = async (): Promise<void> => {
+      if (!job.data.deal) return;
+      const { deal: _removed, ...rest } = job.data;
+      if (await ctx.updateJobData(job, token, rest)) job.data = rest;
+    };
     const attempt = job.attemptsMade + 1;
     // The job's logger, made when it first logs (a child logger costs a serialisation of its bindings).
     let child: Logger | undefined;
@@ -113,9 +138,9 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
     // Nothing of a batch is sent before its whole file was read: a file broken
     // half-way must not leave half a night submitted.
     const readiness = await batchReady(batch);
-    if (readiness === 'loading') return delay(job, token, loadingRecheckMs(job.attemptsStarted));
+    if (readiness === 'loading') return delay(loadingRecheckMs(job.attemptsStarted));
     if (readiness === 'failed') {
-      await forget(job);
+      await forget();
       throw new BatchAbandonedError(batch);
     }
 
@@ -171,11 +196,11 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
     const bank = profile.organization.inn;
     const resubmit = job.data.resubmit === true;
     const exhausted = job.data.exhausted;
-    const ledger = (extra: { requestId?: string; via?: 'answer' | 'feed'; keepClaim?: boolean } = {}): RecordOptions['ledger'] => ({ bank, resubmit, ...extra });
+    const ledger = (extra: Omit<NonNullable<RecordOptions['ledger']>, 'bank' | 'resubmit'> = {}): RecordOptions['ledger'] => ({ bank, resubmit, ...extra });
 
     /** A failure before or of the docflow call: retried, the session paused, or the row's outcome. */
     const fail = async (err: unknown, uncertain: boolean): Promise<OutcomeRecord> => {
-      if (err instanceof UnrecoverableError || err instanceof RateLimitError || err instanceof DelayedError || err instanceof WaitingError) throw err;
+      if (err instanceof UnrecoverableError || err instanceof RateLimitError || err instanceof DelayedError || err instanceof WaitingError || err instanceof LockLostError) throw err;
       const decision = decide(err);
       const described = describeApiError(err);
       const errorMessage = maskPersonalData(described.errorMessage, deal);
@@ -193,7 +218,7 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
         // a gateway down for good still ends the row (unavailable or failed), not a run
         // that never ends.
         log().info({ errorCode: described.errorCode, httpStatus: described.httpStatus, holds: holds + 1 }, 'gateway down (breaker open): waiting without spending a try');
-        return delay(job, token, hold - Date.now() + Math.round(Math.random() * 1000), { holds: holds + 1 });
+        return delay(hold - Date.now() + Math.round(Math.random() * 1000), { holds: holds + 1 });
       }
       if (decision.action === 'retry' && attempt < ctx.attempts) {
         log().warn({ errorCode: described.errorCode, httpStatus: described.httpStatus, attemptsLeft: ctx.attempts - attempt, uncertain }, 'transient failure, will retry');
@@ -204,7 +229,7 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
       if (uncertain && outcome !== 'rejected' && outcome !== 'forbidden') {
         // No tries left, and the last may have made a docflow: the feed says which before the row ends.
         log().info({ errorCode: described.errorCode }, 'no tries left; the last may have reached the gateway: asking the news feed before the row ends');
-        return delay(job, token, 1000, { exhausted: { ...final, outcome: outcome === 'unavailable' ? 'unavailable' : 'failed' } });
+        return delay(1000, { exhausted: { ...final, outcome: outcome === 'unavailable' ? 'unavailable' : 'failed' } });
       }
       return end(final, { ledger: ledger() }, deal);
     };
@@ -220,7 +245,7 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
         if (!first) {
           const look = await ctx.ledger.lookup(bank, dealId, batch, row);
           if (look.earlier && look.earlier.dealId === dealId && SUBMITTED_OUTCOMES.has(look.earlier.outcome)) {
-            await forget(job);
+            await forget();
             return look.earlier;
           }
           const e = look.entry;
@@ -246,6 +271,8 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
 
     // Built while nothing is claimed yet; the ledger gives it its requestId.
     const request = exhausted ? undefined : buildEncumbranceRequest(deal, cadastralNumber!, profile, ctx.apiUrl);
+    const nonce = randomUUID();
+    let claimedAt = 0;
     let verdict: ClaimVerdict;
     try {
       // Throttled before the claim: a job put back by --rate leaves no try written ahead, and
@@ -256,10 +283,16 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
           throw err;
         });
       }
-      const claim = () => ctx.ledger.claim({ bank, dealId, batch, row, job: `${job.queueQualifiedName}:${job.id}`, resubmit, mode: exhausted ? 'check' : 'send', ...(found && { cadastralNumber: found }) });
+      const claim = () => {
+        claimedAt = performance.now();
+        return ctx.ledger.claim({ bank, dealId, batch, row, job: `${job.queueQualifiedName}:${job.id}`, resubmit, mode: exhausted ? 'check' : 'send', nonce, ...(found && { cadastralNumber: found }) });
+      };
       verdict = await claim();
       if (verdict.kind === 'nofeed') {
-        await ctx.ensureFeed();
+        // A refusal of the feed is no answer about this deal: never its outcome (rejected, forbidden).
+        await ctx.ensureFeed().catch((err: unknown) => {
+          throw err instanceof ApiHttpError && err.status === 401 ? err : new Error(`the gateway's news feed could not be started (${err instanceof Error ? err.message : String(err)}); nothing was sent`, { cause: err });
+        });
         verdict = await claim();
       }
     } catch (err) {
@@ -268,7 +301,7 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
 
     switch (verdict.kind) {
       case 'done':
-        await forget(job);
+        await forget();
         return verdict.record;
       case 'own':
         return end(ownDocflow(row, dealId, verdict, verdict.via, attempt), { ledger: ledger({ via: verdict.via }) });
@@ -277,12 +310,14 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
       case 'wait': {
         const waits = job.data.waits ?? 0;
         if (waits === 0) log().info({ holderBatch: verdict.batch, holderRow: verdict.row }, 'another row holds this deal; waiting for its outcome');
-        return delay(job, token, claimRecheckMs(waits), { waits: waits + 1 });
+        return delay(claimRecheckMs(waits), { waits: waits + 1 });
       }
       case 'reconcile': {
         const late = verdict.now - verdict.due;
-        if (verdict.resolvable && late < 0) return delay(job, token, -late + 250);
-        if (verdict.resolvable && late < ctx.reconcileTimeoutMs) return delay(job, token, Math.min(30_000, 1000 + late / 4));
+        // Counted as a wait: the next run looks up its checkpoint instead of asking suggest again.
+        const waited = { waits: (job.data.waits ?? 0) + 1 };
+        if (verdict.resolvable && late < 0) return delay(-late + 250, waited);
+        if (verdict.resolvable && late < ctx.reconcileTimeoutMs) return delay(Math.min(30_000, 1000 + late / 4), waited);
         const why = verdict.resolvable
           ? `the news feed did not pass it within ${Math.round(ctx.reconcileTimeoutMs / 60_000)} min (is a worker following the feed?)`
           : 'the news feed was started after it, so it cannot tell';
@@ -307,30 +342,34 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
     }
 
     request!.requestId = verdict.requestId;
-    let created: Awaited<ReturnType<RealtyClient['createDocflow']>>;
-    try {
-      created = await ctx.client.createDocflow(DOCFLOW_TYPE, request!);
-    } catch (err) {
-      const uncertain = mayHaveCreated(err);
+    const settle = (how: 'definite' | 'uncertain') =>
       // Should this write fail, the try stays "sending" without an end: it is then reconciled
       // as one that lasted the whole timeout, which errs on the safe side.
-      await ctx.ledger.settle(bank, dealId, verdict.requestId, batch, row, uncertain ? 'uncertain' : 'definite').catch((e: unknown) => log().warn({ err: { message: String(e) } }, 'could not note the try in the ledger'));
+      ctx.ledger.settle(bank, dealId, verdict.requestId, batch, row, nonce, how).catch((e: unknown) => log().warn({ err: { message: String(e) } }, 'could not note the try in the ledger'));
+    // The try is reconciled as one that ended `timeoutMs` after its claim at the latest: the
+    // call gets what is left of that, and none at all when the claim's answer came too late.
+    const left = ctx.timeoutMs - (performance.now() - claimedAt);
+    if (left < ctx.timeoutMs / 2) {
+      await settle('definite');
+      log().warn({ claimMs: Math.round(ctx.timeoutMs - left) }, "the ledger's answer came too late to send within the timeout; trying again");
+      return delay(100);
+    }
+    let created: Awaited<ReturnType<RealtyClient['createDocflow']>>;
+    try {
+      created = await ctx.client.createDocflow(DOCFLOW_TYPE, request!, { timeoutMs: left });
+    } catch (err) {
+      const uncertain = mayHaveCreated(err);
+      await settle(uncertain ? 'uncertain' : 'definite');
       return fail(err, uncertain);
     }
     return end({ outcome: created.status === 200 ? 'queued' : 'suspended', docflowId: created.docflow.docflowId, httpStatus: created.status }, { ledger: ledger({ requestId: verdict.requestId, via: 'answer' }) });
   };
 }
 
-/** Puts the job back for `ms` without spending a try (with `patch` merged into its data). */
-async function delay(job: Job<DealJobData, OutcomeRecord>, token: string | undefined, ms: number, patch?: Partial<DealJobData>): Promise<never> {
-  if (patch) await job.updateData({ ...job.data, ...patch });
-  await job.moveToDelayed(Date.now() + Math.max(0, Math.round(ms)), token);
-  throw new DelayedError();
-}
-
-/** Once a row has its outcome, its personal data leaves Redis: the job keeps only its keys. */
-async function forget(job: Job<DealJobData, OutcomeRecord>): Promise<void> {
-  if (!job.data.deal) return;
-  const { deal: _removed, ...rest } = job.data;
-  await job.updateData(rest);
+/** The job's run no longer holds its lock: another worker took the job over. */
+class LockLostError extends Error {
+  constructor(job: Job<DealJobData, OutcomeRecord>) {
+    super(`job ${job.id ?? ''} is no longer this worker's (its lock was lost: another worker took it over)`);
+    this.name = 'LockLostError';
+  }
 }

@@ -222,6 +222,39 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     });
   });
 
+  it('lets an operator answer for an ERR_UNCERTAIN row once the gateway was checked: the row gets the docflow, or retry may send it', async () => {
+    await start({ faultLost: 1 });
+    const client = createRealtyClient({ baseUrl: sandbox.url, sessionId: SESSION, timeoutMs: 2000 });
+    await ensureFeed(redis, keys, client);
+    await client.close();
+    sandbox.configure({ newsOutage: true });
+    // MSK's answer is lost (its docflow made); SPB's call gets a 503 (nothing made, but who can tell).
+    const lost = await run('lost', [MSK], { reconcileTimeoutMs: 1000 });
+    sandbox.configure({ faultLost: 0, fault5xx: 1 });
+    const down = await run('down', [SPB], { reconcileTimeoutMs: 1000, attempts: 1 });
+    expect([lost.rows[0]!.errorCode, down.rows[0]!.errorCode]).toEqual(['ERR_UNCERTAIN', 'ERR_UNCERTAIN']);
+    const env = { REDIS_URL, REALTY_PREFIX: prefix };
+    const shown = await runCli(['ledger', MSK, '--profile', 'samples/bank-profile.json'], env);
+    expect(shown.stdout).toMatch(/sending, requestId \d+:0:MSK-2026-004511, row 1 of batch lost/);
+    expect(shown.stdout).toContain('ended without an answer');
+    // The operator finds MSK's docflow at the gateway, and none for SPB.
+    const [made] = sandbox.docflows();
+    expect(sandbox.docflows()).toHaveLength(1);
+    expect((await runCli(['ledger', MSK, '--profile', 'samples/bank-profile.json', '--resolve', made!.docflowId], env)).code).toBe(0);
+    expect((await runCli(['ledger', SPB, '--profile', 'samples/bank-profile.json', '--resolve-none'], env)).code).toBe(0);
+    expect(await outcomeOf('lost', 1)).toMatchObject({ outcome: 'queued', docflowId: made!.docflowId });
+    const again = await runCli(['ledger', MSK, '--profile', 'samples/bank-profile.json', '--resolve-none'], env);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('has no try waiting for an answer');
+    // SPB may be sent again: retry sends it (the feed is still dark).
+    sandbox.configure({ fault5xx: 0 });
+    await retryBatch({ redis, keys, batch: 'down', outcomes: ['failed'], logger: quiet });
+    worker();
+    await until(async () => (await outcomeOf('down', 1))?.outcome === 'queued', 'the row queued');
+    expect(sandbox.docflows()).toHaveLength(2);
+    expect(sandbox.stats().requestIdsWithSeveralDocflows).toBe(0);
+  });
+
   it('5. keeps a batch\'s outcomes as long as a later load says, even when written by a worker that started before it', async () => {
     await start({ egronRegions: ['Москва'] });
     const w = worker();
@@ -248,12 +281,17 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       expect(status).toMatchObject({ missing: 1, missingRows: [2], done: false });
       const cli = await runCli(['status', 'holes'], { REDIS_URL, REALTY_PREFIX: prefix });
       expect(cli.stdout).toContain('retry holes --missing');
+      // A job BullMQ failed (its worker died before writing the row's outcome) is no better.
+      const failed = dealJobId('holes', BY_SUGGEST);
+      const bull = `${keys.bullPrefix}:${keys.queueName}`;
+      await redis.multi().lrem(`${bull}:wait`, 0, failed).zadd(`${bull}:failed`, Date.now(), failed).hset(`${bull}:${failed}`, 'finishedOn', Date.now(), 'failedReason', 'job stalled more than allowable limit').exec();
+      expect(await batchStatus(redis, keys, 'holes')).toMatchObject({ missing: 2, missingRows: [2, 3] });
       const summary = await retryBatch({ redis, keys, batch: 'holes', outcomes: [], missing: true, logger: quiet });
-      expect(summary).toMatchObject({ missing: 1, requeued: 1 });
+      expect(summary).toMatchObject({ missing: 2, requeued: 2 });
       expect((await batchStatus(redis, keys, 'holes')).missing).toBe(0);
       worker();
       await until(async () => (await redis.hlen(keys.outcomes('holes'))) === 3, 'every outcome');
-      expect((await outcomeOf('holes', 2))!.outcome).toBe('queued');
+      expect([(await outcomeOf('holes', 2))!.outcome, (await outcomeOf('holes', 3))!.outcome]).toEqual(['queued', 'queued']);
     });
 
     it('stops run with exit 1 and the rows named, instead of waiting for ever, when a row\'s job is removed', async () => {
@@ -279,7 +317,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       // Its try was written ahead, then its worker died mid-call, again and again: BullMQ fails the job.
       const ledger = createLedger(redis, keys, { timeoutMs: 2000, feedLagMs: 300, ledgerMs: DAY });
       const job = (await Job.fromId<DealJobData>(w.queue, dealJobId('net', MSK)))!;
-      const claim = await ledger.claim({ bank: profile.organization.inn, dealId: MSK, batch: 'net', row: 1, job: `${keys.bullPrefix}:${keys.queueName}:${job.id}`, resubmit: false, mode: 'send' });
+      const claim = await ledger.claim({ bank: profile.organization.inn, dealId: MSK, batch: 'net', row: 1, job: `${keys.bullPrefix}:${keys.queueName}:${job.id}`, resubmit: false, mode: 'send', nonce: 'the-dead-run' });
       expect(claim.kind).toBe('send');
       await redis.hset(keys.batch('net'), 'state', 'loaded');
       job.finishedOn = Date.now();

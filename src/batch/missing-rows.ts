@@ -1,7 +1,8 @@
 /**
- * Rows with neither a job nor an outcome: a row's job was removed before the row got
- * its outcome (a clean or a removal from outside the tool). Nothing would ever finish
- * them: `status` names them, `run` and the nightly wait stop on them instead of waiting
+ * Rows with neither a job that will run nor an outcome: a row's job was removed before
+ * the row got its outcome (a clean or a removal from outside the tool), or it finished
+ * without one (BullMQ failed it by itself and the worker died before the net under it
+ * wrote the row's outcome). Nothing would ever finish them: `status` names them, `run` and the nightly wait stop on them instead of waiting
  * for ever, and `retry --missing` makes their jobs again from the input.
  */
 import type { RedisClient as Redis } from '../queue/connection.js';
@@ -24,13 +25,14 @@ export async function findMissingRows(redis: Redis, keys: Keys, batch: string, t
   let pending: Array<{ row: number; dealId: string }> = [];
   const check = async (): Promise<void> => {
     const pipeline = redis.pipeline();
-    for (const p of pending) pipeline.exists(jobKey + dealJobId(batch, p.dealId));
+    for (const p of pending) pipeline.exists(jobKey + dealJobId(batch, p.dealId)).hexists(jobKey + dealJobId(batch, p.dealId), 'finishedOn');
     const replies = pending.length > 0 ? ((await pipeline.exec()) ?? []) : [];
     pending.forEach((p, i) => {
-      const [err, exists] = replies[i] ?? [null, 0];
-      if (err) throw err;
+      const [err, exists] = replies[2 * i] ?? [null, 0];
+      const [err2, finished] = replies[2 * i + 1] ?? [null, 0];
+      if (err || err2) throw err ?? err2;
       // A row the index does not name (it expired with a batch loaded again) has no job to find.
-      if (exists === 1 && p.dealId) return;
+      if (exists === 1 && finished === 0 && p.dealId) return;
       missing.count++;
       if (missing.rows.length < sample) missing.rows.push(p.row);
     });
@@ -49,8 +51,8 @@ export async function findMissingRows(redis: Redis, keys: Keys, batch: string, t
 export function describeMissing(batch: string, missing: MissingRows): string {
   const more = missing.count > missing.rows.length ? ', ...' : '';
   return (
-    `${missing.count} row${missing.count === 1 ? '' : 's'} of batch ${batch} ha${missing.count === 1 ? 's' : 've'} neither a job nor an outcome ` +
-    `(row${missing.rows.length === 1 ? '' : 's'} ${missing.rows.join(', ')}${more}): their jobs were removed from outside the tool; ` +
+    `${missing.count} row${missing.count === 1 ? '' : 's'} of batch ${batch} ha${missing.count === 1 ? 's' : 've'} neither a job that will run nor an outcome ` +
+    `(row${missing.rows.length === 1 ? '' : 's'} ${missing.rows.join(', ')}${more}): their jobs were removed from outside the tool, or failed without one; ` +
     `realty-batch retry ${batch} --missing makes them again from the input`
   );
 }

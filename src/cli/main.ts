@@ -25,6 +25,7 @@ import { createDealWorker, DEFAULT_FEED_LAG_MS, DEFAULT_GRACE_MS, DEFAULT_RECONC
 import { describeMissing } from '../batch/missing-rows.js';
 import type { Outcome } from '../outcomes/types.js';
 import { registerTrackCommand } from './track-command.js';
+import { registerLedgerCommand } from './ledger-command.js';
 import { createTickWorker } from '../schedule/tick-worker.js';
 import { aborted, environment, nonNegativeInt, onShutdownSignals, positiveInt, reportError, share, type Env } from './common.js';
 import { DEFAULT_BREAKER } from '../worker/circuit-breaker.js';
@@ -297,6 +298,7 @@ program
 
 registerStatusCommand(program);
 registerTrackCommand(program);
+registerLedgerCommand(program);
 registerScheduleCommand(program);
 registerDashboardCommand(program);
 registerSandboxCommand(program);

@@ -16,8 +16,19 @@ export function registerTrackCommand(program: Command): void {
     .description("follow the gateway's news feed for the fleet (lost answers found, deals' docflows recorded) until SIGINT/SIGTERM")
     .option('--poll-ms <ms>', 'how often the feed is read once it has nothing new', positiveInt('--poll-ms'), DEFAULT_FEED_POLL_MS)
     .option('--timeout-ms <ms>', 'per gateway request', positiveInt('--timeout-ms'), 30_000)
-    .action(async (opts: { pollMs: number; timeoutMs: number }) => {
+    .option('--reset-cursor', "forget the feed's cursor (the gateway refuses it, or it was lost) and exit: the next follower starts from now")
+    .action(async (opts: { pollMs: number; timeoutMs: number; resetCursor?: boolean }) => {
       const env = environment();
+      if (opts.resetCursor) {
+        const redis = await connectRedis(env.config.redis, { failFast: true });
+        try {
+          await redis.hdel(env.keys.feed, 'since', 'cursor', 'coveredAt', 'pageMax');
+        } finally {
+          redis.disconnect();
+        }
+        console.log("the news feed's cursor is forgotten: the next follower starts from now. A try made before now whose answer was lost can no longer be found in the feed: its row ends ERR_UNCERTAIN; check the gateway and answer with realty-batch ledger <dealId> --resolve <docflowId> (or --resolve-none).");
+        return;
+      }
       const gateway = requireGateway(env.config);
       const shutdown = onShutdownSignals();
       const redis = await connectRedis(env.config.redis);

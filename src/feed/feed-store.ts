@@ -4,7 +4,10 @@
  * - `since`: when the cursor was first taken (ms of Redis' clock); a try older than it
  *   can never be reconciled from the feed (its docflow may have come before the cursor);
  * - `coveredAt`: every docflow the gateway created before `coveredAt` minus its feed lag
- *   is in the ledger: a read that found nothing after the cursor began at that time;
+ *   is in the ledger: a read that began at that time came back with less than a full page
+ *   (nothing, or fewer items than the largest page the feed ever gave, `pageMax`), so the
+ *   feed held nothing more after the cursor then. A busy feed (every page some items)
+ *   still moves it on; a backlog (full pages) does not, until it is read;
  * - counters: items read, resolved (a docflow of ours the ledger did not have yet: a lost
  *   answer found), unknown (not a deal of ours, or known already), conflicts (a requestId
  *   with two docflows).
@@ -31,10 +34,11 @@ return tostring(now_ms())`);
 
 /**
  * KEYS: feed, lock. ARGV: lock token, the cursor read after, the new cursor, the time the
- * read began ('' when it found items: the feed may hold more), the key tag, ledger ms,
- * then per item: requestId, docflowId, state, date. Stored only while the lock is this
- * follower's and the cursor has not moved: a follower that lost its lock (a long pause)
- * can never move the cursor back.
+ * read began, the key tag, ledger ms, then per item: requestId, docflowId, state, date.
+ * Stored only while the lock is this follower's and the cursor has not moved: a follower
+ * that lost its lock (a long pause) can never move the cursor back. The page size is the
+ * gateway's own (it is not asked for one): a page as large as the largest seen may have
+ * been cut short, any smaller one was all the feed had.
  */
 const STORE = luaScript(`${LEDGER_LUA}
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return {'lost'} end
@@ -47,7 +51,9 @@ for i = 7, #ARGV, 4 do
   local key
   if bank then
     key = ARGV[5] .. ':ledger:' .. bank .. ':' .. deal_id
-    e = entry_of(key)
+    -- Only what is needed here: most items are of docflows the ledger knows already.
+    local v = redis.call('HMGET', key, 'state', 'rid', 'docflowId', 'batch', 'row')
+    e = {state = v[1] or nil, rid = v[2] or nil, docflowId = v[3] or nil, batch = v[4] or nil, row = v[5] or nil}
   end
   if bank and not e.state then
     -- A docflow of one of our deals that the ledger does not know: its claim was lost (a Redis
@@ -62,22 +68,40 @@ for i = 7, #ARGV, 4 do
     if e.docflowId ~= docflow_id then conflicts[#conflicts + 1] = rid .. ' ' .. e.docflowId .. ' ' .. docflow_id end
   else
     -- A try of ours whose answer has not come (or never will): the feed answers for it.
-    submit(key, docflow_id, state == 'suspended' and 'suspended' or 'queued', date, 'feed', ARGV[6])
+    local outcome = state == 'suspended' and 'suspended' or 'queued'
+    submit(key, docflow_id, outcome, date, 'feed', ARGV[6])
     resolved = resolved + 1
+    -- Its row may have ended ERR_UNCERTAIN meanwhile (the feed was late or down): now it knows.
+    local okey = ARGV[5] .. ':batch:' .. e.batch .. ':outcomes'
+    local raw = e.batch ~= '' and redis.call('HGET', okey, e.row)
+    if raw then
+      local o = cjson.decode(raw)
+      if o.errorCode == 'ERR_UNCERTAIN' then
+        o.outcome = outcome
+        o.docflowId = docflow_id
+        o.httpStatus = outcome == 'queued' and 200 or 201
+        o.errorCode = nil
+        o.errorMessage = "the gateway's answer was lost; its docflow was found in the news feed (" .. date .. ')'
+        redis.call('HSET', okey, e.row, cjson.encode(o))
+      end
+    end
   end
 end
 redis.call('HSET', KEYS[1], 'cursor', ARGV[3])
-if ARGV[4] ~= '' and tonumber(ARGV[4]) > tonumber(redis.call('HGET', KEYS[1], 'coveredAt') or '0') then
+local items = (#ARGV - 6) / 4
+local page_max = tonumber(redis.call('HGET', KEYS[1], 'pageMax') or '0')
+local complete = items == 0 or items < page_max
+if complete and tonumber(ARGV[4]) > tonumber(redis.call('HGET', KEYS[1], 'coveredAt') or '0') then
   redis.call('HSET', KEYS[1], 'coveredAt', ARGV[4])
 end
-local items = (#ARGV - 6) / 4
+if items > page_max then redis.call('HSET', KEYS[1], 'pageMax', items) end
 if items > 0 then
   redis.call('HINCRBY', KEYS[1], 'items', items)
   redis.call('HINCRBY', KEYS[1], 'resolved', resolved)
   redis.call('HINCRBY', KEYS[1], 'unknown', unknown)
   redis.call('HINCRBY', KEYS[1], 'conflicts', #conflicts)
 end
-return {'ok', resolved, unknown, conflicts}`);
+return {'ok', resolved, unknown, conflicts, complete and 1 or 0}`);
 
 /**
  * Takes the feed's cursor (the feed from now) unless the deployment has one: before any
@@ -94,18 +118,22 @@ export async function feedTime(redis: Redis, keys: Keys): Promise<number> {
   return Number(await TIME.run(redis, [keys.feed], []));
 }
 
-export type StoreResult = { kind: 'lost' } | { kind: 'moved' } | { kind: 'stored'; resolved: number; unknown: number; conflicts: string[] };
+export type StoreResult =
+  | { kind: 'lost' }
+  | { kind: 'moved' }
+  /** `complete`: the page held all the feed had (the feed is known up to the read's time). */
+  | { kind: 'stored'; resolved: number; unknown: number; conflicts: string[]; complete: boolean };
 
 export async function storePage(
   redis: Redis,
   keys: Keys,
-  page: { lockToken: string; after: string; lastToken: string; readAt: number | undefined; items: readonly NewsItem[]; ledgerMs: number },
+  page: { lockToken: string; after: string; lastToken: string; readAt: number; items: readonly NewsItem[]; ledgerMs: number },
 ): Promise<StoreResult> {
-  const args: Array<string | number> = [page.lockToken, page.after, page.lastToken, page.readAt ?? '', keys.bullPrefix, page.ledgerMs];
+  const args: Array<string | number> = [page.lockToken, page.after, page.lastToken, page.readAt, keys.bullPrefix, page.ledgerMs];
   for (const item of page.items) args.push(item.docflow.requestId ?? '', item.docflow.docflowId, item.docflow.state, item.date);
-  const [kind, resolved, unknown, conflicts] = (await STORE.run(redis, [keys.feed, keys.feedLock], args)) as [string, number, number, string[]];
+  const [kind, resolved, unknown, conflicts, complete] = (await STORE.run(redis, [keys.feed, keys.feedLock], args)) as [string, number, number, string[], number];
   if (kind === 'lost' || kind === 'moved') return { kind };
-  return { kind: 'stored', resolved: Number(resolved), unknown: Number(unknown), conflicts: conflicts ?? [] };
+  return { kind: 'stored', resolved: Number(resolved), unknown: Number(unknown), conflicts: conflicts ?? [], complete: complete === 1 };
 }
 
 export interface FeedState {

@@ -74,7 +74,7 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
   }, Math.max(100, Math.floor(lockMs / 3)));
   renewal.unref();
 
-  /** One page: true when it held items (the next may follow at once). */
+  /** One page: true when the feed may hold more at once (a full page), false when it had no more. */
   const step = async (): Promise<boolean> => {
     const cursor = await redis.hget(keys.feed, 'cursor');
     if (cursor === null) {
@@ -88,7 +88,7 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
       lockToken: token,
       after: cursor,
       lastToken: page.lastToken,
-      readAt: page.news.length === 0 ? readAt : undefined,
+      readAt,
       items: page.news,
       ledgerMs: options.ledgerMs,
     });
@@ -96,6 +96,7 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
       setHolding(false);
       return false;
     }
+    if (stored.kind === 'moved') return true;
     if (stored.kind === 'stored') {
       if (stored.resolved > 0) log.info({ resolved: stored.resolved }, 'lost answers found in the news feed');
       for (const conflict of stored.conflicts) {
@@ -103,7 +104,7 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
         log.error({ requestId, docflowIds: [first, second] }, 'the gateway holds two docflows for one requestId; the ledger keeps the first');
       }
     }
-    return page.news.length > 0;
+    return !stored.complete;
   };
 
   const loop = async (): Promise<void> => {

@@ -5,6 +5,9 @@
  * the docflow it reached stays in it for REALTY_LEDGER_DAYS (400), long after batches.
  */
 
+/** How a deal's docflow became known: the gateway's answer, the news feed after an answer was lost, or an operator. */
+export type Via = 'answer' | 'feed' | 'operator';
+
 /** Where a claim stands: held between tries, a try whose answer is not known yet, or done. */
 export type LedgerState = 'idle' | 'sending' | 'submitted';
 
@@ -24,8 +27,8 @@ export interface LedgerEntry {
   outcome?: 'queued' | 'suspended';
   /** When the docflow was known (ISO 8601). */
   at?: string;
-  /** How it was known: the gateway's answer, or the news feed after an answer was lost. */
-  via?: 'answer' | 'feed';
+  /** How it was known: the gateway's answer, the news feed after an answer was lost, or an operator. */
+  via?: Via;
   /** A try whose answer is not known: when it began and ended (ms of Redis' clock). */
   tryAt?: number;
   endAt?: number;
@@ -65,18 +68,18 @@ export function parseLedgerEntry(hash: Record<string, string>): LedgerEntry | un
   if (hash.docflowId) entry.docflowId = hash.docflowId;
   if (hash.outcome) entry.outcome = hash.outcome as 'queued' | 'suspended';
   if (hash.at) entry.at = hash.at;
-  if (hash.via) entry.via = hash.via as 'answer' | 'feed';
+  if (hash.via) entry.via = hash.via as Via;
   if (hash.tryAt) entry.tryAt = Number(hash.tryAt);
   if (hash.endAt) entry.endAt = Number(hash.endAt);
   return entry;
 }
 
 /** The fields `submittedDeal` and the load's check read, in this order. */
-export const SUBMITTED_FIELDS = ['state', 'docflowId', 'outcome', 'batch', 'row', 'at'] as const;
+export const SUBMITTED_FIELDS = ['state', 'docflowId', 'outcome', 'batch', 'row', 'at', 'via'] as const;
 
 /** The docflow of a submitted entry, from SUBMITTED_FIELDS' values; undefined unless submitted. */
-export function submittedDeal(values: ReadonlyArray<string | null>): SubmittedDeal | undefined {
-  const [state, docflowId, outcome, batch, row, at] = values;
+export function submittedDeal(values: ReadonlyArray<string | null>): (SubmittedDeal & { via: Via }) | undefined {
+  const [state, docflowId, outcome, batch, row, at, via] = values;
   if (state !== 'submitted' || !docflowId) return undefined;
-  return { docflowId, outcome: outcome === 'suspended' ? 'suspended' : 'queued', batch: batch ?? '', row: Number(row ?? 0), at: at ?? '' };
+  return { docflowId, outcome: outcome === 'suspended' ? 'suspended' : 'queued', batch: batch ?? '', row: Number(row ?? 0), at: at ?? '', via: via === 'feed' || via === 'operator' ? via : 'answer' };
 }

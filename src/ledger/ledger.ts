@@ -11,7 +11,7 @@ import type { RedisClient as Redis } from '../queue/connection.js';
 import type { Keys } from '../queue/keys.js';
 import { luaScript, type ScriptRunner } from '../queue/lua.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
-import { parseLedgerEntry, submittedDeal, SUBMITTED_FIELDS, type LedgerEntry, type SubmittedDeal } from './entry.js';
+import { parseLedgerEntry, submittedDeal, SUBMITTED_FIELDS, type LedgerEntry, type SubmittedDeal, type Via } from './entry.js';
 import { LEDGER_LUA } from './lua.js';
 
 /** What a row may do about its deal now. */
@@ -21,7 +21,7 @@ export type ClaimVerdict =
   /** The feed has no cursor yet: start it (`ensureFeed`), then claim again. */
   | { kind: 'nofeed' }
   /** This row made the deal's docflow before (its answer, or the feed, said so). */
-  | { kind: 'own'; docflowId: string; outcome: 'queued' | 'suspended'; at: string; via: 'answer' | 'feed' }
+  | { kind: 'own'; docflowId: string; outcome: 'queued' | 'suspended'; at: string; via: Via }
   /** Another row or batch made it: nothing is sent. */
   | { kind: 'elsewhere'; deal: SubmittedDeal }
   /** Another row holds the deal and is still alive: look again later. */
@@ -50,6 +50,8 @@ export interface ClaimRequest {
   mode: 'send' | 'check';
   /** A cadastral number suggest just found: checkpointed in the same step. */
   cadastralNumber?: string;
+  /** This run's claim, unique: run again (a lost reply) it is the same claim; only it may settle it. */
+  nonce: string;
 }
 
 export interface LedgerOptions {
@@ -76,17 +78,24 @@ export interface Ledger {
    * After a try that made no docflow (`definite`: an answer that says so) or may have
    * (`uncertain`: no answer, or one that cannot be read): the claim stays the row's.
    */
-  settle(bank: string, dealId: string, requestId: string, batch: string, row: number, how: 'definite' | 'uncertain'): Promise<void>;
+  settle(bank: string, dealId: string, requestId: string, batch: string, row: number, nonce: string, how: 'definite' | 'uncertain'): Promise<void>;
   lookup(bank: string, dealId: string, batch: string, row: number): Promise<Lookup>;
   /** Keeps the cadastral number suggest found until the row's outcome (a job put back before its claim). */
   checkpoint(batch: string, row: number, cadastralNumber: string): Promise<void>;
   read(bank: string, dealId: string): Promise<LedgerEntry | undefined>;
+  /**
+   * An operator's answer for a try the feed could not tell about (`realty-batch ledger
+   * --resolve`): the gateway has this docflow for it (the row holding the claim gets it in
+   * place of ERR_UNCERTAIN), or it has none (the deal may be sent again). False when the
+   * deal has no try waiting for an answer.
+   */
+  resolve(bank: string, dealId: string, answer: { docflowId: string; outcome: 'queued' | 'suspended' } | 'none'): Promise<boolean>;
 }
 
 /**
  * KEYS: entry, feed, outcomes, checkpoints, batch hash (the row's own).
  * ARGV: batch, row, job, dealId, bank, resubmit ('1'), timeoutMs, feedLagMs, ledgerMs,
- * cadastral number ('' for none), mode, key tag.
+ * cadastral number ('' for none), mode, key tag, nonce (this run's claim).
  */
 const CLAIM = luaScript(`${LEDGER_LUA}
 local now = now_ms()
@@ -103,6 +112,8 @@ local since = tonumber(redis.call('HGET', KEYS[2], 'since') or '')
 if not since then return {'nofeed'} end
 local e = entry_of(KEYS[1])
 local own = e.batch == ARGV[1] and e.row == ARGV[2]
+-- This very claim, run again (its answer lost with a connection): nothing was sent yet.
+if own and e.state == 'sending' and e.nonce == ARGV[13] and not e.endAt then return {'send', e.rid} end
 -- A docflow the feed found for the deal with no row to hold it: the first row to ask takes it.
 if e.state == 'submitted' and e.batch == '' then
   redis.call('HSET', KEYS[1], 'batch', ARGV[1], 'row', ARGV[2])
@@ -110,11 +121,12 @@ if e.state == 'submitted' and e.batch == '' then
 end
 local function claim(n, prev)
   local rid = ARGV[5] .. ':' .. n .. ':' .. ARGV[4]
-  redis.call('DEL', KEYS[1])
-  redis.call('HSET', KEYS[1], 'n', n, 'rid', rid, 'state', 'sending',
-    'batch', ARGV[1], 'row', ARGV[2], 'job', ARGV[3], 'tryAt', now, 'timeoutMs', ARGV[7])
+  if e.state then redis.call('DEL', KEYS[1]) end
+  redis.call('HSET', KEYS[1], 'n', n, 'rid', rid, 'state', 'sending', 'batch', ARGV[1], 'row', ARGV[2], 'job', ARGV[3],
+    'tryAt', now, 'timeoutMs', ARGV[7], 'lagMs', ARGV[8], 'nonce', ARGV[13])
   if prev then redis.call('HSET', KEYS[1], 'prev', prev) end
-  redis.call('PEXPIRE', KEYS[1], ARGV[9])
+  -- A new key has no life to keep; an entry made again keeps the longer of the two.
+  if e.state then live(KEYS[1], ARGV[9]) else redis.call('PEXPIRE', KEYS[1], ARGV[9]) end
   return {'send', rid}
 end
 local function elsewhere(x) return {'elsewhere', x.docflowId, x.outcome, x.batch, x.row, x.at} end
@@ -140,13 +152,15 @@ if ARGV[11] == 'check' and not own then return {'notfound'} end
 if not own and alive(e) then return {'wait', e.batch, e.row} end
 if e.state == 'sending' then
   local tryAt = tonumber(e.tryAt)
-  local due = (tonumber(e.endAt) or (tryAt + tonumber(e.timeoutMs))) + tonumber(ARGV[8])
+  -- The lag the claiming worker allowed, never a shorter one of whoever asks now.
+  local lag = math.max(tonumber(e.lagMs or '0'), tonumber(ARGV[8]))
+  local due = (tonumber(e.endAt) or (tryAt + tonumber(e.timeoutMs))) + lag
   local covered = tonumber(redis.call('HGET', KEYS[2], 'coveredAt') or '0')
   if tryAt < since then return {'reconcile', due, now, 0} end
   if covered < due then return {'reconcile', due, now, 1} end
   -- The feed passed the try (and its lag) without its requestId: it made nothing.
   redis.call('HSET', KEYS[1], 'state', 'idle')
-  redis.call('HDEL', KEYS[1], 'tryAt', 'endAt', 'timeoutMs')
+  forget_try(KEYS[1])
 end
 if ARGV[11] == 'check' then return {'notfound'} end
 if own or ARGV[6] == '1' or not e.prev then return claim(tonumber(e.n), e.prev) end
@@ -154,17 +168,49 @@ if own or ARGV[6] == '1' or not e.prev then return claim(tonumber(e.n), e.prev) 
 release(KEYS[1], e, ARGV[9])
 return elsewhere(entry_of(KEYS[1]))`);
 
-/** KEYS: entry. ARGV: requestId, batch, row, 'definite' | 'uncertain', ledgerMs. */
+/**
+ * KEYS: entry. ARGV: requestId, batch, row, 'definite' | 'uncertain', ledgerMs, nonce. Only
+ * the run that made the claim settles it: a run whose job was taken over (it lost its
+ * lock, then came back) can never mark another run's try as done.
+ */
 const SETTLE = luaScript(`${LEDGER_LUA}
 local e = entry_of(KEYS[1])
-if e.state ~= 'sending' or e.rid ~= ARGV[1] or e.batch ~= ARGV[2] or e.row ~= ARGV[3] then return 0 end
+if e.state ~= 'sending' or e.rid ~= ARGV[1] or e.batch ~= ARGV[2] or e.row ~= ARGV[3] or e.nonce ~= ARGV[6] then return 0 end
 if ARGV[4] == 'definite' then
   redis.call('HSET', KEYS[1], 'state', 'idle')
-  redis.call('HDEL', KEYS[1], 'tryAt', 'endAt', 'timeoutMs')
+  forget_try(KEYS[1])
 else
   redis.call('HSET', KEYS[1], 'endAt', now_ms())
 end
-redis.call('PEXPIRE', KEYS[1], ARGV[5])
+live(KEYS[1], ARGV[5])
+return 1`);
+
+/**
+ * KEYS: entry. ARGV: docflowId ('' for none), outcome, ISO time, ledger ms, key tag. Only a
+ * deal whose try is waiting for an answer (sending, or idle) can be resolved by hand.
+ */
+const RESOLVE = luaScript(`${LEDGER_LUA}
+local e = entry_of(KEYS[1])
+if e.state ~= 'sending' and e.state ~= 'idle' then return 0 end
+if ARGV[1] == '' then
+  redis.call('HSET', KEYS[1], 'state', 'idle')
+  forget_try(KEYS[1])
+  return 1
+end
+submit(KEYS[1], ARGV[1], ARGV[2], ARGV[3], 'operator', ARGV[4])
+local okey = ARGV[5] .. ':batch:' .. e.batch .. ':outcomes'
+local raw = e.batch ~= '' and redis.call('HGET', okey, e.row)
+if raw then
+  local o = cjson.decode(raw)
+  if o.errorCode == 'ERR_UNCERTAIN' then
+    o.outcome = ARGV[2]
+    o.docflowId = ARGV[1]
+    o.httpStatus = ARGV[2] == 'queued' and 200 or 201
+    o.errorCode = nil
+    o.errorMessage = 'its docflow was named by an operator (' .. ARGV[3] .. ') after the gateway was checked'
+    redis.call('HSET', okey, e.row, cjson.encode(o))
+  end
+end
 return 1`);
 
 /** KEYS: checkpoints, batch hash. ARGV: row, cadastral number. */
@@ -200,14 +246,14 @@ export function createLedger(redis: Redis, keys: Keys, options: LedgerOptions): 
       const reply = (await run(
         CLAIM,
         [keys.ledgerEntry(r.bank, r.dealId), keys.feed, keys.outcomes(r.batch), keys.checkpoints(r.batch), keys.batch(r.batch)],
-        [r.batch, r.row, r.job, r.dealId, r.bank, r.resubmit ? '1' : '', options.timeoutMs, options.feedLagMs, options.ledgerMs, r.cadastralNumber ?? '', r.mode, tag],
+        [r.batch, r.row, r.job, r.dealId, r.bank, r.resubmit ? '1' : '', options.timeoutMs, options.feedLagMs, options.ledgerMs, r.cadastralNumber ?? '', r.mode, tag, r.nonce],
       )) as Array<string | number>;
       const [kind, a, b, c, d, e] = reply.map(String);
       switch (kind) {
         case 'done':
           return { kind, record: JSON.parse(a!) as OutcomeRecord };
         case 'own':
-          return { kind, docflowId: a!, outcome: b === 'suspended' ? 'suspended' : 'queued', at: c!, via: d === 'feed' ? 'feed' : 'answer' };
+          return { kind, docflowId: a!, outcome: b === 'suspended' ? 'suspended' : 'queued', at: c!, via: d === 'feed' || d === 'operator' ? d : 'answer' };
         case 'elsewhere':
           return { kind, deal: { docflowId: a!, outcome: b === 'suspended' ? 'suspended' : 'queued', batch: c!, row: Number(d), at: e ?? '' } };
         case 'wait':
@@ -223,8 +269,8 @@ export function createLedger(redis: Redis, keys: Keys, options: LedgerOptions): 
           throw new Error(`the ledger's claim answered ${String(kind)}`);
       }
     },
-    async settle(bank, dealId, requestId, batch, row, how) {
-      await run(SETTLE, [keys.ledgerEntry(bank, dealId)], [requestId, batch, row, how, options.ledgerMs]);
+    async settle(bank, dealId, requestId, batch, row, nonce, how) {
+      await run(SETTLE, [keys.ledgerEntry(bank, dealId)], [requestId, batch, row, how, options.ledgerMs, nonce]);
     },
     async lookup(bank, dealId, batch, row) {
       const [earlier, checkpoint, flat] = (await run(LOOKUP, [keys.outcomes(batch), keys.checkpoints(batch), keys.ledgerEntry(bank, dealId)], [row])) as [string, string, string[]];
@@ -240,11 +286,15 @@ export function createLedger(redis: Redis, keys: Keys, options: LedgerOptions): 
     async read(bank, dealId) {
       return parseLedgerEntry(await redis.hgetall(keys.ledgerEntry(bank, dealId)));
     },
+    async resolve(bank, dealId, answer) {
+      const [docflowId, outcome] = answer === 'none' ? ['', ''] : [answer.docflowId, answer.outcome];
+      return (await RESOLVE.run(redis, [keys.ledgerEntry(bank, dealId)], [docflowId, outcome, new Date().toISOString(), options.ledgerMs, tag])) === 1;
+    },
   };
 }
 
 /** For the load: each deal's docflow when it has one (one command for a whole chunk). */
-export async function readSubmittedDeals(redis: Redis, keys: Keys, bank: string, dealIds: readonly string[]): Promise<Array<SubmittedDeal | undefined>> {
+export async function readSubmittedDeals(redis: Redis, keys: Keys, bank: string, dealIds: readonly string[]): Promise<Array<ReturnType<typeof submittedDeal>>> {
   if (dealIds.length === 0) return [];
   const flat = (await SUBMITTED.run(redis, dealIds.map((d) => keys.ledgerEntry(bank, d)), [])) as string[];
   const n = SUBMITTED_FIELDS.length;

@@ -7,7 +7,8 @@
  * An entry is a hash (its key names the bank and the deal): n (resubmission number), rid
  * (the requestId of try n), state (idle | sending | submitted), batch and row (the row that holds the claim,
  * or made the docflow), job (that row's job key); when sending: tryAt and endAt (ms of
- * Redis' clock), timeoutMs; when submitted: docflowId, outcome, at, via (answer | feed);
+ * Redis' clock), timeoutMs, lagMs (the feed lag allowed, as the claiming worker had it),
+ * nonce (the run that claimed); when submitted: docflowId, outcome, at, via (answer | feed);
  * prev: the docflow a resubmission would replace (JSON), kept until the new one exists.
  */
 export const LEDGER_LUA = `
@@ -28,11 +29,20 @@ local function extend(key, batch_key, now)
   local ttl = redis.call('PTTL', key)
   if ttl == -1 or (ttl >= 0 and now + ttl < exp) then redis.call('PEXPIREAT', key, exp) end
 end
+-- An entry lives ttl ms after its last change, or longer if a host with a longer
+-- REALTY_LEDGER_DAYS said so: never shorter.
+local function live(key, ttl)
+  if redis.call('PTTL', key) < tonumber(ttl) then redis.call('PEXPIRE', key, ttl) end
+end
+-- The try's own fields: when it began and ended, how long it may last, its lag allowance, its run.
+local function forget_try(key)
+  redis.call('HDEL', key, 'tryAt', 'endAt', 'timeoutMs', 'lagMs', 'nonce')
+end
 -- The deal reached the registry with this docflow (from the gateway's answer or the feed).
 local function submit(key, docflow_id, outcome, at, via, ttl)
-  redis.call('HDEL', key, 'tryAt', 'endAt', 'timeoutMs', 'prev', 'job')
+  redis.call('HDEL', key, 'tryAt', 'endAt', 'timeoutMs', 'lagMs', 'nonce', 'prev', 'job')
   redis.call('HSET', key, 'state', 'submitted', 'docflowId', docflow_id, 'outcome', outcome, 'at', at, 'via', via)
-  redis.call('PEXPIRE', key, ttl)
+  live(key, ttl)
 end
 -- The holder's claim ends without a docflow: the deal is back to its earlier docflow, or to nothing.
 local function release(key, e, ttl)

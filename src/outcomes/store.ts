@@ -9,7 +9,7 @@ import type { RedisClient as Redis } from '../queue/connection.js';
 import type { Keys } from '../queue/keys.js';
 import { createScriptBatcher, luaScript, type ScriptRunner } from '../queue/lua.js';
 import { LEDGER_LUA } from '../ledger/lua.js';
-import type { SubmittedDeal } from '../ledger/entry.js';
+import type { SubmittedDeal, Via } from '../ledger/entry.js';
 import type { OutcomeRecord } from './types.js';
 
 export interface RecordOptions {
@@ -24,7 +24,7 @@ export interface RecordOptions {
    * any other outcome ends the row's claim (the deal goes back to its earlier docflow,
    * or to none), unless the try may still have made one (`keepClaim`: ERR_UNCERTAIN).
    */
-  ledger?: { bank: string; requestId?: string; resubmit: boolean; via?: 'answer' | 'feed'; keepClaim?: boolean } | undefined;
+  ledger?: { bank: string; requestId?: string; resubmit: boolean; via?: Via; keepClaim?: boolean } | undefined;
   /** Write only when the row has no outcome yet (the net under jobs BullMQ fails by itself). */
   ifAbsent?: boolean;
 }
@@ -38,7 +38,7 @@ export type RecordResult =
    * or another row made it). The row records that instead: its own docflow, or
    * already_submitted.
    */
-  | { kind: 'submitted'; own: boolean; deal: SubmittedDeal; via: 'answer' | 'feed' }
+  | { kind: 'submitted'; own: boolean; deal: SubmittedDeal; via: Via }
   /** Written, but the deal already had another docflow: the gateway now holds two. */
   | { kind: 'conflict'; deal: Pick<SubmittedDeal, 'docflowId' | 'batch' | 'row'> };
 
@@ -51,7 +51,7 @@ export interface OutcomeStore {
 
 /**
  * KEYS: outcomes, ledger entry (or outcomes when none), checkpoints, job (or outcomes),
- * batch hash. ARGV: row, outcome JSON, ledger mode ('' | submitted | release), docflowId,
+ * batch hash. ARGV: row, outcome JSON, ledger mode ('' | submitted | release | keep), docflowId,
  * outcome, at, via, job data ('' to leave the job be), ledger ms, batch, if absent ('1'),
  * resubmit ('1'), requestId (for an entry the deal does not have yet).
  */
@@ -60,7 +60,9 @@ local now = now_ms()
 if ARGV[11] == '1' and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return {'exists'} end
 local reply = {'written'}
 if ARGV[3] ~= '' then
-  local e = entry_of(KEYS[2])
+  -- What the modes read; the rest of the entry stays where it is.
+  local v = redis.call('HMGET', KEYS[2], 'state', 'docflowId', 'batch', 'row', 'prev', 'outcome', 'at', 'via')
+  local e = {state = v[1] or nil, docflowId = v[2] or nil, batch = v[3] or nil, row = v[4] or nil, prev = v[5] or nil, outcome = v[6] or nil, at = v[7] or nil, via = v[8] or nil}
   -- (A docflow the feed found with no row to hold it is the first asking row's.)
   local own = (e.batch == ARGV[10] and e.row == ARGV[1]) or (e.state == 'submitted' and e.batch == '')
   if ARGV[3] == 'submitted' then
@@ -71,12 +73,12 @@ if ARGV[3] ~= '' then
         local n = string.match(ARGV[13], '^%d+:(%d+):') or '0'
         redis.call('HSET', KEYS[2], 'n', n, 'rid', ARGV[13])
       end
-      redis.call('HSET', KEYS[2], 'batch', ARGV[10], 'row', ARGV[1])
+      if e.batch ~= ARGV[10] or e.row ~= ARGV[1] then redis.call('HSET', KEYS[2], 'batch', ARGV[10], 'row', ARGV[1]) end
       submit(KEYS[2], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[9])
     end
-  elseif e.state == 'submitted' and (own or ARGV[12] ~= '1') then
+  elseif e.state == 'submitted' and (own or (ARGV[3] == 'release' and ARGV[12] ~= '1')) then
     return {'submitted', own and '1' or '0', e.docflowId, e.outcome, e.batch, e.row, e.at or '', e.via or 'answer'}
-  elseif own and e.state == 'idle' then
+  elseif ARGV[3] == 'release' and own and e.state == 'idle' then
     release(KEYS[2], e, ARGV[9])
   end
 end
@@ -106,8 +108,9 @@ export function createOutcomeStore(redis: Redis, keys: Keys, options: OutcomeSto
       const outcomes = keys.outcomes(batch);
       const { job, ledger } = options;
       let mode = '';
-      if (ledger && record.outcome !== 'already_submitted' && !ledger.keepClaim) {
-        mode = SUBMITTED_OUTCOMES.has(record.outcome) && record.docflowId ? 'submitted' : 'release';
+      if (ledger && record.outcome !== 'already_submitted') {
+        // `keep`: the claim stays (the try may have made a docflow), unless the feed already found it.
+        mode = ledger.keepClaim ? 'keep' : SUBMITTED_OUTCOMES.has(record.outcome) && record.docflowId ? 'submitted' : 'release';
       }
       const reply = (await run(
         RECORD,
@@ -132,7 +135,7 @@ export function createOutcomeStore(redis: Redis, keys: Keys, options: OutcomeSto
       if (kind === 'exists') return { kind };
       if (kind === 'conflict') return { kind, deal: { docflowId: a!, batch: b!, row: Number(c) } };
       if (kind === 'submitted') {
-        return { kind, own: a === '1', deal: { docflowId: b!, outcome: c === 'suspended' ? 'suspended' : 'queued', batch: d!, row: Number(e), at: f! }, via: g === 'feed' ? 'feed' : 'answer' };
+        return { kind, own: a === '1', deal: { docflowId: b!, outcome: c === 'suspended' ? 'suspended' : 'queued', batch: d!, row: Number(e), at: f! }, via: g === 'feed' || g === 'operator' ? g : 'answer' };
       }
       return { kind: 'written' };
     },

@@ -12,7 +12,9 @@ import type { Queue } from 'bullmq';
 import type { RedisClient as Redis } from './connection.js';
 import { alreadySubmitted, ownDocflow, type OutcomeRecord } from '../outcomes/types.js';
 import { readSubmittedDeals } from '../ledger/ledger.js';
-import type { SubmittedDeal } from '../ledger/entry.js';
+import type { submittedDeal } from '../ledger/entry.js';
+
+type SubmittedDeal = NonNullable<ReturnType<typeof submittedDeal>>;
 import { DEAL_JOB, dealJobId, dealJobOptions, type DealJobData } from './job-data.js';
 import type { Keys } from './keys.js';
 
@@ -101,7 +103,7 @@ export function createEnqueuer(options: EnqueueOptions): Enqueuer {
       const deal = entries[i];
       // A docflow the feed found with no row to hold it: the worker's claim gives it to this row.
       if (deal?.batch === '') jobs.push(job);
-      else if (deal && deal.batch === batch && deal.row === job.row) submitted.push(ownDocflow(job.row, job.dealId, deal, 'answer', 0));
+      else if (deal && deal.batch === batch && deal.row === job.row) submitted.push(ownDocflow(job.row, job.dealId, deal, deal.via, 0));
       else if (deal && !options.resubmit) submitted.push(alreadySubmitted(job.row, job.dealId, deal, 0));
       else jobs.push(job);
     });

@@ -43,7 +43,8 @@ export interface CreatedDocflow {
 
 export interface RealtyClient {
   suggest(query: SuggestRequest): Promise<SuggestCandidate[]>;
-  createDocflow(docflowType: string, body: DocflowRequest): Promise<CreatedDocflow>;
+  /** `timeoutMs`: this call's own deadline, when shorter than the client's. */
+  createDocflow(docflowType: string, body: DocflowRequest, options?: { timeoutMs?: number }): Promise<CreatedDocflow>;
   /** The news feed after `after` (without it: no items, the newest token: the feed from now). */
   news(after?: string): Promise<NewsPage>;
   close(): Promise<void>;
@@ -64,7 +65,7 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
   };
   const readHeaders = { accept: headers.accept, authorization: headers.authorization };
 
-  async function call(method: 'GET' | 'POST', path: string, endpoint: string, payload?: unknown): Promise<{ status: number; json: unknown }> {
+  async function call(method: 'GET' | 'POST', path: string, endpoint: string, payload?: unknown, timeoutMs = options.timeoutMs): Promise<{ status: number; json: unknown }> {
     const started = performance.now();
     let response: Dispatcher.ResponseData;
     // One deadline for the whole call, answer and body: undici's own header and
@@ -72,7 +73,7 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
     // cleared when the call ends (AbortSignal.timeout's would stay armed for the
     // whole timeout: thousands of them a second).
     const signal = new Deadline();
-    const deadline = setTimeout(() => signal.expire(), options.timeoutMs);
+    const deadline = setTimeout(() => signal.expire(), timeoutMs);
     let text: string;
     try {
       response = await request(`${baseUrl}${path}`, method === 'POST' ? { method, headers, body: JSON.stringify(payload), dispatcher, signal } : { method, headers: readHeaders, dispatcher, signal });
@@ -101,8 +102,8 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
       const { status, json } = await call('POST', SUGGEST_PATH, 'suggest', query);
       return checked(suggestResponseSchema, json, 'suggest', status);
     },
-    async createDocflow(docflowType, body) {
-      const { status, json } = await call('POST', docflowPath(docflowType), 'docflows', body);
+    async createDocflow(docflowType, body, callOptions) {
+      const { status, json } = await call('POST', docflowPath(docflowType), 'docflows', body, Math.min(options.timeoutMs, callOptions?.timeoutMs ?? options.timeoutMs));
       if (status !== 200 && status !== 201) {
         throw new ApiResponseError('docflows', status, 'the contract allows only 200 and 201 for a created docflow');
       }

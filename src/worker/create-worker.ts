@@ -15,6 +15,7 @@ import { createLedger } from '../ledger/ledger.js';
 import { ensureFeed } from '../feed/feed-store.js';
 import { startFeedFollower, type FeedFollower } from '../feed/follower.js';
 import { createScriptBatcher } from '../queue/lua.js';
+import { updateLockedJobData } from '../queue/locked-update.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
 import type { DealJobData } from '../queue/job-data.js';
 import type { Keys } from '../queue/keys.js';
@@ -181,6 +182,9 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     apiUrl: options.apiUrl,
     attempts: options.attempts,
     reconcileTimeoutMs: options.reconcileTimeoutMs ?? DEFAULT_RECONCILE_TIMEOUT_MS,
+    timeoutMs: options.timeoutMs,
+    // A processor always has its token; a job without one (never, in a Worker) is written as BullMQ would.
+    updateJobData: async (job, token, data) => (token ? updateLockedJobData(storeConnection, `${job.queueQualifiedName}:${job.id}`, token, data) : (await job.updateData(data), true)),
     logger,
     onOutcome: (record) => metrics.outcome(record.outcome),
     holdUntil: () => (breaker.isOpen() ? Math.max(breaker.openUntil, Date.now() + 1000) : 0),

@@ -1,0 +1,59 @@
+/**
+ * `realty-batch ledger <dealId> --profile <bank.json>`: what the ledger holds of one deal
+ * (its claim, its try waiting for an answer, its docflow), and an operator's answer for a
+ * try the news feed could not tell about (ERR_UNCERTAIN), after checking the gateway:
+ * `--resolve <docflowId>` (it has this docflow) or `--resolve-none` (it has none: the deal
+ * may be sent again, with `realty-batch retry`).
+ */
+import { InvalidArgumentError, type Command } from 'commander';
+import { UsageError } from '../errors.js';
+import { loadProfile } from '../input/profile.js';
+import { createLedger } from '../ledger/ledger.js';
+import type { LedgerEntry } from '../ledger/entry.js';
+import { connectRedis } from '../queue/connection.js';
+import { environment } from './common.js';
+
+const iso = (ms: number | undefined): string | undefined => (ms === undefined ? undefined : new Date(ms).toISOString());
+
+function describe(entry: LedgerEntry): string {
+  const lines = [`deal ${entry.dealId} of bank ${entry.bank}: ${entry.state}, requestId ${entry.requestId}, row ${entry.row} of batch ${entry.batch || '(none yet)'}`];
+  if (entry.docflowId) lines.push(`  docflow ${entry.docflowId} (${entry.outcome ?? '?'}, ${entry.at ?? '?'}, known from ${entry.via ?? 'answer'})`);
+  if (entry.state === 'sending') {
+    lines.push(`  a try began ${iso(entry.tryAt) ?? '?'}${entry.endAt ? ` and ended without an answer ${iso(entry.endAt)}` : ' and has no answer yet'}: the news feed decides whether it made a docflow`);
+  }
+  return lines.join('\n');
+}
+
+export function registerLedgerCommand(program: Command): void {
+  program
+    .command('ledger')
+    .description("what the ledger holds of one deal; --resolve an uncertain try by hand once the gateway was checked")
+    .argument('<dealId>', "the bank's deal id")
+    .requiredOption('--profile <bank.json>', 'the bank profile (the ledger is kept per bank)')
+    .option('--json', 'print the entry as one JSON object')
+    .option('--resolve <docflowId>', 'the gateway has this docflow for the deal (its state with --state)')
+    .option('--state <queued|suspended>', 'the state of the docflow named by --resolve', (v: string) => {
+      if (v !== 'queued' && v !== 'suspended') throw new InvalidArgumentError('--state must be queued or suspended.');
+      return v;
+    }, 'queued')
+    .option('--resolve-none', 'the gateway has no docflow for the deal: it may be sent again')
+    .action(async (dealId: string, opts: { profile: string; json?: boolean; resolve?: string; state: 'queued' | 'suspended'; resolveNone?: boolean }) => {
+      if (opts.resolve && opts.resolveNone) throw new UsageError('Give --resolve <docflowId> or --resolve-none, not both.');
+      const env = environment();
+      const bank = (await loadProfile(opts.profile)).organization.inn;
+      const redis = await connectRedis(env.config.redis, { failFast: true });
+      try {
+        const ledger = createLedger(redis, env.keys, { timeoutMs: 0, feedLagMs: 0, ledgerMs: env.config.ledgerMs });
+        if (opts.resolve || opts.resolveNone) {
+          const done = await ledger.resolve(bank, dealId, opts.resolve ? { docflowId: opts.resolve, outcome: opts.state } : 'none');
+          const entry = await ledger.read(bank, dealId);
+          if (!done) throw new UsageError(`Deal ${dealId} has no try waiting for an answer (${entry ? `it is ${entry.state}` : 'the ledger has no entry for it'}); nothing was changed.`);
+        }
+        const entry = await ledger.read(bank, dealId);
+        if (opts.json) console.log(JSON.stringify(entry ? { ...entry, tryAt: iso(entry.tryAt), endAt: iso(entry.endAt) } : null));
+        else console.log(entry ? describe(entry) : `deal ${dealId} of bank ${bank}: not in the ledger (never claimed, or its entry is older than REALTY_LEDGER_DAYS)`);
+      } finally {
+        redis.disconnect();
+      }
+    });
+}

@@ -1,0 +1,19 @@
+/**
+ * A job's data written only while the writer holds the job's lock (BullMQ's
+ * `<job key>:lock` holds the token of the worker running it). BullMQ's own updateData
+ * checks no lock: a run whose job was taken over by another worker (it stalled, then
+ * came back) would otherwise write its stale data, a deal with personal data included,
+ * over a job the other worker has finished and stripped.
+ */
+import type { RedisClient as Redis } from './connection.js';
+import { luaScript } from './lua.js';
+
+/** KEYS: job, its lock. ARGV: token, data. 1 when written. */
+const UPDATE = luaScript(`
+if redis.call('GET', KEYS[2]) ~= ARGV[1] or redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'data', ARGV[2])
+return 1`);
+
+export async function updateLockedJobData(redis: Redis, jobKey: string, token: string, data: unknown): Promise<boolean> {
+  return (await UPDATE.run(redis, [jobKey, `${jobKey}:lock`], [token, JSON.stringify(data)])) === 1;
+}
