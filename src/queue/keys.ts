@@ -1,7 +1,11 @@
 /**
  * Every Redis key the project writes. One hash tag, `{prefix}`, covers BullMQ's
  * keys and ours, so all of a deployment's keys live in one Redis Cluster slot and
- * the multi-key commands below never cross slots.
+ * the multi-key commands below never cross slots. Some Lua scripts (src/ledger,
+ * src/feed, as BullMQ's own do) also open keys they build from the tag: a claim's
+ * holder job and its row's outcomes, the ledger entry a feed item names. The one
+ * slot is what allows it; a proxy that routes a script by its declared KEYS alone
+ * could not serve them.
  */
 
 export const DEAL_QUEUE = 'deals';
