@@ -96,6 +96,13 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
   const until = async (check: () => Promise<boolean>, what: string, ms = 20_000) => {
     for (const end = Date.now() + ms; !(await check()); await sleep(25)) if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
   };
+  /** The fleet's feed is started (its cursor taken), then the gateway's feed goes dark. */
+  const darkFeed = async () => {
+    const client = createRealtyClient({ baseUrl: sandbox.url, sessionId: SESSION, timeoutMs: 2000 });
+    await ensureFeed(redis, keys, client);
+    await client.close();
+    sandbox.configure({ newsOutage: true });
+  };
   /** Removes a row's job from outside the tool, as a script or an old dashboard would. */
   const removeJob = async (batch: string, dealId: string) => {
     const queue = openQueue(redis, keys);
@@ -201,11 +208,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
 
     it('ends ERR_UNCERTAIN, never sending again, while the feed cannot tell; retry then finds the docflow', async () => {
       await start({ faultLost: 1 });
-      // The fleet's feed was started (its cursor taken) before the gateway's feed went dark.
-      const client = createRealtyClient({ baseUrl: sandbox.url, sessionId: SESSION, timeoutMs: 2000 });
-      await ensureFeed(redis, keys, client);
-      await client.close();
-      sandbox.configure({ newsOutage: true });
+      await darkFeed();
       const { rows } = await run('dark', [MSK], { reconcileTimeoutMs: 1000 });
       expect(rows[0]).toMatchObject({ outcome: 'failed', errorCode: 'ERR_UNCERTAIN' });
       expect(rows[0]!.errorMessage).toMatch(/check the gateway before sending it again/);
@@ -224,10 +227,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
 
   it('lets an operator answer for an ERR_UNCERTAIN row once the gateway was checked: the row gets the docflow, or retry may send it', async () => {
     await start({ faultLost: 1 });
-    const client = createRealtyClient({ baseUrl: sandbox.url, sessionId: SESSION, timeoutMs: 2000 });
-    await ensureFeed(redis, keys, client);
-    await client.close();
-    sandbox.configure({ newsOutage: true });
+    await darkFeed();
     // MSK's answer is lost (its docflow made); SPB's call gets a 503 (nothing made, but who can tell).
     const lost = await run('lost', [MSK], { reconcileTimeoutMs: 1000 });
     sandbox.configure({ faultLost: 0, fault5xx: 1 });
