@@ -162,7 +162,7 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
       const written = await write().catch(() => pRetry(write, { retries: 5, minTimeout: 200 }));
       if (written.kind === 'submitted') {
         const instead = written.own ? ownDocflow(row, dealId, written.deal, written.via, attempt) : alreadySubmitted(row, dealId, written.deal, attempt);
-        return finish(instead, written.own ? { ...options, ledger: options.ledger && { ...options.ledger, via: written.via } } : {});
+        return finish(instead, written.own ? { ledger: { bank, resubmit, via: written.via } } : {});
       }
       if (written.kind === 'conflict') {
         log().error({ docflowId: record.docflowId, ledgerDocflowId: written.deal.docflowId, ledgerBatch: written.deal.batch, ledgerRow: written.deal.row }, 'this deal now has two docflows at the gateway; the ledger keeps the first');

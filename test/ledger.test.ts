@@ -207,6 +207,10 @@ describe('the ledger', () => {
     const written = await store.record('a', record(1, 'D-1', { outcome: 'failed', errorCode: 'ERR_UNCERTAIN' }), { ledger: { bank: BANK, resubmit: false, keepClaim: true } });
     expect(written).toMatchObject({ kind: 'submitted', own: true, deal: { docflowId: 'df-first' }, via: 'feed' });
     expect(await redis.hexists(keys.outcomes('a'), '1')).toBe(0);
+    // The row then records that docflow: written, whatever the options of the try before.
+    const own = await store.record('a', record(1, 'D-1', { docflowId: 'df-first' }), { ledger: { bank: BANK, resubmit: false, keepClaim: true, via: 'feed' } });
+    expect(own).toEqual({ kind: 'written' });
+    expect(JSON.parse((await redis.hget(keys.outcomes('a'), '1'))!)).toMatchObject({ outcome: 'queued', docflowId: 'df-first' });
   });
 
   it('resolves a lost answer from a feed page, counts what it does not know, and refuses a page from a follower that lost its lock', async () => {

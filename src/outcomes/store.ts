@@ -110,7 +110,7 @@ export function createOutcomeStore(redis: Redis, keys: Keys, options: OutcomeSto
       let mode = '';
       if (ledger && record.outcome !== 'already_submitted') {
         // `keep`: the claim stays (the try may have made a docflow), unless the feed already found it.
-        mode = ledger.keepClaim ? 'keep' : SUBMITTED_OUTCOMES.has(record.outcome) && record.docflowId ? 'submitted' : 'release';
+        mode = SUBMITTED_OUTCOMES.has(record.outcome) && record.docflowId ? 'submitted' : ledger.keepClaim ? 'keep' : 'release';
       }
       const reply = (await run(
         RECORD,

@@ -16,7 +16,7 @@ import { ensureFeed } from '../feed/feed-store.js';
 import { startFeedFollower, type FeedFollower } from '../feed/follower.js';
 import { createScriptBatcher } from '../queue/lua.js';
 import { updateLockedJobData } from '../queue/locked-update.js';
-import type { OutcomeRecord } from '../outcomes/types.js';
+import { alreadySubmitted, ownDocflow, type OutcomeRecord } from '../outcomes/types.js';
 import type { DealJobData } from '../queue/job-data.js';
 import type { Keys } from '../queue/keys.js';
 import { createRealtyClient } from '../realty/client.js';
@@ -259,8 +259,13 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     };
     const { deal: _removed, ...rest } = job.data;
     const strip = job.data.deal ? { key: `${job.queueQualifiedName}:${job.id}`, data: JSON.stringify(rest) } : undefined;
-    const write = () => outcomes.record(batch, record, { ifAbsent: true, job: strip, ...(bank && { ledger: { bank, resubmit: job.data.resubmit === true, keepClaim: uncertain } }) });
-    await pRetry(write, { retries: 5, minTimeout: 200 });
+    const resubmit = job.data.resubmit === true;
+    const write = () => outcomes.record(batch, record, { ifAbsent: true, job: strip, ...(bank && { ledger: { bank, resubmit, keepClaim: uncertain } }) });
+    const written = await pRetry(write, { retries: 5, minTimeout: 200 });
+    if (written.kind !== 'submitted' || !bank) return;
+    // The deal has a docflow after all (the feed found the lost answer): the row gets it.
+    const instead = written.own ? ownDocflow(row, dealId, written.deal, written.via, record.attempts) : alreadySubmitted(row, dealId, written.deal, record.attempts);
+    await pRetry(() => outcomes.record(batch, instead, { ifAbsent: true, job: strip, ...(written.own && { ledger: { bank, resubmit, via: written.via } }) }), { retries: 5, minTimeout: 200 });
   };
 
   return {
