@@ -65,7 +65,7 @@ describe('nightly runs from an inbox, with a cron every two seconds', () => {
     expect(first.code).toBe(0);
     // Calling it again updates the same schedule: every two seconds now, with a webhook.
     const again = await runCli(
-      ['schedule', '--inbox', inbox, '--outbox', outbox, '--profile', 'samples/bank-profile.json', '--cron', '*/2 * * * * *', '--name', 'nightly', '--notify-url', `http://127.0.0.1:${port}/hook`],
+      ['schedule', '--inbox', inbox, '--outbox', outbox, '--profile', 'samples/bank-profile.json', '--cron', '*/2 * * * * *', '--settle-ms', '1500', '--name', 'nightly', '--notify-url', `http://127.0.0.1:${port}/hook`],
       env,
     );
     expect(again.code).toBe(0);
@@ -96,7 +96,7 @@ describe('nightly runs from an inbox, with a cron every two seconds', () => {
       expect(summary).toMatchObject({ status: 'done', rows: 24, exitStatus: 3, outcomes: { queued: 13, suspended: 4, invalid: 3, ambiguous: 2, not_found: 1, unavailable: 1 } });
       expect(parse(readFileSync(join(outbox, `${name}.results.csv`)), { columns: true })).toHaveLength(24);
       expect(parse(readFileSync(join(outbox, `${name}.attention.csv`)), { columns: true })).toHaveLength(7);
-      expect(existsSync(join(inbox, 'processed', name))).toBe(true);
+      expect(existsSync(join(inbox, '.realty', 'processed', name))).toBe(true);
     }
     expect(summaryOf(outbox, 'bank-a.csv')!.batch).not.toBe(summaryOf(outbox, 'bank-b.csv')!.batch);
     await waitFor(() => posted.length >= 2, 'the webhook');
@@ -109,7 +109,7 @@ describe('nightly runs from an inbox, with a cron every two seconds', () => {
     await waitFor(() => summaryOf(outbox, 'bank-a-again.csv') !== undefined, 'the duplicate summary');
     expect(summaryOf(outbox, 'bank-a-again.csv')).toMatchObject({ status: 'duplicate', earlier: { file: 'bank-a.csv' } });
     expect(existsSync(join(outbox, 'bank-a-again.csv.results.csv'))).toBe(false);
-    expect(existsSync(join(inbox, 'processed', 'bank-a-again.csv'))).toBe(true);
+    expect(existsSync(join(inbox, '.realty', 'processed', 'bank-a-again.csv'))).toBe(true);
     expect(sandbox.stats().docflowsCreated).toBe(created);
   });
 
@@ -166,6 +166,6 @@ describe('nightly runs from an inbox, with a cron every two seconds', () => {
   it('removes the schedule', async () => {
     expect((await runCli(['schedule', '--remove', '--name', 'nightly'], env)).stdout).toContain('schedule nightly removed');
     expect((await runCli(['schedule', '--list'], env)).stdout.trim()).toBe('no schedules');
-    expect(await readdir(inbox)).toEqual(['processed']);
+    expect(await readdir(inbox)).toEqual(['.realty']);
   });
 });

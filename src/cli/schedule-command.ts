@@ -4,8 +4,8 @@ import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
 import { loadProfile } from '../input/profile.js';
 import { connectRedis } from '../queue/connection.js';
-import { defaultScheduleName, listSchedules, removeSchedule, upsertSchedule } from '../schedule/scheduler.js';
-import { environment } from './common.js';
+import { checkFoldersApart, checkReadySuffix, defaultScheduleName, listSchedules, removeSchedule, upsertSchedule } from '../schedule/scheduler.js';
+import { environment, nonNegativeInt } from './common.js';
 
 async function directory(flag: string, path: string): Promise<void> {
   const s = await stat(path).catch(() => undefined);
@@ -23,6 +23,8 @@ export function registerScheduleCommand(program: Command): void {
     .option('--tz <zone>', 'time zone of the cron, e.g. Europe/Moscow')
     .option('--notify-url <url>', 'POST each run\'s summary (JSON) to this webhook, with retries')
     .option('--name <name>', 'the schedule\'s name (default: from the inbox path)')
+    .option('--ready-suffix <suffix>', 'take <file> only once <file><suffix> exists (e.g. .ready); the marker goes with its file')
+    .option('--settle-ms <n>', 'without --ready-suffix: take a file once it stayed unchanged this long (default 60000)', nonNegativeInt('--settle-ms'))
     .option('--list', 'list the schedules')
     .option('--remove', 'remove the schedule named by --name (or by --inbox)')
     .action(async (opts) => {
@@ -56,12 +58,26 @@ export function registerScheduleCommand(program: Command): void {
       }
       await directory('--inbox', opts.inbox);
       await directory('--outbox', opts.outbox);
+      await checkFoldersApart(opts.inbox, opts.outbox);
+      if (opts.readySuffix !== undefined) checkReadySuffix(opts.readySuffix);
       if (opts.notifyUrl && !/^https?:\/\//.test(opts.notifyUrl)) throw new UsageError(`--notify-url ${opts.notifyUrl} is not an http(s) url.`);
       // A bad profile is found now, not at 3 a.m.
       await loadProfile(opts.profile);
       const redis = await connectRedis(env.config.redis, { failFast: true });
       try {
-        const info = await upsertSchedule(redis, env.keys, { inbox: opts.inbox, outbox: opts.outbox, profile: opts.profile, cron: opts.cron, tz: opts.tz, notifyUrl: opts.notifyUrl, name: opts.name });
+        // "This content ran" is remembered as long as the ledger remembers its deals (REALTY_LEDGER_DAYS).
+        const info = await upsertSchedule(redis, env.keys, {
+          inbox: opts.inbox,
+          outbox: opts.outbox,
+          profile: opts.profile,
+          cron: opts.cron,
+          tz: opts.tz,
+          notifyUrl: opts.notifyUrl,
+          name: opts.name,
+          readySuffix: opts.readySuffix,
+          settleMs: opts.settleMs,
+          doneMs: env.config.ledgerMs,
+        });
         console.log(`schedule ${info.name}: "${info.cron}"${info.tz ? ` ${info.tz}` : ''}, next tick ${info.next}; a running \`realty-batch work\` executes it`);
       } finally {
         redis.disconnect();

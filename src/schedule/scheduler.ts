@@ -4,7 +4,8 @@
  * never duplicates it; any `realty-batch work` executes the ticks.
  */
 import { createHash } from 'node:crypto';
-import { resolve } from 'node:path';
+import { realpath } from 'node:fs/promises';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { CronExpressionParser } from 'cron-parser';
 import type { RedisClient as Redis } from '../queue/connection.js';
 import { UsageError } from '../errors.js';
@@ -22,6 +23,12 @@ export interface TickData {
   outbox: string;
   profile: string;
   notifyUrl?: string;
+  /** `--ready-suffix`: a file is taken only once `<name><suffix>` exists; no settle time then. */
+  readySuffix?: string;
+  /** `--settle-ms`: how long a file must stay unchanged before it is taken (default one minute). */
+  settleMs?: number;
+  /** How long "this content ran" is remembered (REALTY_LEDGER_DAYS where `schedule` ran; default 400 days). */
+  doneMs?: number;
 }
 
 export interface ScheduleOptions extends Omit<TickData, 'name'> {
@@ -58,11 +65,40 @@ export function checkCron(cron: string, tz?: string): Date {
   }
 }
 
+/**
+ * The inbox and the outbox must be two folders, neither inside the other (their
+ * real paths, through symbolic links, where they exist): a tick would otherwise
+ * take its own outputs for inputs.
+ */
+export async function checkFoldersApart(inbox: string, outbox: string): Promise<void> {
+  const real = (path: string): Promise<string> => realpath(path).catch(() => resolve(path));
+  const [a, b] = await Promise.all([real(inbox), real(outbox)]);
+  const within = (inner: string, outer: string): boolean => {
+    const rel = relative(outer, inner);
+    return rel === '' || (!isAbsolute(rel) && rel !== '..' && !rel.startsWith(`..${sep}`));
+  };
+  if (within(a, b) || within(b, a)) {
+    throw new UsageError(`--inbox ${inbox} and --outbox ${outbox} must be two separate folders, neither inside the other, or each tick would take its own outputs for inputs.`);
+  }
+}
+
+/** A ready suffix names a marker beside each file: never a path, never a name the inbox skips as temporary. */
+export function checkReadySuffix(suffix: string): void {
+  if (!suffix || /[/\\\0]/.test(suffix) || /\.(part|tmp|crdownload|partial)$/i.test(suffix) || suffix === '.' || suffix === '..') {
+    throw new UsageError(`--ready-suffix ${JSON.stringify(suffix)} is not usable: give the end of a marker's name, such as .ready.`);
+  }
+}
+
 export async function upsertSchedule(redis: Redis, keys: Keys, options: ScheduleOptions): Promise<ScheduleInfo> {
   const next = checkCron(options.cron, options.tz);
+  await checkFoldersApart(options.inbox, options.outbox);
+  if (options.readySuffix !== undefined) checkReadySuffix(options.readySuffix);
   const name = options.name ?? defaultScheduleName(options.inbox);
   const data: TickData = { name, inbox: resolve(options.inbox), outbox: resolve(options.outbox), profile: resolve(options.profile) };
   if (options.notifyUrl) data.notifyUrl = options.notifyUrl;
+  if (options.readySuffix !== undefined) data.readySuffix = options.readySuffix;
+  if (options.settleMs !== undefined) data.settleMs = options.settleMs;
+  if (options.doneMs !== undefined) data.doneMs = options.doneMs;
   const queue = scheduleQueue(redis, keys);
   try {
     await queue.upsertJobScheduler(

@@ -1,0 +1,39 @@
+/**
+ * The Redis keys of an inbox, and how long each lives. They belong to the inbox
+ * (its resolved path), not to the schedule's name: two schedules on one inbox
+ * share them. Every one of them expires:
+ * - `lock`: LOCK_MS, renewed while its tick runs;
+ * - `seen` (name → size, time and when first seen so): SEEN_MS after the tick
+ *   that wrote it; losing it only makes a file settle on its modification time;
+ * - `done:<sha256>` (→ file, batch, time): what keeps the same content from
+ *   running twice, so it lives as long as the ledger's entries (REALTY_LEDGER_DAYS,
+ *   400 days by default): past that, the ledger would not stop its deals either.
+ */
+import { createHash } from 'node:crypto';
+import { resolve } from 'node:path';
+import { DAY, DEFAULTS, MINUTE, SECOND } from '../config.js';
+import type { Keys } from '../queue/keys.js';
+
+export const LOCK_MS = 60 * SECOND;
+export const SEEN_MS = 7 * DAY;
+/** A done entry's life when the schedule did not say (`realty-batch schedule` passes REALTY_LEDGER_DAYS). */
+export const DEFAULT_DONE_MS = DEFAULTS.ledgerDays * DAY;
+/** How long a file must stay unchanged before it is taken, without a ready marker (`--settle-ms`). */
+export const DEFAULT_SETTLE_MS = MINUTE;
+
+function inboxBase(keys: Keys, inbox: string): string {
+  return `${keys.bullPrefix}:schedule:${createHash('sha256').update(resolve(inbox)).digest('hex').slice(0, 16)}`;
+}
+
+/**
+ * `done` is the hash earlier versions kept (sha256 → entry, without expiry): still
+ * read, never written, and given an expiry by the first tick that finds it.
+ */
+export function inboxKey(keys: Keys, inbox: string, what: 'lock' | 'seen' | 'done'): string {
+  return `${inboxBase(keys, inbox)}:${what}`;
+}
+
+/** String: the content with this sha256 ran to the end (JSON: file, batch, at). */
+export function doneKey(keys: Keys, inbox: string, sha256: string): string {
+  return `${inboxBase(keys, inbox)}:done:${sha256}`;
+}

@@ -1,0 +1,175 @@
+/**
+ * One input of a tick, run as its own batch. The file is taken as it is when the
+ * tick reads it (its size and sha256); it must still be that when its batch
+ * ends: a file that changed in between (still being copied) is not done. Its
+ * batch is abandoned (marked failed, its jobs removed: nothing more of it is
+ * sent), nothing is moved, and a later tick takes it again, whole, under a new
+ * batch id (the content changed, so its fingerprint did). Rows the abandoned
+ * batch did send are kept by the ledger: in the new batch they are
+ * `already_submitted`, never sent twice.
+ *
+ * Any error of one file is that file's `failed` summary; only Redis going away
+ * stops the tick (the files stay in the inbox for the next one).
+ */
+import { lstat } from 'node:fs/promises';
+import { extname, join } from 'node:path';
+import type { RedisClient as Redis } from '../queue/connection.js';
+import { isRedisOutage } from '../queue/connection.js';
+import { RealtyBatchError, RedisUnavailableError } from '../errors.js';
+import { reasonOf, writeFileAtomically } from '../files/atomic-file.js';
+import { loadProfile } from '../input/profile.js';
+import type { Logger } from '../logger.js';
+import { createBatchStore } from '../outcomes/batches.js';
+import type { Keys } from '../queue/keys.js';
+import { loadBatch, removeBatchJobs } from '../queue/load-batch.js';
+import { openQueue } from '../queue/deal-queue.js';
+import { writeAttention } from '../results/attention.js';
+import { writeResults } from '../results/write-results.js';
+import { defaultBatchId, exitCodeFor } from '../batch/run-batch.js';
+import { waitForBatch } from '../batch/wait-batch.js';
+import { describeMissing, findMissingRows } from '../batch/missing-rows.js';
+import { describe, type FileSummary } from './file-summary.js';
+import { DEFAULT_DONE_MS, doneKey, inboxKey } from './inbox-keys.js';
+import { notify } from './notify.js';
+import { moveAside, outputRefusal, publish, removeMarker, snapshot, syncFolder, unchanged, withStaging, type Aside, type Snapshot } from './safe-files.js';
+import type { TickData } from './scheduler.js';
+
+export interface TickContext {
+  redis: Redis;
+  keys: Keys;
+  logger: Logger;
+  /** Stops waiting for a batch (the worker is shutting down); the file stays in the inbox. */
+  signal?: AbortSignal;
+  pollMs?: number;
+}
+
+type Outcome = Omit<FileSummary, 'file' | 'sha256' | 'startedAt' | 'finishedAt' | 'seconds'>;
+
+/** The file's summary; undefined when it was gone before its turn came (moved or deleted by someone). */
+export async function runFile(data: TickData, name: string, ctx: TickContext, log: Logger): Promise<FileSummary | undefined> {
+  const { redis, keys } = ctx;
+  const started = new Date();
+  const file = join(data.inbox, name);
+  const out = (suffix: string): string => join(data.outbox, `${name}.${suffix}`);
+  const rejectsName = `rejects${extname(name) || '.csv'}`;
+  let taken: Snapshot | undefined;
+  let batch: string | undefined;
+  /** Set once the input left the inbox: an error after that is not the file's own. */
+  let moved = false;
+
+  const finish = async (summary: Outcome, moveTo?: Aside): Promise<FileSummary> => {
+    const finishedAt = new Date();
+    const full: FileSummary = {
+      file: name,
+      ...(taken ? { sha256: taken.sha256 } : {}),
+      startedAt: started.toISOString(),
+      finishedAt: finishedAt.toISOString(),
+      seconds: Math.round((finishedAt.getTime() - started.getTime()) / 100) / 10,
+      ...summary,
+    };
+    // A duplicate never overwrites the summary of the run it repeats; a name that is a link is never written through.
+    const plain = out('summary.json');
+    const there = await lstat(plain).catch(() => undefined);
+    const target = there && (!there.isFile() || full.status === 'duplicate') ? out(`${finishedAt.toISOString().replace(/[:.]/g, '-')}.summary.json`) : plain;
+    await withStaging(data.outbox, async (stage) => {
+      await writeFileAtomically(join(stage, 'summary.json'), `${JSON.stringify(full, null, 2)}\n`);
+      await publish(join(stage, 'summary.json'), target);
+    });
+    await syncFolder(data.outbox);
+    if (moveTo) {
+      // The marker first: a file left without its marker by a crash waits, it is never taken half-written.
+      await removeMarker(data.inbox, name, data.readySuffix, log);
+      moved = true;
+      await moveAside(data.inbox, name, moveTo, log);
+    }
+    // Only now is the file done: a tick that dies before this runs it again (same batch).
+    if (full.status === 'done' && taken) {
+      await redis.set(doneKey(keys, data.inbox, taken.sha256), JSON.stringify({ file: name, batch: full.batch, at: full.finishedAt }), 'PX', data.doneMs ?? DEFAULT_DONE_MS);
+    }
+    log.info({ summary: full }, describe(full));
+    if (data.notifyUrl) await notify(data.notifyUrl, full, log);
+    return full;
+  };
+
+  /** The file is not what was taken any more: its batch is given up, the file waits for a later tick. */
+  const changed = async (): Promise<FileSummary> => {
+    const why = `${name} changed after it was taken (is it still being written?): batch ${batch} was abandoned, nothing more of it is sent, and the file is taken again, whole, once it stops changing`;
+    log.warn({ file: name, batch }, why);
+    if (batch) await abandonBatch(ctx, batch, why, log);
+    return finish({ status: 'stopped', exitStatus: 1, error: `${why}.`, ...(batch ? { batch } : {}) });
+  };
+
+  if (!(await lstat(file).catch(() => undefined))) {
+    log.info({ file: name }, 'gone from the inbox before its turn; nothing to run');
+    return undefined;
+  }
+  try {
+    taken = await snapshot(file);
+    const earlier = (await redis.get(doneKey(keys, data.inbox, taken.sha256))) ?? (await redis.hget(inboxKey(keys, data.inbox, 'done'), taken.sha256));
+    if (earlier) return await finish({ status: 'duplicate', exitStatus: 0, earlier: JSON.parse(earlier) as FileSummary['earlier'] }, 'processed');
+    // Checked before anything is loaded: nothing is sent for a file whose results could not be delivered.
+    for (const suffix of ['results.csv', 'attention.csv', rejectsName, 'summary.json']) {
+      const refusal = await outputRefusal(out(suffix));
+      if (refusal) {
+        log.error({ file: out(suffix) }, 'an output name in the outbox is a symbolic link or not a regular file: nothing is written through it, the input is not run');
+        return await finish({ status: 'failed', exitStatus: 1, error: refusal }, 'failed');
+      }
+    }
+    const profile = await loadProfile(data.profile);
+    const snap = taken;
+    const id = (batch = defaultBatchId(file, snap.sha256));
+    return await withStaging(data.outbox, async (stage) => {
+      const load = await loadBatch({ file, batch: id, profile, redis, keys, logger: log, fingerprint: snap.sha256, rejects: join(stage, rejectsName) });
+      // Workers may already be taking its jobs: given up at once, most of it is never sent.
+      if (!(await unchanged(file, snap))) return changed();
+      const queue = openQueue(redis, keys);
+      let stopped: string | undefined;
+      try {
+        stopped = await waitForBatch({ redis, keys, queue, batch: id, total: load.read, ...(ctx.signal ? { signal: ctx.signal } : {}), ...(ctx.pollMs ? { pollMs: ctx.pollMs } : {}) });
+      } finally {
+        await queue.close();
+      }
+      const results = await writeResults({ redis, keys, batch: id, total: load.read, out: join(stage, 'results.csv') });
+      // The attention file reads the input again: before it moves.
+      const attention = await writeAttention({ redis, keys, batch: id, out: join(stage, 'attention.csv') });
+      // The last look before the file is called done and moves: it must still be what was loaded.
+      if (!(await unchanged(file, snap))) return changed();
+      if (load.rejectsFile) await publish(load.rejectsFile, out(rejectsName));
+      await publish(results.file, out('results.csv'));
+      await publish(attention.file, out('attention.csv'));
+      const outcomes = Object.fromEntries(Object.entries(results.counts).filter(([, n]) => n > 0));
+      const files = { results: out('results.csv'), attention: out('attention.csv') };
+      if (stopped) {
+        // Left in the inbox: the next tick resumes the same batch.
+        const why = stopped === 'missing' ? describeMissing(id, await findMissingRows(redis, keys, id, load.read)) : stopped;
+        return finish({ status: 'stopped', batch: id, rows: load.read, outcomes, exitStatus: 1, ...files, error: `stopped before every row finished (${why})` });
+      }
+      return finish({ status: 'done', batch: id, rows: load.read, outcomes, exitStatus: exitCodeFor(results.counts), ...files }, 'processed');
+    });
+  } catch (err) {
+    // Redis away: every file would fail the same way; the tick stops and they wait in the inbox.
+    if (isRedisOutage(err) || err instanceof RedisUnavailableError || moved) throw err;
+    // A load that found the file changing while it read it: not a broken file, one still being written.
+    if (taken && batch && !(await unchanged(file, taken))) return changed();
+    const error = err instanceof RealtyBatchError ? err.message : `${name} could not be run (${reasonOf(err)}).`;
+    log.error({ file: name, err: { message: error } }, 'this file could not be run; the tick goes on with the others');
+    // A file that cannot be run as it is (unreadable, a bad profile, an output refused): set aside, said loudly.
+    return finish({ status: 'failed', exitStatus: 1, error, ...(batch ? { batch } : {}) }, 'failed');
+  }
+}
+
+/** Marks the batch failed (workers send none of its jobs from then on), then removes its jobs. */
+async function abandonBatch(ctx: TickContext, batch: string, why: string, log: Logger): Promise<void> {
+  const store = createBatchStore(ctx.redis, ctx.keys);
+  if (!(await store.get(batch))) return;
+  await store.fail(batch, why);
+  const queue = openQueue(ctx.redis, ctx.keys);
+  try {
+    await removeBatchJobs(queue, ctx.redis, ctx.keys, batch);
+  } catch (err) {
+    // A job a worker holds right now ends on its own: the batch is failed, so it sends nothing more.
+    log.warn({ batch, err: { message: (err as Error).message } }, 'some jobs of the abandoned batch could not be removed yet');
+  } finally {
+    await queue.close();
+  }
+}
