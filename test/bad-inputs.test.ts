@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,7 +57,11 @@ describe('bad inputs end in one clear sentence or in refused rows, never a crash
     await writeFile(join(dir, 'ten-mb-field.csv'), csvText([ROWS[1]!, huge, ROWS[2]!]));
     const extra = Array.from({ length: 100_000 }, (_, i) => `x${i}`);
     await writeFile(join(dir, 'hundred-thousand-columns.csv'), csvText(ROWS.slice(0, 3).map((r) => [...r, ...extra.map(() => '')]), { header: [...HEADER, ...extra] }));
-    await writeFile(join(dir, 'deeply-nested.json'), `[${'['.repeat(100_000)}${']'.repeat(100_000)}]`);
+    // Two good records around one nested 100,000 deep in arrays and one in objects.
+    const [first, second] = records(ROWS.slice(0, 2)).map((r) => JSON.stringify(r));
+    const deep = ['['.repeat(100_000) + ']'.repeat(100_000), `${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`];
+    await writeFile(join(dir, 'deeply-nested.json'), `[${[first, ...deep, second].join(',\n')}]`);
+    await writeFile(join(dir, 'deeply-nested.jsonl'), `${[first, ...deep, second].join('\n')}\n`);
     await writeFile(join(dir, 'records.json'), JSON.stringify(records(ROWS.slice(0, 2))));
   });
   afterAll(async () => {
@@ -87,17 +92,30 @@ describe('bad inputs end in one clear sentence or in refused rows, never a crash
     expect(await jobsOf(batch)).toEqual([]);
   });
 
-  it.each([
-    ['ten-mb-field.csv', /a record is longer than 4 MiB/],
-    ['deeply-nested.json', /nested more than 64 levels/],
-  ])('stops on %s with one sentence and bounded memory', async (name, message) => {
-    const batch = name.replace(/\W/g, '-');
-    const result = await load(join(dir, name), prefix, batch);
+  it('stops on ten-mb-field.csv with one sentence and bounded memory', async () => {
+    const result = await load(join(dir, 'ten-mb-field.csv'), prefix, 'ten-mb');
     expect(result.code).toBe(1);
     oneSentence(result.stderr);
-    expect(result.stderr).toMatch(message);
+    expect(result.stderr).toMatch(/a record is longer than 4 MiB/);
     expect(result.peakMb).toBeLessThan(300);
-    expect(await jobsOf(batch)).toEqual([]);
+    expect(await jobsOf('ten-mb')).toEqual([]);
+  });
+
+  it.each(['deeply-nested.json', 'deeply-nested.jsonl'])('refuses each record of %s nested 100,000 deep as one row, and loads the others, in bounded memory', async (name) => {
+    const batch = name.replace(/\W/g, '-');
+    const result = await load(join(dir, name), prefix, batch);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(3);
+    expect(result.stdout).toContain('read 4, valid 2, invalid 2');
+    expect(result.stdout).toContain('invalid (row): 2');
+    expect(result.peakMb).toBeLessThan(300);
+    expect(await jobsOf(batch)).toHaveLength(2);
+    const rejects = readFileSync(join(tmpdir(), `${prefix}-${batch}.rejects`), 'utf8');
+    const refused = (name.endsWith('.jsonl') ? rejects.trim().split('\n') : [rejects]).flatMap((t) => JSON.parse(t) as unknown);
+    expect(refused).toEqual([
+      { errors: '(row): nested deeper than 64 levels', invalidRecord: expect.stringMatching(/^\[{64}/) },
+      { errors: '(row): nested deeper than 64 levels', invalidRecord: expect.stringMatching(/^(\{"a":){64}/) },
+    ]);
   });
 
   it('reads 100,000 columns with bounded memory, listing the unknown ones once (at most 100)', async () => {
@@ -112,7 +130,7 @@ describe('bad inputs end in one clear sentence or in refused rows, never a crash
     const result = await load(join(BAD, 'broken-line.jsonl'), prefix, 'jsonl');
     expect(result.code).toBe(3);
     expect(result.stdout).toContain('read 3, valid 2, invalid 1');
-    expect(result.stdout).toContain('invalid (record): 1');
+    expect(result.stdout).toContain('invalid (row): 1');
     expect(await jobsOf('jsonl')).toHaveLength(2);
   });
 

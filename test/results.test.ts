@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { parse } from 'csv-parse/sync';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createOutcomeStore } from '../src/outcomes/store.js';
 import { RESULT_COLUMNS } from '../src/outcomes/types.js';
@@ -22,6 +23,7 @@ describe('the results file', () => {
     const store = createOutcomeStore(redis, keys);
     await store.record('b', { row: 1, dealId: 'D-1', outcome: 'queued', docflowId: 'f-1', cadastralNumber: '54:35:1:1', httpStatus: 200, attempts: 1, finishedAt: '2026-11-21T01:00:00.000Z' });
     await store.record('b', { row: 3, dealId: '=HYPERLINK("x")', outcome: 'rejected', httpStatus: 400, attempts: 1, errorCode: 'validation', errorMessage: '-1 is not; a value', finishedAt: '2026-11-21T01:00:01.000Z' });
+    await store.record('b', { row: 4, dealId: 'D-4', outcome: 'rejected', httpStatus: 400, attempts: 1, errorCode: 'validation', errorMessage: 'the gateway\rsaid\nthis', finishedAt: '2026-11-21T01:00:02.000Z' });
     await redis.hset(keys.rows('b'), '2', 'D-2');
   });
   afterAll(async () => {
@@ -48,6 +50,18 @@ describe('the results file', () => {
     expect(text.split('\r\n')[0]).toBe(RESULT_COLUMNS.join(';'));
     expect(text).toContain(`"'-1 is not; a value"`);
     expect(text).not.toMatch(/[^\r]\n/);
+  });
+
+  it('quotes a line break inside a cell, so that every reader sees one row for it, under --excel too', async () => {
+    for (const excel of [false, true]) {
+      const out = join(dir, `r-breaks-${excel}.csv`);
+      await writeResults({ redis, keys, batch: 'b', total: 4, out, excel });
+      const rows = parse(readFileSync(out), { columns: true, bom: true, delimiter: excel ? ';' : ',', relax_column_count: false }) as Array<Record<string, string>>;
+      expect(rows.map((r) => r.row)).toEqual(['1', '2', '3', '4']);
+      expect(rows[3]!.errorMessage).toBe('the gateway\rsaid\nthis');
+      // Quoted: a reader that ends a row at a bare CR (or at LF in a CRLF file) does not cut it.
+      expect(readFileSync(out, 'utf8')).toContain('"the gateway\rsaid\nthis"');
+    }
   });
 
   it('writes JSON Lines when the file ends in .jsonl', async () => {

@@ -15,6 +15,28 @@ export interface JsonItem {
 export const MAX_RECORD_CHARS = 16 * 1024 * 1024;
 
 /**
+ * Levels a record may have, itself the first: a deal is flat (1), 64 is far past
+ * any real export. Deeper, it is one refused row: writing it back with
+ * JSON.stringify, which recurses, would overflow the stack.
+ */
+export const MAX_RECORD_DEPTH = 64;
+export const NESTED_PROBLEM = `nested deeper than ${MAX_RECORD_DEPTH} levels`;
+
+/** Whether a parsed value has more than MAX_RECORD_DEPTH levels; iterative, and it stops at the first value too deep. */
+export function isNestedTooDeep(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const stack: Array<[object, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [container, depth] = stack.pop()!;
+    if (depth > MAX_RECORD_DEPTH) return true;
+    for (const child of Array.isArray(container) ? container : Object.values(container)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+/**
  * A record's values as the loader's flat text fields. A nested object or array
  * has no text form the bank would recognise: it is reported, not flattened.
  */

@@ -10,8 +10,10 @@ import { CsvError, parse } from 'csv-parse';
 import { InputError, UsageError } from '../errors.js';
 import type { FieldProblem } from './deal.js';
 import { createDecoder, detectEncoding, type InputEncoding } from './decode.js';
+import { readCell } from './csv-cell.js';
 import { applyDefaults, OWN_COLUMNS, headerKey, resolveHeader, type Mapping } from './mapping.js';
 import { flattenRecord, readJsonLines, readJsonRecords } from './read-json.js';
+import { unreadableFields } from './unreadable.js';
 
 export const INPUT_FORMATS = ['csv', 'json', 'jsonl'] as const;
 export type InputFormat = (typeof INPUT_FORMATS)[number];
@@ -32,8 +34,12 @@ export type RawRecord = { kind: 'cells'; cells: string[] } | { kind: 'json'; tex
 export interface InputRecord {
   /** 1-based position in the input, header not counted. */
   row: number;
-  /** Canonical field → raw value; the mapping's defaults filled in. */
+  /**
+   * Canonical field → raw value; the mapping's defaults filled in. Empty for a
+   * record that cannot be read (see unreadable.ts): none of its text becomes a field.
+   */
   fields: Record<string, string>;
+  /** CSV: the cells as values (an apostrophe the tool added taken off again, csv-cell.ts). */
   raw: RawRecord;
   /** Problems of the record's shape (cell count, broken JSON line, nested values): it is invalid. */
   problems: FieldProblem[];
@@ -149,6 +155,7 @@ export async function openInput(file: string, options: InputOptions = {}): Promi
     let row = 0;
     try {
       for await (const cells of parser as AsyncIterable<string[]>) {
+        for (let i = 0; i < cells.length; i++) cells[i] = readCell(cells[i]!);
         if (!columns) {
           header = cells;
           columns = cells.map((h) => {
@@ -164,15 +171,19 @@ export async function openInput(file: string, options: InputOptions = {}): Promi
         // A line of bare delimiters (Excel pads blank rows so) is blank, not a record.
         if (cells.every((c) => c.trim() === '')) continue;
         row++;
+        // A row of another width is shifted (an unquoted `56,2`, a lost cell), or the whole line sits in its
+        // first cell (a line with another delimiter): no cell of it can be taken for a field, the dealId least.
+        if (cells.length !== columns.length) {
+          const problem = { field: '(row)', message: `has ${cells.length} ${cells.length === 1 ? 'cell' : 'cells'} where the header has ${columns.length}` };
+          yield { row, fields: unreadableFields(), raw: { kind: 'cells', cells }, problems: [problem] };
+          continue;
+        }
         const fields: Record<string, string> = {};
         columns.forEach((name, i) => {
           if (name !== undefined && fields[name] === undefined) fields[name] = cells[i] ?? '';
         });
         applyDefaults(fields, mapping);
-        const problems: FieldProblem[] = [];
-        // A row of another width is shifted (an unquoted `56,2`, a lost cell): every field may be wrong.
-        if (cells.length !== columns.length) problems.push({ field: '(row)', message: `has ${cells.length} cells where the header has ${columns.length}` });
-        yield { row, fields, raw: { kind: 'cells', cells }, problems };
+        yield { row, fields, raw: { kind: 'cells', cells }, problems: [] };
       }
     } catch (err) {
       if (err instanceof CsvError) {
@@ -189,9 +200,10 @@ export async function openInput(file: string, options: InputOptions = {}): Promi
     const items = format === 'json' ? readJsonRecords(decodedText(), file) : readJsonLines(decodedText(), file);
     for await (const item of items) {
       const problems: FieldProblem[] = [];
-      const fields: Record<string, string> = {};
+      let fields: Record<string, string> = {};
       if (item.problem || !item.value) {
-        problems.push({ field: '(record)', message: item.problem ?? 'is not an object' });
+        fields = unreadableFields();
+        problems.push({ field: '(row)', message: item.problem ?? 'is not an object' });
       } else {
         const flat = flattenRecord(item.value);
         for (const [key, value] of Object.entries(flat.fields)) {

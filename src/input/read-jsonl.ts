@@ -1,11 +1,12 @@
 /** JSON Lines, read as a stream of decoded text. */
 import { StringDecoder } from 'node:string_decoder';
 import { InputError } from '../errors.js';
-import { destroyQuietly, isRecord, MAX_RECORD_CHARS, type JsonItem } from './json-item.js';
+import { destroyQuietly, isNestedTooDeep, isRecord, MAX_RECORD_CHARS, NESTED_PROBLEM, type JsonItem } from './json-item.js';
 
 /**
  * JSON Lines: one record per line; blank lines skipped; CRLF accepted. A line
- * that is not JSON, or not an object, is yielded with its problem and reading goes on.
+ * that is not JSON, not an object, or nested too deep is yielded with its
+ * problem (and its text, not its value) and reading goes on.
  */
 export async function* readJsonLines(text: NodeJS.ReadableStream, file: string): AsyncGenerator<JsonItem> {
   const decoder = new StringDecoder('utf8');
@@ -27,6 +28,8 @@ export async function* readJsonLines(text: NodeJS.ReadableStream, file: string):
     } catch {
       return { row, problem: `is not valid JSON (line ${line})`, raw };
     }
+    // JSON.parse takes any depth; the rejects writer's JSON.stringify does not: the value is not kept.
+    if (isNestedTooDeep(value)) return { row, problem: NESTED_PROBLEM, raw };
     return isRecord(value) ? { row, value, raw } : { row, problem: 'is not an object', raw };
   };
 

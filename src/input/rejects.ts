@@ -2,11 +2,14 @@
  * The rejects file: the refused records in the input's own format, encoding and
  * delimiter, unchanged, plus an `errors` column (`field: message; ...`). Fixed
  * in Excel and loaded again as it is, it runs: the loader ignores `errors`.
+ * CSV cells a spreadsheet would run get a leading `'`, which the loader takes
+ * off again (csv-cell.ts); a cell with a line break is always quoted.
  */
 import { basename, dirname, extname, join } from 'node:path';
 import { stringify, type Stringifier } from 'csv-stringify';
 import { OutputError } from '../errors.js';
 import { createAtomicFile, type AtomicFile } from '../files/atomic-file.js';
+import { QUOTE_LINE_BREAKS, safeCell } from './csv-cell.js';
 import type { FieldProblem } from './deal.js';
 import { createEncoder } from './decode.js';
 import { headerKey } from './mapping.js';
@@ -75,7 +78,12 @@ export function createRowsWriter(file: string, input: InputFile, columns: readon
   async function openFile(): Promise<AtomicFile> {
     const encoder = createEncoder(input.encoding);
     if (input.format === 'csv') {
-      csv = stringify({ delimiter: input.delimiter, record_delimiter: input.lineEnding === '\r\n' ? 'windows' : 'unix' });
+      csv = stringify({
+        delimiter: input.delimiter,
+        record_delimiter: input.lineEnding === '\r\n' ? 'windows' : 'unix',
+        quoted_match: QUOTE_LINE_BREAKS,
+        cast: { string: safeCell },
+      });
     }
     target = await createAtomicFile(file, { through: csv ? [csv, encoder] : [encoder] });
     if (csv) {

@@ -26,6 +26,7 @@ import {
 } from './normalize.js';
 import { Problem, type Field } from './normalize.js';
 import { SeenIds } from './seen-ids.js';
+import { isUnreadable } from './unreadable.js';
 
 export interface DealValidatorOptions {
   /** The day against which "not in the future" is checked; default: now. */
@@ -191,6 +192,8 @@ export function createDealValidator(options: DealValidatorOptions = {}): DealVal
 
   return (record) => {
     row += 1;
+    // A record the reader could not make out has empty fields: "is required" for each would only hide its one problem.
+    if (isUnreadable(record)) return { ok: false, problems: [] };
     const r = new RecordReader(record);
     const id = r.required('dealId', dealId);
     const rawId = r.raw('dealId');

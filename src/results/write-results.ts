@@ -6,6 +6,8 @@
  */
 import { stringify } from 'csv-stringify';
 import { createAtomicFile } from '../files/atomic-file.js';
+// The same rule as the rejects and attention files, kept with the loader that reads it back.
+import { QUOTE_LINE_BREAKS, safeCell } from '../input/csv-cell.js';
 import type { RedisClient as Redis } from '../queue/connection.js';
 import type { Keys } from '../queue/keys.js';
 import { createOutcomeStore } from '../outcomes/store.js';
@@ -30,11 +32,6 @@ export interface ResultsSummary {
 }
 
 const PAGE = 1000;
-
-/** A spreadsheet runs a cell that starts with one of these; a leading apostrophe makes it text. */
-export function safeCell(value: string): string {
-  return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-}
 
 export function emptyCounts(): Record<Outcome, number> {
   return Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
@@ -71,6 +68,8 @@ export async function writeResults(options: WriteResultsOptions): Promise<Result
         delimiter: options.excel ? ';' : ',',
         record_delimiter: options.excel ? '\r\n' : '\n',
         cast: { string: safeCell },
+        // A bare CR (or LF under --excel's CRLF) in the gateway's text is no end of a row.
+        quoted_match: QUOTE_LINE_BREAKS,
       });
   // Written beside `out` and renamed over it at the end: a failure part-way leaves the previous file.
   const file = await createAtomicFile(out, { through: sink ? [sink] : [], signal: options.signal });
