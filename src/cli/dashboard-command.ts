@@ -1,6 +1,7 @@
-/** `realty-batch dashboard [--port N] [--host H] [--no-auth] [--read-only]`: the operations page. */
+/** `realty-batch dashboard [--port N] [--host H] [--public-url URL] [--no-auth] [--read-only]`: the operations page. */
 import { InvalidArgumentError, type Command } from 'commander';
 import { resolveAccess } from '../dashboard/auth.js';
+import { parsePublicUrl } from '../dashboard/security.js';
 import { connectRedis } from '../queue/connection.js';
 import { environment } from './common.js';
 
@@ -18,20 +19,23 @@ export function registerDashboardCommand(program: Command): void {
     .description('the operations web page: the deals queue (Bull Board), the batches with their results and attention files, and /metrics')
     .option('--port <n>', 'listen port (0 = any free; the url is printed)', port, DEFAULT_DASHBOARD_PORT)
     .option('--host <host>', 'listen address (default 127.0.0.1)')
+    .option('--public-url <url>', 'where the page is opened when a proxy serves it (https://ops.example.com; or DASHBOARD_PUBLIC_URL): the only origin allowed to change anything')
     .option('--no-auth', 'no credentials (DASHBOARD_USER, DASHBOARD_PASSWORD): listens on 127.0.0.1 only')
     .option('--read-only', 'hide every action: no retry, clean or pause')
-    .action(async (opts: { port: number; host?: string; auth: boolean; readOnly?: boolean }) => {
+    .action(async (opts: { port: number; host?: string; publicUrl?: string; auth: boolean; readOnly?: boolean }) => {
       // environment() reads .env first, so the credentials may come from there too.
       const env = environment();
       // The CLI layer reads the credentials; the password goes to the server only, never to a log.
       const access = resolveAccess({ auth: opts.auth, host: opts.host, user: process.env.DASHBOARD_USER, password: process.env.DASHBOARD_PASSWORD });
+      const publicUrl = opts.publicUrl ?? process.env.DASHBOARD_PUBLIC_URL;
+      const publicOrigin = publicUrl ? parsePublicUrl(publicUrl) : undefined;
       // fastify and Bull Board load only for this command: `load` and `work` need not carry them.
       const { BATCHES_PATH, BOARD_PATH, startDashboard } = await import('../dashboard/server.js');
       const redis = await connectRedis(env.config.redis, { failFast: true });
       try {
-        const dashboard = await startDashboard({ redis, keys: env.keys, host: access.host, port: opts.port, credentials: access.credentials, readOnly: opts.readOnly ?? false, logger: env.logger });
-        console.log(`dashboard listening on ${dashboard.url}${BATCHES_PATH} (queue at ${BOARD_PATH}, metrics at /metrics)${access.credentials ? '' : '; no credentials asked'}${opts.readOnly ? '; read-only' : ''}`);
-        env.logger.info({ url: dashboard.url, auth: access.credentials !== undefined, readOnly: opts.readOnly ?? false }, 'dashboard started');
+        const dashboard = await startDashboard({ redis, keys: env.keys, host: access.host, port: opts.port, credentials: access.credentials, readOnly: opts.readOnly ?? false, publicOrigin, logger: env.logger });
+        console.log(`dashboard listening on ${dashboard.url}${BATCHES_PATH} (queue at ${BOARD_PATH}, metrics at /metrics)${publicOrigin ? `; served as ${publicOrigin}` : ''}${access.credentials ? '' : '; no credentials asked'}${opts.readOnly ? '; read-only' : ''}`);
+        env.logger.info({ url: dashboard.url, publicOrigin, auth: access.credentials !== undefined, readOnly: opts.readOnly ?? false }, 'dashboard started');
         await new Promise<void>((resolve) => {
           for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve());
         });

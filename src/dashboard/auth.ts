@@ -5,6 +5,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ConfigError, UsageError } from '../errors.js';
+import type { LoginThrottle } from './login-throttle.js';
 
 export const REALM = 'realty-batch';
 export const LOOPBACK = '127.0.0.1';
@@ -63,10 +64,28 @@ export function credentialsMatch(header: string | undefined, expected: Credentia
   return match !== null && colon >= 0 && userOk && passwordOk;
 }
 
-/** An `onRequest` hook answering 401 to every request without the credentials. */
-export function basicAuth(expected: Credentials) {
+export const LOCKED_OUT = 'Too many wrong user names or passwords came from this address: try again once the seconds of Retry-After have passed.';
+
+/**
+ * An `onRequest` hook answering 401 to every request without the credentials.
+ * With a `throttle`, an address locked out after wrong credentials is answered
+ * 429 with `Retry-After`, the right credentials included, until its lock-out
+ * ends; a request without an `Authorization` header tried nothing and is not
+ * counted (a browser sends one first to be asked for the password).
+ */
+export function basicAuth(expected: Credentials, throttle?: LoginThrottle) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
-    if (credentialsMatch(request.headers.authorization, expected)) return undefined;
+    const lockedFor = throttle?.lockedFor(request.ip) ?? 0;
+    if (lockedFor > 0) {
+      return reply
+        .code(429)
+        .header('Retry-After', String(Math.ceil(lockedFor / 1000)))
+        .type('text/plain; charset=utf-8')
+        .send(`${LOCKED_OUT}\n`);
+    }
+    const header = request.headers.authorization;
+    if (credentialsMatch(header, expected)) return undefined;
+    if (header !== undefined) throttle?.fail(request.ip);
     // fastify: a hook that answers early returns the reply, so the route never runs.
     return reply
       .code(401)

@@ -42,6 +42,9 @@ class PageError extends Error {
   }
 }
 
+/** Fixed: an answer that repeated the query would let a link put any text on this origin. */
+export const BAD_FORMAT = 'The format must be csv or jsonl.';
+
 type BatchParams = { Params: { id: string } };
 type ResultsQuery = BatchParams & { Querystring: { format?: string; excel?: string } };
 
@@ -123,7 +126,7 @@ export function batchesRoutes(options: BatchesRoutesOptions) {
 
     app.get<ResultsQuery>('/batches/:id/results.csv', async (request, reply) => {
       const format = request.query.format ?? 'csv';
-      if (format !== 'csv' && format !== 'jsonl') throw new PageError(400, `format must be csv or jsonl, not ${format}.`);
+      if (format !== 'csv' && format !== 'jsonl') throw new PageError(400, BAD_FORMAT);
       const excel = format === 'csv' && (request.query.excel === '1' || request.query.excel === 'true');
       const meta = await loadedBatch(request.params.id);
       const name = `${meta.id}.results${excel ? '.excel' : ''}.${format}`;

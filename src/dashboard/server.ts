@@ -5,7 +5,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { Queue } from 'bullmq';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { RedisClient as Redis } from '../queue/connection.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -13,7 +13,9 @@ import type { Keys } from '../queue/keys.js';
 import { basicAuth, type Credentials } from './auth.js';
 import { batchesRoutes } from './batches.js';
 import { bullBoardPlugin, refuseUnsafeActions } from './board.js';
+import { createLoginThrottle, type LoginThrottleOptions } from './login-throttle.js';
 import { createDashboardMetrics } from './metrics.js';
+import { refuseForeignOrigin, SECURITY_HEADERS, securityHeaders } from './security.js';
 
 export const BOARD_PATH = '/queues';
 export const BATCHES_PATH = '/batches';
@@ -28,6 +30,14 @@ export interface DashboardOptions {
   /** Required on every route when given; only `--no-auth` on 127.0.0.1 goes without. */
   credentials?: Credentials | undefined;
   readOnly?: boolean;
+  /**
+   * The origin the page is served from (`--public-url`, e.g. behind a proxy
+   * doing TLS): the only one allowed to change anything. Without it, the
+   * request's own scheme and Host.
+   */
+  publicOrigin?: string | undefined;
+  /** Lock-out after wrong credentials (10 in 60 s lock an address for 60 s); tests shorten it. */
+  loginThrottle?: Omit<LoginThrottleOptions, 'logger'>;
   logger?: Logger;
 }
 
@@ -49,11 +59,22 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
   const queue = new Queue(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
   queue.on('error', (err) => logger?.error({ err: { message: err.message } }, 'dashboard queue error'));
   // fastify's own request log would add nothing operations need; errors go to our logger.
-  const app = Fastify({ logger: false });
+  const app = Fastify({
+    logger: false,
+    // A path fastify cannot decode never reaches the hooks: answered here, with the same headers and no echo of the path.
+    frameworkErrors: (_err, _request, reply: FastifyReply) => {
+      void reply.code(400).headers(SECURITY_HEADERS).type('text/plain; charset=utf-8').send('The dashboard cannot read that address.\n');
+    },
+  });
 
-  // Hooks first: they then cover every route registered below, Bull Board's included.
-  if (options.credentials) app.addHook('onRequest', basicAuth(options.credentials));
+  // Hooks first: they then cover every route registered below, Bull Board's included,
+  // and the 404s. Headers before anything can answer, so every answer carries them.
+  app.addHook('onRequest', securityHeaders);
+  if (options.credentials) app.addHook('onRequest', basicAuth(options.credentials, createLoginThrottle({ ...options.loginThrottle, logger })));
+  app.addHook('onRequest', refuseForeignOrigin({ publicOrigin: options.publicOrigin }));
   app.addHook('onRequest', refuseUnsafeActions(BOARD_PATH, queue));
+  // fastify's own 404 repeats the method and the path it was given; this says one fixed sentence.
+  app.setNotFoundHandler(async (_request, reply) => reply.code(404).type('text/plain; charset=utf-8').send('There is no such page on the realty-batch dashboard.\n'));
 
   await app.register(bullBoardPlugin({ queue, basePath: BOARD_PATH, readOnly: options.readOnly ?? false, batchesPath: BATCHES_PATH }), { prefix: BOARD_PATH });
   await app.register(batchesRoutes({ redis, keys, boardPath: BOARD_PATH, ...(logger && { logger }) }));

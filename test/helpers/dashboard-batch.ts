@@ -52,8 +52,22 @@ export interface DashboardBatch {
   close(): Promise<void>;
 }
 
+export interface DashboardInput {
+  /** Whole rows in the samples' columns, after those of `dealIds`. */
+  rows?: string[][];
+  /** The input file's name; default `<batch>.csv`. */
+  fileName?: string;
+}
+
+/** A sample row with some of its fields replaced (by their column names). */
+export function changedRow(dealId: string, fields: Record<string, string>): string[] {
+  const row = [...sampleRow(dealId)];
+  for (const [field, value] of Object.entries(fields)) row[HEADER.indexOf(field)] = value;
+  return row;
+}
+
 /** Runs `dealIds` as batch `batch` (attempts 2, backoff 50 ms) and keeps Redis, the sandbox and the files until `close()`. */
-export async function runDashboardBatch(label: string, dealIds: string[], sandboxOptions: SandboxOptions = {}, batch = 'night'): Promise<DashboardBatch> {
+export async function runDashboardBatch(label: string, dealIds: string[], sandboxOptions: SandboxOptions = {}, batch = 'night', input: DashboardInput = {}): Promise<DashboardBatch> {
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   const prefix = uniquePrefix(label);
   const keys = createKeys(prefix);
@@ -66,8 +80,8 @@ export async function runDashboardBatch(label: string, dealIds: string[], sandbo
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    const file = join(dir, `${batch}.csv`);
-    await writeFile(file, csvText(dealIds.map(sampleRow)));
+    const file = join(dir, input.fileName ?? `${batch}.csv`);
+    await writeFile(file, csvText([...dealIds.map(sampleRow), ...(input.rows ?? [])]));
     const result = await runBatch({
       file,
       profile: await loadProfile(join(ROOT, 'samples/bank-profile.json')),
