@@ -22,6 +22,7 @@ import { buildEncumbranceRequest } from '../src/worker/build-request.js';
 import { decide, describeApiError, mayHaveCreated } from '../src/worker/decide.js';
 import { maskPersonalData } from '../src/worker/redact.js';
 import { resolveCadastralNumber } from '../src/worker/resolve-cadastral.js';
+import { LockLostError, maskThrown } from '../src/worker/job-boundary.js';
 
 export interface DealProcessorContext {
   client: RealtyClient;
@@ -112,7 +113,7 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
     return state === 'loading' ? 'loading' : 'failed';
   }
 
-  return async (job: Job<DealJobData, OutcomeRecord>, token?: string) => {
+  const run = async (job: Job<DealJobData, OutcomeRecord>, token?: string): Promise<OutcomeRecord> => {
     const { batch, row, dealId } = job.data;
     /** Puts the job back for `ms` without spending a try (with `patch` merged into its data). */
     const delay = async (ms: number, patch?: Partial<DealJobData>): Promise<never> => {
@@ -131,6 +132,10 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
       if (await ctx.updateJobData(job, token, rest)) job.data = rest;
     };
     const attempt = job.attemptsMade + 1;
+    // Every person of the row, whom the gateway's text may name: the deal as the job brought it
+    // (finish strips it from job.data) and, once read, the batch's profile (its representative).
+    const persons: { deal: Deal | undefined; profile?: BankProfile } = { deal: job.data.deal };
+    const mask = (text: string): string => maskPersonalData(text, persons.deal, persons.profile);
     // The job's logger, made when it first logs (a child logger costs a serialisation of its bindings).
     let child: Logger | undefined;
     const log = (): Logger => (child ??= ctx.logger.child({ batch, row, dealId, attempt }));
@@ -148,10 +153,16 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
     let cadastralNumber = job.data.deal?.cadastralNumber;
 
     /** Writes the row's one outcome; the ledger may say the deal has a docflow instead, which is then recorded. */
-    const finish = async (fields: Final, options: Omit<RecordOptions, 'job'> = {}, personal?: Deal): Promise<OutcomeRecord> => {
+    const finish = async (fields: Final, options: Omit<RecordOptions, 'job'> = {}): Promise<OutcomeRecord> => {
       const record: OutcomeRecord = { row, dealId, attempts: attempt, finishedAt: new Date().toISOString(), ...fields };
       if (cadastralNumber && !record.cadastralNumber) record.cadastralNumber = cadastralNumber;
-      if (record.errorMessage && personal) record.errorMessage = maskPersonalData(record.errorMessage, personal);
+      // A row that did not reach the registry may carry the gateway's text, in its code as in its
+      // message; it goes to the outcome, the log line and the Error BullMQ keeps. (A submitted
+      // row's text is ours: masking it would only cost a pattern per successful row.)
+      if (!SUBMITTED_OUTCOMES.has(record.outcome)) {
+        if (record.errorMessage) record.errorMessage = mask(record.errorMessage);
+        if (record.errorCode) record.errorCode = mask(record.errorCode);
+      }
       // The outcome and the job without its deal (personal data) in one script: a job whose
       // deal is gone always has its outcome.
       const { deal: _removed, ...rest } = job.data;
@@ -173,9 +184,10 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
       return record;
     };
     /** A submitted row's job completes with its record; any other outcome fails it, with no try left. */
-    const end = async (fields: Final, options: Omit<RecordOptions, 'job'>, personal?: Deal): Promise<OutcomeRecord> => {
-      const record = await finish(fields, options, personal);
+    const end = async (fields: Final, options: Omit<RecordOptions, 'job'>): Promise<OutcomeRecord> => {
+      const record = await finish(fields, options);
       if (SUBMITTED_OUTCOMES.has(record.outcome)) return record;
+      // Its message (masked by finish) becomes the job's failedReason, stacktrace and failed event.
       throw new UnrecoverableError(record.errorMessage ?? record.outcome);
     };
 
@@ -193,6 +205,7 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
     }
 
     const profile = await profileOf(batch);
+    persons.profile = profile;
     const bank = profile.organization.inn;
     const resubmit = job.data.resubmit === true;
     const exhausted = job.data.exhausted;
@@ -202,8 +215,9 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
     const fail = async (err: unknown, uncertain: boolean): Promise<OutcomeRecord> => {
       if (err instanceof UnrecoverableError || err instanceof RateLimitError || err instanceof DelayedError || err instanceof WaitingError || err instanceof LockLostError) throw err;
       const decision = decide(err);
-      const described = describeApiError(err);
-      const errorMessage = maskPersonalData(described.errorMessage, deal);
+      // Masked here, before anything of it is logged, thrown or kept in the job's data (`exhausted`).
+      const described = describeApiError(err, mask);
+      const { errorMessage } = described;
       if (decision.action === 'pause') {
         await ctx.pauseForSession();
         // Back to waiting without spending an attempt: the row is not finished.
@@ -222,6 +236,8 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
       }
       if (decision.action === 'retry' && attempt < ctx.attempts) {
         log().warn({ errorCode: described.errorCode, httpStatus: described.httpStatus, attemptsLeft: ctx.attempts - attempt, uncertain }, 'transient failure, will retry');
+        // BullMQ keeps the message and the stack (which repeats the message), never the cause,
+        // which stays in memory for the backoff strategy (a 429's Retry-After).
         throw new Error(errorMessage, { cause: err });
       }
       const outcome = decision.action === 'record' ? decision.outcome : decision.exhausted;
@@ -231,7 +247,7 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
         log().info({ errorCode: described.errorCode }, 'no tries left; the last may have reached the gateway: asking the news feed before the row ends');
         return delay(1000, { exhausted: { ...final, outcome: outcome === 'unavailable' ? 'unavailable' : 'failed' } });
       }
-      return end(final, { ledger: ledger() }, deal);
+      return end(final, { ledger: ledger() });
     };
 
     let found: string | undefined;
@@ -260,7 +276,7 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
           await ctx.throttle?.();
           const resolution = await resolveCadastralNumber(deal, ctx.client);
           if (resolution.kind !== 'found') {
-            return end({ outcome: resolution.kind, errorCode: resolution.kind.toUpperCase(), errorMessage: resolution.message, candidates: resolution.cadastralNumbers }, { ledger: ledger() }, deal);
+            return end({ outcome: resolution.kind, errorCode: resolution.kind.toUpperCase(), errorMessage: resolution.message, candidates: resolution.cadastralNumbers }, { ledger: ledger() });
           }
           cadastralNumber = found = resolution.cadastralNumber;
         }
@@ -334,7 +350,7 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
       }
       case 'notfound':
         // The last try made nothing after all: the row ends with its failure.
-        return end(exhausted ?? { outcome: 'failed', errorCode: 'ERR_INTERNAL', errorMessage: 'the ledger found no try to check' }, { ledger: ledger() }, deal);
+        return end(exhausted ?? { outcome: 'failed', errorCode: 'ERR_INTERNAL', errorMessage: 'the ledger found no try to check' }, { ledger: ledger() });
       case 'nofeed':
         return fail(new Error('the news feed has no cursor in Redis'), false);
       case 'send':
@@ -364,12 +380,16 @@ export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJo
     }
     return end({ outcome: created.status === 200 ? 'queued' : 'suspended', docflowId: created.docflow.docflowId, httpStatus: created.status }, { ledger: ledger({ requestId: verdict.requestId, via: 'answer' }) });
   };
-}
 
-/** The job's run no longer holds its lock: another worker took the job over. */
-class LockLostError extends Error {
-  constructor(job: Job<DealJobData, OutcomeRecord>) {
-    super(`job ${job.id ?? ''} is no longer this worker's (its lock was lost: another worker took it over)`);
-    this.name = 'LockLostError';
-  }
+  // The boundary with BullMQ: what a run throws becomes the job's failedReason, its stacktrace
+  // and the queue's failed event. The run masks the gateway's text itself; this masks anything
+  // else (a defect's message, a library's) before BullMQ stores it.
+  return async (job: Job<DealJobData, OutcomeRecord>, token?: string) => {
+    const deal = job.data.deal;
+    try {
+      return await run(job, token);
+    } catch (err) {
+      throw maskThrown(err, deal, profiles.get(job.data.batch)?.profile);
+    }
+  };
 }

@@ -27,7 +27,32 @@ export const REDACT_PATHS = [
   '*.profile',
   'person',
   '*.person',
+  'representative',
+  '*.representative',
+  'owners',
+  '*.owners',
+  'snils',
+  '*.snils',
+  'identityDocument',
+  '*.identityDocument',
 ];
+
+/**
+ * An error as a line shows it: its own message (which whoever made it has masked), its
+ * name and codes. pino's default serializer appends every `cause`'s message and stack, and
+ * copies every field (an ApiHttpError's gateway body): the gateway's unmasked text that a
+ * masked error wraps for the retry delay would reach the line.
+ */
+export function serializeError(err: unknown): unknown {
+  if (!(err instanceof Error)) return err;
+  const out: Record<string, unknown> = { type: err.name, message: err.message };
+  for (const key of ['code', 'status', 'endpoint', 'reason'] as const) {
+    const value = (err as unknown as Record<string, unknown>)[key];
+    if (typeof value === 'string' || typeof value === 'number') out[key] = value;
+  }
+  if (err.stack) out.stack = err.stack;
+  return out;
+}
 
 export interface LoggerOptions {
   level?: string;
@@ -41,6 +66,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       level: options.level ?? 'info',
       base: { pid: process.pid },
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      serializers: { err: serializeError },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
     options.destination ?? pino.destination({ fd: 2, sync: false }),

@@ -10,6 +10,10 @@
  * A load that died (killed, its heartbeat run out) leaves `state` loading:
  * loading the same input again resumes it, and counts the jobs it finds as
  * already enqueued.
+ *
+ * Every key of a batch expires, since its metadata holds the profile (the
+ * representative's SNILS and passport): its retention after the loader's last
+ * heartbeat while it loads, after its load, or after its failure.
  */
 import { hostname } from 'node:os';
 import type { RedisClient as Redis } from '../queue/connection.js';
@@ -54,12 +58,17 @@ export interface BatchStore {
    * Creates the batch for this file, or reopens it for the same content (a load
    * run again); refuses other content. The profile is refreshed either way.
    */
-  /** `fresh`: the batch starts from nothing (new, or an earlier load of it failed: the caller clears what it left). */
-  open(meta: Pick<BatchMeta, 'id' | 'file' | 'fingerprint' | 'reading' | 'resubmit'>, profile: BankProfile): Promise<{ fresh: boolean }>;
-  /** The loader is alive: workers keep holding the batch's jobs. */
+  /**
+   * `fresh`: the batch starts from nothing (new, or an earlier load of it failed: the caller clears what it left).
+   * The batch keeps `retentionMs` (REALTY_RETENTION_DAYS): its keys expire that long after the
+   * loader's last heartbeat while it loads, after its load, or after its failure.
+   */
+  open(meta: Pick<BatchMeta, 'id' | 'file' | 'fingerprint' | 'reading' | 'resubmit'>, profile: BankProfile, retentionMs?: number): Promise<{ fresh: boolean }>;
+  /** The loader is alive: workers keep holding the batch's jobs, and its keys' expiry moves on. */
   heartbeat(id: string): Promise<void>;
   /** The load is complete; the batch's keys expire `retentionMs` from now. */
   setTotal(id: string, total: number, retentionMs?: number): Promise<void>;
+  /** The load failed or was abandoned: the batch's keys expire its retention from now, and a batch that never loaded loses its profile. */
   fail(id: string, error: string): Promise<void>;
   get(id: string): Promise<BatchMeta | undefined>;
   state(id: string): Promise<BatchState | undefined>;
@@ -84,9 +93,51 @@ for i = 1, #KEYS do
 end
 return exp`);
 
+/**
+ * The batch's personal data (its profile: the representative's SNILS, passport) must not
+ * outlive it, whatever becomes of its load: every key of a batch gets an expiry from its
+ * first heartbeat, pushed on by each, and kept by a failure. `push` moves a key's expiry
+ * later, never earlier; `retention` is the one the batch was opened with.
+ */
+const PUSH_LUA = `${LEDGER_LUA}
+local function push(now, exp)
+  for i = 1, #KEYS do
+    local ttl = redis.call('PTTL', KEYS[i])
+    if ttl == -1 or (ttl >= 0 and now + ttl < exp) then redis.call('PEXPIREAT', KEYS[i], exp) end
+  end
+end
+local function retention(fallback)
+  return tonumber(redis.call('HGET', KEYS[1], 'retentionMs') or '') or tonumber(fallback)
+end
+`;
+
+/** KEYS: batch, outcomes, rows, checkpoints. ARGV: loadingUntil, retention ms when the batch names none. */
+const HEARTBEAT = luaScript(`${PUSH_LUA}
+local now = now_ms()
+redis.call('HSET', KEYS[1], 'loadingUntil', ARGV[1])
+push(now, now + retention(ARGV[2]))`);
+
+/** KEYS: batch, outcomes, rows, checkpoints. ARGV: error, retention ms when the batch names none. */
+const FAIL = luaScript(`${PUSH_LUA}
+local now = now_ms()
+local state = redis.call('HGET', KEYS[1], 'state')
+redis.call('HSET', KEYS[1], 'state', 'failed', 'error', ARGV[1])
+-- A batch that never loaded has no job left to read its profile: it goes now. (One that
+-- loaded keeps it: its workers may still be finishing rows.)
+if state ~= 'loaded' then redis.call('HDEL', KEYS[1], 'profile') end
+local exp = now + retention(ARGV[2])
+local was = tonumber(redis.call('HGET', KEYS[1], 'expiresAt') or '0')
+if was > exp then exp = was end
+redis.call('HSET', KEYS[1], 'expiresAt', exp)
+push(now, exp)`);
+
 export function createBatchStore(redis: Redis, keys: Keys): BatchStore {
+  const batchKeys = (id: string): string[] => [keys.batch(id), keys.outcomes(id), keys.rows(id), keys.checkpoints(id)];
+  const heartbeat = async (id: string): Promise<void> => {
+    await HEARTBEAT.run(redis, batchKeys(id), [String(Date.now() + LOAD_HEARTBEAT_MS), DEFAULT_RETENTION_MS]);
+  };
   return {
-    async open(meta, profile) {
+    async open(meta, profile, retentionMs = DEFAULT_RETENTION_MS) {
       const key = keys.batch(meta.id);
       const now = new Date();
       const replies = (await redis.multi().hsetnx(key, 'fingerprint', meta.fingerprint).hmget(key, 'fingerprint', 'file', 'state', 'loadingUntil', 'loader', 'resubmit').exec()) ?? [];
@@ -112,26 +163,28 @@ export function createBatchStore(redis: Redis, keys: Keys): BatchStore {
         );
       }
       const next = state === 'loaded' ? 'loaded' : 'loading';
-      await redis
+      const written = await redis
         .multi()
         .hsetnx(key, 'createdAt', now.toISOString())
-        .hset(key, 'id', meta.id, 'file', meta.file, 'reading', meta.reading ?? '{}', 'resubmit', meta.resubmit ? '1' : '0', 'state', next, 'profile', JSON.stringify(profile), 'loadingUntil', String(now.getTime() + LOAD_HEARTBEAT_MS), 'loader', LOADER)
+        .hset(key, 'id', meta.id, 'file', meta.file, 'reading', meta.reading ?? '{}', 'resubmit', meta.resubmit ? '1' : '0', 'state', next, 'profile', JSON.stringify(profile), 'loadingUntil', String(now.getTime() + LOAD_HEARTBEAT_MS), 'loader', LOADER, 'retentionMs', String(retentionMs))
         .hdel(key, 'error', 'total')
+        // With the profile, in the same transaction, its expiry. (The script's text, once a load:
+        // EVALSHA cannot fall back inside MULTI.)
+        .eval(HEARTBEAT.source, 4, ...batchKeys(meta.id), String(now.getTime() + LOAD_HEARTBEAT_MS), retentionMs)
         .zadd(keys.batches, 'NX', now.getTime(), meta.id)
         .exec();
+      for (const [err] of written ?? []) if (err) throw err;
       return { fresh };
     },
-    async heartbeat(id) {
-      await redis.hset(keys.batch(id), 'loadingUntil', String(Date.now() + LOAD_HEARTBEAT_MS));
-    },
+    heartbeat,
     async setTotal(id, total, retentionMs = DEFAULT_RETENTION_MS) {
       // A batch lives `retentionMs` after its load, or longer if an earlier load said so: its
       // keys never expire earlier than they would have. Outcomes written later read
       // `expiresAt` from here (the outcomes hash may not exist yet).
-      await SET_TOTAL.run(redis, [keys.batch(id), keys.outcomes(id), keys.rows(id), keys.checkpoints(id)], [total, new Date().toISOString(), retentionMs]);
+      await SET_TOTAL.run(redis, batchKeys(id), [total, new Date().toISOString(), retentionMs]);
     },
     async fail(id, error) {
-      await redis.hset(keys.batch(id), 'state', 'failed', 'error', error);
+      await FAIL.run(redis, batchKeys(id), [error, DEFAULT_RETENTION_MS]);
     },
     async get(id) {
       const h = await redis.hgetall(keys.batch(id));

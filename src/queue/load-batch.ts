@@ -108,7 +108,7 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
   try {
     if (queue) {
       const fingerprint = options.fingerprint ?? (await inputFingerprint(options.file, options));
-      const { fresh } = await batches.open({ id: batch, file: resolve(options.file), fingerprint, reading: serializeReading(options), resubmit: options.resubmit ?? false }, options.profile);
+      const { fresh } = await batches.open({ id: batch, file: resolve(options.file), fingerprint, reading: serializeReading(options), resubmit: options.resubmit ?? false }, options.profile, options.retentionMs);
       // Jobs left by an earlier load of this batch that failed or died: this load makes them again.
       owned = fresh;
       if (fresh) {

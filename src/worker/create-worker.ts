@@ -21,6 +21,7 @@ import type { DealJobData } from '../queue/job-data.js';
 import type { Keys } from '../queue/keys.js';
 import { createRealtyClient } from '../realty/client.js';
 import { retryDelay } from './decide.js';
+import { maskPersonalData } from './redact.js';
 import { createRequestLimiter } from './rate-limit.js';
 import { createMetricsRecorder } from '../metrics/recorder.js';
 import { ApiHttpError } from '../errors.js';
@@ -240,7 +241,8 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   const recordFailedJob = async (job: Job<DealJobData, OutcomeRecord>, err: Error): Promise<void> => {
     const { batch, row, dealId } = job.data;
     const stalled = /stalled more than allowable limit/.test(err.message);
-    const bank = (await batches.profile(batch))?.organization.inn;
+    const profile = await batches.profile(batch);
+    const bank = profile?.organization.inn;
     const entry = bank ? await ledger.read(bank, dealId) : undefined;
     // A worker that died mid-call may have made the docflow: the row says so, and keeps its claim.
     const uncertain = entry?.state === 'sending' && entry.batch === batch && entry.row === row;
@@ -254,7 +256,8 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
         ? `its worker stopped ${MAX_STALLS + 1} times while it ran, once during a call that may have created a docflow; realty-batch retry ${batch} looks for it in the news feed before sending it again`
         : stalled
           ? `its worker stopped ${MAX_STALLS + 1} times while it ran (no call of it was in flight); realty-batch retry ${batch} sends it again`
-          : err.message,
+          : // Whatever the processor threw (a masked message, or a defect's own): never a person of the row.
+            maskPersonalData(err.message, job.data.deal, profile),
       finishedAt: new Date().toISOString(),
     };
     const { deal: _removed, ...rest } = job.data;

@@ -63,8 +63,18 @@ export function retryDelay(attemptsMade: number, backoffMs: number, err: unknown
   return Math.round(Math.min(MAX_RETRY_DELAY_MS, base * (0.8 + 0.4 * random())));
 }
 
-/** The gateway's Error object, flattened for one results cell: `code: message @ target; nested...`. */
-export function describeApiError(err: unknown): { errorCode?: string; errorMessage: string; httpStatus?: number } {
+/**
+ * The gateway's Error object, flattened for one results cell: `code: message @ target; nested...`.
+ * The gateway may echo a person's values in its code as well as its message
+ * (`badSnils12345678964`): `mask` (maskPersonalData for the row's persons) runs over both,
+ * so that neither reaches an outcome, a log line or an Error unmasked.
+ */
+export function describeApiError(err: unknown, mask: (text: string) => string = (text) => text): { errorCode?: string; errorMessage: string; httpStatus?: number } {
+  const raw = flatten(err);
+  return { ...raw, ...(raw.errorCode !== undefined && { errorCode: mask(raw.errorCode) }), errorMessage: mask(raw.errorMessage) };
+}
+
+function flatten(err: unknown): { errorCode?: string; errorMessage: string; httpStatus?: number } {
   if (err instanceof ApiHttpError) {
     const body = err.body;
     const parts: string[] = [];
