@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Queue } from 'bullmq';
 import { parse } from 'csv-parse/sync';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +18,7 @@ import { writeAttention } from '../src/results/attention.js';
 import { ROOT } from './helpers/cli.js';
 import { csvText, HEADER, ROWS } from './helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './helpers/redis.js';
+import { pauseDealQueue, waitingJobs } from './helpers/queue.js';
 
 /** The line breaks outside quotes, as any CSV reader sees them: each one ends a row. */
 function rowBreaks(text: string): string[] {
@@ -113,23 +113,14 @@ describe('fixing the rejects or attention file and loading it as it is', () => {
   let dir: string;
   let profile: BankProfile;
   const silent = createLogger({ level: 'silent' });
-  const jobsOf = async (batch: string): Promise<DealJobData[]> => {
-    const queue = new Queue<DealJobData>(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
-    try {
-      return (await queue.getJobs(['wait'], 0, -1)).map((j) => j.data).filter((d) => d.batch === batch);
-    } finally {
-      await queue.close();
-    }
-  };
+  const jobsOf = (batch: string): Promise<DealJobData[]> => waitingJobs(redis, keys, batch);
 
   beforeAll(async () => {
     redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
     dir = await mkdtemp(join(tmpdir(), 'realty-cells-'));
     profile = await loadProfile(join(ROOT, 'samples/bank-profile.json'));
     // Nothing runs these jobs: they stay in the queue to be compared.
-    const queue = new Queue(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
-    await queue.pause();
-    await queue.close();
+    await pauseDealQueue(redis, keys);
   });
   afterAll(async () => {
     redis.disconnect();

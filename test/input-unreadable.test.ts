@@ -3,7 +3,6 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { Queue } from 'bullmq';
 import { parse } from 'csv-parse/sync';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +15,7 @@ import { writeResults } from '../src/results/write-results.js';
 import { ROOT } from './helpers/cli.js';
 import { csvText, HEADER, records, ROWS } from './helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './helpers/redis.js';
+import { pauseDealQueue } from './helpers/queue.js';
 
 describe('a row that cannot be read', () => {
   const prefix = uniquePrefix('unreadable');
@@ -40,9 +40,7 @@ describe('a row that cannot be read', () => {
     redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
     dir = await mkdtemp(join(tmpdir(), 'realty-unreadable-'));
     profile = await loadProfile(join(ROOT, 'samples/bank-profile.json'));
-    const queue = new Queue(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
-    await queue.pause();
-    await queue.close();
+    await pauseDealQueue(redis, keys);
   });
   afterAll(async () => {
     redis.disconnect();

@@ -18,6 +18,7 @@ import { loadBatch, type LoadOptions } from '../src/queue/load-batch.js';
 import { CLI, ROOT, runCli } from './helpers/cli.js';
 import { csvText, HEADER, ROWS, SAMPLE_INVALID, SAMPLE_READ, writeFixtures, type Fixture } from './helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './helpers/redis.js';
+import { pauseDealQueue, waitingJobs } from './helpers/queue.js';
 
 const silent = createLogger({ level: 'silent' });
 
@@ -30,14 +31,7 @@ describe('loading the files banks really produce', () => {
   let fixtures: Fixture[];
   const load = (file: string, batch: string, extra: Partial<LoadOptions> = {}) =>
     loadBatch({ file, batch, profile, redis, keys, logger: silent, rejects: join(dir, `${batch}.rejects`), ...extra });
-  const jobsOf = async (batch: string): Promise<DealJobData[]> => {
-    const queue = new Queue<DealJobData>(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
-    try {
-      return (await queue.getJobs(['wait'], 0, -1)).map((j) => j.data).filter((d) => d.batch === batch);
-    } finally {
-      await queue.close();
-    }
-  };
+  const jobsOf = (batch: string): Promise<DealJobData[]> => waitingJobs(redis, keys, batch);
 
   beforeAll(async () => {
     redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
@@ -45,9 +39,7 @@ describe('loading the files banks really produce', () => {
     profile = await loadProfile(join(ROOT, 'samples/bank-profile.json'));
     fixtures = await writeFixtures(dir);
     // Nothing processes these jobs: the queue stays paused for the whole file.
-    const queue = new Queue(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
-    await queue.pause();
-    await queue.close();
+    await pauseDealQueue(redis, keys);
   });
   afterAll(async () => {
     redis.disconnect();

@@ -1,0 +1,22 @@
+/** The deal queue as loader tests use it: paused (nothing runs their jobs), and read back. */
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { DealJobData } from '../../src/queue/job-data.js';
+import type { Keys } from '../../src/queue/keys.js';
+
+/** Pauses the queue of `keys`, so that the jobs a load makes stay waiting, to be compared. */
+export async function pauseDealQueue(redis: Redis, keys: Keys): Promise<void> {
+  const queue = new Queue(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
+  await queue.pause();
+  await queue.close();
+}
+
+/** The data of the batch's waiting jobs. */
+export async function waitingJobs(redis: Redis, keys: Keys, batch: string): Promise<DealJobData[]> {
+  const queue = new Queue<DealJobData>(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
+  try {
+    return (await queue.getJobs(['wait'], 0, -1)).map((j) => j.data).filter((d) => d.batch === batch);
+  } finally {
+    await queue.close();
+  }
+}
