@@ -242,7 +242,7 @@ assert bad['ownerSnils'] != snils(digits[:9])
 
 # ---- the register (sandbox --registry) ----
 
-REGISTRY = json.loads((ROOT.parent / 'shared' / 'examples' / 'suggest-response.json').read_text('utf8'))
+REGISTRY = json.loads((ROOT / 'test' / 'fixtures' / 'gateway-examples' / 'suggest-response.json').read_text('utf8'))
 for o in REGISTRY:
     o.update(region='Новосибирский', city='Новосибирск')
 
@@ -388,7 +388,7 @@ Fictional data for the demo and the tests; no real person, bank or object. Writt
 |---|---|
 | `deals.csv` | 24 deals, UTF-8, comma, a header row of canonical field names (deal-format.md) |
 | `bank-profile.json` | a valid bank profile (`--profile`): INN, KPP, OGRN and SNILS with valid check digits |
-| `registry.json` | the cadastral objects the sandbox's suggest answers from (`--registry`), including the two of `../shared/examples/suggest-response.json` under region `Новосибирский`, city `Новосибирск` |
+| `registry.json` | the cadastral objects the sandbox's suggest answers from (`--registry`), including the two of `test/fixtures/gateway-examples/suggest-response.json` under region `Новосибирский`, city `Новосибирск` |
 
 Demo settings: the sandbox runs with `--registry samples/registry.json --sessions demo-session
 --egron-regions "Республика Крым"`, and `realty-batch run samples/deals.csv --profile

@@ -54,7 +54,7 @@ describe('parseProfile', () => {
   });
 
   it('accepts the encumbrancer of the published request example (SNILS below the checked range, no issuer code)', async () => {
-    const example = JSON.parse(await readFile(new URL('../../shared/examples/encumbrance-request.json', import.meta.url), 'utf8')) as {
+    const example = JSON.parse(await readFile(new URL('fixtures/gateway-examples/encumbrance-request.json', import.meta.url), 'utf8')) as {
       options: { whoUseRestriction: { encumbrancer: unknown[] } };
     };
     const result = parseProfile(example.options.whoUseRestriction.encumbrancer[0], TODAY);

@@ -1,5 +1,6 @@
 /**
- * The gateway contract (../shared/realty-api.md) as types and response schemas.
+ * The gateway contract as types and response schemas (its published examples are in
+ * test/fixtures/gateway-examples).
  * The sandbox and the worker side share this file and nothing else.
  */
 import { z } from 'zod';

@@ -1,13 +1,13 @@
 /**
  * Helpers for the sandbox tests: a sandbox per test, JSON calls through undici, and the
- * published examples of the gateway's documentation (../shared/examples beside the repo).
+ * published examples of the gateway's documentation (test/fixtures/gateway-examples).
  */
 import { readFileSync } from 'node:fs';
 import { request } from 'undici';
 import { withPaths } from './json-path.js';
 import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 
-const EXAMPLES = new URL('../../../shared/examples/', import.meta.url);
+const EXAMPLES = new URL('../fixtures/gateway-examples/', import.meta.url);
 
 export function readExample<T = unknown>(name: string): T {
   return JSON.parse(readFileSync(new URL(name, EXAMPLES), 'utf8')) as T;
