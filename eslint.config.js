@@ -12,5 +12,6 @@ export default tseslint.config(
       'no-console': ['error'],
     },
   },
+  { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },
   { files: ['src/cli/**', 'scripts/**', 'test/**', 'bench/**'], rules: { 'no-console': 'off' } },
 );

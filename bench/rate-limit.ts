@@ -5,10 +5,11 @@
  * seconds, after a 1 s warm-up.
  */
 import { join } from 'node:path';
-import { loadBatch } from '../src/queue/load-batch.js';
-import { createKeys } from '../src/queue/keys.js';
+import { loadBatch } from '../src/batch/load-batch.js';
+import { createKeys } from '../src/redis/keys.js';
 import { createDealWorker, type DealWorker } from '../src/worker/create-worker.js';
-import type { RedisClient } from '../src/queue/connection.js';
+import { createDealProcessor } from '../jobs/deal.js';
+import type { RedisClient } from '../src/redis/connection.js';
 import type { BenchContext } from './context.js';
 import { writeDeals } from './generate.js';
 import { median, progress, round, type Figure } from './measure.js';
@@ -40,7 +41,7 @@ async function rateRun(ctx: BenchContext, sandbox: SandboxProcess, tag: string):
       const connection = await ctx.redis.connect();
       connections.push(connection);
       workers.push(
-        createDealWorker({ connection, keys, apiUrl: sandbox.url, sessionId: sandbox.sessionId, concurrency: CONCURRENCY, attempts: 3, backoffMs: 1000, timeoutMs: 30_000, rate: RATE, logger: ctx.logger }),
+        createDealWorker({ processor: createDealProcessor, connection, keys, apiUrl: sandbox.url, sessionId: sandbox.sessionId, concurrency: CONCURRENCY, attempts: 3, backoffMs: 1000, timeoutMs: 30_000, rate: RATE, logger: ctx.logger }),
       );
     }
     await sleep(WARM_UP_MS);

@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { createRedis, type RedisClient } from '../src/queue/connection.js';
+import { createRedis, type RedisClient } from '../src/redis/connection.js';
 
 export interface BenchRedis {
   url: string;

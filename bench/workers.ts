@@ -13,13 +13,14 @@ import { Agent, request } from 'undici';
 import { createDealValidator } from '../src/input/validate-deal.js';
 import type { Deal } from '../src/input/deal.js';
 import { SUBMITTED_OUTCOMES, type OutcomeRecord } from '../src/outcomes/types.js';
-import { loadBatch } from '../src/queue/load-batch.js';
-import { createKeys } from '../src/queue/keys.js';
+import { loadBatch } from '../src/batch/load-batch.js';
+import { createKeys } from '../src/redis/keys.js';
 import { DEAL_JOB, dealJobId, dealJobOptions, type DealJobData } from '../src/queue/job-data.js';
 import { createRealtyClient } from '../src/realty/client.js';
 import { DOCFLOW_TYPE, docflowPath, SUGGEST_PATH } from '../src/realty/types.js';
 import { buildEncumbranceRequest } from '../src/worker/build-request.js';
 import { createDealWorker } from '../src/worker/create-worker.js';
+import { createDealProcessor } from '../jobs/deal.js';
 import { resolveCadastralNumber, suggestQuery } from '../src/worker/resolve-cadastral.js';
 import type { BenchContext } from './context.js';
 import { createDealGenerator, HEADER, writeDeals } from './generate.js';
@@ -86,7 +87,7 @@ export async function projectWorkerRun(ctx: BenchContext, sandbox: SandboxProces
     const before = await sandbox.stats();
     collectGarbage();
     const { count, result: completed } = completions(deals);
-    const dealWorker = createDealWorker({
+    const dealWorker = createDealWorker({ processor: createDealProcessor,
       connection: redis,
       keys,
       apiUrl: sandbox.url,

@@ -11,9 +11,8 @@ import type { Deal } from '../src/input/deal.js';
 import { ApiHttpError } from '../src/errors.js';
 import type { BankProfile } from '../src/input/profile.js';
 import type { Logger } from '../src/logger.js';
-import type { Ledger, ClaimVerdict } from '../src/ledger/ledger.js';
-import type { BatchStore } from '../src/outcomes/batches.js';
-import type { OutcomeStore, RecordOptions } from '../src/outcomes/store.js';
+import type { ClaimVerdict } from '../src/ledger/ledger.js';
+import type { RecordOptions } from '../src/outcomes/store.js';
 import { alreadySubmitted, ownDocflow, SUBMITTED_OUTCOMES, type OutcomeRecord } from '../src/outcomes/types.js';
 import type { DealJobData } from '../src/queue/job-data.js';
 import type { RealtyClient } from '../src/realty/client.js';
@@ -23,40 +22,9 @@ import { decide, describeApiError, mayHaveCreated } from '../src/worker/decide.j
 import { maskPersonalData } from '../src/worker/redact.js';
 import { resolveCadastralNumber } from '../src/worker/resolve-cadastral.js';
 import { LockLostError, maskThrown } from '../src/worker/job-boundary.js';
+import type { DealProcessorContext } from '../src/worker/processor-context.js';
 
-export interface DealProcessorContext {
-  client: RealtyClient;
-  outcomes: OutcomeStore;
-  ledger: Ledger;
-  batches: BatchStore;
-  /** Takes the news feed's cursor if the deployment has none (before the first claim). */
-  ensureFeed(): Promise<void>;
-  /** Base url for content links. */
-  apiUrl: string;
-  /** Tries per deal for transient failures (`--attempts`). */
-  attempts: number;
-  /** How long past a try's due time a row waits for the feed before it ends ERR_UNCERTAIN. */
-  reconcileTimeoutMs: number;
-  /** The gateway's per-request timeout: a docflow call ends within it, counted from its claim. */
-  timeoutMs: number;
-  /**
-   * Writes a job's data only while this run holds the job's lock: a run whose job was
-   * taken over must not write the deal back into a job another worker finished.
-   */
-  updateJobData(job: Job<DealJobData, OutcomeRecord>, token: string | undefined, data: DealJobData): Promise<boolean>;
-  logger: Logger;
-  /** Stops every worker on every host: the session was refused. */
-  pauseForSession(): Promise<void>;
-  /**
-   * Before each gateway request (`--rate`): resolves when the request may go, or
-   * throws BullMQ's RateLimitError, which puts the job back to waiting unspent.
-   */
-  throttle?(): Promise<void>;
-  /** Each recorded outcome, for the fleet's counters. */
-  onOutcome?(record: OutcomeRecord): void;
-  /** While the circuit breaker is open: when to try again (ms since epoch); 0 when closed. */
-  holdUntil?(): number;
-}
+export type { DealProcessorContext };
 
 /**
  * A job of a batch still loading looks again after 2 s, then 4, 8, ... at most

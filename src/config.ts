@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
-import type { RedisTarget } from './queue/connection.js';
+import type { RedisTarget } from './redis/connection.js';
 
 export const SECOND = 1000;
 export const MINUTE = 60 * SECOND;

@@ -6,7 +6,7 @@ import { clientKey, createLoginThrottle } from '../src/dashboard/login-throttle.
 import { CONTENT_SECURITY_POLICY } from '../src/dashboard/security.js';
 import { startDashboard, type RunningDashboard } from '../src/dashboard/server.js';
 import { createLogger } from '../src/logger.js';
-import { createKeys } from '../src/queue/keys.js';
+import { createKeys } from '../src/redis/keys.js';
 import { basic, call } from './helpers/dashboard-batch.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './helpers/redis.js';
 

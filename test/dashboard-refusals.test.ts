@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { startDashboard, type RunningDashboard } from '../src/dashboard/server.js';
 import { DEAL_JOB, dealJobId, type DealJobData } from '../src/queue/job-data.js';
-import { createKeys, type Keys } from '../src/queue/keys.js';
+import { createKeys, type Keys } from '../src/redis/keys.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './helpers/redis.js';
 
 const MINUTE = 60_000;

@@ -10,7 +10,7 @@ import { histogramSamples, histogramText, parseFleetCounters } from '../src/dash
 import { startDashboard, type RunningDashboard } from '../src/dashboard/server.js';
 import { Redis } from 'ioredis';
 import { createMetricsRecorder, DURATION_BUCKETS } from '../src/metrics/recorder.js';
-import { createKeys } from '../src/queue/keys.js';
+import { createKeys } from '../src/redis/keys.js';
 import { DEAL_JOB, dealJobId, type DealJobData } from '../src/queue/job-data.js';
 import { CLI, ROOT, runCli } from './helpers/cli.js';
 import { basic, call, CRIMEA, EGRON, INVALID, BY_SUGGEST, WITH_NUMBER, runDashboardBatch, sampleDeal, type DashboardBatch } from './helpers/dashboard-batch.js';

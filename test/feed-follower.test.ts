@@ -8,7 +8,7 @@ import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from
 import { readFeedState } from '../src/feed/feed-store.js';
 import { startFeedFollower, type FeedFollower } from '../src/feed/follower.js';
 import { createLogger } from '../src/logger.js';
-import { createKeys, type Keys } from '../src/queue/keys.js';
+import { createKeys, type Keys } from '../src/redis/keys.js';
 import { createRealtyClient, type RealtyClient } from '../src/realty/client.js';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/index.js';
 import { DOCFLOW_PATH, encumbranceRequest, post } from './helpers/sandbox-http.js';

@@ -6,9 +6,10 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { createKeys } from '../src/queue/keys.js';
+import { createKeys } from '../src/redis/keys.js';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/index.js';
 import { createDealWorker } from '../src/worker/create-worker.js';
+import { createDealProcessor } from '../jobs/deal.js';
 import { createLogger } from '../src/logger.js';
 import { runCli } from './helpers/cli.js';
 import { csvText, HEADER, records, ROWS } from './helpers/fixtures.js';
@@ -129,7 +130,7 @@ describe('a load that cannot be read to its end, with workers running', () => {
 
     const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
     const keys = createKeys(prefix);
-    const worker = createDealWorker({
+    const worker = createDealWorker({ processor: createDealProcessor,
       connection: redis,
       keys,
       apiUrl: sandbox.url,

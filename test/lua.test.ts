@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createScriptBatcher, luaScript } from '../src/queue/lua.js';
+import { createScriptBatcher, luaScript } from '../src/redis/lua.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './helpers/redis.js';
 
 /** A script the server has never seen (a fresh comment): its first EVALSHA gets NOSCRIPT. */

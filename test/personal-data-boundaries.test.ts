@@ -14,10 +14,10 @@ import type { Deal } from '../src/input/deal.js';
 import { loadProfile, type BankProfile } from '../src/input/profile.js';
 import { createDealValidator } from '../src/input/validate-deal.js';
 import { createLogger } from '../src/logger.js';
-import { createBatchStore } from '../src/outcomes/batches.js';
+import { createBatchStore } from '../src/batch/batch-store.js';
 import type { OutcomeRecord } from '../src/outcomes/types.js';
 import type { DealJobData } from '../src/queue/job-data.js';
-import { createKeys } from '../src/queue/keys.js';
+import { createKeys } from '../src/redis/keys.js';
 import { createDealWorker } from '../src/worker/create-worker.js';
 import { ROOT } from './helpers/cli.js';
 import { HEADER, ROWS } from './helpers/fixtures.js';
@@ -91,7 +91,7 @@ describe("the net under the processor (a job BullMQ failed by itself)", () => {
 
   it('records its failure with the persons of the row masked', async () => {
     await createBatchStore(redis, keys).open({ id: 'b', file: 'deals.csv', fingerprint: 'f' }, profile);
-    const worker = createDealWorker({ connection: redis, keys, apiUrl: 'http://127.0.0.1:9', sessionId: 's', concurrency: 1, attempts: 1, backoffMs: 50, timeoutMs: 1000, track: false, logger: createLogger({ level: 'silent' }) });
+    const worker = createDealWorker({ processor: createDealProcessor, connection: redis, keys, apiUrl: 'http://127.0.0.1:9', sessionId: 's', concurrency: 1, attempts: 1, backoffMs: 50, timeoutMs: 1000, track: false, logger: createLogger({ level: 'silent' }) });
     const job = jobOf({ batch: 'b', row: 1, dealId: deal.dealId, deal }, { finishedOn: Date.now(), attemptsMade: 1, queueQualifiedName: `${keys.bullPrefix}:deals` });
     worker.worker.emit('failed', job, new Error(NAMING), 'active');
     await worker.close(1000);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { createKeys } from '../src/queue/keys.js';
+import { createKeys } from '../src/redis/keys.js';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/index.js';
 import { CLI, ROOT } from './helpers/cli.js';
 import { freePort } from './helpers/ports.js';

@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from 'vitest';
 import { OutputError } from '../src/errors.js';
 import { createOutcomeStore } from '../src/outcomes/store.js';
-import { createKeys } from '../src/queue/keys.js';
+import { createKeys } from '../src/redis/keys.js';
 import { writeResults } from '../src/results/write-results.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './helpers/redis.js';
 

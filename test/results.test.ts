@@ -7,7 +7,7 @@ import { parse } from 'csv-parse/sync';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createOutcomeStore } from '../src/outcomes/store.js';
 import { RESULT_COLUMNS } from '../src/outcomes/types.js';
-import { createKeys } from '../src/queue/keys.js';
+import { createKeys } from '../src/redis/keys.js';
 import { writeResults } from '../src/results/write-results.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './helpers/redis.js';
 

@@ -6,7 +6,7 @@ import { parse } from 'csv-parse/sync';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { createKeys } from '../src/queue/keys.js';
+import { createKeys } from '../src/redis/keys.js';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/index.js';
 import { runCli } from './helpers/cli.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './helpers/redis.js';

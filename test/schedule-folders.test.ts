@@ -7,12 +7,13 @@ import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { DAY } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
-import { createKeys } from '../src/queue/keys.js';
+import { createKeys } from '../src/redis/keys.js';
 import { doneKey, SEEN_MS } from '../src/schedule/inbox-keys.js';
 import { inboxKey, runTick, type FileSummary } from '../src/schedule/run-tick.js';
 import { listSchedules, type TickData } from '../src/schedule/scheduler.js';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/index.js';
 import { createDealWorker, type DealWorker } from '../src/worker/create-worker.js';
+import { createDealProcessor } from '../jobs/deal.js';
 import { ROOT, runCli } from './helpers/cli.js';
 import { csvText, ROWS } from './helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './helpers/redis.js';
@@ -50,7 +51,7 @@ describe('the folders and keys of a nightly schedule', () => {
     sandbox = await startSandbox({ sessions: ['s'] });
     redis = new Redis(REDIS_URL);
     connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    worker = createDealWorker({ connection, keys, apiUrl: sandbox.url, sessionId: 's', concurrency: 10, attempts: 2, backoffMs: 50, timeoutMs: 2000, logger });
+    worker = createDealWorker({ processor: createDealProcessor, connection, keys, apiUrl: sandbox.url, sessionId: 's', concurrency: 10, attempts: 2, backoffMs: 50, timeoutMs: 2000, logger });
     dir = await mkdtemp(join(tmpdir(), 'realty-schedule-folders-'));
   });
   afterAll(async () => {

@@ -7,13 +7,14 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { defaultBatchId } from '../src/batch/run-batch.js';
+import { defaultBatchId } from '../src/batch/batch-id.js';
 import { createLogger } from '../src/logger.js';
-import { createKeys } from '../src/queue/keys.js';
+import { createKeys } from '../src/redis/keys.js';
 import { runTick } from '../src/schedule/run-tick.js';
 import type { TickData } from '../src/schedule/scheduler.js';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/index.js';
 import { createDealWorker, type DealWorker } from '../src/worker/create-worker.js';
+import { createDealProcessor } from '../jobs/deal.js';
 import { ROOT } from './helpers/cli.js';
 import { csvText, ROWS } from './helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './helpers/redis.js';
@@ -44,7 +45,7 @@ describe('symbolic links in the inbox and the outbox', () => {
   let dir: string;
 
   const startWorker = (): void => {
-    worker = createDealWorker({ connection, keys, apiUrl: sandbox.url, sessionId: 's', concurrency: 10, attempts: 2, backoffMs: 50, timeoutMs: 2000, logger: createLogger({ level: 'silent' }) });
+    worker = createDealWorker({ processor: createDealProcessor, connection, keys, apiUrl: sandbox.url, sessionId: 's', concurrency: 10, attempts: 2, backoffMs: 50, timeoutMs: 2000, logger: createLogger({ level: 'silent' }) });
   };
   const folders = async (name: string): Promise<TickData> => {
     const inbox = join(dir, name, 'in');

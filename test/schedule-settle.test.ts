@@ -6,13 +6,14 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { defaultBatchId } from '../src/batch/run-batch.js';
+import { defaultBatchId } from '../src/batch/batch-id.js';
 import { createLogger } from '../src/logger.js';
-import { createKeys } from '../src/queue/keys.js';
+import { createKeys } from '../src/redis/keys.js';
 import { runTick } from '../src/schedule/run-tick.js';
 import type { TickData } from '../src/schedule/scheduler.js';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/index.js';
 import { createDealWorker, type DealWorker } from '../src/worker/create-worker.js';
+import { createDealProcessor } from '../jobs/deal.js';
 import { ROOT } from './helpers/cli.js';
 import { csvText, ROWS } from './helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './helpers/redis.js';
@@ -32,7 +33,7 @@ describe('when a tick takes a file of the inbox', () => {
 
   const startWorker = (): void => {
     const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    workers.push({ connection, deal: createDealWorker({ connection, keys, apiUrl: sandbox.url, sessionId: 's', concurrency: 10, attempts: 2, backoffMs: 50, timeoutMs: 2000, logger }) });
+    workers.push({ connection, deal: createDealWorker({ processor: createDealProcessor, connection, keys, apiUrl: sandbox.url, sessionId: 's', concurrency: 10, attempts: 2, backoffMs: 50, timeoutMs: 2000, logger }) });
   };
   const stopWorkers = async (): Promise<void> => {
     for (const w of workers.splice(0)) {

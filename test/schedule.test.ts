@@ -8,7 +8,7 @@ import { parse } from 'csv-parse/sync';
 import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createLogger } from '../src/logger.js';
-import { createKeys } from '../src/queue/keys.js';
+import { createKeys } from '../src/redis/keys.js';
 import { inboxKey, runTick, type FileSummary } from '../src/schedule/run-tick.js';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/index.js';
 import { CLI, ROOT, runCli } from './helpers/cli.js';

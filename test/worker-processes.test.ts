@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
-import { createKeys } from '../src/queue/keys.js';
+import { createKeys } from '../src/redis/keys.js';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/index.js';
 import { CLI, ROOT, runCli } from './helpers/cli.js';
 import { csvText, ROWS } from './helpers/fixtures.js';

@@ -7,12 +7,13 @@ import { parse } from 'csv-parse/sync';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from 'vitest';
-import { runBatch, type RunOptions } from '../src/batch/run-batch.js';
-import { loadBatch } from '../src/queue/load-batch.js';
+import { runBatch, type RunOptions } from '../src/cli/run-batch.js';
+import { loadBatch } from '../src/batch/load-batch.js';
 import { createDealWorker } from '../src/worker/create-worker.js';
+import { createDealProcessor } from '../jobs/deal.js';
 import { loadProfile, type BankProfile } from '../src/input/profile.js';
 import { createLogger } from '../src/logger.js';
-import { createKeys } from '../src/queue/keys.js';
+import { createKeys } from '../src/redis/keys.js';
 import type { DealJobData } from '../src/queue/job-data.js';
 import type { OutcomeRecord } from '../src/outcomes/types.js';
 import { startSandbox, type RegistryObject, type RunningSandbox, type SandboxOptions } from '../src/sandbox/index.js';
@@ -207,7 +208,7 @@ describe('the worker against every answer of the gateway', () => {
     // Meanwhile another batch's worker got it to the registry.
     const inn = profile.organization.inn;
     await redis.hset(keys.ledgerEntry(inn, BY_SUGGEST), { dealId: BY_SUGGEST, bank: inn, n: 0, rid: `${inn}:0:${BY_SUGGEST}`, state: 'submitted', docflowId: 'df-of-batch-early', outcome: 'queued', batch: 'early', row: 7, at: new Date().toISOString(), via: 'answer' });
-    const dealWorker = createDealWorker({ connection: redis, keys, apiUrl: sandbox.url, sessionId: SESSION, concurrency: 2, attempts: 3, backoffMs: 100, timeoutMs: 2000, logger: createLogger({ level: 'silent' }) });
+    const dealWorker = createDealWorker({ processor: createDealProcessor, connection: redis, keys, apiUrl: sandbox.url, sessionId: SESSION, concurrency: 2, attempts: 3, backoffMs: 100, timeoutMs: 2000, logger: createLogger({ level: 'silent' }) });
     try {
       while ((await redis.hlen(keys.outcomes('late'))) === 0) await new Promise((r) => setTimeout(r, 20));
     } finally {
@@ -248,7 +249,7 @@ describe('the worker against every answer of the gateway', () => {
     monitor.on('monitor', (_time: string, args: string[]) => {
       if (args[0]?.toLowerCase() === 'evalsha' && args.includes(keys.checkpoints('first'))) scripts.push(args);
     });
-    const dealWorker = createDealWorker({ connection: redis, keys, apiUrl: sandbox.url, sessionId: SESSION, concurrency: 2, attempts: 3, backoffMs: 100, timeoutMs: 2000, logger });
+    const dealWorker = createDealWorker({ processor: createDealProcessor, connection: redis, keys, apiUrl: sandbox.url, sessionId: SESSION, concurrency: 2, attempts: 3, backoffMs: 100, timeoutMs: 2000, logger });
     try {
       // The fleet's follower takes the feed's cursor as it starts; the claims come after it.
       while ((await redis.hexists(keys.feed, 'since')) === 0) await new Promise((r) => setTimeout(r, 20));

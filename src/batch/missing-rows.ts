@@ -5,10 +5,10 @@
  * wrote the row's outcome). Nothing would ever finish them: `status` names them, `run` and the nightly wait stop on them instead of waiting
  * for ever, and `retry --missing` makes their jobs again from the input.
  */
-import type { RedisClient as Redis } from '../queue/connection.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
 import { dealJobId } from '../queue/job-data.js';
-import type { Keys } from '../queue/keys.js';
-import { batchOutcomes } from '../results/write-results.js';
+import type { Keys } from '../redis/keys.js';
+import { batchOutcomes } from '../outcomes/batch-outcomes.js';
 
 export interface MissingRows {
   count: number;

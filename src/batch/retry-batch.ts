@@ -8,18 +8,18 @@
  * made a docflow (ERR_UNCERTAIN) is looked up in the ledger first: when the news
  * feed has found its docflow since, the row gets it here, without a job.
  */
-import type { RedisClient as Redis } from '../queue/connection.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
 import { UsageError } from '../errors.js';
 import { reopenInput } from '../input/reading.js';
 import { createDealValidator } from '../input/validate-deal.js';
 import type { Logger } from '../logger.js';
-import { createBatchStore } from '../outcomes/batches.js';
+import { createBatchStore } from './batch-store.js';
 import { createOutcomeStore } from '../outcomes/store.js';
 import { alreadySubmitted, ATTENTION_OUTCOMES, ownDocflow, type Outcome, type OutcomeRecord } from '../outcomes/types.js';
 import { parseLedgerEntry, type LedgerEntry } from '../ledger/entry.js';
 import { findMissingRows } from './missing-rows.js';
 import { DEAL_JOB, dealJobId, dealJobOptions, type DealJobData } from '../queue/job-data.js';
-import type { Keys } from '../queue/keys.js';
+import type { Keys } from '../redis/keys.js';
 import { openQueue } from '../queue/deal-queue.js';
 
 export const DEFAULT_RETRY_OUTCOMES: readonly Outcome[] = ['unavailable', 'failed'];

@@ -3,9 +3,9 @@
  * tick do while workers (in-process or anywhere) process the batch.
  */
 import type { Queue } from 'bullmq';
-import type { RedisClient as Redis } from '../queue/connection.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
 import { createOutcomeStore } from '../outcomes/store.js';
-import type { Keys } from '../queue/keys.js';
+import type { Keys } from '../redis/keys.js';
 import { findMissingRows } from './missing-rows.js';
 
 /**

@@ -3,8 +3,8 @@ import { InvalidArgumentError } from 'commander';
 import { loadConfig, type Config } from '../config.js';
 import { RealtyBatchError } from '../errors.js';
 import { createLogger, type Logger } from '../logger.js';
-import { isRedisOutage } from '../queue/connection.js';
-import { createKeys, type Keys } from '../queue/keys.js';
+import { isRedisOutage } from '../redis/connection.js';
+import { createKeys, type Keys } from '../redis/keys.js';
 
 export function positiveInt(name: string) {
   return (value: string): number => {

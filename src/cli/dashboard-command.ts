@@ -2,7 +2,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { resolveAccess } from '../dashboard/auth.js';
 import { parsePublicUrl } from '../dashboard/security.js';
-import { connectRedis } from '../queue/connection.js';
+import { connectRedis } from '../redis/connection.js';
 import { environment } from './common.js';
 
 export const DEFAULT_DASHBOARD_PORT = 3000;

@@ -10,7 +10,7 @@ import { UsageError } from '../errors.js';
 import { loadProfile } from '../input/profile.js';
 import { createLedger } from '../ledger/ledger.js';
 import type { LedgerEntry } from '../ledger/entry.js';
-import { connectRedis } from '../queue/connection.js';
+import { connectRedis } from '../redis/connection.js';
 import { environment } from './common.js';
 
 const iso = (ms: number | undefined): string | undefined => (ms === undefined ? undefined : new Date(ms).toISOString());

@@ -13,20 +13,24 @@ import { loadMapping } from '../input/mapping.js';
 import { parseDelimiterFlag, parseFormatFlag, type InputFormat } from '../input/open-input.js';
 import { loadProfile } from '../input/profile.js';
 import { DEFAULT_RETRY_OUTCOMES, retryBatch } from '../batch/retry-batch.js';
-import { defaultBatchId, exitCodeFor, runBatch } from '../batch/run-batch.js';
+import { defaultBatchId } from '../batch/batch-id.js';
+import { exitCodeFor } from '../batch/exit-code.js';
+import { runBatch } from './run-batch.js';
 import { inputFingerprint } from '../input/reading.js';
-import { connectRedis, requireNoEviction } from '../queue/connection.js';
-import { BATCH_ID } from '../queue/keys.js';
-import { loadBatch } from '../queue/load-batch.js';
-import { createBatchStore } from '../outcomes/batches.js';
+import { connectRedis, requireNoEviction } from '../redis/connection.js';
+import { BATCH_ID } from '../redis/keys.js';
+import { loadBatch } from '../batch/load-batch.js';
+import { createBatchStore } from '../batch/batch-store.js';
 import { writeAttention } from '../results/attention.js';
 import { writeResults } from '../results/write-results.js';
 import { createDealWorker, DEFAULT_FEED_LAG_MS, DEFAULT_GRACE_MS, DEFAULT_RECONCILE_TIMEOUT_MS } from '../worker/create-worker.js';
+import { createDealProcessor } from '../../jobs/deal.js';
 import { describeMissing } from '../batch/missing-rows.js';
 import type { Outcome } from '../outcomes/types.js';
 import { registerTrackCommand } from './track-command.js';
 import { registerLedgerCommand } from './ledger-command.js';
 import { createTickWorker } from '../schedule/tick-worker.js';
+import { createTickProcessor } from '../../jobs/tick.js';
 import { aborted, environment, nonNegativeInt, onShutdownSignals, positiveInt, reportError, share, type Env } from './common.js';
 import { DEFAULT_BREAKER } from '../worker/circuit-breaker.js';
 import { createProgress } from './progress.js';
@@ -226,14 +230,14 @@ workerOptions(
     redis.disconnect();
     throw err;
   });
-  const dealWorker = createDealWorker({ ...gateway, connection: redis, keys: env.keys, logger: env.logger, ...dealWorkerSettings(opts, env) });
+  const dealWorker = createDealWorker({ processor: createDealProcessor, ...gateway, connection: redis, keys: env.keys, logger: env.logger, ...dealWorkerSettings(opts, env) });
   if ((await redis.get(env.keys.pauseReason)) === 'session') {
     await redis.del(env.keys.pauseReason);
     await dealWorker.queue.resume();
     env.logger.warn('the queue was paused for a refused session; resumed with this worker\'s session');
   }
   // The ticks of nightly schedules (realty-batch schedule) run here too.
-  const tickWorker = createTickWorker({ connection: redis, keys: env.keys, logger: env.logger, signal: shutdown.signal });
+  const tickWorker = createTickWorker({ processor: createTickProcessor, connection: redis, keys: env.keys, logger: env.logger, signal: shutdown.signal });
   env.logger.info({ concurrency: opts.concurrency }, 'worker started');
   await aborted(shutdown.signal);
   env.logger.info({ graceMs: opts.graceMs }, 'stopping: no new jobs; active ones may finish');

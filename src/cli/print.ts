@@ -1,6 +1,6 @@
 /** The outcome table every command prints the same way. */
 import { OUTCOMES, type Outcome } from '../outcomes/types.js';
-import type { LoadSummary } from '../queue/load-batch.js';
+import type { LoadSummary } from '../batch/load-batch.js';
 
 export function printCounts(batch: string, counts: Record<Outcome, number>): void {
   const total = OUTCOMES.reduce((sum, o) => sum + counts[o], 0);

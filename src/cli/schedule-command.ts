@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
 import { loadProfile } from '../input/profile.js';
-import { connectRedis } from '../queue/connection.js';
+import { connectRedis } from '../redis/connection.js';
 import { checkFoldersApart, checkReadySuffix, defaultScheduleName, listSchedules, removeSchedule, upsertSchedule } from '../schedule/scheduler.js';
 import { environment, nonNegativeInt } from './common.js';
 

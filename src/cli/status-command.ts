@@ -1,9 +1,9 @@
 /** `realty-batch status [<batch>] [--json]`: a batch at a glance, or the recent batches. */
 import type { Command } from 'commander';
-import { createBatchStore } from '../outcomes/batches.js';
-import { connectRedis } from '../queue/connection.js';
-import { batchStatus } from '../results/batch-status.js';
-import { emptyCounts } from '../results/write-results.js';
+import { createBatchStore } from '../batch/batch-store.js';
+import { connectRedis } from '../redis/connection.js';
+import { batchStatus } from '../batch/batch-status.js';
+import { emptyCounts } from '../outcomes/types.js';
 import { environment } from './common.js';
 import { printCounts } from './print.js';
 import { describeMissing } from '../batch/missing-rows.js';

@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { requireGateway } from '../config.js';
 import { DEFAULT_FEED_POLL_MS, startFeedFollower } from '../feed/follower.js';
-import { connectRedis, requireNoEviction } from '../queue/connection.js';
+import { connectRedis, requireNoEviction } from '../redis/connection.js';
 import { createRealtyClient } from '../realty/client.js';
 import { aborted, environment, onShutdownSignals, positiveInt } from './common.js';
 

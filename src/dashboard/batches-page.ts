@@ -3,7 +3,7 @@
  * Every value passes through `escapeHtml`.
  */
 import { OUTCOMES, type Outcome } from '../outcomes/types.js';
-import type { BatchStatus } from '../results/batch-status.js';
+import type { BatchStatus } from '../batch/batch-status.js';
 
 export function escapeHtml(value: unknown): string {
   return String(value ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

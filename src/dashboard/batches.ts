@@ -8,14 +8,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { RedisClient as Redis } from '../queue/connection.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
 import { InputError, UsageError } from '../errors.js';
 import { parseReading } from '../input/reading.js';
 import type { Logger } from '../logger.js';
-import { createBatchStore, type BatchMeta } from '../outcomes/batches.js';
-import { BATCH_ID, type Keys } from '../queue/keys.js';
+import { createBatchStore, type BatchMeta } from '../batch/batch-store.js';
+import { BATCH_ID, type Keys } from '../redis/keys.js';
 import { writeAttention } from '../results/attention.js';
-import { batchStatus, type BatchStatus } from '../results/batch-status.js';
+import { batchStatus, type BatchStatus } from '../batch/batch-status.js';
 import { writeResults } from '../results/write-results.js';
 import { renderBatchesPage } from './batches-page.js';
 

@@ -5,7 +5,7 @@
  * nothing else in the process leaks into the page.
  */
 import type { Queue } from 'bullmq';
-import type { RedisClient as Redis } from '../queue/connection.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { DURATION_BUCKETS } from '../metrics/recorder.js';
 

@@ -6,10 +6,10 @@
 import type { AddressInfo } from 'node:net';
 import { Queue } from 'bullmq';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
-import type { RedisClient as Redis } from '../queue/connection.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { Keys } from '../queue/keys.js';
+import type { Keys } from '../redis/keys.js';
 import { basicAuth, type Credentials } from './auth.js';
 import { batchesRoutes } from './batches.js';
 import { bullBoardPlugin, refuseUnsafeActions } from './board.js';

@@ -14,9 +14,9 @@
  * Every time is Redis' own (TIME inside a script on this key), so the hosts' clocks
  * never meet.
  */
-import type { RedisClient as Redis } from '../queue/connection.js';
-import type { Keys } from '../queue/keys.js';
-import { luaScript } from '../queue/lua.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
+import type { Keys } from '../redis/keys.js';
+import { luaScript } from '../redis/lua.js';
 import type { RealtyClient } from '../realty/client.js';
 import type { NewsItem } from '../realty/types.js';
 import { LEDGER_LUA } from '../ledger/lua.js';

@@ -10,8 +10,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
-import type { RedisClient as Redis } from '../queue/connection.js';
-import type { Keys } from '../queue/keys.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
+import type { Keys } from '../redis/keys.js';
 import type { RealtyClient } from '../realty/client.js';
 import { ensureFeed, feedTime, storePage } from './feed-store.js';
 

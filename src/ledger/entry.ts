@@ -5,8 +5,9 @@
  * the docflow it reached stays in it for REALTY_LEDGER_DAYS (400), long after batches.
  */
 
-/** How a deal's docflow became known: the gateway's answer, the news feed after an answer was lost, or an operator. */
-export type Via = 'answer' | 'feed' | 'operator';
+import type { SubmittedDeal, Via } from '../outcomes/types.js';
+
+export type { SubmittedDeal, Via };
 
 /** Where a claim stands: held between tries, a try whose answer is not known yet, or done. */
 export type LedgerState = 'idle' | 'sending' | 'submitted';
@@ -34,8 +35,6 @@ export interface LedgerEntry {
   endAt?: number;
 }
 
-/** The deal's docflow as a row that did not make it sees it. */
-export type SubmittedDeal = Required<Pick<LedgerEntry, 'docflowId' | 'outcome' | 'batch' | 'row' | 'at'>>;
 
 /**
  * `<bank INN>:<n>:<dealId>`: the same deal always sends the same requestId for one

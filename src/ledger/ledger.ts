@@ -7,9 +7,9 @@
  * not shown its requestId (src/feed/). Nothing here trusts the gateway to refuse a
  * repeated requestId.
  */
-import type { RedisClient as Redis } from '../queue/connection.js';
-import type { Keys } from '../queue/keys.js';
-import { luaScript, type ScriptRunner } from '../queue/lua.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
+import type { Keys } from '../redis/keys.js';
+import { luaScript, type ScriptRunner } from '../redis/lua.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
 import { parseLedgerEntry, submittedDeal, SUBMITTED_FIELDS, type LedgerEntry, type SubmittedDeal, type Via } from './entry.js';
 import { LEDGER_LUA } from './lua.js';

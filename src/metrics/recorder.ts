@@ -12,7 +12,7 @@
  *   duration_count|<endpoint>
  *   breaker|<state>                          circuit breaker transitions into open, half_open, closed
  */
-import type { RedisClient as Redis } from '../queue/connection.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
 
 /** Seconds: the upper bounds of the call duration histogram. */
 export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const;

@@ -5,9 +5,9 @@
  * long as its batch: each write reads the batch's expiry from Redis (never a cached
  * one), and never shortens it.
  */
-import type { RedisClient as Redis } from '../queue/connection.js';
-import type { Keys } from '../queue/keys.js';
-import { createScriptBatcher, luaScript, type ScriptRunner } from '../queue/lua.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
+import type { Keys } from '../redis/keys.js';
+import { createScriptBatcher, luaScript, type ScriptRunner } from '../redis/lua.js';
 import { LEDGER_LUA } from '../ledger/lua.js';
 import type { SubmittedDeal, Via } from '../ledger/entry.js';
 import type { OutcomeRecord } from './types.js';

@@ -1,6 +1,7 @@
-import type { SubmittedDeal, Via } from '../ledger/entry.js';
-
-/** The outcomes of product.md: exactly one per input row. */
+/**
+ * The outcomes of product.md: exactly one per input row. Vocabulary only (no I/O):
+ * the ledger, the stores and the files all speak it.
+ */
 
 export const OUTCOMES = [
   'queued',
@@ -16,6 +17,11 @@ export const OUTCOMES = [
   'pending',
 ] as const;
 export type Outcome = (typeof OUTCOMES)[number];
+
+/** A count of 0 for every outcome. */
+export function emptyCounts(): Record<Outcome, number> {
+  return Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
+}
 
 /** Outcomes that mean the deal is at the registry: exit 0 when every row has one. */
 export const SUBMITTED_OUTCOMES: ReadonlySet<Outcome> = new Set(['queued', 'suspended', 'already_submitted']);
@@ -51,6 +57,20 @@ export const RESULT_COLUMNS = [
   'errorMessage',
   'finishedAt',
 ] as const satisfies ReadonlyArray<keyof OutcomeRecord>;
+
+/** How a deal's docflow became known: the gateway's answer, the news feed after an answer was lost, or an operator. */
+export type Via = 'answer' | 'feed' | 'operator';
+
+/** A deal's docflow as the ledger keeps it, as a row that did not make it sees it. */
+export interface SubmittedDeal {
+  docflowId: string;
+  outcome: 'queued' | 'suspended';
+  /** The row that made it. */
+  batch: string;
+  row: number;
+  /** When the docflow was known (ISO 8601). */
+  at: string;
+}
 
 /** A row whose deal reached the registry from another row or batch: nothing is sent, the earlier docflowId stands. */
 export function alreadySubmitted(row: number, dealId: string, deal: SubmittedDeal, attempts: number): OutcomeRecord {

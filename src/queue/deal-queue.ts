@@ -4,10 +4,10 @@
  * and the command itself reports the failure once, in a sentence.
  */
 import { Queue } from 'bullmq';
-import type { RedisClient as Redis } from './connection.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
 import type { DealJobData } from './job-data.js';
-import type { Keys } from './keys.js';
+import type { Keys } from '../redis/keys.js';
 
 export function openQueue<T = DealJobData, R = OutcomeRecord>(redis: Redis, keys: Keys, name: string = keys.queueName): Queue<T, R> {
   const queue = new Queue<T, R>(name, { connection: redis, prefix: keys.bullPrefix });

@@ -5,8 +5,8 @@
  * came back) would otherwise write its stale data, a deal with personal data included,
  * over a job the other worker has finished and stripped.
  */
-import type { RedisClient as Redis } from './connection.js';
-import { luaScript } from './lua.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
+import { luaScript } from '../redis/lua.js';
 
 /** KEYS: job, its lock. ARGV: token, data. 1 when written. */
 const UPDATE = luaScript(`

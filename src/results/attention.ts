@@ -6,14 +6,14 @@
  * The rows come from the input file itself, read again (after checking it is
  * unchanged), so no personal data has to stay in Redis for it.
  */
-import type { RedisClient as Redis } from '../queue/connection.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
 import { UsageError } from '../errors.js';
 import { createRowsWriter } from '../input/rejects.js';
 import { reopenInput } from '../input/reading.js';
-import { createBatchStore } from '../outcomes/batches.js';
+import { createBatchStore } from '../batch/batch-store.js';
 import { createOutcomeStore } from '../outcomes/store.js';
 import { ATTENTION_OUTCOMES, type OutcomeRecord } from '../outcomes/types.js';
-import type { Keys } from '../queue/keys.js';
+import type { Keys } from '../redis/keys.js';
 import { hintFor } from './hints.js';
 
 export interface AttentionOptions {

@@ -8,10 +8,10 @@ import { stringify } from 'csv-stringify';
 import { createAtomicFile } from '../files/atomic-file.js';
 // The same rule as the rejects and attention files, kept with the loader that reads it back.
 import { QUOTE_LINE_BREAKS, safeCell } from '../input/csv-cell.js';
-import type { RedisClient as Redis } from '../queue/connection.js';
-import type { Keys } from '../queue/keys.js';
-import { createOutcomeStore } from '../outcomes/store.js';
-import { OUTCOMES, RESULT_COLUMNS, type Outcome, type OutcomeRecord } from '../outcomes/types.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
+import type { Keys } from '../redis/keys.js';
+import { batchOutcomes } from '../outcomes/batch-outcomes.js';
+import { emptyCounts, RESULT_COLUMNS, type Outcome } from '../outcomes/types.js';
 
 export interface WriteResultsOptions {
   redis: Redis;
@@ -29,29 +29,6 @@ export interface ResultsSummary {
   file: string;
   rows: number;
   counts: Record<Outcome, number>;
-}
-
-const PAGE = 1000;
-
-export function emptyCounts(): Record<Outcome, number> {
-  return Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
-}
-
-/** Every row's outcome, in input order, `pending` where there is none yet. */
-export async function* batchOutcomes(redis: Redis, keys: Keys, batch: string, total: number): AsyncGenerator<OutcomeRecord> {
-  const store = createOutcomeStore(redis, keys);
-  for (let from = 1; from <= total; from += PAGE) {
-    const to = Math.min(total, from + PAGE - 1);
-    const page = await store.range(batch, from, to);
-    const missing = page.flatMap((r, i) => (r ? [] : [from + i]));
-    const dealIds = missing.length > 0 ? await redis.hmget(keys.rows(batch), ...missing.map(String)) : [];
-    let m = 0;
-    for (let i = 0; i < page.length; i++) {
-      const record = page[i];
-      if (record) yield record;
-      else yield { row: from + i, dealId: dealIds[m++] ?? '', outcome: 'pending', attempts: 0, finishedAt: '' };
-    }
-  }
 }
 
 export async function writeResults(options: WriteResultsOptions): Promise<ResultsSummary> {

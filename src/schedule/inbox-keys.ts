@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { DAY, DEFAULTS, MINUTE, SECOND } from '../config.js';
-import type { Keys } from '../queue/keys.js';
+import type { Keys } from '../redis/keys.js';
 
 export const LOCK_MS = 60 * SECOND;
 export const SEEN_MS = 7 * DAY;

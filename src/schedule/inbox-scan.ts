@@ -11,9 +11,9 @@
  */
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { RedisClient as Redis } from '../queue/connection.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Logger } from '../logger.js';
-import type { Keys } from '../queue/keys.js';
+import type { Keys } from '../redis/keys.js';
 import { DEFAULT_SETTLE_MS, inboxKey, SEEN_MS } from './inbox-keys.js';
 import type { TickData } from './scheduler.js';
 

@@ -13,19 +13,20 @@
  */
 import { lstat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
-import type { RedisClient as Redis } from '../queue/connection.js';
-import { isRedisOutage } from '../queue/connection.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
+import { isRedisOutage } from '../redis/connection.js';
 import { RealtyBatchError, RedisUnavailableError } from '../errors.js';
 import { reasonOf, writeFileAtomically } from '../files/atomic-file.js';
 import { loadProfile } from '../input/profile.js';
 import type { Logger } from '../logger.js';
-import { createBatchStore } from '../outcomes/batches.js';
-import type { Keys } from '../queue/keys.js';
-import { loadBatch, removeBatchJobs } from '../queue/load-batch.js';
+import { createBatchStore } from '../batch/batch-store.js';
+import type { Keys } from '../redis/keys.js';
+import { loadBatch, removeBatchJobs } from '../batch/load-batch.js';
 import { openQueue } from '../queue/deal-queue.js';
 import { writeAttention } from '../results/attention.js';
 import { writeResults } from '../results/write-results.js';
-import { defaultBatchId, exitCodeFor } from '../batch/run-batch.js';
+import { defaultBatchId } from '../batch/batch-id.js';
+import { exitCodeFor } from '../batch/exit-code.js';
 import { waitForBatch } from '../batch/wait-batch.js';
 import { describeMissing, findMissingRows } from '../batch/missing-rows.js';
 import { describe, type FileSummary } from './file-summary.js';

@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { RedisUnavailableError } from '../errors.js';
-import { isRedisOutage } from '../queue/connection.js';
+import { isRedisOutage } from '../redis/connection.js';
 import type { FileSummary, TickResult } from './file-summary.js';
 import { DEFAULT_DONE_MS, inboxKey, LOCK_MS } from './inbox-keys.js';
 import { scanInbox } from './inbox-scan.js';

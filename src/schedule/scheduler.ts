@@ -7,9 +7,9 @@ import { createHash } from 'node:crypto';
 import { realpath } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { CronExpressionParser } from 'cron-parser';
-import type { RedisClient as Redis } from '../queue/connection.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
 import { UsageError } from '../errors.js';
-import type { Keys } from '../queue/keys.js';
+import type { Keys } from '../redis/keys.js';
 import type { Queue } from 'bullmq';
 import { openQueue } from '../queue/deal-queue.js';
 

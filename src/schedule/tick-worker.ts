@@ -1,17 +1,35 @@
 /** The worker of the `schedule` queue, which every `realty-batch work` runs beside its deal worker. */
-import { Worker } from 'bullmq';
-import type { RedisClient as Redis } from '../queue/connection.js';
-import { createTickProcessor } from '../../jobs/tick.js';
+import { Worker, type Processor } from 'bullmq';
+import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Logger } from '../logger.js';
-import type { Keys } from '../queue/keys.js';
+import type { Keys } from '../redis/keys.js';
 import type { TickResult } from './run-tick.js';
 import { SCHEDULE_QUEUE, type TickData } from './scheduler.js';
 
-export function createTickWorker(options: { connection: Redis; keys: Keys; logger: Logger; signal?: AbortSignal; pollMs?: number }): Worker<TickData, TickResult> {
+/** What a tick's processor gets (jobs/tick.ts). */
+export interface TickProcessorContext {
+  redis: Redis;
+  keys: Keys;
+  logger: Logger;
+  signal?: AbortSignal;
+  pollMs?: number;
+}
+
+export interface TickWorkerOptions {
+  connection: Redis;
+  keys: Keys;
+  logger: Logger;
+  /** Makes the processor of `tick` jobs from its context (jobs/tick.ts: createTickProcessor). */
+  processor: (ctx: TickProcessorContext) => Processor<TickData, TickResult>;
+  signal?: AbortSignal;
+  pollMs?: number;
+}
+
+export function createTickWorker(options: TickWorkerOptions): Worker<TickData, TickResult> {
   const { connection, keys, logger } = options;
   const worker = new Worker<TickData, TickResult>(
     SCHEDULE_QUEUE,
-    createTickProcessor({ redis: connection, keys, logger, ...(options.signal ? { signal: options.signal } : {}), ...(options.pollMs ? { pollMs: options.pollMs } : {}) }),
+    options.processor({ redis: connection, keys, logger, ...(options.signal ? { signal: options.signal } : {}), ...(options.pollMs ? { pollMs: options.pollMs } : {}) }),
     // Ticks of different schedules run side by side; one schedule's ticks never overlap (its lock).
     { connection, prefix: keys.bullPrefix, concurrency: 4 },
   );

@@ -3,22 +3,22 @@
  * starts in-process and `work` starts alone.
  */
 import { hostname } from 'node:os';
-import { Worker, type Job, type Queue } from 'bullmq';
+import { Worker, type Job, type Processor, type Queue } from 'bullmq';
 import pRetry from 'p-retry';
 import { Cluster } from 'ioredis';
-import type { RedisClient as Redis } from '../queue/connection.js';
-import { createDealProcessor } from '../../jobs/deal.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
+import type { DealProcessorContext } from './processor-context.js';
 import type { Logger } from '../logger.js';
-import { createBatchStore } from '../outcomes/batches.js';
+import { createBatchStore } from '../batch/batch-store.js';
 import { createOutcomeStore, DEFAULT_LEDGER_MS } from '../outcomes/store.js';
 import { createLedger } from '../ledger/ledger.js';
 import { ensureFeed } from '../feed/feed-store.js';
 import { startFeedFollower, type FeedFollower } from '../feed/follower.js';
-import { createScriptBatcher } from '../queue/lua.js';
+import { createScriptBatcher } from '../redis/lua.js';
 import { updateLockedJobData } from '../queue/locked-update.js';
 import { alreadySubmitted, ownDocflow, type OutcomeRecord } from '../outcomes/types.js';
 import type { DealJobData } from '../queue/job-data.js';
-import type { Keys } from '../queue/keys.js';
+import type { Keys } from '../redis/keys.js';
 import { createRealtyClient } from '../realty/client.js';
 import { retryDelay } from './decide.js';
 import { maskPersonalData } from './redact.js';
@@ -29,6 +29,8 @@ import { CircuitBreaker, DEFAULT_BREAKER, type BreakerOptions } from './circuit-
 import { openQueue } from '../queue/deal-queue.js';
 
 export interface DealWorkerOptions {
+  /** Makes the processor of `deal` jobs from its context (jobs/deal.ts: createDealProcessor). */
+  processor: (ctx: DealProcessorContext) => Processor<DealJobData, OutcomeRecord>;
   /** A connection with `maxRetriesPerRequest: null`; the worker duplicates it for blocking calls. */
   connection: Redis;
   keys: Keys;
@@ -174,7 +176,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   const limiter = options.rate ? createRequestLimiter(connection, keys.rate, options.rate) : undefined;
 
   const batches = createBatchStore(connection, keys);
-  const processor = createDealProcessor({
+  const processor = options.processor({
     client,
     outcomes,
     ledger,

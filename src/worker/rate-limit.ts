@@ -5,7 +5,7 @@
  * gets the milliseconds left in that second, and the worker hands them to
  * BullMQ's limiter (`worker.rateLimit`), which stops it fetching jobs meanwhile.
  */
-import type { RedisClient as Redis } from '../queue/connection.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
 
 export interface RateGrant {
   /** 0 when the request may go now; otherwise how long until the next second. */

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { createKeys } from '../../src/queue/keys.js';
+import { createKeys } from '../../src/redis/keys.js';
 import { openQueue } from '../../src/queue/deal-queue.js';
 import { dealJobId } from '../../src/queue/job-data.js';
 import { startSandbox, type RunningSandbox, type SandboxDocflow } from '../../src/sandbox/index.js';

@@ -2,7 +2,7 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { DealJobData } from '../../src/queue/job-data.js';
-import type { Keys } from '../../src/queue/keys.js';
+import type { Keys } from '../../src/redis/keys.js';
 
 /** Pauses the queue of `keys`, so that the jobs a load makes stay waiting, to be compared. */
 export async function pauseDealQueue(redis: Redis, keys: Keys): Promise<void> {

@@ -6,22 +6,22 @@
  */
 import { resolve } from 'node:path';
 import { Job, type Queue } from 'bullmq';
-import type { RedisClient as Redis } from './connection.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
 import type { FieldProblem } from '../input/deal.js';
 import { openInput, type InputFile, type InputOptions } from '../input/open-input.js';
 import type { BankProfile } from '../input/profile.js';
 import { createRejectsWriter, defaultRejectsPath, formatProblems } from '../input/rejects.js';
 import { createDealValidator } from '../input/validate-deal.js';
 import type { Logger } from '../logger.js';
-import { createBatchStore } from '../outcomes/batches.js';
+import { createBatchStore } from './batch-store.js';
 import { fileState } from '../input/file-hash.js';
 import { inputFingerprint, serializeReading } from '../input/reading.js';
 import { InputError } from '../errors.js';
-import { dealJobId, type DealJobData } from './job-data.js';
+import { dealJobId, type DealJobData } from '../queue/job-data.js';
 import { createEnqueuer, LOAD_CHUNK_SIZE, type EnqueueChunk, type Enqueuer } from './enqueue.js';
-import type { Keys } from './keys.js';
-import { openQueue } from './deal-queue.js';
-import { isRedisOutage } from './connection.js';
+import type { Keys } from '../redis/keys.js';
+import { openQueue } from '../queue/deal-queue.js';
+import { isRedisOutage } from '../redis/connection.js';
 
 export interface LoadOptions extends InputOptions {
   file: string;

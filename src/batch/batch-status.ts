@@ -2,15 +2,16 @@
  * A batch at a glance: counts per outcome, where its unfinished rows are in the
  * queue, when it started and finished, and how fast it went.
  */
-import type { RedisClient as Redis } from '../queue/connection.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
 import { UsageError } from '../errors.js';
-import { createBatchStore, type BatchState } from '../outcomes/batches.js';
+import { createBatchStore, type BatchState } from './batch-store.js';
 import type { Outcome } from '../outcomes/types.js';
 import { dealJobId } from '../queue/job-data.js';
-import type { Keys } from '../queue/keys.js';
-import { batchOutcomes, emptyCounts } from './write-results.js';
+import type { Keys } from '../redis/keys.js';
+import { batchOutcomes } from '../outcomes/batch-outcomes.js';
+import { emptyCounts } from '../outcomes/types.js';
 import { openQueue } from '../queue/deal-queue.js';
-import { findMissingRows } from '../batch/missing-rows.js';
+import { findMissingRows } from './missing-rows.js';
 
 export interface BatchStatus {
   batch: string;

@@ -3,22 +3,25 @@
  * every row has its outcome, write the results file. The one command a nightly
  * cron needs.
  */
-import { basename, extname } from 'node:path';
-import type { RedisClient as Redis } from '../queue/connection.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
 import type { BankProfile } from '../input/profile.js';
-import { SUBMITTED_OUTCOMES, type Outcome } from '../outcomes/types.js';
-import { BATCH_ID } from '../queue/keys.js';
-import { loadBatch, type LoadOptions, type LoadSummary } from '../queue/load-batch.js';
+import { defaultBatchId } from '../batch/batch-id.js';
+import { exitCodeFor } from '../batch/exit-code.js';
+import { BATCH_ID } from '../redis/keys.js';
+import { loadBatch, type LoadOptions, type LoadSummary } from '../batch/load-batch.js';
 import type { InputOptions } from '../input/open-input.js';
 import { writeAttention } from '../results/attention.js';
-import { waitForBatch, type StopReason } from './wait-batch.js';
-import { findMissingRows, type MissingRows } from './missing-rows.js';
+import { waitForBatch, type StopReason } from '../batch/wait-batch.js';
+import { findMissingRows, type MissingRows } from '../batch/missing-rows.js';
 import { writeResults, type ResultsSummary } from '../results/write-results.js';
 import { createDealWorker, type DealWorkerOptions } from '../worker/create-worker.js';
 import { UsageError } from '../errors.js';
+import { createDealProcessor } from '../../jobs/deal.js';
 import { inputFingerprint } from '../input/reading.js';
 
-export interface RunOptions extends Omit<DealWorkerOptions, 'connection'>, InputOptions {
+export interface RunOptions extends Omit<DealWorkerOptions, 'connection' | 'processor'>, InputOptions {
+  /** The processor of `deal` jobs; jobs/deal.ts unless a test gives another. */
+  processor?: DealWorkerOptions['processor'];
   file: string;
   profile: BankProfile;
   out: string;
@@ -56,26 +59,6 @@ export interface RunResult {
   exitCode: 0 | 1 | 3;
 }
 
-/**
- * `<file stem>-<first 12 hex of its fingerprint>`: the same file run again (after
- * a crash, or by a second cron) resumes its own batch instead of starting another.
- */
-export function defaultBatchId(file: string, fingerprint: string): string {
-  const stem = basename(file, extname(file)).replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 60) || 'batch';
-  return `${stem}-${fingerprint.slice(0, 12)}`;
-}
-
-/** Rows whose outcome needs a person (anything but submitted or still pending). */
-export function needsAttention(counts: Record<Outcome, number>): boolean {
-  return Object.entries(counts).some(([o, n]) => n > 0 && o !== 'pending' && !SUBMITTED_OUTCOMES.has(o as Outcome));
-}
-
-/** product.md: 0 every row submitted; 3 done but some need attention; 1 could not finish. */
-export function exitCodeFor(counts: Record<Outcome, number>): 0 | 1 | 3 {
-  if (counts.pending > 0) return 1;
-  return needsAttention(counts) ? 3 : 0;
-}
-
 export async function runBatch(options: RunOptions): Promise<RunResult> {
   const { redis, keys, logger } = options;
   const fingerprint = await inputFingerprint(options.file, options);
@@ -101,7 +84,7 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
     onProgress: options.onLoadProgress,
   });
 
-  const dealWorker = createDealWorker({ ...options, connection: redis, logger });
+  const dealWorker = createDealWorker({ ...options, processor: options.processor ?? createDealProcessor, connection: redis, logger });
   let stoppedBecause: RunResult['stoppedBecause'];
   try {
     // A queue this project paused for a refused session resumes with a new run: if the

@@ -16,11 +16,11 @@
  * heartbeat while it loads, after its load, or after its failure.
  */
 import { hostname } from 'node:os';
-import type { RedisClient as Redis } from '../queue/connection.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
 import { UsageError } from '../errors.js';
 import type { BankProfile } from '../input/profile.js';
-import type { Keys } from '../queue/keys.js';
-import { luaScript } from '../queue/lua.js';
+import type { Keys } from '../redis/keys.js';
+import { luaScript } from '../redis/lua.js';
 import { LEDGER_LUA } from '../ledger/lua.js';
 
 export type BatchState = 'loading' | 'loaded' | 'failed';

@@ -9,14 +9,14 @@
  * the rows held stay two chunks.
  */
 import type { Queue } from 'bullmq';
-import type { RedisClient as Redis } from './connection.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
 import { alreadySubmitted, ownDocflow, type OutcomeRecord } from '../outcomes/types.js';
 import { readSubmittedDeals } from '../ledger/ledger.js';
 import type { submittedDeal } from '../ledger/entry.js';
 
 type SubmittedDeal = NonNullable<ReturnType<typeof submittedDeal>>;
-import { DEAL_JOB, dealJobId, dealJobOptions, type DealJobData } from './job-data.js';
-import type { Keys } from './keys.js';
+import { DEAL_JOB, dealJobId, dealJobOptions, type DealJobData } from '../queue/job-data.js';
+import type { Keys } from '../redis/keys.js';
 
 /** Jobs per `addBulk`: as fast as 1,000 here, and half the rows held (and promoted by the GC) per round trip. */
 export const LOAD_CHUNK_SIZE = 500;
