@@ -13,8 +13,8 @@ import { UsageError } from '../errors.js';
 import { reopenInput } from '../input/reading.js';
 import { createDealValidator } from '../input/validate-deal.js';
 import type { Logger } from '../logger.js';
-import { createBatchStore } from './batch-store.js';
-import { createOutcomeStore } from '../outcomes/store.js';
+import { createBatchStore, type BatchMeta } from './batch-store.js';
+import { createOutcomeStore, type OutcomeStore } from '../outcomes/store.js';
 import { alreadySubmitted, ATTENTION_OUTCOMES, ownDocflow, type Outcome, type OutcomeRecord } from '../outcomes/types.js';
 import { parseLedgerEntry, type LedgerEntry } from '../ledger/entry.js';
 import { findMissingRows } from './missing-rows.js';
@@ -65,27 +65,14 @@ const DELETE_IF_SAME = `if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then 
 
 export async function retryBatch(options: RetryOptions): Promise<RetrySummary> {
   const { redis, keys, batch } = options;
-  const wrong = options.outcomes.filter((o) => !ATTENTION_OUTCOMES.has(o));
-  if (wrong.length > 0) throw new UsageError(`--outcome ${wrong.join(', ')}: only rows that need attention can be retried (${[...ATTENTION_OUTCOMES].join(', ')}).`);
-  const unchangeable = options.outcomes.filter((o) => UNCHANGEABLE_OUTCOMES.has(o));
-  if (unchangeable.length > 0 && !options.force) {
-    throw new UsageError(`Rows ${unchangeable.join(' and ')} cannot succeed unchanged: correct them in the attention file and load it; --force sends them again anyway.`);
-  }
-  const meta = await createBatchStore(redis, keys).get(batch);
+  checkOutcomes(options.outcomes, options.force === true);
+  const batches = createBatchStore(redis, keys);
+  const meta = await batches.get(batch);
   if (!meta) throw new UsageError(`There is no batch ${batch} in Redis (realty-batch status lists the batches).`);
   if (meta.state !== 'loaded' || meta.total === undefined) throw new UsageError(`Batch ${batch} has not finished loading; nothing to retry yet.`);
 
-  // The rows to send again, with the outcome each has now (none for a missing row).
-  const wanted = new Set<Outcome>(options.outcomes);
   const store = createOutcomeStore(redis, keys);
-  const selected = new Map<number, OutcomeRecord | undefined>();
-  const PAGE = 1000;
-  for (let from = 1; from <= meta.total; from += PAGE) {
-    const page = await store.range(batch, from, Math.min(meta.total, from + PAGE - 1));
-    page.forEach((r, i) => {
-      if (r && wanted.has(r.outcome)) selected.set(from + i, r);
-    });
-  }
+  const selected = await selectRows(options, store, meta.total);
   let missing = 0;
   if (options.missing) {
     const found = await findMissingRows(redis, keys, batch, meta.total, Number.MAX_SAFE_INTEGER);
@@ -95,24 +82,66 @@ export async function retryBatch(options: RetryOptions): Promise<RetrySummary> {
   const summary: RetrySummary = { batch, selected: selected.size, requeued: 0, alreadyGoing: 0, stillInvalid: 0, missing, reconciled: 0 };
   if (selected.size === 0) return summary;
 
-  // Rows whose last try may have made a docflow: the ledger knows by now if the feed showed it.
-  const bank = (await createBatchStore(redis, keys).profile(batch))?.organization.inn;
-  if (bank) {
-    for (const [row, earlier] of selected) {
-      if (!earlier || !UNCERTAIN_CODES.has(earlier.errorCode ?? '')) continue;
-      const entry = await readEntry(redis, keys, bank, earlier.dealId);
-      if (entry?.state !== 'submitted' || !entry.docflowId || !entry.outcome) continue;
-      const made = { docflowId: entry.docflowId, outcome: entry.outcome, batch: entry.batch, row: entry.row, at: entry.at ?? '' };
-      const own = entry.batch === batch && entry.row === row;
-      if (!own && meta.resubmit) continue;
-      const record = own ? ownDocflow(row, earlier.dealId, made, entry.via ?? 'answer', earlier.attempts) : alreadySubmitted(row, earlier.dealId, made, earlier.attempts);
-      await store.record(batch, record, own ? { ledger: { bank, resubmit: meta.resubmit ?? false, requestId: entry.requestId, via: entry.via ?? 'answer' } } : {});
-      selected.delete(row);
-      summary.reconciled++;
-    }
-  }
+  const bank = (await batches.profile(batch))?.organization.inn;
+  if (bank) summary.reconciled = await reconcileUncertain(options, store, selected, bank, meta.resubmit === true);
   if (selected.size === 0) return summary;
 
+  await requeue(options, meta, selected, summary);
+  options.logger.info({ ...summary }, 'batch rows sent around again');
+  return summary;
+}
+
+/** Only rows that need attention are retried; invalid and rejected ones only with --force. */
+function checkOutcomes(outcomes: readonly Outcome[], force: boolean): void {
+  const wrong = outcomes.filter((o) => !ATTENTION_OUTCOMES.has(o));
+  if (wrong.length > 0) throw new UsageError(`--outcome ${wrong.join(', ')}: only rows that need attention can be retried (${[...ATTENTION_OUTCOMES].join(', ')}).`);
+  const unchangeable = outcomes.filter((o) => UNCHANGEABLE_OUTCOMES.has(o));
+  if (unchangeable.length > 0 && !force) {
+    throw new UsageError(`Rows ${unchangeable.join(' and ')} cannot succeed unchanged: correct them in the attention file and load it; --force sends them again anyway.`);
+  }
+}
+
+/** The rows to send again, with the outcome each has now, read in pages. */
+async function selectRows(options: RetryOptions, store: OutcomeStore, total: number): Promise<Map<number, OutcomeRecord | undefined>> {
+  const wanted = new Set<Outcome>(options.outcomes);
+  const selected = new Map<number, OutcomeRecord | undefined>();
+  const PAGE = 1000;
+  for (let from = 1; from <= total; from += PAGE) {
+    const page = await store.range(options.batch, from, Math.min(total, from + PAGE - 1));
+    page.forEach((r, i) => {
+      if (r && wanted.has(r.outcome)) selected.set(from + i, r);
+    });
+  }
+  return selected;
+}
+
+/**
+ * Rows whose last try may have made a docflow: the ledger knows by now if the feed showed
+ * it. Those get that docflow as their outcome and leave `selected`; returns how many.
+ */
+async function reconcileUncertain(options: RetryOptions, store: OutcomeStore, selected: Map<number, OutcomeRecord | undefined>, bank: string, resubmit: boolean): Promise<number> {
+  const { redis, keys, batch } = options;
+  let reconciled = 0;
+  for (const [row, earlier] of selected) {
+    if (!earlier || !UNCERTAIN_CODES.has(earlier.errorCode ?? '')) continue;
+    const entry = await readEntry(redis, keys, bank, earlier.dealId);
+    if (entry?.state !== 'submitted' || !entry.docflowId || !entry.outcome) continue;
+    const made = { docflowId: entry.docflowId, outcome: entry.outcome, batch: entry.batch, row: entry.row, at: entry.at ?? '' };
+    const own = entry.batch === batch && entry.row === row;
+    if (!own && resubmit) continue;
+    const record = own ? ownDocflow(row, earlier.dealId, made, entry.via ?? 'answer', earlier.attempts) : alreadySubmitted(row, earlier.dealId, made, earlier.attempts);
+    await store.record(batch, record, own ? { ledger: { bank, resubmit, requestId: entry.requestId, via: entry.via ?? 'answer' } } : {});
+    selected.delete(row);
+    reconciled++;
+  }
+  return reconciled;
+}
+
+const GOING: ReadonlySet<string> = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
+
+/** Reads the input again and gives each selected row that is still valid a new job. */
+async function requeue(options: RetryOptions, meta: BatchMeta, selected: Map<number, OutcomeRecord | undefined>, summary: RetrySummary): Promise<void> {
+  const { redis, keys, batch } = options;
   const input = await reopenInput(meta, options.input);
   const validate = createDealValidator();
   const queue = openQueue(redis, keys);
@@ -128,12 +157,8 @@ export async function retryBatch(options: RetryOptions): Promise<RetrySummary> {
       }
       const id = dealJobId(batch, result.deal.dealId);
       const state = await queue.getJobState(id);
-      if (state === 'waiting' || state === 'active' || state === 'delayed' || state === 'prioritized' || state === 'waiting-children') {
-        summary.alreadyGoing++;
-        continue;
-      }
       // Another retry or a worker may hold the job this very moment: then it is on its way.
-      if (state !== 'unknown' && (await queue.remove(id).catch(() => 0)) !== 1) {
+      if (GOING.has(state) || (state !== 'unknown' && (await queue.remove(id).catch(() => 0)) !== 1)) {
         summary.alreadyGoing++;
         continue;
       }
@@ -148,6 +173,4 @@ export async function retryBatch(options: RetryOptions): Promise<RetrySummary> {
   } finally {
     await queue.close();
   }
-  options.logger.info({ ...summary }, 'batch rows sent around again');
-  return summary;
 }
