@@ -52,16 +52,7 @@ export async function batchStatus(redis: Redis, keys: Keys, batch: string): Prom
       if (unfinished.length < MAX_STATES && r.dealId) unfinished.push(r.dealId);
     } else if (r.finishedAt) last = Math.max(last, Date.parse(r.finishedAt));
   }
-  const queue = openQueue(redis, keys);
-  const states: Record<string, number> = {};
-  try {
-    for (let i = 0; i < unfinished.length; i += 200) {
-      const chunk = await Promise.all(unfinished.slice(i, i + 200).map((dealId) => queue.getJobState(dealJobId(batch, dealId))));
-      for (const s of chunk) states[s === 'unknown' ? 'missing' : s] = (states[s === 'unknown' ? 'missing' : s] ?? 0) + 1;
-    }
-  } finally {
-    await queue.close();
-  }
+  const states = await jobStates(redis, keys, batch, unfinished);
   const done = meta.state === 'loaded' && counts.pending === 0;
   const began = Date.parse(meta.loadedAt ?? meta.createdAt);
   const finishedRows = total - counts.pending;
@@ -86,4 +77,22 @@ export async function batchStatus(redis: Redis, keys: Keys, batch: string): Prom
   if (done && last > 0) status.finishedAt = new Date(last).toISOString();
   if (last > began && finishedRows > 0) status.rowsPerSecond = Math.round((finishedRows / ((last - began) / 1000)) * 10) / 10;
   return status;
+}
+
+/** How many of the unfinished rows' jobs are in each BullMQ state (`missing`: no job). */
+async function jobStates(redis: Redis, keys: Keys, batch: string, dealIds: readonly string[]): Promise<Record<string, number>> {
+  const queue = openQueue(redis, keys);
+  const states: Record<string, number> = {};
+  try {
+    for (let i = 0; i < dealIds.length; i += 200) {
+      const chunk = await Promise.all(dealIds.slice(i, i + 200).map((dealId) => queue.getJobState(dealJobId(batch, dealId))));
+      for (const s of chunk) {
+        const state = s === 'unknown' ? 'missing' : s;
+        states[state] = (states[state] ?? 0) + 1;
+      }
+    }
+  } finally {
+    await queue.close();
+  }
+  return states;
 }

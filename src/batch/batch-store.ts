@@ -117,6 +117,45 @@ local now = now_ms()
 redis.call('HSET', KEYS[1], 'loadingUntil', ARGV[1])
 push(now, now + retention(ARGV[2]))`);
 
+/** What a batch's hash says before a load opens it (nulls where it says nothing). */
+interface OpenedBefore {
+  fingerprint: string | null | undefined;
+  file: string | null | undefined;
+  state: string | null | undefined;
+  loadingUntil: string | null | undefined;
+  loader: string | null | undefined;
+  resubmit: string | null | undefined;
+}
+
+/**
+ * Whether a load may open the batch, and whether it starts afresh: throws UsageError when
+ * the batch holds other rows, is being loaded by a live process, or was loaded with
+ * another --resubmit setting.
+ */
+function mayOpen(meta: Pick<BatchMeta, 'id' | 'fingerprint' | 'resubmit'>, created: boolean, before: OpenedBefore, now: number): boolean {
+  const { fingerprint, file, state, loadingUntil, loader, resubmit } = before;
+  if (!created && fingerprint !== meta.fingerprint) {
+    throw new UsageError(
+      `Batch ${meta.id} holds other rows (${file ?? 'another file'}, or the same file read with other --format/--encoding/--delimiter/--mapping); give this input a new --batch.`,
+    );
+  }
+  const alive = state === 'loading' && Number(loadingUntil ?? 0) > now && loaderMayLive(loader);
+  if (alive) throw new UsageError(`Batch ${meta.id} is being loaded by another process right now; wait for it, or give a new --batch.`);
+  // A batch that loaded once stays loaded: the same input again adds no rows, and
+  // its workers must not stop while it is read a second time. One whose loader
+  // died resumes where it was; one whose load failed starts again.
+  const fresh = created || state === 'failed' || !state;
+  // Its rows' tries were made as it was first loaded: a second load may not change what they send.
+  if (!fresh && (resubmit === '1') !== (meta.resubmit ?? false)) {
+    throw new UsageError(
+      meta.resubmit
+        ? `Batch ${meta.id} was loaded without --resubmit; its rows cannot be sent again now: give this load a new --batch to resubmit its deals.`
+        : `Batch ${meta.id} was loaded with --resubmit; load it again with --resubmit (or give a new --batch).`,
+    );
+  }
+  return fresh;
+}
+
 /** KEYS: batch, outcomes, rows, checkpoints. ARGV: error, retention ms when the batch names none. */
 const FAIL = luaScript(`${PUSH_LUA}
 local now = now_ms()
@@ -143,25 +182,7 @@ export function createBatchStore(redis: Redis, keys: Keys): BatchStore {
       const replies = (await redis.multi().hsetnx(key, 'fingerprint', meta.fingerprint).hmget(key, 'fingerprint', 'file', 'state', 'loadingUntil', 'loader', 'resubmit').exec()) ?? [];
       const created = replies[0]?.[1] === 1;
       const [fingerprint, file, state, loadingUntil, loader, resubmit] = (replies[1]?.[1] ?? []) as Array<string | null>;
-      if (!created && fingerprint !== meta.fingerprint) {
-        throw new UsageError(
-          `Batch ${meta.id} holds other rows (${file ?? 'another file'}, or the same file read with other --format/--encoding/--delimiter/--mapping); give this input a new --batch.`,
-        );
-      }
-      const alive = state === 'loading' && Number(loadingUntil ?? 0) > now.getTime() && loaderMayLive(loader);
-      if (alive) throw new UsageError(`Batch ${meta.id} is being loaded by another process right now; wait for it, or give a new --batch.`);
-      // A batch that loaded once stays loaded: the same input again adds no rows, and
-      // its workers must not stop while it is read a second time. One whose loader
-      // died resumes where it was; one whose load failed starts again.
-      const fresh = created || state === 'failed' || !state;
-      // Its rows' tries were made as it was first loaded: a second load may not change what they send.
-      if (!fresh && (resubmit === '1') !== (meta.resubmit ?? false)) {
-        throw new UsageError(
-          meta.resubmit
-            ? `Batch ${meta.id} was loaded without --resubmit; its rows cannot be sent again now: give this load a new --batch to resubmit its deals.`
-            : `Batch ${meta.id} was loaded with --resubmit; load it again with --resubmit (or give a new --batch).`,
-        );
-      }
+      const fresh = mayOpen(meta, created, { fingerprint, file, state, loadingUntil, loader, resubmit }, now.getTime());
       const next = state === 'loaded' ? 'loaded' : 'loading';
       const written = await redis
         .multi()

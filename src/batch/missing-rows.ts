@@ -30,7 +30,8 @@ export async function findMissingRows(redis: Redis, keys: Keys, batch: string, t
     pending.forEach((p, i) => {
       const [err, exists] = replies[2 * i] ?? [null, 0];
       const [err2, finished] = replies[2 * i + 1] ?? [null, 0];
-      if (err || err2) throw err ?? err2;
+      const failed = err ?? err2;
+      if (failed) throw failed;
       // A row the index does not name (it expired with a batch loaded again) has no job to find.
       if (exists === 1 && finished === 0 && p.dealId) return;
       missing.count++;

@@ -61,6 +61,13 @@ async function handleConfig(rt: Runtime, req: IncomingMessage, res: ServerRespon
   res.writeHead(204).end();
 }
 
+/** The sandbox's own endpoints (tests and the demo read and steer it through them). */
+const SANDBOX_ROUTES: Record<string, { method: string; handle(rt: Runtime, req: IncomingMessage, res: ServerResponse): void | Promise<void> }> = {
+  '/__sandbox/stats': { method: 'GET', handle: (rt, _req, res) => sendJson(res, 200, rt.state.stats()) },
+  '/__sandbox/docflows': { method: 'GET', handle: (rt, _req, res) => sendJson(res, 200, rt.state.docflows()) },
+  '/__sandbox/config': { method: 'POST', handle: handleConfig },
+};
+
 async function route(rt: Runtime, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = req.url ?? '/';
   const queryAt = url.indexOf('?');
@@ -73,28 +80,24 @@ async function route(rt: Runtime, req: IncomingMessage, res: ServerResponse): Pr
   if (path === NEWS_PATH) {
     return method === 'GET' ? handleNews(rt, req, res, queryAt === -1 ? '' : url.slice(queryAt + 1)) : methodNotAllowed(res, 'GET');
   }
-  if (path.startsWith(DOCFLOWS_PREFIX)) {
-    let segment: string;
-    try {
-      segment = decodeURIComponent(path.slice(DOCFLOWS_PREFIX.length));
-    } catch {
-      return notFound(res);
-    }
-    if (segment === '' || segment.includes('/')) return notFound(res);
-    if (method === 'POST') return handleCreateDocflow(rt, req, res, segment);
-    if (method === 'GET') return handleGetDocflow(rt, req, res, segment);
-    return methodNotAllowed(res, 'GET, POST');
-  }
-  if (path === '/__sandbox/stats') {
-    return method === 'GET' ? sendJson(res, 200, rt.state.stats()) : methodNotAllowed(res, 'GET');
-  }
-  if (path === '/__sandbox/docflows') {
-    return method === 'GET' ? sendJson(res, 200, rt.state.docflows()) : methodNotAllowed(res, 'GET');
-  }
-  if (path === '/__sandbox/config') {
-    return method === 'POST' ? handleConfig(rt, req, res) : methodNotAllowed(res, 'POST');
-  }
+  if (path.startsWith(DOCFLOWS_PREFIX)) return routeDocflow(rt, req, res, path, method);
+  const own = SANDBOX_ROUTES[path];
+  if (own) return method === own.method ? own.handle(rt, req, res) : methodNotAllowed(res, own.method);
   notFound(res);
+}
+
+/** `/docflows/<type>`: POST creates one, GET reads one. */
+async function routeDocflow(rt: Runtime, req: IncomingMessage, res: ServerResponse, path: string, method: string): Promise<void> {
+  let segment: string;
+  try {
+    segment = decodeURIComponent(path.slice(DOCFLOWS_PREFIX.length));
+  } catch {
+    return notFound(res);
+  }
+  if (segment === '' || segment.includes('/')) return notFound(res);
+  if (method === 'POST') return handleCreateDocflow(rt, req, res, segment);
+  if (method === 'GET') return handleGetDocflow(rt, req, res, segment);
+  return methodNotAllowed(res, 'GET, POST');
 }
 
 async function resolveRegistry(registry: SandboxOptions['registry']): Promise<RegistryObject[]> {

@@ -9,6 +9,7 @@
  * Only regular files are inputs. A symbolic link is never read: it is said once
  * (when it is first seen), and left alone.
  */
+import type { Dirent } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RedisClient as Redis } from '../redis/connection.js';
@@ -33,21 +34,43 @@ export interface InboxScan {
 }
 
 export async function scanInbox(data: TickData, redis: Redis, keys: Keys, log: Logger): Promise<InboxScan> {
-  const settleMs = data.settleMs ?? DEFAULT_SETTLE_MS;
-  const suffix = data.readySuffix;
   const seenKey = inboxKey(keys, data.inbox, 'seen');
-  // name → `<size>:<mtime>|<when it was first seen so>` (or `link|<when>`).
-  const seen = new Map(
+  const seen = await readSeen(redis, seenKey);
+  const entries = await readdir(data.inbox, { withFileTypes: true });
+  const lookedAt = Date.now();
+  const { record, files } = await lookAt(data, entries, seen, lookedAt, log);
+  const multi = redis.multi().del(seenKey);
+  if (Object.keys(record).length > 0) multi.hset(seenKey, record).pexpire(seenKey, SEEN_MS);
+  await multi.exec();
+  return sortOut(data, entries, files, record, lookedAt);
+}
+
+interface Seen {
+  sig: string;
+  at: number;
+}
+
+interface Listed {
+  name: string;
+  sig: string;
+  mtimeMs: number;
+}
+
+/** name → `<size>:<mtime>|<when it was first seen so>` (or `link|<when>`), as the last tick saw the inbox. */
+async function readSeen(redis: Redis, seenKey: string): Promise<Map<string, Seen>> {
+  return new Map(
     Object.entries(await redis.hgetall(seenKey)).map(([n, v]) => {
       const at = v.lastIndexOf('|');
       return [n, { sig: v.slice(0, at), at: Number(v.slice(at + 1)) || 0 }];
     }),
   );
-  const entries = await readdir(data.inbox, { withFileTypes: true });
-  const byName = new Map(entries.map((e) => [e.name, e]));
-  const lookedAt = Date.now();
+}
+
+/** The inbox's regular files with their signatures, and what to remember of every entry. */
+async function lookAt(data: TickData, entries: Dirent[], seen: Map<string, Seen>, lookedAt: number, log: Logger): Promise<{ record: Record<string, string>; files: Listed[] }> {
+  const suffix = data.readySuffix;
   const record: Record<string, string> = {};
-  const files: Array<{ name: string; sig: string; mtimeMs: number }> = [];
+  const files: Listed[] = [];
   for (const e of entries) {
     if (TEMPORARY.test(e.name)) continue;
     if (e.isSymbolicLink()) {
@@ -56,8 +79,7 @@ export async function scanInbox(data: TickData, redis: Redis, keys: Keys, log: L
       record[e.name] = `${LINK}|${was?.sig === LINK ? was.at : lookedAt}`;
       continue;
     }
-    if (!e.isFile()) continue;
-    if (suffix && e.name.endsWith(suffix)) continue;
+    if (!e.isFile() || (suffix && e.name.endsWith(suffix))) continue;
     // lstat: an entry swapped for a link since readdir is not followed (and is not a file).
     const s = await lstat(join(data.inbox, e.name)).catch(() => undefined);
     if (!s?.isFile()) continue;
@@ -66,10 +88,14 @@ export async function scanInbox(data: TickData, redis: Redis, keys: Keys, log: L
     record[e.name] = `${sig}|${was?.sig === sig ? was.at : lookedAt}`;
     files.push({ name: e.name, sig, mtimeMs: s.mtimeMs });
   }
-  const multi = redis.multi().del(seenKey);
-  if (Object.keys(record).length > 0) multi.hset(seenKey, record).pexpire(seenKey, SEEN_MS);
-  await multi.exec();
+  return { record, files };
+}
 
+/** Ready (its marker is there, or it settled) or still waiting, in name order. */
+function sortOut(data: TickData, entries: Dirent[], files: Listed[], record: Record<string, string>, lookedAt: number): InboxScan {
+  const settleMs = data.settleMs ?? DEFAULT_SETTLE_MS;
+  const suffix = data.readySuffix;
+  const byName = new Map(entries.map((e) => [e.name, e]));
   files.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const ready: string[] = [];
   const waiting: string[] = [];
