@@ -174,16 +174,7 @@ export class RecordBuilder {
         this.enter();
         return;
       case 'top':
-        if (token.name === 'keyValue') {
-          if (token.value !== 'deals') this.phase = 'skipValue';
-          else if (this.seenDeals) throw new InputError(`${this.file} has the key "deals" more than once.`);
-          else this.phase = 'dealsValue';
-        } else if (token.name === 'endObject') {
-          if (!this.seenDeals) throw new InputError(`${this.file} is an object without a "deals" array: it holds no deals.`);
-          this.depth--;
-          this.phase = 'end';
-        }
-        return;
+        return this.stepTop(token);
       case 'dealsValue':
         if (token.name !== 'startArray') throw new InputError(`${this.file} has "deals" that is ${describe(token)}, not an array.`);
         this.seenDeals = true;
@@ -201,23 +192,40 @@ export class RecordBuilder {
         else if (closes && --this.depth === 1) this.phase = 'top';
         return;
       case 'records':
-        if (token.name === 'endArray') {
-          this.depth--;
-          this.phase = this.depth === 0 ? 'end' : 'top';
-        } else if (opens) {
-          this.row++;
-          this.started++;
-          this.recordDepth = 1;
-          this.current = token.name === 'startObject' ? {} : [];
-          this.key = undefined;
-          this.phase = 'item';
-        } else if (token.name !== 'keyValue') {
-          this.row++;
-          items.push(this.item(token.name === 'numberValue' ? Number(token.value) : (token as { value: unknown }).value));
-        }
-        return;
+        return this.stepRecords(token, opens, items);
       default:
         return;
+    }
+  }
+
+  /** Inside the top-level object: the "deals" key once, other keys skipped. */
+  private stepTop(token: Token): void {
+    if (token.name === 'keyValue') {
+      if (token.value !== 'deals') this.phase = 'skipValue';
+      else if (this.seenDeals) throw new InputError(`${this.file} has the key "deals" more than once.`);
+      else this.phase = 'dealsValue';
+    } else if (token.name === 'endObject') {
+      if (!this.seenDeals) throw new InputError(`${this.file} is an object without a "deals" array: it holds no deals.`);
+      this.depth--;
+      this.phase = 'end';
+    }
+  }
+
+  /** Between records of the deals array: a record starts, a scalar item is one refused row, or the array ends. */
+  private stepRecords(token: Token, opens: boolean, items: JsonItem[]): void {
+    if (token.name === 'endArray') {
+      this.depth--;
+      this.phase = this.depth === 0 ? 'end' : 'top';
+    } else if (opens) {
+      this.row++;
+      this.started++;
+      this.recordDepth = 1;
+      this.current = token.name === 'startObject' ? {} : [];
+      this.key = undefined;
+      this.phase = 'item';
+    } else if (token.name !== 'keyValue') {
+      this.row++;
+      items.push(this.item(token.name === 'numberValue' ? Number(token.value) : (token as { value: unknown }).value));
     }
   }
 
