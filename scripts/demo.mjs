@@ -5,10 +5,11 @@
 // and exits 0 when every row ended as samples/README.md says.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compareWithExpected, readExpectedOutcomes } from './sample-expectations.mjs';
+import { redisAnswers } from './redis-ping.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const cli = join(root, 'dist/src/cli/main.js');
@@ -29,22 +30,6 @@ if (!existsSync(join(root, 'node_modules/.package-lock.json')) || !existsSync(jo
 }
 say('building...');
 step('npm', ['run', '--silent', 'build'], 'the build');
-
-/** PING over a raw socket: no dependency needed to find out whether Redis answers. */
-function redisAnswers(url) {
-  const u = new URL(url);
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: u.hostname, port: Number(u.port || 6379) });
-    const done = (ok) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(1000, () => done(false));
-    socket.once('error', () => done(false));
-    socket.once('connect', () => socket.write(u.password ? `AUTH ${decodeURIComponent(u.password)}\r\nPING\r\n` : 'PING\r\n'));
-    socket.on('data', (d) => done(d.toString().includes('PONG')));
-  });
-}
 
 function freePort() {
   return new Promise((resolve, reject) => {

@@ -9,8 +9,8 @@ import { DEAL_JOB, dealJobId, type DealJobData } from '../src/queue/job-data.js'
 import { ROOT } from './helpers/cli.js';
 import { BY_SUGGEST, changedRow, CRIMEA, EGRON, WITH_NUMBER, runDashboardBatch, sampleDeal, type DashboardBatch } from './helpers/dashboard-batch.js';
 
-/** Debian's chromium; `.ci/run` installs the package when it is missing. */
-const CHROMIUM = '/usr/bin/chromium';
+/** Debian's chromium, which `npm test` installs when it is missing (scripts/prepare-tests.mjs), or CHROMIUM_PATH. */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = join(ROOT, 'test/.tmp');
 const credentials = { username: 'ops', password: 'night shift 2026' };
 const LAUNCH = {
