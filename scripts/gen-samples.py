@@ -386,7 +386,7 @@ Fictional data for the demo and the tests; no real person, bank or object. Writt
 
 | file | what it is |
 |---|---|
-| `deals.csv` | 24 deals, UTF-8, comma, a header row of canonical field names (deal-format.md) |
+| `deals.csv` | 24 deals, UTF-8, comma, a header row of canonical field names ([docs/input-format.md](../docs/input-format.md)) |
 | `bank-profile.json` | a valid bank profile (`--profile`): INN, KPP, OGRN and SNILS with valid check digits |
 | `registry.json` | the cadastral objects the sandbox's suggest answers from (`--registry`), including the two of `test/fixtures/gateway-examples/suggest-response.json` under region `Новосибирский`, city `Новосибирск` |
 

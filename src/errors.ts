@@ -8,7 +8,7 @@ import type { FieldProblem } from './input/deal.js';
 
 export abstract class RealtyBatchError extends Error {
   abstract readonly code: string;
-  /** The CLI's exit code when this error ends a command (product.md). */
+  /** The CLI's exit code when this error ends a command (README, Outcomes). */
   readonly exitCode: number = 1;
 
   constructor(message: string, options?: { cause?: unknown }) {

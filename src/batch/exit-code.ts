@@ -1,4 +1,4 @@
-/** product.md's exit codes, from a batch's counts of outcomes. */
+/** The exit codes (README, Outcomes), from a batch's counts of outcomes. */
 import { SUBMITTED_OUTCOMES, type Outcome } from '../outcomes/types.js';
 
 /** Rows whose outcome needs a person (anything but submitted or still pending). */
@@ -6,7 +6,7 @@ export function needsAttention(counts: Record<Outcome, number>): boolean {
   return Object.entries(counts).some(([o, n]) => n > 0 && o !== 'pending' && !SUBMITTED_OUTCOMES.has(o as Outcome));
 }
 
-/** product.md: 0 every row submitted; 3 done but some need attention; 1 could not finish. */
+/** README, Outcomes: 0 every row submitted; 3 done but some need attention; 1 could not finish. */
 export function exitCodeFor(counts: Record<Outcome, number>): 0 | 1 | 3 {
   if (counts.pending > 0) return 1;
   return needsAttention(counts) ? 3 : 0;

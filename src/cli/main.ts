@@ -77,7 +77,7 @@ function dealWorkerSettings(opts: Record<string, unknown>, env: Env) {
   };
 }
 
-/** The reading options of `run` and `load` (deal-format.md). */
+/** The reading options of `run` and `load` (docs/input-format.md). */
 function inputOptions(cmd: Command): Command {
   return cmd
     .option('--format <csv|json|jsonl>', 'input format; default from the extension', parseFormatFlag)

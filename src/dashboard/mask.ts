@@ -15,7 +15,7 @@ export const MASK = '***';
 /** The job's own keys: no personal data in any of them. */
 const JOB_KEYS: ReadonlySet<string> = new Set(['batch', 'row', 'dealId', 'resubmit', 'holds', 'waits'] satisfies Array<keyof DealJobData>);
 
-/** The deal's property: where and what it is, never who owns it (deal-format.md's first table). */
+/** The deal's property: where and what it is, never who owns it (docs/input-format.md, "Deal and property"). */
 const DEAL_KEYS = DEAL_FIELDS satisfies ReadonlyArray<keyof Deal>;
 
 const AGREEMENT_KEYS = ['contentId', 'signatureIds', 'fileType'] as const satisfies ReadonlyArray<keyof Deal['agreement']>;

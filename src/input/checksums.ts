@@ -1,5 +1,5 @@
 /**
- * Check digits of Russian identifiers (deal-format.md, "Checks a row must pass").
+ * Check digits of Russian identifiers (docs/input-format.md: ownerSnils, and the bank profile).
  * Pure functions over strings; only SNILS allows separators, every other number
  * is its bare digits.
  */

@@ -1,5 +1,5 @@
 /**
- * The canonical field names of a deal record (deal-format.md): the same keys in
+ * The canonical field names of a deal record (docs/input-format.md): the same keys in
  * CSV headers and JSON records. Owner fields exist twice, `owner*` and `owner2*`.
  */
 

@@ -1,6 +1,6 @@
 /**
  * `--mapping map.json`: a bank's own headers renamed to canonical fields, and
- * defaults for empty fields (deal-format.md, "Column mapping").
+ * defaults for empty fields (docs/input-format.md, "The column mapping file").
  */
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 /**
- * The bank profile (deal-format.md, "The bank profile"): the encumbrancer and its
+ * The bank profile (docs/input-format.md, "The bank profile file"): the encumbrancer and its
  * representative, the same for every deal of a run. Validated like a row, with
  * every problem named by its JSON path (`organization.inn`).
  */

@@ -1,6 +1,6 @@
 /**
  * One raw record (canonical field names, raw strings) to one `Deal`, or every
- * problem of the record (deal-format.md, "Checks a row must pass").
+ * problem of the record (docs/input-format.md, "The fields" and "Rules across fields").
  */
 import { APARTMENT_TYPES, AREA_UNITS, DOC_TYPES, OBJECT_TYPES } from './deal.js';
 import type { Deal, DealValidation, FieldProblem, Owner, OwnerAddress } from './deal.js';

@@ -1,5 +1,5 @@
 /**
- * The outcomes of product.md: exactly one per input row. Vocabulary only (no I/O):
+ * The outcomes (README, Outcomes): exactly one per input row. Vocabulary only (no I/O):
  * the ledger, the stores and the files all speak it.
  */
 
@@ -87,7 +87,7 @@ export function alreadySubmitted(row: number, dealId: string, deal: SubmittedDea
 
 /** A row that made its deal's docflow before: its outcome again, as the ledger keeps it. */
 export function ownDocflow(row: number, dealId: string, deal: Pick<SubmittedDeal, 'docflowId' | 'outcome' | 'at'>, via: Via, attempts: number): OutcomeRecord {
-  // The contract answers a queued docflow 200 and a suspended one 201 (section 3): the status
+  // The contract answers a queued docflow 200 and a suspended one 201 (docs/gateway.md): the status
   // the lost answer had, whichever way the docflow became known.
   const record: OutcomeRecord = { row, dealId, outcome: deal.outcome, docflowId: deal.docflowId, httpStatus: deal.outcome === 'queued' ? 200 : 201, attempts, finishedAt: new Date().toISOString() };
   if (via === 'feed') record.errorMessage = `the gateway's answer was lost; its docflow was found in the news feed (${deal.at})`;

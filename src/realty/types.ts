@@ -14,7 +14,7 @@ export const contentLink = (baseUrl: string, contentId: string): string =>
 /** `AA:BB:CCCCCC[C]:N...`: district, area, quarter (6 or 7 digits), object number. */
 export const CADASTRAL_NUMBER = /^\d{2}:\d{2}:\d{6,7}:\d+$/;
 
-// ---- Suggest (section 2.4, 2.5) ----
+// ---- Suggest (docs/gateway.md, "Suggest") ----
 
 export interface NamedLevel {
   name: string;
@@ -49,7 +49,7 @@ export const suggestCandidateSchema = z.looseObject({
 export type SuggestCandidate = z.infer<typeof suggestCandidateSchema>;
 export const suggestResponseSchema = z.array(suggestCandidateSchema);
 
-// ---- Docflows (section 2.1 to 2.3) ----
+// ---- Docflows (docs/gateway.md, "Creating a docflow") ----
 
 export const DOCFLOW_TYPE = 'encumbrance_request';
 
@@ -150,7 +150,7 @@ export const docflowResponseSchema = z
   .transform((d) => ({ ...d, type: d.type ?? d.docflowType ?? '' }));
 export type DocflowResponse = z.output<typeof docflowResponseSchema>;
 
-// ---- The news feed (product.md "After creation"; not in the contract's sections) ----
+// ---- The news feed (docs/gateway.md, "The news feed"; not in the contract's sections) ----
 
 export const NEWS_PATH = `${API_PREFIX}/news`;
 
@@ -184,7 +184,7 @@ export const newsPageSchema = z.looseObject({
 });
 export type NewsPage = z.infer<typeof newsPageSchema>;
 
-// ---- Errors (section 7, and the notes) ----
+// ---- Errors (docs/gateway.md, "The Error object") ----
 
 export interface ApiErrorBody {
   code?: string;

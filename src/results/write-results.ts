@@ -1,5 +1,5 @@
 /**
- * The results file of product.md: one line per input row, in input order, from
+ * The results file (README, The results file): one line per input row, in input order, from
  * the stored outcomes; rows without one are `pending`. Read in pages, so a
  * million-row batch never sits in memory; written whole or not at all (a Redis
  * or disk failure part-way leaves the previous file as it was).

@@ -1,5 +1,5 @@
 /**
- * The `encumbrance_request` a deal becomes, in the shape of the contract (2.3) and
+ * The `encumbrance_request` a deal becomes, in the shape of the contract (docs/gateway.md) and
  * the published example. Its requestId is the one the ledger gave the try
  * (src/ledger/entry.ts: the bank, the dealId and the resubmission number).
  */
