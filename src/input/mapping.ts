@@ -37,13 +37,13 @@ export function parseMapping(json: unknown, file: string): Mapping {
   for (const [header, target] of Object.entries(parsed.data.columns)) {
     const field = canonicalFieldName(target);
     if (field) columns.set(headerKey(header), field);
-    else problems.push(`columns.${header}: ${JSON.stringify(target)} is not a field of deal-format.md`);
+    else problems.push(`columns.${header}: ${JSON.stringify(target)} is not a deal field (docs/input-format.md lists them)`);
   }
   const defaults: Partial<Record<CanonicalField, string>> = {};
   for (const [name, value] of Object.entries(parsed.data.defaults)) {
     const field = canonicalFieldName(name);
     if (field) defaults[field] = String(value);
-    else problems.push(`defaults.${name}: not a field of deal-format.md`);
+    else problems.push(`defaults.${name}: not a deal field (docs/input-format.md lists them)`);
   }
   if (problems.length > 0) throw new ConfigError(`The mapping ${file} is not valid: ${problems.join('; ')}.`);
   return { columns, defaults };
