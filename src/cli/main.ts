@@ -5,6 +5,7 @@
  */
 import { dirname, join, basename, extname } from 'node:path';
 import { Command, CommanderError } from 'commander';
+import { packageVersion } from '../files/package-root.js';
 import { DEFAULTS, requireGateway } from '../config.js';
 import { InputError, UsageError } from '../errors.js';
 import type { InputEncoding } from '../input/decode.js';
@@ -41,6 +42,7 @@ import { registerScheduleCommand } from './schedule-command.js';
 import { registerDashboardCommand } from './dashboard-command.js';
 
 const program = new Command('realty-batch')
+  .version(packageVersion(), '-V, --version', 'print the version')
   .description('Submit mortgage registrations (encumbrance_request docflows) in bulk, on BullMQ and Redis.')
   .showHelpAfterError('(add --help for the usage)')
   .exitOverride();

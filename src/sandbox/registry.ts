@@ -2,11 +2,10 @@
  * The cadastral objects suggest answers from: loaded from a JSON file (or given as an
  * array), validated entry by entry so a typo names its file and index.
  */
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, join, parse as parsePath } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { z } from 'zod';
+import { packageRoot } from '../files/package-root.js';
 
 /** The contract's suggest response fields, plus the level names used only for matching. */
 export interface RegistryObject {
@@ -84,16 +83,7 @@ export async function loadRegistry(file: string): Promise<RegistryObject[]> {
   return validateRegistry(parsed, `file ${file}`);
 }
 
-/**
- * samples/registry.json of this package. The module runs from src/sandbox (tsx, vitest)
- * or from dist/src/sandbox (built), so walk up to the first directory with a package.json.
- */
+/** samples/registry.json of this package, wherever it runs from (src, dist/src, an installed package). */
 export function defaultRegistryPath(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  const root = parsePath(dir).root;
-  while (!existsSync(join(dir, 'package.json'))) {
-    if (dir === root) throw new Error('The package root (a directory with package.json) was not found above the sandbox.');
-    dir = dirname(dir);
-  }
-  return join(dir, 'samples', 'registry.json');
+  return join(packageRoot(), 'samples', 'registry.json');
 }
