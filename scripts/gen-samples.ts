@@ -12,8 +12,8 @@
  *     npm run samples      # builds, then node dist/scripts/gen-samples.js; deterministic
  *
  * The random source is Python's (MT19937 seeded as random.Random(20261121)): the
- * samples were first written by a Python script, and the same draws keep every
- * SNILS, passport number and UUID they hold.
+ * samples were first written by a Python script (scripts/gen-samples.py, until
+ * this port), and the same draws keep every SNILS, passport number and UUID they hold.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, parse as parsePath, resolve } from 'node:path';
@@ -537,7 +537,7 @@ function readme(summary: string, table: string): string {
   return `# Samples
 
 Fictional data for the demo and the tests; no real person, bank or object. Written by
-\`python3 scripts/gen-samples.py\` (deterministic): edit the script, not the files.
+\`npm run samples\` (scripts/gen-samples.ts, deterministic): edit the script, not the files.
 
 | file | what it is |
 |---|---|
