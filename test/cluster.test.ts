@@ -12,6 +12,7 @@ import { startSandbox, type RunningSandbox } from '../src/sandbox/index.js';
 import { compareWithExpected, readExpectedOutcomes } from '../scripts/sample-expectations.mjs';
 import { ROOT, runCli } from './helpers/cli.js';
 import { freePort } from './helpers/ports.js';
+import { waitFor } from './helpers/wait-for.js';
 
 const run = promisify(execFile);
 
@@ -33,19 +34,14 @@ describe('a local three-node Redis Cluster', () => {
         }),
       );
     }
+    // 50 tries for each node, then 100 for the cluster, 100 ms apart.
     for (const port of ports) {
-      for (let i = 0; i < 50; i++) {
-        const { stdout } = await run('redis-cli', ['-p', String(port), 'ping']).catch(() => ({ stdout: '' }));
-        if (stdout.trim() === 'PONG') break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      const pong = async () => (await run('redis-cli', ['-p', String(port), 'ping']).catch(() => ({ stdout: '' }))).stdout.trim() === 'PONG';
+      await waitFor(pong, { timeoutMs: 5_000, intervalMs: 100, what: `redis-server on port ${port} to answer PING` });
     }
     await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes']);
-    for (let i = 0; i < 100; i++) {
-      const { stdout } = await run('redis-cli', ['-p', String(ports[0]), 'cluster', 'info']);
-      if (stdout.includes('cluster_state:ok')) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const clusterOk = async () => (await run('redis-cli', ['-p', String(ports[0]), 'cluster', 'info'])).stdout.includes('cluster_state:ok');
+    await waitFor(clusterOk, { timeoutMs: 10_000, intervalMs: 100, what: 'cluster_state:ok' });
     sandbox = await startSandbox({ egronRegions: ['Республика Крым'] });
   }, 60_000);
   afterAll(async () => {

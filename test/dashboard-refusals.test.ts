@@ -5,6 +5,7 @@ import { startDashboard, type RunningDashboard } from '../src/dashboard/server.j
 import { DEAL_JOB, dealJobId, type DealJobData } from '../src/queue/job-data.js';
 import { createKeys, type Keys } from '../src/redis/keys.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './helpers/redis.js';
+import { waitFor } from './helpers/wait-for.js';
 
 const MINUTE = 60_000;
 /** Older than Bull Board's clean grace (5 s), so a clean that is let through takes it. */
@@ -57,13 +58,13 @@ describe('the board refuses what would lose a row', () => {
       { connection: redis, prefix: keys.bullPrefix },
     );
     try {
-      const deadline = Date.now() + 10_000;
-      for (;;) {
-        const counts = await queue.getJobCounts('completed', 'failed');
-        if ((counts.completed ?? 0) + (counts.failed ?? 0) >= count) break;
-        if (Date.now() > deadline) throw new Error(`only ${JSON.stringify(counts)} of ${count} jobs finished`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await waitFor(
+        async () => {
+          const counts = await queue.getJobCounts('completed', 'failed');
+          return (counts.completed ?? 0) + (counts.failed ?? 0) >= count;
+        },
+        { timeoutMs: 10_000, intervalMs: 20, what: `${count} jobs to finish (completed or failed)` },
+      );
     } finally {
       await worker.close();
     }

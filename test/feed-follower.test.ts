@@ -13,6 +13,7 @@ import { createRealtyClient, type RealtyClient } from '../src/realty/client.js';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/index.js';
 import { DOCFLOW_PATH, encumbranceRequest, post } from './helpers/sandbox-http.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './helpers/redis.js';
+import { waitFor } from './helpers/wait-for.js';
 
 const quiet = createLogger({ level: 'silent' });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -36,9 +37,7 @@ describe('the news feed follower', () => {
     const [s, us] = await redis.time();
     return Number(s) * 1000 + Math.floor(Number(us) / 1000);
   };
-  const until = async (check: () => Promise<boolean> | boolean, what: string, ms = 10_000) => {
-    for (const end = Date.now() + ms; !(await check()); await sleep(20)) if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-  };
+  const POLL = { timeoutMs: 10_000, intervalMs: 20 };
 
   beforeAll(() => {
     redis = new Redis(REDIS_URL);
@@ -61,7 +60,7 @@ describe('the news feed follower', () => {
 
   it('is one process at a time: a second stands by, and takes over within seconds of a follower that died', async () => {
     const first = follow();
-    await until(() => first.following, 'the first to follow');
+    await waitFor(() => first.following, { ...POLL, what: 'the first to follow' });
     const second = follow();
     await sleep(1500);
     expect([first.following, second.following]).toEqual([true, false]);
@@ -70,19 +69,19 @@ describe('the news feed follower', () => {
     await first.close();
     await redis.set(keys.feedLock, 'a-dead-follower', 'PX', 1000);
     const died = Date.now();
-    await until(() => second.following, 'the second to take over');
+    await waitFor(() => second.following, { ...POLL, what: 'the second to take over' });
     expect(Date.now() - died).toBeLessThan(3000);
   });
 
   it('resumes from its cursor in Redis: every item after it is read once, none skipped, across followers', async () => {
     const a = follow();
-    await until(async () => (await readFeedState(redis, keys)).cursor !== undefined, 'the cursor');
+    await waitFor(async () => (await readFeedState(redis, keys)).cursor !== undefined, { ...POLL, what: 'the cursor' });
     for (let i = 0; i < 30; i++) await otherSystem(i);
-    await until(async () => (await readFeedState(redis, keys)).items === 30, 'thirty items');
+    await waitFor(async () => (await readFeedState(redis, keys)).items === 30, { ...POLL, what: 'thirty items' });
     await a.close();
     for (let i = 30; i < 75; i++) await otherSystem(i);
     follow();
-    await until(async () => (await readFeedState(redis, keys)).items === 75, 'seventy-five items');
+    await waitFor(async () => (await readFeedState(redis, keys)).items === 75, { ...POLL, what: 'seventy-five items' });
     await sleep(300);
     const state = await readFeedState(redis, keys);
     expect(state).toMatchObject({ items: 75, unknown: 75, resolved: 0, conflicts: 0, cursor: '75' });
@@ -93,7 +92,7 @@ describe('the news feed follower', () => {
     // of the feed finds new items, none is ever empty.
     sandbox.configure({ latencyMs: 100 });
     follow();
-    await until(async () => (await readFeedState(redis, keys)).cursor !== undefined, 'the cursor');
+    await waitFor(async () => (await readFeedState(redis, keys)).cursor !== undefined, { ...POLL, what: 'the cursor' });
     let i = 0;
     const calls: Array<Promise<unknown>> = [];
     const busy = setInterval(() => calls.push(otherSystem(i++)), 10);

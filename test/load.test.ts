@@ -18,6 +18,7 @@ import { loadBatch, type LoadOptions } from '../src/batch/load-batch.js';
 import { CLI, ROOT, runCli } from './helpers/cli.js';
 import { csvText, HEADER, ROWS, SAMPLE_INVALID, SAMPLE_READ, writeFixtures, type Fixture } from './helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './helpers/redis.js';
+import { waitFor } from './helpers/wait-for.js';
 import { pauseDealQueue, waitingJobs } from './helpers/queue.js';
 
 const silent = createLogger({ level: 'silent' });
@@ -142,8 +143,12 @@ describe('loading the files banks really produce', () => {
     const child = spawn(process.execPath, [CLI, 'load', big, '--profile', 'samples/bank-profile.json', '--batch', 'killed', '--rejects', join(dir, 'killed.rejects.csv')], { cwd: ROOT, env: { ...process.env, ...env }, stdio: 'ignore' });
     const exited = new Promise((resolve) => child.once('exit', resolve));
     const jobKeys = () => redis.keys(`${keys.bullPrefix}:${keys.queueName}:killed.*`);
-    for (let i = 0; i < 500 && (await jobKeys()).length === 0; i++) await new Promise((r) => setTimeout(r, 10));
-    child.kill('SIGKILL');
+    try {
+      // 500 tries, 10 ms apart.
+      await waitFor(async () => (await jobKeys()).length !== 0, { timeoutMs: 5_000, intervalMs: 10, what: 'the first jobs of the load' });
+    } finally {
+      child.kill('SIGKILL');
+    }
     await exited;
     const before = (await jobKeys()).length;
     expect(before).toBeGreaterThan(0);
@@ -165,7 +170,8 @@ describe('loading the files banks really produce', () => {
       // Every job ends (failed, kept 30 days by BullMQ) ...
       const worker = new Worker(own.queueName, () => Promise.reject(new UnrecoverableError('ended')), { connection: redis.duplicate(), prefix: own.bullPrefix });
       const queue = new Queue<DealJobData>(own.queueName, { connection: redis, prefix: own.bullPrefix });
-      while ((await queue.getFailedCount()) < SAMPLE_READ - SAMPLE_INVALID) await new Promise((r) => setTimeout(r, 20));
+      // No deadline but the test's own (vitest.config.ts).
+      await waitFor(async () => (await queue.getFailedCount()) >= SAMPLE_READ - SAMPLE_INVALID, { timeoutMs: 30_000, intervalMs: 20, what: 'every job failed' });
       await worker.close();
       // ... and the batch's own keys expire (30 days) before BullMQ gets round to removing them.
       await redis.del(own.batch('stale'), own.outcomes('stale'), own.rows('stale'));

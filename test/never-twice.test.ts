@@ -34,6 +34,7 @@ import { ROOT, runCli } from './helpers/cli.js';
 import { csvText, ROWS } from './helpers/fixtures.js';
 import { freePort } from './helpers/ports.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './helpers/redis.js';
+import { waitFor } from './helpers/wait-for.js';
 import { waitForPing } from './chaos/private-redis.js';
 
 const SESSION = 'twice-session';
@@ -43,7 +44,6 @@ const MSK = 'MSK-2026-004511';
 const SPB = 'SPB-2026-010078';
 const BY_SUGGEST = 'NSK-2026-000123';
 const DAY = 24 * 3600 * 1000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const quiet = createLogger({ level: 'silent' });
 
 /** The worker settings of every test: short waits, a feed lag a little above the sandbox's. */
@@ -94,9 +94,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     const raw = await redis.hget(keys.outcomes(batch), String(n));
     return raw ? (JSON.parse(raw) as OutcomeRecord) : undefined;
   };
-  const until = async (check: () => Promise<boolean>, what: string, ms = 20_000) => {
-    for (const end = Date.now() + ms; !(await check()); await sleep(25)) if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-  };
+  const POLL = { timeoutMs: 20_000, intervalMs: 25 };
   /** The fleet's feed is started (its cursor taken), then the gateway's feed goes dark. */
   const darkFeed = async () => {
     const client = createRealtyClient({ baseUrl: sandbox.url, sessionId: SESSION, timeoutMs: 2000 });
@@ -169,7 +167,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     for (const batch of ['left', 'right']) await loadBatch({ file: await fileOf(batch, [MSK, SPB]), batch, profile, redis, keys, logger: quiet, rejects: join(dir, `${batch}.rejects.csv`) });
     worker();
     worker();
-    await until(async () => (await redis.hlen(keys.outcomes('left'))) + (await redis.hlen(keys.outcomes('right'))) === 4, 'four outcomes');
+    await waitFor(async () => (await redis.hlen(keys.outcomes('left'))) + (await redis.hlen(keys.outcomes('right'))) === 4, { ...POLL, what: 'four outcomes' });
     for (const [n, dealId] of [MSK, SPB].entries()) {
       const pair = [await outcomeOf('left', n + 1), await outcomeOf('right', n + 1)];
       expect(pair.map((o) => o!.outcome).sort()).toEqual(['already_submitted', 'queued']);
@@ -190,7 +188,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       it(`ends queued with the first docflow when the next try would get ${what}`, async () => {
         await start({ faultLost: 1 });
         const running = run('lost', [MSK]);
-        await until(async () => sandbox.stats().docflowsCreated === 1, 'the first docflow');
+        await waitFor(async () => sandbox.stats().docflowsCreated === 1, { ...POLL, what: 'the first docflow' });
         sandbox.configure({ faultLost: 0, ...next });
         const { rows } = await running;
         expect(rows[0]).toMatchObject({ outcome: 'queued', docflowId: sandbox.docflows()[0]!.docflowId, httpStatus: '200' });
@@ -220,7 +218,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       const summary = await retryBatch({ redis, keys, batch: 'dark', outcomes: ['failed'], logger: quiet });
       expect(summary.requeued + summary.reconciled).toBe(1);
       worker();
-      await until(async () => (await outcomeOf('dark', 1))?.outcome === 'queued', 'the row queued');
+      await waitFor(async () => (await outcomeOf('dark', 1))?.outcome === 'queued', { ...POLL, what: 'the row queued' });
       expect(await outcomeOf('dark', 1)).toMatchObject({ docflowId: sandbox.docflows()[0]!.docflowId });
       expect(sandbox.stats().docflowsCreated).toBe(1);
     });
@@ -251,7 +249,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     sandbox.configure({ fault5xx: 0 });
     await retryBatch({ redis, keys, batch: 'down', outcomes: ['failed'], logger: quiet });
     worker();
-    await until(async () => (await outcomeOf('down', 1))?.outcome === 'queued', 'the row queued');
+    await waitFor(async () => (await outcomeOf('down', 1))?.outcome === 'queued', { ...POLL, what: 'the row queued' });
     expect(sandbox.docflows()).toHaveLength(2);
     expect(sandbox.stats().requestIdsWithSeveralDocflows).toBe(0);
   });
@@ -261,13 +259,13 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     const w = worker();
     const file = await fileOf('long', [MSK, SPB]);
     await loadBatch({ file, batch: 'long', profile, redis, keys, logger: quiet, retentionMs: DAY, rejects: join(dir, 'long.rejects.csv') });
-    await until(async () => (await redis.hlen(keys.outcomes('long'))) === 2, 'both outcomes');
+    await waitFor(async () => (await redis.hlen(keys.outcomes('long'))) === 2, { ...POLL, what: 'both outcomes' });
     expect(await redis.pttl(keys.outcomes('long'))).toBeLessThanOrEqual(DAY);
     // Loaded again with a longer retention while the same worker runs; then a row finishes again.
     await loadBatch({ file, batch: 'long', profile, redis, keys, logger: quiet, retentionMs: 3 * DAY, rejects: join(dir, 'long.rejects.csv') });
     sandbox.configure({ egronRegions: [] });
     await retryBatch({ redis, keys, batch: 'long', outcomes: ['unavailable'], logger: quiet });
-    await until(async () => (await outcomeOf('long', 1))?.outcome === 'queued', 'the retried row');
+    await waitFor(async () => (await outcomeOf('long', 1))?.outcome === 'queued', { ...POLL, what: 'the retried row' });
     expect(w.worker.isRunning()).toBe(true);
     for (const key of [keys.outcomes('long'), keys.rows('long'), keys.batch('long')]) expect(await redis.pttl(key)).toBeGreaterThan(3 * DAY - 60_000);
   });
@@ -291,7 +289,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       expect(summary).toMatchObject({ missing: 2, requeued: 2 });
       expect((await batchStatus(redis, keys, 'holes')).missing).toBe(0);
       worker();
-      await until(async () => (await redis.hlen(keys.outcomes('holes'))) === 3, 'every outcome');
+      await waitFor(async () => (await redis.hlen(keys.outcomes('holes'))) === 3, { ...POLL, what: 'every outcome' });
       expect([(await outcomeOf('holes', 2))!.outcome, (await outcomeOf('holes', 3))!.outcome]).toEqual(['queued', 'queued']);
     });
 
@@ -299,7 +297,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       await start({ latencyMs: 400 });
       const running = run('gone', [MSK, SPB, BY_SUGGEST], { concurrency: 1, stallMs: 500 });
       // The third row waits behind the others: its job is removed from outside.
-      await until(async () => (await redis.exists(`${keys.bullPrefix}:${keys.queueName}:${dealJobId('gone', BY_SUGGEST)}`)) === 1, 'the jobs');
+      await waitFor(async () => (await redis.exists(`${keys.bullPrefix}:${keys.queueName}:${dealJobId('gone', BY_SUGGEST)}`)) === 1, { ...POLL, what: 'the jobs' });
       await removeJob('gone', BY_SUGGEST);
       const { result, rows } = await running;
       expect(result).toMatchObject({ stoppedBecause: 'missing', exitCode: 1, missing: { count: 1, rows: [3] } });
@@ -313,8 +311,8 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       // Held back (as while loading), so that no processor runs it: the test plays the worker that died.
       await redis.hset(keys.batch('net'), 'state', 'loading');
       const w = worker();
-      await until(async () => (await w.queue.getDelayedCount()) === 1, 'the job held back');
-      await until(async () => (await redis.hexists(keys.feed, 'since')) === 1, 'the feed');
+      await waitFor(async () => (await w.queue.getDelayedCount()) === 1, { ...POLL, what: 'the job held back' });
+      await waitFor(async () => (await redis.hexists(keys.feed, 'since')) === 1, { ...POLL, what: 'the feed' });
       // Its try was written ahead, then its worker died mid-call, again and again: BullMQ fails the job.
       const ledger = createLedger(redis, keys, { timeoutMs: 2000, feedLagMs: 300, ledgerMs: DAY });
       const job = (await Job.fromId<DealJobData>(w.queue, dealJobId('net', MSK)))!;

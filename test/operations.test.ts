@@ -11,6 +11,7 @@ import { createKeys } from '../src/redis/keys.js';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/index.js';
 import { CLI, ROOT, runCli } from './helpers/cli.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './helpers/redis.js';
+import { waitFor } from './helpers/wait-for.js';
 
 type Row = Record<string, string>;
 const CRIMEA = 'Республика Крым';
@@ -50,12 +51,7 @@ describe('operations: results, attention file, retry, status', () => {
     };
     return { sandbox, prefix, cli, work, outcomes };
   };
-  const waitFor = async (check: () => Promise<boolean>, what: string) => {
-    for (const until = Date.now() + 45_000; !(await check()); ) {
-      if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
+  const POLL = { timeoutMs: 45_000, intervalMs: 50 };
   const run = (cli: (a: string[]) => ReturnType<typeof runCli>, file: string, batch: string, extra: string[] = []) =>
     cli(['run', file, '--profile', 'samples/bank-profile.json', '--batch', batch, '--out', join(dir, `${batch}.csv`), '--rejects', join(dir, `${batch}.rejects.csv`), '--attempts', '3', '--backoff-ms', '50', ...extra]);
 
@@ -79,10 +75,10 @@ describe('operations: results, attention file, retry, status', () => {
     rough.sandbox.configure({ latencyMs: 300 });
     expect((await rough.cli(['load', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--batch', 'rough', '--rejects', join(dir, 'r.csv')])).code).toBe(3);
     const first = rough.work();
-    await waitFor(async () => (await rough.outcomes('rough')) > 5, 'some outcomes');
+    await waitFor(async () => (await rough.outcomes('rough')) > 5, { ...POLL, what: 'some outcomes' });
     first.kill('SIGKILL');
     rough.work();
-    await waitFor(async () => (await rough.outcomes('rough')) === 24, 'every outcome');
+    await waitFor(async () => (await rough.outcomes('rough')) === 24, { ...POLL, what: 'every outcome' });
     const regenerated = await rough.cli(['results', 'rough', '--out', join(dir, 'rough.csv')]);
     expect(regenerated.code).toBe(3);
 
@@ -110,7 +106,7 @@ describe('operations: results, attention file, retry, status', () => {
     expect(again.stdout).toMatch(/: 0 rows sent around again/);
 
     ops.work();
-    await waitFor(async () => (await ops.outcomes('night')) === 24, 'the retried row');
+    await waitFor(async () => (await ops.outcomes('night')) === 24, { ...POLL, what: 'the retried row' });
     const results = await ops.cli(['results', 'night', '--out', join(dir, 'night-after.csv')]);
     const after = readCsv(join(dir, 'night-after.csv'));
     expect(after.find((r) => r.dealId === 'CRM-2026-000017')).toMatchObject({ outcome: 'queued' });

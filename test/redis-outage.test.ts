@@ -11,6 +11,7 @@ import { startSandbox, type RunningSandbox } from '../src/sandbox/index.js';
 import { CLI, ROOT } from './helpers/cli.js';
 import { freePort } from './helpers/ports.js';
 import { csvText, ROWS } from './helpers/fixtures.js';
+import { waitFor } from './helpers/wait-for.js';
 
 const OUTAGE_MS = 30_000;
 
@@ -41,15 +42,15 @@ describe('a 30-second Redis outage', () => {
   /** A private Redis that writes every command to its AOF before answering: what it acknowledged survives the kill. */
   const startRedis = async () => {
     redisServer = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir], { stdio: 'ignore' });
-    for (let i = 0; i < 100; i++) {
+    const answers = async () => {
       const probe = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
       probe.on('error', () => undefined);
       const ok = await probe.connect().then(() => probe.ping().then((p) => p === 'PONG')).catch(() => false);
       probe.disconnect();
-      if (ok) return;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error('the private redis-server did not start');
+      return ok;
+    };
+    // 100 tries, 100 ms apart.
+    await waitFor(answers, { timeoutMs: 10_000, intervalMs: 100, what: 'the private redis-server to start' });
   };
 
   beforeAll(async () => {
@@ -83,10 +84,8 @@ describe('a 30-second Redis outage', () => {
     const load = start(['load', big, '--profile', 'samples/bank-profile.json', '--batch', 'big', '--rejects', join(dir, 'big.rejects.csv')], env('b'));
     procs.push(worker, run, load);
 
-    for (const until = Date.now() + 30_000; (await rows('a', 'ran')) < 3 || (await rows('a', 'worked')) < 3 || (await jobs('b', 'big')) === 0; ) {
-      if (Date.now() > until) throw new Error('no progress before the outage');
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    const progress = async () => (await rows('a', 'ran')) >= 3 && (await rows('a', 'worked')) >= 3 && (await jobs('b', 'big')) !== 0;
+    await waitFor(progress, { timeoutMs: 30_000, intervalMs: 20, what: 'progress before the outage' });
     redisServer!.kill('SIGKILL');
     const killedAt = Date.now();
 
@@ -102,10 +101,7 @@ describe('a 30-second Redis outage', () => {
     const ran = parse(readFileSync(join(dir, 'ran.csv')), { columns: true }) as Array<Record<string, string>>;
     expect(ran).toHaveLength(24);
     expect(ran.filter((r) => r.outcome === 'pending')).toEqual([]);
-    for (const until = Date.now() + 60_000; (await rows('a', 'worked')) < 24; ) {
-      if (Date.now() > until) throw new Error('work did not finish its batch after the outage');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitFor(async () => (await rows('a', 'worked')) >= 24, { timeoutMs: 60_000, intervalMs: 100, what: 'work to finish its batch after the outage' });
     expect(worker.child.exitCode).toBeNull();
     for (const text of [run.err(), worker.err()]) {
       expect(text).not.toContain('unexpected error');

@@ -22,6 +22,7 @@ import {
   readExample,
   withSandbox,
 } from './helpers/sandbox-http.js';
+import { waitFor } from './helpers/wait-for.js';
 
 type Candidate = Omit<RegistryObject, 'region' | 'district' | 'city' | 'settlement' | 'autonomousCounty'>;
 const published = readExample<Candidate[]>('suggest-response.json');
@@ -338,7 +339,8 @@ describe('sandbox faults', () => {
       });
       await expect(gaveUp).rejects.toThrow();
       // As at a gateway whose work was under way: the timeout a worker sees is not "nothing happened".
-      while (sandbox.stats().docflowsCreated === 0) await new Promise((r) => setTimeout(r, 10));
+      // No deadline but the test's own (vitest.config.ts).
+      await waitFor(() => sandbox.stats().docflowsCreated !== 0, { timeoutMs: 30_000, intervalMs: 10, what: 'the docflow' });
       expect(sandbox.docflows()).toEqual([expect.objectContaining({ requestId: 'client-request-12345' })]);
     });
   });

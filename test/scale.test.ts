@@ -11,6 +11,7 @@ import { createKeys } from '../src/redis/keys.js';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/index.js';
 import { CLI, ROOT, runCli } from './helpers/cli.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './helpers/redis.js';
+import { waitFor } from './helpers/wait-for.js';
 
 type Row = Record<string, string>;
 
@@ -44,12 +45,8 @@ describe('load, work, results and status as separate processes', () => {
     }
     const loaded = await runCli(['load', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--batch', 'night', '--rejects', join(dir, 'r2.csv')], env(prefix));
     expect(loaded.code).toBe(3);
-    for (const until = Date.now() + 60_000; ; ) {
-      const status = JSON.parse((await runCli(['status', 'night', '--json'], env(prefix))).stdout) as { done: boolean };
-      if (status.done) break;
-      if (Date.now() > until) throw new Error('the fleet did not finish the batch');
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const done = async () => (JSON.parse((await runCli(['status', 'night', '--json'], env(prefix))).stdout) as { done: boolean }).done;
+    await waitFor(done, { timeoutMs: 60_000, intervalMs: 200, what: 'the fleet to finish the batch' });
     expect((await runCli(['results', 'night', '--out', join(dir, 'fleet.csv')], env(prefix))).code).toBe(3);
 
     const comparable = (file: string) => (parse(readFileSync(file), { columns: true }) as Row[]).map(({ docflowId: _d, finishedAt: _f, ...rest }) => rest);

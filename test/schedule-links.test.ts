@@ -18,6 +18,7 @@ import { createDealProcessor } from '../jobs/deal.js';
 import { ROOT } from './helpers/cli.js';
 import { csvText, ROWS } from './helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './helpers/redis.js';
+import { waitFor } from './helpers/wait-for.js';
 
 const deals = (tag: string, n = 3): string => csvText(ROWS.slice(0, n).map((r) => [`${tag}-${r[0]}`, ...r.slice(1)]));
 const old = async (file: string): Promise<void> => {
@@ -123,10 +124,7 @@ describe('symbolic links in the inbox and the outbox', () => {
     await old(join(data.inbox, 'late.csv'));
     const batch = defaultBatchId(join(data.inbox, 'late.csv'), createHash('sha256').update(text).digest('hex'));
     const running = tick(data);
-    for (const until = Date.now() + 10_000; (await redis.hget(keys.batch(batch), 'state')) !== 'loaded'; ) {
-      if (Date.now() > until) throw new Error('the batch never loaded');
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await waitFor(async () => (await redis.hget(keys.batch(batch), 'state')) === 'loaded', { timeoutMs: 10_000, intervalMs: 20, what: 'the batch to load' });
     await symlink('../elsewhere.csv', join(data.outbox, 'late.csv.attention.csv'));
     startWorker();
     const result = await running;

@@ -17,6 +17,7 @@ import { createDealProcessor } from '../jobs/deal.js';
 import { ROOT } from './helpers/cli.js';
 import { csvText, ROWS } from './helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './helpers/redis.js';
+import { waitFor } from './helpers/wait-for.js';
 
 /** The first `n` sample deals (all of them end `queued`) under deal ids of their own. */
 const deals = (tag: string, n: number): string => csvText(ROWS.slice(0, n).map((r) => [`${tag}-${r[0]}`, ...r.slice(1)]));
@@ -49,12 +50,7 @@ describe('when a tick takes a file of the inbox', () => {
     return { name, inbox, outbox, profile: join(ROOT, 'samples/bank-profile.json') };
   };
   const tick = (data: TickData) => runTick(data, { redis, keys, logger, pollMs: 50 });
-  const waitFor = async (check: () => Promise<boolean>, what: string, ms = 10_000): Promise<void> => {
-    for (const until = Date.now() + ms; !(await check()); ) {
-      if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  };
+  const POLL = { timeoutMs: 10_000, intervalMs: 20 };
   /** Docflows the sandbox created per deal of this tag: each deal at most once. */
   const docflowsPerDeal = (tag: string): number[] => {
     const counts = new Map<string, number>();
@@ -134,7 +130,7 @@ describe('when a tick takes a file of the inbox', () => {
 
       // No worker yet: the tick loads two rows and waits for them; then the copy goes on.
       const running = tick(data);
-      await waitFor(async () => (await redis.hget(keys.batch(firstBatch), 'state')) === 'loaded', 'the first load');
+      await waitFor(async () => (await redis.hget(keys.batch(firstBatch), 'state')) === 'loaded', { ...POLL, what: 'the first load' });
       await writer.write(`${lines.slice(3).join('\n')}`);
       startWorker();
       const first = await running;

@@ -14,6 +14,7 @@ import { startSandbox, type RunningSandbox } from '../src/sandbox/index.js';
 import { CLI, ROOT, runCli } from './helpers/cli.js';
 import { csvText, HEADER, ROWS } from './helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './helpers/redis.js';
+import { waitFor } from './helpers/wait-for.js';
 
 /** The samples under new deal ids, so that each file's deals are its own. */
 const deals = (tag: string): string => {
@@ -36,12 +37,7 @@ describe('nightly runs from an inbox, with a cron every two seconds', () => {
   const posted: unknown[] = [];
   let env: Record<string, string>;
 
-  const waitFor = async (check: () => boolean | Promise<boolean>, what: string, ms = 40_000) => {
-    for (const until = Date.now() + ms; !(await check()); ) {
-      if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
+  const POLL = { timeoutMs: 40_000, intervalMs: 100 };
 
   beforeAll(async () => {
     sandbox = await startSandbox({ sessions: ['s'], egronRegions: ['Республика Крым'] });
@@ -90,7 +86,7 @@ describe('nightly runs from an inbox, with a cron every two seconds', () => {
   it('runs two dropped files as two batches, with results, attention and summary in the outbox', async () => {
     await writeFile(join(inbox, 'bank-a.csv'), deals('A'));
     await writeFile(join(inbox, 'bank-b.csv'), deals('B'));
-    await waitFor(() => summaryOf(outbox, 'bank-a.csv') !== undefined && summaryOf(outbox, 'bank-b.csv') !== undefined, 'both summaries');
+    await waitFor(() => summaryOf(outbox, 'bank-a.csv') !== undefined && summaryOf(outbox, 'bank-b.csv') !== undefined, { ...POLL, what: 'both summaries' });
     for (const name of ['bank-a.csv', 'bank-b.csv']) {
       const summary = summaryOf(outbox, name)!;
       expect(summary).toMatchObject({ status: 'done', rows: 24, exitStatus: 3, outcomes: { queued: 13, suspended: 4, invalid: 3, ambiguous: 2, not_found: 1, unavailable: 1 } });
@@ -99,14 +95,14 @@ describe('nightly runs from an inbox, with a cron every two seconds', () => {
       expect(existsSync(join(inbox, '.realty', 'processed', name))).toBe(true);
     }
     expect(summaryOf(outbox, 'bank-a.csv')!.batch).not.toBe(summaryOf(outbox, 'bank-b.csv')!.batch);
-    await waitFor(() => posted.length >= 2, 'the webhook');
+    await waitFor(() => posted.length >= 2, { ...POLL, what: 'the webhook' });
     expect(posted).toEqual(expect.arrayContaining([expect.objectContaining({ file: 'bank-a.csv', status: 'done' }), expect.objectContaining({ file: 'bank-b.csv', status: 'done' })]));
   });
 
   it('does not run the same content again under another name, and says so', async () => {
     const created = sandbox.stats().docflowsCreated;
     await writeFile(join(inbox, 'bank-a-again.csv'), deals('A'));
-    await waitFor(() => summaryOf(outbox, 'bank-a-again.csv') !== undefined, 'the duplicate summary');
+    await waitFor(() => summaryOf(outbox, 'bank-a-again.csv') !== undefined, { ...POLL, what: 'the duplicate summary' });
     expect(summaryOf(outbox, 'bank-a-again.csv')).toMatchObject({ status: 'duplicate', earlier: { file: 'bank-a.csv' } });
     expect(existsSync(join(outbox, 'bank-a-again.csv.results.csv'))).toBe(false);
     expect(existsSync(join(inbox, '.realty', 'processed', 'bank-a-again.csv'))).toBe(true);
@@ -124,7 +120,7 @@ describe('nightly runs from an inbox, with a cron every two seconds', () => {
       expect(summaryOf(outbox, 'bank-c.csv')).toBeUndefined();
       await new Promise((r) => setTimeout(r, 700));
     }
-    await waitFor(() => summaryOf(outbox, 'bank-c.csv') !== undefined, 'the grown file');
+    await waitFor(() => summaryOf(outbox, 'bank-c.csv') !== undefined, { ...POLL, what: 'the grown file' });
     expect(summaryOf(outbox, 'bank-c.csv')).toMatchObject({ status: 'done', rows: 24 });
   });
 

@@ -9,6 +9,7 @@ import { startSandbox, type RunningSandbox } from '../src/sandbox/index.js';
 import { CLI, ROOT, runCli } from './helpers/cli.js';
 import { csvText, ROWS } from './helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './helpers/redis.js';
+import { waitFor } from './helpers/wait-for.js';
 
 /** Three valid sample deals that carry their cadastral numbers (samples/README.md rows 2, 6, 10). */
 const WITH_NUMBER = ['MSK-2026-004511', 'SPB-2026-010078', 'EKB-2026-000312'].map((id) => ROWS.find((r) => r[0] === id)!);
@@ -36,13 +37,7 @@ describe('separate worker processes', () => {
       redis.disconnect();
     }
   };
-  const waitFor = async (check: () => Promise<boolean>, what: string, ms = 30_000) => {
-    const until = Date.now() + ms;
-    while (!(await check())) {
-      if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
+  const POLL = { timeoutMs: 30_000, intervalMs: 50 };
 
   beforeEach(async () => {
     prefix = uniquePrefix('procs');
@@ -66,7 +61,7 @@ describe('separate worker processes', () => {
     expect(await outcomes('killed')).toHaveLength(0);
     doomed.kill('SIGKILL');
     startWorker('s');
-    await waitFor(async () => (await outcomes('killed')).length === WITH_NUMBER.length, 'every outcome');
+    await waitFor(async () => (await outcomes('killed')).length === WITH_NUMBER.length, { ...POLL, what: 'every outcome' });
     const done = await outcomes('killed');
     expect(done.every((o) => o.outcome === 'queued')).toBe(true);
     expect(sandbox.stats().docflowsCreated).toBe(WITH_NUMBER.length);
@@ -79,7 +74,7 @@ describe('separate worker processes', () => {
     expect(refused.code).toBe(1);
     expect(await outcomes('paused')).toHaveLength(0);
     startWorker('valid');
-    await waitFor(async () => (await outcomes('paused')).length === WITH_NUMBER.length, 'every outcome after the restart');
+    await waitFor(async () => (await outcomes('paused')).length === WITH_NUMBER.length, { ...POLL, what: 'every outcome after the restart' });
     expect((await outcomes('paused')).every((o) => o.outcome === 'queued')).toBe(true);
   });
 
@@ -91,7 +86,7 @@ describe('separate worker processes', () => {
     // SIGTERM once it has jobs in hand (each call takes 400 ms).
     const redis = new Redis(REDIS_URL);
     const keys = createKeys(prefix);
-    await waitFor(async () => (await redis.llen(`${keys.bullPrefix}:${keys.queueName}:active`)) > 0, 'an active job');
+    await waitFor(async () => (await redis.llen(`${keys.bullPrefix}:${keys.queueName}:active`)) > 0, { ...POLL, what: 'an active job' });
     redis.disconnect();
     worker.kill('SIGTERM');
     expect(await exited).toBe(0);

@@ -21,6 +21,7 @@ import { createRequestLimiter } from '../src/worker/rate-limit.js';
 import { ROOT } from './helpers/cli.js';
 import { csvText, HEADER, ROWS } from './helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './helpers/redis.js';
+import { waitFor } from './helpers/wait-for.js';
 
 const SESSION = 'worker-test-session';
 const row = (dealId: string) => ROWS.find((r) => r[0] === dealId)!;
@@ -92,7 +93,8 @@ describe('the worker against every answer of the gateway', () => {
   it('retries a 501 that clears after two tries and ends queued with attempts 3', async () => {
     await start({ egronRegions: ['Москва'] });
     const running = run([WITH_NUMBER], { attempts: 5 });
-    while ((sandbox.stats().docflowCalls['501'] ?? 0) < 2) await new Promise((r) => setTimeout(r, 5));
+    // These waits had no deadline but the test's own (vitest.config.ts).
+    await waitFor(() => (sandbox.stats().docflowCalls['501'] ?? 0) >= 2, { timeoutMs: 30_000, intervalMs: 5, what: 'two 501 answers' });
     sandbox.configure({ egronRegions: [] });
     const { rows } = await running;
     expect(rows[0]).toMatchObject({ outcome: 'queued', attempts: '3', httpStatus: '200' });
@@ -210,7 +212,7 @@ describe('the worker against every answer of the gateway', () => {
     await redis.hset(keys.ledgerEntry(inn, BY_SUGGEST), { dealId: BY_SUGGEST, bank: inn, n: 0, rid: `${inn}:0:${BY_SUGGEST}`, state: 'submitted', docflowId: 'df-of-batch-early', outcome: 'queued', batch: 'early', row: 7, at: new Date().toISOString(), via: 'answer' });
     const dealWorker = createDealWorker({ processor: createDealProcessor, connection: redis, keys, apiUrl: sandbox.url, sessionId: SESSION, concurrency: 2, attempts: 3, backoffMs: 100, timeoutMs: 2000, logger: createLogger({ level: 'silent' }) });
     try {
-      while ((await redis.hlen(keys.outcomes('late'))) === 0) await new Promise((r) => setTimeout(r, 20));
+      await waitFor(async () => (await redis.hlen(keys.outcomes('late'))) !== 0, { timeoutMs: 30_000, intervalMs: 20, what: 'the outcome' });
     } finally {
       await dealWorker.close(5000);
     }
@@ -252,11 +254,11 @@ describe('the worker against every answer of the gateway', () => {
     const dealWorker = createDealWorker({ processor: createDealProcessor, connection: redis, keys, apiUrl: sandbox.url, sessionId: SESSION, concurrency: 2, attempts: 3, backoffMs: 100, timeoutMs: 2000, logger });
     try {
       // The fleet's follower takes the feed's cursor as it starts; the claims come after it.
-      while ((await redis.hexists(keys.feed, 'since')) === 0) await new Promise((r) => setTimeout(r, 20));
-      while ((await dealWorker.queue.getDelayedCount()) < 2) await new Promise((r) => setTimeout(r, 20));
+      await waitFor(async () => (await redis.hexists(keys.feed, 'since')) !== 0, { timeoutMs: 30_000, intervalMs: 20, what: "the feed's cursor" });
+      await waitFor(async () => (await dealWorker.queue.getDelayedCount()) >= 2, { timeoutMs: 30_000, intervalMs: 20, what: 'both jobs held back' });
       await redis.hset(keys.batch('first'), 'state', 'loaded');
       for (const job of await dealWorker.queue.getDelayed()) await job.promote();
-      while ((await redis.hlen(keys.outcomes('first'))) < 2) await new Promise((r) => setTimeout(r, 20));
+      await waitFor(async () => (await redis.hlen(keys.outcomes('first'))) >= 2, { timeoutMs: 30_000, intervalMs: 20, what: 'both outcomes' });
       await new Promise((r) => setTimeout(r, 100));
     } finally {
       await dealWorker.close(5000);

@@ -20,6 +20,7 @@ import { dealJobId } from '../../src/queue/job-data.js';
 import { startSandbox, type RunningSandbox, type SandboxDocflow } from '../../src/sandbox/index.js';
 import { runCli } from '../helpers/cli.js';
 import { csvText } from '../helpers/fixtures.js';
+import { waitFor, WaitForTimeoutError } from '../helpers/wait-for.js';
 import { generateDeals } from './generate-deals.js';
 import { startPrivateRedis, type PrivateRedis } from './private-redis.js';
 import { createWorkerFleet, tail, type WorkerFleet } from './worker-fleet.js';
@@ -113,14 +114,19 @@ describe('chaos: crashes, a Redis restart, a faulty gateway that does not dedupl
   };
   const load = (name: Batch) => runCli(['load', join(dir, `${name}.csv`), '--profile', 'samples/bank-profile.json', '--batch', name, '--rejects', join(dir, `${name}.rejects.csv`), '--json'], env, 120_000);
   const waitForAll = async (names: readonly Batch[], deadlineMs: number): Promise<void> => {
-    for (const until = Date.now() + deadlineMs; (await recorded(names)) !== rowsOf(names); await sleep(200)) {
+    const all = async () => {
+      if ((await recorded(names)) === rowsOf(names)) return true;
       noCrash();
-      if (Date.now() > until) {
-        const status = await Promise.all(names.map((n) => runCli(['status', n, '--json'], env)));
-        const logs = fleet!.logs.map((log) => `${log}:\n${tail(log, 5)}`).join('\n');
-        console.error(`chaos: timed out; status: ${status.map((s) => s.stdout + s.stderr).join('\n')}\nworker logs end:\n${logs}`);
-        throw new Error(`only ${(await recorded(names)) ?? '?'} of ${rowsOf(names)} rows have an outcome after ${deadlineMs / 1000} s`);
-      }
+      return false;
+    };
+    try {
+      await waitFor(all, { timeoutMs: deadlineMs, intervalMs: 200, what: `an outcome for every row of ${names.join(', ')}` });
+    } catch (err) {
+      if (!(err instanceof WaitForTimeoutError)) throw err;
+      const status = await Promise.all(names.map((n) => runCli(['status', n, '--json'], env)));
+      const logs = fleet!.logs.map((log) => `${log}:\n${tail(log, 5)}`).join('\n');
+      console.error(`chaos: timed out; status: ${status.map((s) => s.stdout + s.stderr).join('\n')}\nworker logs end:\n${logs}`);
+      throw new Error(`only ${(await recorded(names)) ?? '?'} of ${rowsOf(names)} rows have an outcome after ${deadlineMs / 1000} s`, { cause: err });
     }
   };
   const resultsOf = async (name: Batch): Promise<ResultLine[]> => {
@@ -153,10 +159,12 @@ describe('chaos: crashes, a Redis restart, a faulty gateway that does not dedupl
 
     // The clock of the chaos starts once the workers record outcomes of the new loads.
     const loadedOutcomes = (await recorded()) ?? 0;
-    for (const until = Date.now() + 30_000; ((await recorded()) ?? 0) <= loadedOutcomes + 5; await sleep(50)) {
+    const recording = async () => {
+      if (((await recorded()) ?? 0) > loadedOutcomes + 5) return true;
       noCrash();
-      if (Date.now() > until) throw new Error('the workers recorded no outcome within 30 s');
-    }
+      return false;
+    };
+    await waitFor(recording, { timeoutMs: 30_000, intervalMs: 50, what: 'the workers to record outcomes of the new loads' });
 
     // The sandbox's own seeded generator: the kills land at the same moments on every run.
     const random = createRandom(SEED);

@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { connect } from 'node:net';
 import { freePort } from '../helpers/ports.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { join } from 'node:path';
 
 export interface PrivateRedis {
@@ -43,11 +44,7 @@ function ping(port: number): Promise<boolean> {
 }
 
 export async function waitForPing(port: number, timeoutMs = 20_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await ping(port))) {
-    if (Date.now() > until) throw new Error(`redis-server on port ${port} did not answer PING within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitFor(() => ping(port), { timeoutMs, intervalMs: 50, what: `redis-server on port ${port} to answer PING` });
 }
 
 function exited(child: ChildProcess): Promise<void> {
