@@ -23,6 +23,10 @@ export const DEFAULTS = Object.freeze({
   ledgerDays: 400,
 });
 
+/** pino's levels, and `silent`. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
 const envSchema = z.object({
   REDIS_URL: z.string().min(1).default(DEFAULTS.redisUrl),
   REDIS_CLUSTER_NODES: z.string().optional(),
@@ -35,10 +39,24 @@ const envSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_.-]{1,40}$/, 'must be 1 to 40 letters, digits, dots, dashes or underscores')
     .default(DEFAULTS.prefix),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   REALTY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(DEFAULTS.retentionDays),
   REALTY_LEDGER_DAYS: z.coerce.number().int().min(1).max(3650).default(DEFAULTS.ledgerDays),
+  // The dashboard checks these itself when it starts (src/dashboard/auth.ts, security.ts), with
+  // its own sentences: here they are only read, so a bad one never stops another command.
+  DASHBOARD_USER: z.string().optional(),
+  DASHBOARD_PASSWORD: z.string().optional(),
+  DASHBOARD_PUBLIC_URL: z.string().optional(),
 });
+
+/** The operations page's settings from the environment (`realty-batch dashboard`); its flags win. */
+export interface DashboardConfig {
+  /** Basic auth of every route; both are required unless `--no-auth`. The password goes to the server only, never to a log. */
+  readonly user: string | undefined;
+  readonly password: string | undefined;
+  /** The origin the page is opened at behind a proxy, as `--public-url`. */
+  readonly publicUrl: string | undefined;
+}
 
 export interface Config {
   readonly redisUrl: string;
@@ -47,11 +65,12 @@ export interface Config {
   readonly apiUrl: string | undefined;
   readonly sessionId: string | undefined;
   readonly prefix: string;
-  readonly logLevel: string;
+  readonly logLevel: LogLevel;
   /** How long a batch's outcomes, rows and metadata stay in Redis after its load. */
   readonly retentionMs: number;
   /** How long a deal's ledger entry stays after its last change: far longer than batches. */
   readonly ledgerMs: number;
+  readonly dashboard: DashboardConfig;
 }
 
 let dotenvLoaded = false;
@@ -91,7 +110,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     retentionMs: e.REALTY_RETENTION_DAYS * DAY,
     ledgerMs: e.REALTY_LEDGER_DAYS * DAY,
+    dashboard: Object.freeze({ user: e.DASHBOARD_USER, password: e.DASHBOARD_PASSWORD, publicUrl: e.DASHBOARD_PUBLIC_URL }),
   });
+}
+
+/**
+ * `LOG_LEVEL` alone, for a command's last words: the rest of the environment may be
+ * what failed. Undefined when it is not a level.
+ */
+export function logLevelOf(env: NodeJS.ProcessEnv = process.env): LogLevel | undefined {
+  if (env === process.env) loadDotenv();
+  const parsed = envSchema.shape.LOG_LEVEL.safeParse(env.LOG_LEVEL);
+  return parsed.success ? parsed.data : undefined;
 }
 
 /** What a worker needs to talk to the gateway; a missing value is a configuration error. */

@@ -1,9 +1,9 @@
 /** What every command shares: option parsers, the environment, errors on stderr, signals. */
 import { InvalidArgumentError } from 'commander';
-import { loadConfig, type Config } from '../config.js';
+import { loadConfig, logLevelOf, type Config } from '../config.js';
 import { RealtyBatchError } from '../errors.js';
 import { createLogger, type Logger } from '../logger.js';
-import { isRedisOutage } from '../redis/connection.js';
+import { connectRedis, isRedisOutage, type ConnectOptions, type RedisClient, type RedisTarget } from '../redis/connection.js';
 import { createKeys, type Keys } from '../redis/keys.js';
 
 export function positiveInt(name: string) {
@@ -30,15 +30,26 @@ export function share(name: string) {
   };
 }
 
+/** What a command runs with: the configuration, the logger, the keys, and how it reaches Redis. */
 export interface Env {
   config: Config;
   logger: Logger;
   keys: Keys;
+  /** connectRedis unless a test gives another (src/cli/with-redis.ts uses it). */
+  connect: (target: RedisTarget, options: ConnectOptions) => Promise<RedisClient>;
 }
 
+/** Reads the environment (and `.env`): a ConfigError when it is not valid. */
 export function environment(): Env {
   const config = loadConfig();
-  return { config, logger: createLogger({ level: config.logLevel }), keys: createKeys(config.prefix) };
+  return { config, logger: createLogger({ level: config.logLevel }), keys: createKeys(config.prefix), connect: connectRedis };
+}
+
+/** What the program gives each command: its environment, read when the action runs, and where its exit code goes. */
+export interface CliContext {
+  environment(): Env;
+  /** The process's exit code once the command has returned (0 unless set). */
+  setExitCode(code: number): void;
 }
 
 /** One clear sentence on stderr, never a bare stack trace (LOG_LEVEL=debug adds it). */
@@ -54,7 +65,7 @@ export function reportError(err: unknown): number {
     return 1;
   }
   console.error(`realty-batch: unexpected error: ${message}`);
-  if (process.env.LOG_LEVEL === 'debug' && err instanceof Error && err.stack) console.error(err.stack);
+  if (logLevelOf() === 'debug' && err instanceof Error && err.stack) console.error(err.stack);
   return 1;
 }
 

@@ -18,6 +18,7 @@ import { createDealWorker, type DealWorkerOptions } from '../worker/create-worke
 import { UsageError } from '../errors.js';
 import { createDealProcessor } from '../../jobs/deal.js';
 import { inputFingerprint } from '../input/reading.js';
+import { resumeAfterRefusedSession } from './session-pause.js';
 
 export interface RunOptions extends Omit<DealWorkerOptions, 'connection' | 'processor'>, InputOptions {
   /** The processor of `deal` jobs; jobs/deal.ts unless a test gives another. */
@@ -87,13 +88,8 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
   const dealWorker = createDealWorker({ ...options, processor: options.processor ?? createDealProcessor, connection: redis, logger });
   let stoppedBecause: RunResult['stoppedBecause'];
   try {
-    // A queue this project paused for a refused session resumes with a new run: if the
-    // session is still refused, the first job pauses it again.
-    if ((await redis.get(keys.pauseReason)) === 'session') {
-      await redis.del(keys.pauseReason);
-      await dealWorker.queue.resume();
-      log.warn('the queue was paused for a refused session; resumed for this run');
-    }
+    // A queue this project paused for a refused session resumes with a new run.
+    await resumeAfterRefusedSession({ redis, keys, queue: dealWorker.queue, logger: log, resumedBy: 'for this run' });
     stoppedBecause = await waitForBatch({
       redis,
       keys,

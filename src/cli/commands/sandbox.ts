@@ -1,7 +1,24 @@
 /** `realty-batch sandbox`: the gateway emulator in the foreground until a signal. */
 import { InvalidArgumentError, type Command } from 'commander';
-import { parseProbability, REQUEST_IDS_MODES, startSandbox, type RequestIdsMode, type SandboxOptions } from '../sandbox/index.js';
-import { aborted, nonNegativeInt, onShutdownSignals } from './common.js';
+import { parseProbability, REQUEST_IDS_MODES, startSandbox, type RequestIdsMode, type SandboxOptions } from '../../sandbox/index.js';
+import { aborted, nonNegativeInt, onShutdownSignals } from '../common.js';
+
+export interface SandboxFlags {
+  port: number;
+  host: string;
+  registry?: string;
+  sessions: string[];
+  restrictedSessions: string[];
+  egronRegions: string[];
+  fault501?: number;
+  fault5xx?: number;
+  faultReset?: number;
+  faultLost?: number;
+  latencyMs: number;
+  seed?: number;
+  requestIds: RequestIdsMode;
+  newsLagMs: number;
+}
 
 const list = (value: string): string[] =>
   value
@@ -24,8 +41,21 @@ function requestIdsMode(value: string): RequestIdsMode {
   return mode;
 }
 
-export function registerSandboxCommand(program: Command): void {
-  program
+/** The emulator's options: a flag not given leaves the emulator's own default. */
+export function sandboxOptions(flags: SandboxFlags): SandboxOptions {
+  const { port, host, sessions, restrictedSessions, egronRegions, latencyMs, requestIds, newsLagMs } = flags;
+  const options: SandboxOptions = { port, host, sessions, restrictedSessions, egronRegions, latencyMs, requestIds, newsLagMs };
+  if (flags.registry) options.registry = flags.registry;
+  if (flags.fault501 !== undefined) options.fault501 = flags.fault501;
+  if (flags.fault5xx !== undefined) options.fault5xx = flags.fault5xx;
+  if (flags.faultReset !== undefined) options.faultReset = flags.faultReset;
+  if (flags.faultLost !== undefined) options.faultLost = flags.faultLost;
+  if (flags.seed !== undefined) options.seed = flags.seed;
+  return options;
+}
+
+export function registerSandboxCommand(program: Command): Command {
+  return program
     .command('sandbox')
     .description('start the gateway sandbox (a faithful emulator of the contract) until stopped')
     .option('--port <n>', 'listen port (0 = any free; the url is printed)', nonNegativeInt('--port'), 8080)
@@ -47,23 +77,8 @@ export function registerSandboxCommand(program: Command): void {
       'ignore',
     )
     .option('--news-lag-ms <n>', 'a docflow appears in the news feed this long after its creation', nonNegativeInt('--news-lag-ms'), 0)
-    .action(async (opts) => {
-      const options: SandboxOptions = {
-        port: opts.port,
-        host: opts.host,
-        sessions: opts.sessions,
-        restrictedSessions: opts.restrictedSessions,
-        egronRegions: opts.egronRegions,
-        latencyMs: opts.latencyMs,
-        requestIds: opts.requestIds,
-        newsLagMs: opts.newsLagMs,
-      };
-      if (opts.registry) options.registry = opts.registry;
-      if (opts.fault501 !== undefined) options.fault501 = opts.fault501;
-      if (opts.fault5xx !== undefined) options.fault5xx = opts.fault5xx;
-      if (opts.faultReset !== undefined) options.faultReset = opts.faultReset;
-      if (opts.faultLost !== undefined) options.faultLost = opts.faultLost;
-      if (opts.seed !== undefined) options.seed = opts.seed;
+    .action(async (_flags: unknown, cmd: Command) => {
+      const options = sandboxOptions(cmd.opts<SandboxFlags>());
       const shutdown = onShutdownSignals();
       const sandbox = await startSandbox(options);
       console.log(`sandbox listening on ${sandbox.url} (REALTY_API_URL=${sandbox.url}; stats at ${sandbox.url}/__sandbox/stats)`);

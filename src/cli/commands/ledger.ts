@@ -6,12 +6,20 @@
  * may be sent again, with `realty-batch retry`).
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import { UsageError } from '../errors.js';
-import { loadProfile } from '../input/profile.js';
-import { createLedger } from '../ledger/ledger.js';
-import type { LedgerEntry } from '../ledger/entry.js';
-import { connectRedis } from '../redis/connection.js';
-import { environment } from './common.js';
+import { UsageError } from '../../errors.js';
+import { loadProfile } from '../../input/profile.js';
+import type { LedgerEntry } from '../../ledger/entry.js';
+import { createLedger } from '../../ledger/ledger.js';
+import type { CliContext } from '../common.js';
+import { withRedis } from '../with-redis.js';
+
+export interface LedgerFlags {
+  profile: string;
+  json?: boolean;
+  resolve?: string;
+  state: 'queued' | 'suspended';
+  resolveNone?: boolean;
+}
 
 const iso = (ms: number | undefined): string | undefined => (ms === undefined ? undefined : new Date(ms).toISOString());
 
@@ -24,36 +32,36 @@ function describe(entry: LedgerEntry): string {
   return lines.join('\n');
 }
 
-export function registerLedgerCommand(program: Command): void {
-  program
+function docflowState(value: string): LedgerFlags['state'] {
+  if (value !== 'queued' && value !== 'suspended') throw new InvalidArgumentError('--state must be queued or suspended.');
+  return value;
+}
+
+export function registerLedgerCommand(program: Command, context: CliContext): Command {
+  return program
     .command('ledger')
     .description("what the ledger holds of one deal; --resolve an uncertain try by hand once the gateway was checked")
     .argument('<dealId>', "the bank's deal id")
     .requiredOption('--profile <bank.json>', 'the bank profile (the ledger is kept per bank)')
     .option('--json', 'print the entry as one JSON object')
     .option('--resolve <docflowId>', 'the gateway has this docflow for the deal (its state with --state)')
-    .option('--state <queued|suspended>', 'the state of the docflow named by --resolve', (v: string) => {
-      if (v !== 'queued' && v !== 'suspended') throw new InvalidArgumentError('--state must be queued or suspended.');
-      return v;
-    }, 'queued')
+    .option('--state <queued|suspended>', 'the state of the docflow named by --resolve', docflowState, 'queued')
     .option('--resolve-none', 'the gateway has no docflow for the deal: it may be sent again')
-    .action(async (dealId: string, opts: { profile: string; json?: boolean; resolve?: string; state: 'queued' | 'suspended'; resolveNone?: boolean }) => {
+    .action(async (dealId: string, _flags: unknown, cmd: Command) => {
+      const opts = cmd.opts<LedgerFlags>();
       if (opts.resolve && opts.resolveNone) throw new UsageError('Give --resolve <docflowId> or --resolve-none, not both.');
-      const env = environment();
+      const env = context.environment();
       const bank = (await loadProfile(opts.profile)).organization.inn;
-      const redis = await connectRedis(env.config.redis, { failFast: true });
-      try {
+      const entry = await withRedis(env, async (redis) => {
         const ledger = createLedger(redis, env.keys, { timeoutMs: 0, feedLagMs: 0, ledgerMs: env.config.ledgerMs });
         if (opts.resolve || opts.resolveNone) {
           const done = await ledger.resolve(bank, dealId, opts.resolve ? { docflowId: opts.resolve, outcome: opts.state } : 'none');
           const entry = await ledger.read(bank, dealId);
           if (!done) throw new UsageError(`Deal ${dealId} has no try waiting for an answer (${entry ? `it is ${entry.state}` : 'the ledger has no entry for it'}); nothing was changed.`);
         }
-        const entry = await ledger.read(bank, dealId);
-        if (opts.json) console.log(JSON.stringify(entry ? { ...entry, tryAt: iso(entry.tryAt), endAt: iso(entry.endAt) } : null));
-        else console.log(entry ? describe(entry) : `deal ${dealId} of bank ${bank}: not in the ledger (never claimed, or its entry is older than REALTY_LEDGER_DAYS)`);
-      } finally {
-        redis.disconnect();
-      }
+        return ledger.read(bank, dealId);
+      });
+      if (opts.json) console.log(JSON.stringify(entry ? { ...entry, tryAt: iso(entry.tryAt), endAt: iso(entry.endAt) } : null));
+      else console.log(entry ? describe(entry) : `deal ${dealId} of bank ${bank}: not in the ledger (never claimed, or its entry is older than REALTY_LEDGER_DAYS)`);
     });
 }

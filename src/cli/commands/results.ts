@@ -1,0 +1,48 @@
+/** `realty-batch results <batch> --out <file>`: (re)write a batch's results file from its stored outcomes. */
+import type { Command } from 'commander';
+import { createBatchStore } from '../../batch/batch-store.js';
+import { exitCodeFor } from '../../batch/exit-code.js';
+import { InputError, UsageError } from '../../errors.js';
+import { writeAttention } from '../../results/attention.js';
+import { writeResults } from '../../results/write-results.js';
+import type { CliContext } from '../common.js';
+import { checkBatch } from '../input-options.js';
+import { printCounts } from '../print.js';
+import { withRedis } from '../with-redis.js';
+
+export interface ResultsFlags {
+  out: string;
+  excel?: boolean;
+  attention?: string;
+  input?: string;
+}
+
+export function registerResultsCommand(program: Command, context: CliContext): Command {
+  return program
+    .command('results')
+    .description("(re)write a batch's results file from the stored outcomes, at any time")
+    .argument('<batch>', 'batch id')
+    .requiredOption('--out <file>', 'the results file (.csv, or .jsonl)')
+    .option('--excel', 'write for Russian Excel (BOM, ";", CRLF)')
+    .option('--attention <file>', "rows that need a person, in the input's own columns, with outcome, errors and hint")
+    .option('--input <file>', 'the batch input, when it is no longer where it was loaded from (for --attention)')
+    .action(async (batch: string, _flags: unknown, cmd: Command) => {
+      const opts = cmd.opts<ResultsFlags>();
+      checkBatch(batch);
+      const env = context.environment();
+      await withRedis(env, async (redis) => {
+        const meta = await createBatchStore(redis, env.keys).get(batch);
+        if (!meta) throw new UsageError(`There is no batch ${batch} in Redis (realty-batch status lists the batches).`);
+        if (meta.state === 'failed') throw new InputError(`Batch ${batch} did not load completely (${meta.error ?? 'unknown error'}); nothing of it was sent.`);
+        if (meta.total === undefined) throw new UsageError(`Batch ${batch} is still loading: its total is not known yet.`);
+        const summary = await writeResults({ redis, keys: env.keys, batch, total: meta.total, out: opts.out, excel: opts.excel });
+        printCounts(batch, summary.counts);
+        console.log(`results: ${summary.file} (${summary.rows} rows)`);
+        if (opts.attention) {
+          const attention = await writeAttention({ redis, keys: env.keys, batch, out: opts.attention, input: opts.input });
+          console.log(`attention: ${attention.file} (${attention.rows} rows need a person)`);
+        }
+        context.setExitCode(exitCodeFor(summary.counts));
+      });
+    });
+}

@@ -1,0 +1,38 @@
+/** `realty-batch retry <batch>`: send rows that ended with given outcomes around again (a running `work` takes them). */
+import type { Command } from 'commander';
+import { DEFAULT_RETRY_OUTCOMES, retryBatch } from '../../batch/retry-batch.js';
+import type { Outcome } from '../../outcomes/types.js';
+import type { CliContext } from '../common.js';
+import { checkBatch } from '../input-options.js';
+import { withRedis } from '../with-redis.js';
+
+export interface RetryFlags {
+  outcome?: Outcome[];
+  missing?: boolean;
+  force?: boolean;
+  input?: string;
+}
+
+export function registerRetryCommand(program: Command, context: CliContext): Command {
+  return program
+    .command('retry')
+    .description('send the rows of a batch that ended with given outcomes around again (a running `work` processes them)')
+    .argument('<batch>', 'batch id')
+    .option('--outcome <outcome...>', `outcomes to retry (default ${DEFAULT_RETRY_OUTCOMES.join(' and ')}, unless only --missing is given)`)
+    .option('--missing', 'also rows with neither a job nor an outcome (their jobs were removed from outside)')
+    .option('--force', 'also rows that cannot succeed unchanged (invalid, rejected)')
+    .option('--input <file>', 'the batch input, when it is no longer where it was loaded from')
+    .action(async (batch: string, _flags: unknown, cmd: Command) => {
+      const opts = cmd.opts<RetryFlags>();
+      checkBatch(batch);
+      const env = context.environment();
+      const outcomes: Outcome[] = opts.outcome ?? (opts.missing ? [] : [...DEFAULT_RETRY_OUTCOMES]);
+      const summary = await withRedis(env, (redis) =>
+        retryBatch({ redis, keys: env.keys, batch, outcomes, missing: opts.missing, force: opts.force, input: opts.input, logger: env.logger }),
+      );
+      const what = [...outcomes, ...(opts.missing ? ['missing'] : [])].join(', ');
+      console.log(
+        `batch ${batch}: ${summary.requeued} rows sent around again (${what}); ${summary.reconciled} found in the news feed; ${summary.alreadyGoing} already on their way; ${summary.stillInvalid} still invalid; ${summary.selected} selected${opts.missing ? ` (${summary.missing} missing)` : ''}`,
+      );
+    });
+}

@@ -1,0 +1,94 @@
+/** `realty-batch run <file> --profile <bank.json>`: load, process in this process, write the results file. */
+import { basename, dirname, extname, join } from 'node:path';
+import type { Command } from 'commander';
+import { requireGateway } from '../../config.js';
+import { describeMissing } from '../../batch/missing-rows.js';
+import { loadProfile } from '../../input/profile.js';
+import { requireNoEviction } from '../../redis/connection.js';
+import { onShutdownSignals, type CliContext } from '../common.js';
+import { addInputOptions, checkBatch, readingOptions, type InputFlags } from '../input-options.js';
+import { printCounts, printLoad } from '../print.js';
+import { createProgress } from '../progress.js';
+import { runBatch, type RunResult } from '../run-batch.js';
+import { withRedis } from '../with-redis.js';
+import { addWorkerOptions, dealWorkerSettings, type WorkerFlags } from '../worker-options.js';
+
+export interface RunFlags extends InputFlags, WorkerFlags {
+  profile: string;
+  out?: string;
+  batch?: string;
+  excel?: boolean;
+  attention?: string;
+}
+
+export function registerRunCommand(program: Command, context: CliContext): Command {
+  const command = program
+    .command('run')
+    .description('load a file, process every deal with in-process workers, write the results file')
+    .argument('<file>', 'the deals export (CSV, JSON or JSON Lines)')
+    .requiredOption('--profile <bank.json>', 'the bank profile (encumbrancer and representative)')
+    .option('--out <results>', 'the results file (.csv, or .jsonl); default <file stem>.results.csv beside the input')
+    .option('--batch <id>', 'batch id; default <file stem>-<12 hex of its sha256>, so the same file resumes its batch')
+    .option('--excel', 'write the results for Russian Excel (BOM, ";", CRLF)')
+    .option('--attention <file>', "rows that need a person, in the input's own columns, with outcome, errors and hint");
+  return addWorkerOptions(addInputOptions(command)).action(async (file: string, _flags: unknown, cmd: Command) => {
+    const opts = cmd.opts<RunFlags>();
+    checkBatch(opts.batch);
+    const env = context.environment();
+    const gateway = requireGateway(env.config);
+    const reading = await readingOptions(opts);
+    const profile = await loadProfile(opts.profile);
+    // Signals are ours from the start: a SIGTERM while connecting must not kill the process raw.
+    const shutdown = onShutdownSignals();
+    const result = await withRedis(
+      env,
+      async (redis) => {
+        await requireNoEviction(redis, env.config.redis);
+        const loading = createProgress('load', { unit: 'bytes', logger: env.logger });
+        const progress = createProgress('run ', { unit: 'rows', logger: env.logger });
+        try {
+          return await runBatch({
+            file,
+            profile,
+            out: opts.out ?? join(dirname(file), `${basename(file, extname(file))}.results.csv`),
+            batch: opts.batch,
+            redis,
+            keys: env.keys,
+            logger: env.logger,
+            ...gateway,
+            ...dealWorkerSettings(opts, env),
+            ...reading,
+            resubmit: opts.resubmit,
+            excel: opts.excel,
+            attention: opts.attention,
+            retentionMs: env.config.retentionMs,
+            signal: shutdown.signal,
+            onLoadProgress: ({ rows, bytes, size }) => loading.update({ value: bytes, total: size, rows }),
+            onProgress: (done, total) => {
+              loading.stop();
+              progress.update({ value: done, total, rows: done });
+            },
+          });
+        } finally {
+          loading.stop();
+          progress.stop();
+        }
+      },
+      { failFast: false },
+    );
+    printRun(result);
+    context.setExitCode(result.exitCode);
+  });
+}
+
+/** The run's summary on stdout; why it stopped early, if it did, on stderr. */
+function printRun(result: RunResult): void {
+  printLoad(result.load);
+  printCounts(result.batch, result.results.counts);
+  console.log(`results: ${result.results.file} (${result.results.rows} rows)`);
+  if (result.attention) console.log(`attention: ${result.attention.file} (${result.attention.rows} rows need a person)`);
+  if (result.stoppedBecause === 'session') console.error('realty-batch: the gateway refused the session (401); unfinished rows are pending. Set a valid REALTY_SESSION_ID and run again with the same --batch.');
+  if (result.stoppedBecause === 'paused') console.error(`realty-batch: the queue was paused by someone (the dashboard or an operator); unfinished rows are pending. Resume it and run again with --batch ${result.batch}.`);
+  if (result.stoppedBecause === 'signal') console.error(`realty-batch: stopped by a signal; unfinished rows are pending. Run again with --batch ${result.batch} to finish them.`);
+  if (result.stoppedBecause === 'missing' && result.missing) console.error(`realty-batch: ${describeMissing(result.batch, result.missing)}; then run again with --batch ${result.batch}.`);
+}

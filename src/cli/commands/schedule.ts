@@ -1,0 +1,146 @@
+/**
+ * `realty-batch schedule add|list|remove`: nightly runs of every new file of an inbox
+ * (any `realty-batch work` executes the ticks). The first form, `schedule --inbox ...`,
+ * still adds; `schedule --list` and `schedule --remove` still work and say their new form.
+ */
+import { stat } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { UsageError } from '../../errors.js';
+import { loadProfile } from '../../input/profile.js';
+import { checkFoldersApart, checkReadySuffix, defaultScheduleName, listSchedules, removeSchedule, upsertSchedule } from '../../schedule/scheduler.js';
+import { nonNegativeInt, type CliContext, type Env } from '../common.js';
+import { withRedis } from '../with-redis.js';
+
+export interface ScheduleAddFlags {
+  inbox: string;
+  outbox: string;
+  profile: string;
+  cron: string;
+  tz?: string;
+  notifyUrl?: string;
+  name?: string;
+  readySuffix?: string;
+  settleMs?: number;
+}
+
+export interface ScheduleRemoveFlags {
+  inbox?: string;
+}
+
+/** `schedule` itself: the add flags, none of them required here, and the old `--list` and `--remove`. */
+export interface ScheduleFlags extends Partial<ScheduleAddFlags> {
+  list?: boolean;
+  remove?: boolean;
+}
+
+/** The first form's flags, once each one `schedule add` requires is there (in this order, as before). */
+function addFlags(opts: ScheduleFlags): ScheduleAddFlags {
+  const need = (value: string | undefined, flag: string): string => {
+    if (!value) throw new UsageError(`schedule needs --${flag} (or --list, or --remove).`);
+    return value;
+  };
+  return { ...opts, inbox: need(opts.inbox, 'inbox'), outbox: need(opts.outbox, 'outbox'), profile: need(opts.profile, 'profile'), cron: need(opts.cron, 'cron') };
+}
+
+/** The flags of a schedule; `required` on `schedule add`, where commander checks them. */
+function addScheduleOptions(cmd: Command, required: boolean): Command {
+  const needed = (flags: string, description: string) => (required ? cmd.requiredOption(flags, description) : cmd.option(flags, description));
+  needed('--inbox <dir>', 'where banks drop exports');
+  needed('--outbox <dir>', 'where <file>.results.csv, .attention.csv and .summary.json land');
+  needed('--profile <bank.json>', 'the bank profile');
+  needed('--cron <expr>', 'five fields, or six with seconds first (e.g. "0 30 1 * * *")');
+  return cmd
+    .option('--tz <zone>', 'time zone of the cron, e.g. Europe/Moscow')
+    .option('--notify-url <url>', 'POST each run\'s summary (JSON) to this webhook, with retries')
+    .option('--name <name>', 'the schedule\'s name (default: from the inbox path)')
+    .option('--ready-suffix <suffix>', 'take <file> only once <file><suffix> exists (e.g. .ready); the marker goes with its file')
+    .option('--settle-ms <n>', 'without --ready-suffix: take a file once it stayed unchanged this long (default 60000)', nonNegativeInt('--settle-ms'));
+}
+
+export function registerScheduleCommand(program: Command, context: CliContext): Command {
+  const schedule = program
+    .command('schedule')
+    .description('run every new file of an inbox on a cron schedule (any `realty-batch work` executes the ticks); add, list, remove');
+  addScheduleOptions(schedule, false)
+    .option('--list', 'list the schedules (deprecated: schedule list)')
+    .option('--remove', 'remove the schedule named by --name (or by --inbox) (deprecated: schedule remove <name>)')
+    .action(async (_flags: unknown, cmd: Command) => {
+      const opts = cmd.opts<ScheduleFlags>();
+      const env = context.environment();
+      if (opts.list) {
+        console.error('realty-batch: schedule --list is deprecated: use realty-batch schedule list.');
+        return list(env);
+      }
+      if (opts.remove) {
+        console.error('realty-batch: schedule --remove is deprecated: use realty-batch schedule remove <name> (or --inbox <dir>).');
+        const name = opts.name ?? (opts.inbox ? defaultScheduleName(opts.inbox) : undefined);
+        if (!name) throw new UsageError('schedule --remove needs --name or --inbox.');
+        return remove(env, context, name);
+      }
+      return add(env, addFlags(opts));
+    });
+
+  addScheduleOptions(schedule.command('add').description('register a nightly run of an inbox, or replace the one of the same name'), true).action(
+    (_flags: unknown, cmd: Command) => add(context.environment(), cmd.opts<ScheduleAddFlags>()),
+  );
+  schedule
+    .command('list')
+    .description('list the schedules: name, cron, next tick, inbox → outbox')
+    .action(() => list(context.environment()));
+  schedule
+    .command('remove')
+    .description('remove a schedule')
+    .argument('[name]', 'the schedule\'s name (default: from --inbox)')
+    .option('--inbox <dir>', 'the inbox of the schedule to remove, when it has the default name')
+    .action((name: string | undefined, _flags: unknown, cmd: Command) => {
+      const { inbox } = cmd.opts<ScheduleRemoveFlags>();
+      const env = context.environment();
+      const target = name ?? (inbox ? defaultScheduleName(inbox) : undefined);
+      if (!target) throw new UsageError('schedule remove needs a name or --inbox.');
+      return remove(env, context, target);
+    });
+  return schedule;
+}
+
+async function directory(flag: string, path: string): Promise<void> {
+  const s = await stat(path).catch(() => undefined);
+  if (!s?.isDirectory()) throw new UsageError(`${flag} ${path} is not a folder.`);
+}
+
+/** Checks what can be checked now (folders, suffix, webhook, profile), not at 3 a.m., then registers. */
+async function add(env: Env, opts: ScheduleAddFlags): Promise<void> {
+  await directory('--inbox', opts.inbox);
+  await directory('--outbox', opts.outbox);
+  await checkFoldersApart(opts.inbox, opts.outbox);
+  if (opts.readySuffix !== undefined) checkReadySuffix(opts.readySuffix);
+  if (opts.notifyUrl && !/^https?:\/\//.test(opts.notifyUrl)) throw new UsageError(`--notify-url ${opts.notifyUrl} is not an http(s) url.`);
+  await loadProfile(opts.profile);
+  const info = await withRedis(env, (redis) =>
+    // "This content ran" is remembered as long as the ledger remembers its deals (REALTY_LEDGER_DAYS).
+    upsertSchedule(redis, env.keys, {
+      inbox: opts.inbox,
+      outbox: opts.outbox,
+      profile: opts.profile,
+      cron: opts.cron,
+      tz: opts.tz,
+      notifyUrl: opts.notifyUrl,
+      name: opts.name,
+      readySuffix: opts.readySuffix,
+      settleMs: opts.settleMs,
+      doneMs: env.config.ledgerMs,
+    }),
+  );
+  console.log(`schedule ${info.name}: "${info.cron}"${info.tz ? ` ${info.tz}` : ''}, next tick ${info.next}; a running \`realty-batch work\` executes it`);
+}
+
+async function list(env: Env): Promise<void> {
+  const schedules = await withRedis(env, (redis) => listSchedules(redis, env.keys));
+  if (schedules.length === 0) console.log('no schedules');
+  for (const s of schedules) console.log(`${s.name}  "${s.cron}"${s.tz ? ` ${s.tz}` : ''}  next ${s.next ?? '?'}  ${s.data?.inbox ?? ''} → ${s.data?.outbox ?? ''}`);
+}
+
+async function remove(env: Env, context: CliContext, name: string): Promise<void> {
+  const removed = await withRedis(env, (redis) => removeSchedule(redis, env.keys, name));
+  console.log(removed ? `schedule ${name} removed` : `there is no schedule ${name}`);
+  context.setExitCode(removed ? 0 : 1);
+}

@@ -1,0 +1,53 @@
+/** `realty-batch status [<batch>] [--json]`: a batch at a glance, or the recent batches. */
+import type { Command } from 'commander';
+import { createBatchStore } from '../../batch/batch-store.js';
+import { batchStatus } from '../../batch/batch-status.js';
+import { describeMissing } from '../../batch/missing-rows.js';
+import { emptyCounts } from '../../outcomes/types.js';
+import type { RedisClient } from '../../redis/connection.js';
+import type { CliContext, Env } from '../common.js';
+import { printCounts } from '../print.js';
+import { withRedis } from '../with-redis.js';
+
+export interface StatusFlags {
+  json?: boolean;
+}
+
+export function registerStatusCommand(program: Command, context: CliContext): Command {
+  return program
+    .command('status')
+    .description('counts per outcome and per queue state for a batch; without a batch, the recent batches')
+    .argument('[batch]', 'batch id')
+    .option('--json', 'print JSON: one object for a batch, an array of batches otherwise')
+    .action(async (batch: string | undefined, _flags: unknown, cmd: Command) => {
+      const opts = cmd.opts<StatusFlags>();
+      const env = context.environment();
+      await withRedis(env, (redis) => (batch ? printBatch(redis, env, batch, opts) : printBatches(redis, env, opts)));
+    });
+}
+
+async function printBatches(redis: RedisClient, env: Env, opts: StatusFlags): Promise<void> {
+  const ids = await redis.zrevrange(env.keys.batches, 0, 49);
+  const store = createBatchStore(redis, env.keys);
+  const found = await Promise.all(ids.map((id) => store.get(id)));
+  // Batches past their retention are gone: their ids leave the index too.
+  const expired = ids.filter((_, i) => found[i] === undefined);
+  if (expired.length > 0) await redis.zrem(env.keys.batches, ...expired);
+  const metas = found.filter((m) => m !== undefined);
+  if (opts.json) console.log(JSON.stringify(metas.map(({ id, file, createdAt, state, total, loaderDied }) => ({ batch: id, file, createdAt, state, total, loaderDied }))));
+  else for (const m of metas) console.log(`${m.id}  ${m.createdAt}  ${m.state}${m.loaderDied ? ' (loader died)' : ''}  rows ${m.total ?? '?'}  ${m.file}`);
+}
+
+async function printBatch(redis: RedisClient, env: Env, batch: string, opts: StatusFlags): Promise<void> {
+  const status = await batchStatus(redis, env.keys, batch);
+  if (opts.json) {
+    console.log(JSON.stringify(status));
+    return;
+  }
+  printCounts(batch, { ...emptyCounts(), ...status.outcomes });
+  const queue = Object.entries(status.queue).map(([s, n]) => `${s} ${n}`).join(', ');
+  console.log(`  load: ${status.state}${status.loaderDied ? ' (its loader died: load the same input again to resume)' : ''}; done: ${status.done ? 'yes' : 'no'}`);
+  if (queue) console.log(`  unfinished rows in the queue: ${queue}`);
+  if (status.missing > 0) console.log(`  missing: ${describeMissing(batch, { count: status.missing, rows: status.missingRows ?? [] })}`);
+  console.log(`  started ${status.startedAt}${status.finishedAt ? `, finished ${status.finishedAt}` : ''}${status.rowsPerSecond ? `, ${status.rowsPerSecond} rows/s` : ''}`);
+}

@@ -1,0 +1,45 @@
+/** `realty-batch work`: a long-running worker of every batch (and of the schedules' ticks) until a signal. */
+import type { Command } from 'commander';
+import { createDealProcessor } from '../../../jobs/deal.js';
+import { createTickProcessor } from '../../../jobs/tick.js';
+import { requireGateway } from '../../config.js';
+import { requireNoEviction } from '../../redis/connection.js';
+import { createTickWorker } from '../../schedule/tick-worker.js';
+import { createDealWorker, DEFAULT_GRACE_MS } from '../../worker/create-worker.js';
+import { aborted, nonNegativeInt, onShutdownSignals, type CliContext } from '../common.js';
+import { resumeAfterRefusedSession } from '../session-pause.js';
+import { withRedis } from '../with-redis.js';
+import { addWorkerOptions, dealWorkerSettings, type WorkerFlags } from '../worker-options.js';
+
+export interface WorkFlags extends WorkerFlags {
+  graceMs: number;
+}
+
+export function registerWorkCommand(program: Command, context: CliContext): Command {
+  const command = program
+    .command('work')
+    .description('a long-running worker: processes deals of every batch until SIGINT/SIGTERM (a second signal exits at once)')
+    .option('--grace-ms <ms>', 'on a signal, how long active jobs may take to finish', nonNegativeInt('--grace-ms'), DEFAULT_GRACE_MS);
+  return addWorkerOptions(command).action(async (_flags: unknown, cmd: Command) => {
+    const opts = cmd.opts<WorkFlags>();
+    const env = context.environment();
+    const gateway = requireGateway(env.config);
+    const shutdown = onShutdownSignals();
+    await withRedis(
+      env,
+      async (redis) => {
+        await requireNoEviction(redis, env.config.redis);
+        const dealWorker = createDealWorker({ processor: createDealProcessor, ...gateway, connection: redis, keys: env.keys, logger: env.logger, ...dealWorkerSettings(opts, env) });
+        await resumeAfterRefusedSession({ redis, keys: env.keys, queue: dealWorker.queue, logger: env.logger, resumedBy: "with this worker's session" });
+        // The ticks of nightly schedules (realty-batch schedule) run here too.
+        const tickWorker = createTickWorker({ processor: createTickProcessor, connection: redis, keys: env.keys, logger: env.logger, signal: shutdown.signal });
+        env.logger.info({ concurrency: opts.concurrency }, 'worker started');
+        await aborted(shutdown.signal);
+        env.logger.info({ graceMs: opts.graceMs }, 'stopping: no new jobs; active ones may finish');
+        await Promise.all([dealWorker.close(opts.graceMs), tickWorker.close()]);
+      },
+      { failFast: false },
+    );
+    env.logger.info('worker stopped');
+  });
+}

@@ -1,0 +1,45 @@
+/** The reading flags of `run` and `load` (docs/input-format.md), and the batch id check. */
+import type { Command } from 'commander';
+import { UsageError } from '../errors.js';
+import { parseEncodingFlag, type InputEncoding } from '../input/decode.js';
+import { loadMapping } from '../input/mapping.js';
+import { parseDelimiterFlag, parseFormatFlag, type InputFormat } from '../input/open-input.js';
+import { BATCH_ID } from '../redis/keys.js';
+
+/** What `addInputOptions` puts in a command's `opts()`. */
+export interface InputFlags {
+  format?: InputFormat;
+  encoding: InputEncoding | 'auto';
+  delimiter?: string;
+  mapping?: string;
+  rejects?: string;
+  resubmit?: boolean;
+}
+
+export function addInputOptions(cmd: Command): Command {
+  return cmd
+    .option('--format <csv|json|jsonl>', 'input format; default from the extension', parseFormatFlag)
+    .option('--encoding <auto|utf8|utf8-bom|windows-1251>', 'input encoding', parseEncodingFlag, 'auto')
+    .option('--delimiter <auto|,|;|tab>', 'CSV delimiter', parseDelimiterFlag)
+    .option('--mapping <map.json>', "a bank's own headers renamed to fields, and defaults")
+    .option('--rejects <file>', 'where refused records go (input format, encoding, delimiter); default <file stem>.rejects.<ext> beside the input')
+    .option('--resubmit', 'send deals the ledger says were submitted before');
+}
+
+/** The reading options of the input functions, the mapping file read. */
+export async function readingOptions(flags: InputFlags) {
+  return {
+    format: flags.format,
+    encoding: flags.encoding === 'auto' ? undefined : flags.encoding,
+    delimiter: flags.delimiter,
+    mapping: flags.mapping ? await loadMapping(flags.mapping) : undefined,
+    rejects: flags.rejects,
+  };
+}
+
+/** A `--batch` (or `<batch>`) that cannot be a batch id is a usage error before anything connects. */
+export function checkBatch(batch: string | undefined): void {
+  if (batch !== undefined && !BATCH_ID.test(batch)) {
+    throw new UsageError(`--batch ${JSON.stringify(batch)} is not a valid batch id: use letters, digits, '.', '_' or '-' (at most 80).`);
+  }
+}

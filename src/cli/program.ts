@@ -1,0 +1,76 @@
+/**
+ * The `realty-batch` program: every command registered, and how a parse ends in an exit
+ * code. main.ts parses process.argv with it; tests parse arrays in-process.
+ */
+import { Command, CommanderError, type OutputConfiguration } from 'commander';
+import { packageVersion } from '../files/package-root.js';
+import { environment, reportError, type CliContext, type Env } from './common.js';
+import { registerDashboardCommand } from './commands/dashboard.js';
+import { registerLedgerCommand } from './commands/ledger.js';
+import { registerLoadCommand } from './commands/load.js';
+import { registerResultsCommand } from './commands/results.js';
+import { registerRetryCommand } from './commands/retry.js';
+import { registerRunCommand } from './commands/run.js';
+import { registerSandboxCommand } from './commands/sandbox.js';
+import { registerScheduleCommand } from './commands/schedule.js';
+import { registerStatusCommand } from './commands/status.js';
+import { registerTrackCommand } from './commands/track.js';
+import { registerWorkCommand } from './commands/work.js';
+
+export interface ProgramOptions {
+  /** The environment a command runs with; read from process.env (and .env) unless a test gives one. */
+  environment?: () => Env;
+  /** Where commander writes help and its own errors; stdout and stderr unless a test gives other. */
+  output?: OutputConfiguration;
+}
+
+/** The program, its commands in the order `--help` lists them. Commander never exits the process: it throws. */
+export function buildProgram(context: CliContext, output?: OutputConfiguration): Command {
+  const program = new Command('realty-batch')
+    .version(packageVersion(), '-V, --version', 'print the version')
+    .description('Submit mortgage registrations (encumbrance_request docflows) in bulk, on BullMQ and Redis.')
+    .showHelpAfterError('(add --help for the usage)')
+    // The options after a subcommand are the subcommand's: `schedule add --inbox` is add's
+    // --inbox, not the one of `schedule --inbox` (its first form).
+    .enablePositionalOptions()
+    .exitOverride();
+  // Set before the commands are made: each one copies these settings.
+  if (output) program.configureOutput(output);
+  registerRunCommand(program, context);
+  registerLoadCommand(program, context);
+  registerWorkCommand(program, context);
+  registerResultsCommand(program, context);
+  registerRetryCommand(program, context);
+  registerStatusCommand(program, context);
+  registerTrackCommand(program, context);
+  registerLedgerCommand(program, context);
+  registerScheduleCommand(program, context);
+  registerDashboardCommand(program, context);
+  registerSandboxCommand(program);
+  return program;
+}
+
+/**
+ * Parses `argv` (node's: the executable and the script first) and runs its command: the
+ * exit code. Help is 0; commander's own errors (unknown option or command, a flag's bad
+ * value, a missing argument) 2; the project's errors their own code (src/errors.ts);
+ * anything else 1, in one sentence on stderr.
+ */
+export async function runProgram(argv: readonly string[], options: ProgramOptions = {}): Promise<number> {
+  let exitCode = 0;
+  const context: CliContext = {
+    environment: options.environment ?? environment,
+    setExitCode: (code) => {
+      exitCode = code;
+    },
+  };
+  try {
+    await buildProgram(context, options.output).parseAsync(argv);
+    return exitCode;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      return err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0 ? 0 : 2;
+    }
+    return reportError(err);
+  }
+}
