@@ -85,7 +85,7 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): 
       },
       (e: unknown) => {
         signal.removeEventListener('abort', onAbort);
-        reject(e);
+        reject(e instanceof Error ? e : new Error(String(e)));
       },
     );
   });

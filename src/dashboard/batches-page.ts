@@ -5,8 +5,24 @@
 import { OUTCOMES, type Outcome } from '../outcomes/types.js';
 import type { BatchStatus } from '../batch/batch-status.js';
 
+/** A value as page text: nothing for null or undefined, JSON for an object. */
+export function textOf(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return value;
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return String(value);
+    case 'object':
+      return value === null ? '' : (JSON.stringify(value) ?? '');
+    default:
+      return '';
+  }
+}
+
 export function escapeHtml(value: unknown): string {
-  return String(value ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return textOf(value).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 export interface BatchesPageOptions {

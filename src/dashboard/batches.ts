@@ -96,8 +96,9 @@ export function batchesRoutes(options: BatchesRoutesOptions) {
     }
   }
 
+  // eslint-disable-next-line @typescript-eslint/require-await -- fastify waits for a plugin that is an async function
   return async (app: FastifyInstance): Promise<void> => {
-    app.setErrorHandler(async (err, request, reply) => {
+    app.setErrorHandler((err, request, reply) => {
       if (err instanceof PageError) return reply.code(err.status).type('text/plain; charset=utf-8').send(`${err.message}\n`);
       // The input is gone or changed: the attention file cannot be written until it is back.
       if (err instanceof InputError) return reply.code(409).type('text/plain; charset=utf-8').send(`${err.message}\n`);

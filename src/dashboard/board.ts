@@ -7,6 +7,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { Queue } from 'bullmq';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { textOf } from './batches-page.js';
 import { maskJobData, maskReturnValue } from './mask.js';
 
 export interface BoardOptions {
@@ -22,7 +23,7 @@ export interface BoardOptions {
 /** A job's title in the lists: the row it is, never a person. */
 function jobName(job: { name?: string; data?: { batch?: unknown; row?: unknown; dealId?: unknown } }): string {
   const { batch, row, dealId } = job.data ?? {};
-  return typeof batch === 'string' && typeof row === 'number' ? `${job.name ?? 'deal'} ${String(dealId ?? '')} (batch ${batch}, row ${row})` : (job.name ?? '');
+  return typeof batch === 'string' && typeof row === 'number' ? `${job.name ?? 'deal'} ${textOf(dealId)} (batch ${batch}, row ${row})` : (job.name ?? '');
 }
 
 /** The fastify plugin serving the board; register it with `{ prefix: basePath }`. */
@@ -68,9 +69,9 @@ const THIRD_PARTY_FONTS = /<link\b[^>]*\bhref="https:\/\/fonts\.googleapis\.com\
  * out (the system's fonts stand in), so an operator's browser tells no one
  * when the page is opened, and the policy (security.ts) has nothing to refuse.
  */
-async function dropThirdPartyFonts(_request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
-  if (typeof payload !== 'string' || !/^text\/html/.test(String(reply.getHeader('content-type') ?? ''))) return payload;
-  return payload.replace(THIRD_PARTY_FONTS, '');
+function dropThirdPartyFonts(_request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+  if (typeof payload !== 'string' || !/^text\/html/.test(textOf(reply.getHeader('content-type')))) return Promise.resolve(payload);
+  return Promise.resolve(payload.replace(THIRD_PARTY_FONTS, ''));
 }
 
 /** The states a deal job reaches only after the worker stored its row's outcome. */

@@ -49,8 +49,9 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze(
  * An `onRequest` hook, added before any other: headers set here stay on the
  * reply whatever answers it (a route, a refusal, a 404, an error handler).
  */
-export async function securityHeaders(_request: FastifyRequest, reply: FastifyReply): Promise<void> {
+export function securityHeaders(_request: FastifyRequest, reply: FastifyReply): Promise<void> {
   reply.headers(SECURITY_HEADERS);
+  return Promise.resolve();
 }
 
 /** Methods that change nothing; every other one is a mutation. */

@@ -29,7 +29,8 @@ export function isNestedTooDeep(value: unknown): boolean {
   while (stack.length > 0) {
     const [container, depth] = stack.pop()!;
     if (depth > MAX_RECORD_DEPTH) return true;
-    for (const child of Array.isArray(container) ? container : Object.values(container)) {
+    const children: unknown[] = Array.isArray(container) ? container : Object.values(container);
+    for (const child of children) {
       if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
     }
   }
@@ -57,7 +58,7 @@ export function flattenRecord(value: Record<string, unknown>): {
       // 9007199254740993 arrives as ...992: a dealId or a number of that length must be quoted.
       problems.push({ field: key, message: 'must be text: a number this long loses digits in JSON; put it in quotes' });
       continue;
-    } else text = typeof v === 'string' ? v : String(v);
+    } else text = typeof v === 'string' ? v : JSON.stringify(v);
     if (key === '__proto__') Object.defineProperty(fields, key, { value: text, writable: true, enumerable: true, configurable: true });
     else fields[key] = text;
   }

@@ -149,7 +149,7 @@ export async function openInput(file: string, options: InputOptions = {}): Promi
     // and the rejects writer quotes it properly.
     const parser = parse({ delimiter, relax_column_count: true, relax_quotes: true, skip_empty_lines: true, max_record_size: MAX_RECORD_BYTES });
     const text = decodedText();
-    text.once('error', (err) => parser.destroy(err));
+    text.once('error', (err: Error) => parser.destroy(err));
     text.pipe(parser);
     let columns: Array<string | undefined> | undefined;
     let row = 0;
@@ -187,7 +187,7 @@ export async function openInput(file: string, options: InputOptions = {}): Promi
       }
     } catch (err) {
       if (err instanceof CsvError) {
-        throw new InputError(`${file} cannot be read as CSV near line ${err.lines ?? '?'}: ${err.code === 'CSV_MAX_RECORD_SIZE' ? `a record is longer than ${MAX_RECORD_BYTES / 1024 / 1024} MiB (an unclosed quote?)` : err.message}.`, { cause: err });
+        throw new InputError(`${file} cannot be read as CSV near line ${typeof err.lines === 'number' ? err.lines : '?'}: ${err.code === 'CSV_MAX_RECORD_SIZE' ? `a record is longer than ${MAX_RECORD_BYTES / 1024 / 1024} MiB (an unclosed quote?)` : err.message}.`, { cause: err });
       }
       throw err;
     } finally {

@@ -51,7 +51,7 @@ export function createMetricsRecorder(redis: Redis, key: string, flushMs = 1000)
   const callFields = new Map<string, Map<number, CallFields>>();
   const fieldsOf = (endpoint: string, status: number): CallFields => {
     let byStatus = callFields.get(endpoint);
-    if (!byStatus) callFields.set(endpoint, (byStatus = new Map()));
+    if (!byStatus) callFields.set(endpoint, (byStatus = new Map<number, CallFields>()));
     let fields = byStatus.get(status);
     if (!fields) {
       fields = {

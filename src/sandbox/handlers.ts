@@ -193,12 +193,7 @@ function createDocflow(requestId: string | undefined, signed: boolean): StoredDo
   return docflow;
 }
 
-export async function handleGetDocflow(
-  rt: Runtime,
-  req: IncomingMessage,
-  res: ServerResponse,
-  docflowId: string,
-): Promise<void> {
+export function handleGetDocflow(rt: Runtime, req: IncomingMessage, res: ServerResponse, docflowId: string): void {
   if (authenticate(rt, req) === undefined) return sendUnauthorized(res);
   addLatency(rt, req, res);
   const docflow = rt.state.get(docflowId);
