@@ -132,3 +132,32 @@ export function requireGateway(config: Config, flags: { apiUrl?: string; session
   if (!sessionId) throw new ConfigError('REALTY_SESSION_ID is not set: give the session id that goes after auth.sid.');
   return { apiUrl, sessionId };
 }
+
+// --- The loader's tunables (src/batch/load-batch.ts, src/batch/enqueue.ts) and its webhook's (src/schedule/notify.ts) ---
+
+/** How a load paces its work against Redis. Constants, not read from the environment; each name ends in its unit. */
+export const LOADER = Object.freeze({
+  /** Rows per chunk, i.e. jobs per `addBulk` (one round trip each): as fast as 1,000 here, and half the rows held (and promoted by the GC) per round trip. */
+  chunkRows: 500,
+  /** The batch's `loadingUntil` is pushed on at most this often while it loads (it lasts a minute: LOAD_HEARTBEAT_MS). */
+  heartbeatEveryMs: 1 * SECOND,
+  /** Entries per HSCAN/ZSCAN page when a load walks a batch's row index or the delayed jobs (Redis' COUNT hint). */
+  scanCount: 1000,
+  /** Passes over a batch's jobs when taking them back while a worker holds some of them ... */
+  takeBackPasses: 50,
+  /** ... with this pause between two passes: a few seconds at most in all. */
+  takeBackPauseMs: 100,
+});
+
+/** `--notify-url`: how the run's summary is POSTed to the webhook. */
+export const NOTIFY = Object.freeze({
+  /** Tries after the first one. */
+  retries: 4,
+  /** Wait before the first retry, doubled (`backoffFactor`) for each next one. */
+  firstRetryMs: 1 * SECOND,
+  backoffFactor: 2,
+  /** One POST's deadline, its answer's body included. */
+  timeoutMs: 10 * SECOND,
+});
+
+// --- end of the loader's tunables ---

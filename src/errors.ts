@@ -59,6 +59,52 @@ export class RedisUnavailableError extends RealtyBatchError {
   readonly code = 'ERR_REDIS_UNAVAILABLE';
 }
 
+// --- The load's and the webhook's errors (src/batch/load-batch.ts, enqueue.ts; src/schedule/notify.ts) ---
+
+/**
+ * Taking back a batch's jobs (a failed load, or a batch loaded afresh) found some still
+ * held by a worker after every pass: exit 1; running the load again finishes it.
+ */
+export class BatchJobsHeldError extends RealtyBatchError {
+  readonly code = 'ERR_BATCH_JOBS_HELD';
+  readonly batch: string;
+
+  constructor(batch: string) {
+    super(`some jobs of batch ${batch} stayed locked by a worker; run the load again`);
+    this.batch = batch;
+  }
+}
+
+/**
+ * A batch loaded afresh found jobs an earlier life of its id left (its row index expired
+ * first), and a worker holds some of them, so they cannot be made again yet: exit 1.
+ */
+export class LeftoverJobsHeldError extends RealtyBatchError {
+  readonly code = 'ERR_LEFTOVER_JOBS_HELD';
+  readonly batch: string;
+  /** How many of the leftover jobs a worker held. */
+  readonly held: number;
+
+  constructor(batch: string, held: number) {
+    super(`${held} jobs of an earlier load of batch ${batch} are still held by a worker; load again in a minute`);
+    this.batch = batch;
+    this.held = held;
+  }
+}
+
+/** The `--notify-url` webhook answered with a status of 300 or more (retried; the run is done either way). */
+export class WebhookRefusedError extends RealtyBatchError {
+  readonly code = 'ERR_WEBHOOK_REFUSED';
+  readonly status: number;
+
+  constructor(status: number) {
+    super(`the webhook answered ${status}`);
+    this.status = status;
+  }
+}
+
+// --- end of the load's and the webhook's errors ---
+
 /** The gateway answered with a status other than success, or with a body the contract does not allow. */
 export class ApiHttpError extends RealtyBatchError {
   readonly code = 'ERR_API_HTTP';

@@ -4,35 +4,30 @@
  * outcomes, in one round trip. Before it, one read of the ledger: a deal that
  * reached the registry gets its outcome here, without a job or a gateway call:
  * `already_submitted` when another row or batch made its docflow, the row's own
- * outcome again when this very row did (its batch expired and was loaded again). One chunk is in Redis while the loader reads and
- * validates the next: Redis runs BullMQ's scripts on its own core meanwhile, and
- * the rows held stay two chunks.
+ * outcome again when this very row did (its batch expired and was loaded again).
+ * One chunk is in Redis while the loader reads and validates the next: Redis runs
+ * BullMQ's scripts on its own core meanwhile, and the rows held stay two chunks.
+ * Redis itself is behind a job store (load-context.ts, redis-load-context.ts).
  */
 import type { Queue } from 'bullmq';
-import type { RedisClient as Redis } from '../redis/connection.js';
+import { LOADER } from '../config.js';
+import { LeftoverJobsHeldError } from '../errors.js';
 import { alreadySubmitted, ownDocflow, type OutcomeRecord } from '../outcomes/types.js';
-import { readSubmittedDeals } from '../ledger/ledger.js';
-import type { submittedDeal } from '../ledger/entry.js';
-
-type SubmittedDeal = NonNullable<ReturnType<typeof submittedDeal>>;
-import { DEAL_JOB, dealJobId, dealJobOptions, type DealJobData } from '../queue/job-data.js';
+import type { DealJobData } from '../queue/job-data.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
+import type { JobStore, LedgerDeal } from './load-context.js';
+import { createRedisJobStore } from './redis-load-context.js';
 
-/** Jobs per `addBulk`: as fast as 1,000 here, and half the rows held (and promoted by the GC) per round trip. */
-export const LOAD_CHUNK_SIZE = 500;
-/** The batch's `loadingUntil` is pushed on at most this often (it lasts a minute). */
-const HEARTBEAT_EVERY_MS = 1000;
+/** Jobs per `addBulk` (src/config.ts, `LOADER.chunkRows`). */
+export const LOAD_CHUNK_SIZE = LOADER.chunkRows;
 
 export interface EnqueueChunk {
   jobs: DealJobData[];
   invalid: OutcomeRecord[];
 }
 
-export interface EnqueueOptions {
-  redis: Redis;
-  keys: Keys;
-  /** Opened on `redis` itself (see `openQueue`): its commands then follow ours on one connection, in order. */
-  queue: Queue<DealJobData>;
+export interface ChunkOptions {
   batch: string;
   /** The bank (its profile's INN): the ledger is kept per bank. */
   bank: string;
@@ -45,8 +40,15 @@ export interface EnqueueOptions {
   fresh: boolean;
   /** `--resubmit`: a deal another row made is sent again (a row's own docflow still stands). */
   resubmit?: boolean;
-  /** Tells other processes this load is alive; called at most once a second. */
+  /** Tells other processes this load is alive; called at most once a second (`LOADER.heartbeatEveryMs`). */
   heartbeat: () => Promise<void>;
+}
+
+export interface EnqueueOptions extends ChunkOptions {
+  redis: Redis;
+  keys: Keys;
+  /** Opened on `redis` itself (see `openQueue`): its commands then follow ours on one connection, in order. */
+  queue: Queue<DealJobData>;
 }
 
 export interface Enqueuer {
@@ -65,10 +67,14 @@ export interface Enqueuer {
   readonly alreadySubmitted: number;
 }
 
+/** The enqueue step over Redis itself (as the bench measures it). */
 export function createEnqueuer(options: EnqueueOptions): Enqueuer {
-  const { redis, keys, queue, batch, fresh } = options;
-  const jobKey = `${keys.bullPrefix}:${keys.queueName}:`;
-  const jobOptions = dealJobOptions();
+  return enqueueInto(createRedisJobStore(options.redis, options.keys, options.queue), options);
+}
+
+/** The enqueue step over a load context's job store (load-context.ts). */
+export function enqueueInto(store: JobStore, options: ChunkOptions): Enqueuer {
+  const { batch, fresh } = options;
   let inFlight: Promise<void> = Promise.resolve();
   let lastHeartbeat = 0;
   let enqueued = 0;
@@ -82,9 +88,9 @@ export function createEnqueuer(options: EnqueueOptions): Enqueuer {
    * again keeps the outcomes its rows have (its jobs return them), and a row of it still
    * without one is sorted out by its worker.
    */
-  const readLedger = (chunk: DealJobData[]): Promise<Array<SubmittedDeal | undefined>> | undefined => {
+  const readLedger = (chunk: DealJobData[]): Promise<Array<LedgerDeal | undefined>> | undefined => {
     if (!fresh || chunk.length === 0) return undefined;
-    const entries = readSubmittedDeals(redis, keys, options.bank, chunk.map((j) => j.dealId));
+    const entries = store.submittedDeals(options.bank, chunk.map((j) => j.dealId));
     // Awaited by send; a failure before then must not count as unhandled.
     entries.catch(() => undefined);
     return entries;
@@ -94,7 +100,7 @@ export function createEnqueuer(options: EnqueueOptions): Enqueuer {
    * The chunk's deals that have a docflow, as outcomes: the row's own again, or
    * already_submitted (unless --resubmit sends them again); the rest stay jobs.
    */
-  const sortOutSubmitted = async (chunk: DealJobData[], ledger: Promise<Array<SubmittedDeal | undefined>> | undefined): Promise<{ jobs: DealJobData[]; submitted: OutcomeRecord[] }> => {
+  const sortOutSubmitted = async (chunk: DealJobData[], ledger: Promise<Array<LedgerDeal | undefined>> | undefined): Promise<{ jobs: DealJobData[]; submitted: OutcomeRecord[] }> => {
     const entries = ledger ? await ledger : [];
     if (entries.every((e) => e === undefined)) return { jobs: chunk, submitted: [] };
     const jobs: DealJobData[] = [];
@@ -110,27 +116,14 @@ export function createEnqueuer(options: EnqueueOptions): Enqueuer {
     return { jobs, submitted };
   };
 
-  const send = async (chunk: EnqueueChunk, ledger: Promise<Array<SubmittedDeal | undefined>> | undefined): Promise<void> => {
+  const send = async (chunk: EnqueueChunk, ledger: Promise<Array<LedgerDeal | undefined>> | undefined): Promise<void> => {
     const { jobs, submitted } = await sortOutSubmitted(chunk.jobs, ledger);
     const outcomes = submitted.length > 0 ? [...chunk.invalid, ...submitted] : chunk.invalid;
-    const ids = jobs.map((j) => dealJobId(batch, j.dealId));
-    const pipeline = redis.pipeline();
-    for (const id of ids) pipeline.exists(jobKey + id);
-    // The index is written before the jobs (one connection, in order): a load that dies
-    // in between leaves no job its retry or its clean-up cannot find.
-    if (jobs.length > 0) pipeline.hset(keys.rows(batch), ...jobs.flatMap((j) => [String(j.row), j.dealId]));
-    if (outcomes.length > 0) pipeline.hset(keys.outcomes(batch), ...outcomes.flatMap((o) => [String(o.row), JSON.stringify(o)]));
-    if (chunk.invalid.length > 0) pipeline.hincrby(keys.metrics, 'outcome|invalid', chunk.invalid.length);
-    for (const o of submitted) pipeline.hincrby(keys.metrics, `outcome|${o.outcome}`, 1);
     const now = Date.now();
-    const beat = now - lastHeartbeat >= HEARTBEAT_EVERY_MS ? options.heartbeat() : undefined;
+    const beat = now - lastHeartbeat >= LOADER.heartbeatEveryMs ? options.heartbeat() : undefined;
     if (beat) lastHeartbeat = now;
-    const written = pipeline.exec();
-    const added = jobs.length > 0 ? queue.addBulk(jobs.map((data, i) => ({ name: DEAL_JOB, data, opts: { ...jobOptions, jobId: ids[i]! } }))) : undefined;
-    const [replies] = await Promise.all([written, added, beat]);
-    for (const [err] of replies ?? []) if (err) throw err;
-    // EXISTS answered before addBulk ran (one connection, in order): these jobs were there already.
-    const existing = jobs.filter((_, i) => replies?.[i]?.[1] === 1);
+    const [existed] = await Promise.all([store.write(batch, jobs, outcomes), beat]);
+    const existing = jobs.filter((_, i) => existed[i]);
     if (fresh && existing.length > 0) await remake(existing);
     const already = fresh ? 0 : existing.length;
     alreadyEnqueued += already;
@@ -138,15 +131,11 @@ export function createEnqueuer(options: EnqueueOptions): Enqueuer {
     alreadySubmittedRows += submitted.length;
   };
 
-  /** Replaces leftover jobs of an earlier life of the batch id (addBulk kept them as they were). */
+  /** Replaces leftover jobs of an earlier life of the batch id (the write kept them as they were). */
   const remake = async (stale: DealJobData[]): Promise<void> => {
-    const ids = stale.map((j) => dealJobId(batch, j.dealId));
-    const removed = await Promise.all(ids.map((id) => queue.remove(id)));
-    // 0 is also "gone meanwhile" (BullMQ's own clean-up): only a job still there is held.
-    const states = await Promise.all(ids.map((id, i) => (removed[i] === 1 ? 'unknown' : queue.getJobState(id))));
-    const locked = states.filter((state) => state !== 'unknown');
-    if (locked.length > 0) throw new Error(`${locked.length} jobs of an earlier load of batch ${batch} are still held by a worker; load again in a minute`);
-    await queue.addBulk(stale.map((data, i) => ({ name: DEAL_JOB, data, opts: { ...jobOptions, jobId: ids[i]! } })));
+    const { held } = await store.remove(batch, stale.map((j) => j.dealId));
+    if (held > 0) throw new LeftoverJobsHeldError(batch, held);
+    await store.add(batch, stale);
   };
 
   return {

@@ -1,6 +1,8 @@
 /** `--notify-url`: the run's summary POSTed as JSON to a webhook, with retries. */
 import pRetry from 'p-retry';
 import { request } from 'undici';
+import { NOTIFY } from '../config.js';
+import { WebhookRefusedError } from '../errors.js';
 import type { Logger } from '../logger.js';
 
 export async function notify(url: string, summary: unknown, logger: Logger, options: { retries?: number; minTimeoutMs?: number } = {}): Promise<boolean> {
@@ -11,12 +13,12 @@ export async function notify(url: string, summary: unknown, logger: Logger, opti
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify(summary),
-          signal: AbortSignal.timeout(10_000),
+          signal: AbortSignal.timeout(NOTIFY.timeoutMs),
         });
         await response.body.dump();
-        if (response.statusCode >= 300) throw new Error(`the webhook answered ${response.statusCode}`);
+        if (response.statusCode >= 300) throw new WebhookRefusedError(response.statusCode);
       },
-      { retries: options.retries ?? 4, minTimeout: options.minTimeoutMs ?? 1000, factor: 2 },
+      { retries: options.retries ?? NOTIFY.retries, minTimeout: options.minTimeoutMs ?? NOTIFY.firstRetryMs, factor: NOTIFY.backoffFactor },
     );
     return true;
   } catch (err) {

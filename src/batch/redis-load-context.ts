@@ -1,0 +1,96 @@
+/**
+ * The load's context over Redis (load-context.ts): the batch store, the deal queue
+ * opened on the caller's connection, the batch's row index and outcomes, the ledger.
+ */
+import { Job, type Queue } from 'bullmq';
+import { LOADER } from '../config.js';
+import { readSubmittedDeals } from '../ledger/ledger.js';
+import { openQueue } from '../queue/deal-queue.js';
+import { DEAL_JOB, dealJobId, dealJobOptions, type DealJobData } from '../queue/job-data.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
+import type { Keys } from '../redis/keys.js';
+import { createBatchStore } from './batch-store.js';
+import type { JobStore, LoadContext } from './load-context.js';
+
+/** Opens the deal queue on `redis` itself; `close` closes the queue, never the connection. */
+export function createRedisLoadContext(redis: Redis, keys: Keys): LoadContext {
+  const queue = openQueue(redis, keys);
+  return { batches: createBatchStore(redis, keys), jobs: createRedisJobStore(redis, keys, queue), close: () => queue.close() };
+}
+
+/**
+ * `queue` is opened on `redis` itself (see `openQueue`): its commands then follow the
+ * store's own on one connection, in order, which `write` relies on.
+ */
+export function createRedisJobStore(redis: Redis, keys: Keys, queue: Queue<DealJobData>): JobStore {
+  const jobKey = `${keys.bullPrefix}:${keys.queueName}:`;
+  const jobOptions = dealJobOptions();
+  const bulk = (ids: readonly string[], jobs: readonly DealJobData[]) => jobs.map((data, i) => ({ name: DEAL_JOB, data, opts: { ...jobOptions, jobId: ids[i]! } }));
+
+  return {
+    submittedDeals: (bank, dealIds) => readSubmittedDeals(redis, keys, bank, dealIds),
+
+    async write(batch, jobs, outcomes) {
+      const ids = jobs.map((j) => dealJobId(batch, j.dealId));
+      const pipeline = redis.pipeline();
+      for (const id of ids) pipeline.exists(jobKey + id);
+      // The index is written before the jobs (one connection, in order): a load that dies
+      // in between leaves no job its retry or its clean-up cannot find.
+      if (jobs.length > 0) pipeline.hset(keys.rows(batch), ...jobs.flatMap((j) => [String(j.row), j.dealId]));
+      if (outcomes.length > 0) {
+        pipeline.hset(keys.outcomes(batch), ...outcomes.flatMap((o) => [String(o.row), JSON.stringify(o)]));
+        const counts = new Map<string, number>();
+        for (const o of outcomes) counts.set(o.outcome, (counts.get(o.outcome) ?? 0) + 1);
+        for (const [outcome, n] of counts) pipeline.hincrby(keys.metrics, `outcome|${outcome}`, n);
+      }
+      const written = pipeline.exec();
+      const added = jobs.length > 0 ? queue.addBulk(bulk(ids, jobs)) : undefined;
+      const [replies] = await Promise.all([written, added]);
+      for (const [err] of replies ?? []) if (err) throw err;
+      // EXISTS answered before addBulk ran (one connection, in order): these jobs were there already.
+      return ids.map((_, i) => replies?.[i]?.[1] === 1);
+    },
+
+    async add(batch, jobs) {
+      await queue.addBulk(bulk(jobs.map((j) => dealJobId(batch, j.dealId)), jobs));
+    },
+
+    async remove(batch, dealIds) {
+      const ids = dealIds.map((dealId) => dealJobId(batch, dealId));
+      const results = await Promise.all(ids.map((id) => queue.remove(id)));
+      // 0 is also "no such job" (already gone, or BullMQ's own clean-up): only a job that still exists is held.
+      const states = await Promise.all(ids.filter((_, i) => results[i] !== 1).map((id) => queue.getJobState(id)));
+      return { removed: results.filter((r) => r === 1).length, held: states.filter((state) => state !== 'unknown').length };
+    },
+
+    async *rowPages(batch) {
+      let cursor = '0';
+      do {
+        const [next, entries] = await redis.hscan(keys.rows(batch), cursor, 'COUNT', LOADER.scanCount);
+        cursor = next;
+        yield entries.filter((_, i) => i % 2 === 1);
+      } while (cursor !== '0');
+    },
+
+    async clear(batch) {
+      await redis.del(keys.outcomes(batch), keys.rows(batch), keys.checkpoints(batch));
+    },
+
+    async release(batch) {
+      const delayed = `${keys.bullPrefix}:${keys.queueName}:delayed`;
+      let cursor = '0';
+      do {
+        const [next, entries] = await redis.zscan(delayed, cursor, 'MATCH', `${batch}.*`, 'COUNT', LOADER.scanCount);
+        cursor = next;
+        const ids = entries.filter((_, i) => i % 2 === 0);
+        await Promise.all(
+          ids.map(async (id) => {
+            const job = await Job.fromId(queue, id);
+            // It may have left the delayed set since the scan: then there is nothing to do.
+            await job?.promote().catch(() => undefined);
+          }),
+        );
+      } while (cursor !== '0');
+    },
+  };
+}
