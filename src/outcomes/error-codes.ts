@@ -24,7 +24,7 @@ export const ERROR_CODES = {
     code: 'INVALID',
     outcomes: ['invalid'],
     meaning: 'the row failed validation at load; it was never sent, and errorMessage lists `field: problem` for every problem',
-    action: 'correct the rows in the attention file (or the rejects file) and load it as a new batch',
+    action: 'correct the row in the attention file and load that file',
   },
   NOT_FOUND: {
     code: 'NOT_FOUND',
@@ -71,7 +71,7 @@ export const ERROR_CODES = {
   ERR_API_RESPONSE: {
     code: 'ERR_API_RESPONSE',
     outcomes: ['failed'],
-    meaning: "the gateway kept answering 2xx with a body the contract does not allow until --attempts ran out; the call may have made a docflow, so the news feed was asked first",
+    meaning: 'the gateway kept answering 2xx with a body the contract does not allow until --attempts ran out (after a docflow call, the news feed was first asked whether it made one)',
     action: 'report the answer (errorMessage) to the gateway operator; `realty-batch retry <batch>` once it is fixed',
   },
   HTTP_STATUS: {
