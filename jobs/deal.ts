@@ -7,26 +7,13 @@ import { DelayedError, UnrecoverableError, WaitingError, type Processor } from '
 import { BatchAbandonedError } from '../src/errors.js';
 import { SUBMITTED_OUTCOMES, type OutcomeRecord } from '../src/outcomes/types.js';
 import type { DealJobData } from '../src/queue/job-data.js';
-import { createBatchCache, type BatchCache } from '../src/worker/batch-cache.js';
+import { createBatchCache } from '../src/worker/batch-cache.js';
 import { DealRun, type DealJob } from '../src/worker/deal-run.js';
-import { claim, dataRemoved, docflowRequest, readiness, readProfile, resolution, send, type Decision } from '../src/worker/deal-steps.js';
+import { decideDeal, type Decision } from '../src/worker/deal-steps.js';
 import { maskThrown } from '../src/worker/job-boundary.js';
 import type { DealProcessorContext } from '../src/worker/processor-context.js';
 
 export type { DealProcessorContext };
-
-/** The steps in their order; the first decision ends the run. */
-async function decideDeal(run: DealRun, batches: BatchCache): Promise<Decision> {
-  const held = await readiness(run, batches);
-  if (held) return held;
-  if (!run.deal) return dataRemoved(run);
-  await readProfile(run, batches);
-  const resolved = await resolution(run);
-  if (resolved) return resolved;
-  const request = docflowRequest(run);
-  const claimed = await claim(run);
-  return claimed.kind === 'send' ? send(run, claimed, request!) : claimed;
-}
 
 /** A decision at the BullMQ boundary: a job's result, or what its run throws. */
 async function apply(run: DealRun, decision: Decision): Promise<OutcomeRecord> {

@@ -56,18 +56,14 @@ export async function recordOutcome(store: OutcomeStore, write: NewOutcome | Kep
   const { deal, ...rest } = write.job.data;
   if (!write.record) return { kind: 'kept', data: deal !== undefined && (await write.updateJob(rest)) ? rest : undefined };
   const { batch, record, ledger, ifAbsent, mask } = write;
-  if (mask && !SUBMITTED_OUTCOMES.has(record.outcome)) {
-    if (record.errorMessage) record.errorMessage = mask(record.errorMessage);
-    if (record.errorCode) record.errorCode = mask(record.errorCode);
-  }
+  if (mask && !SUBMITTED_OUTCOMES.has(record.outcome)) masked(record, mask);
   // The outcome and the job without its deal in one script: a job whose deal is gone always has its outcome.
   const options: RecordOptions = { ledger, ifAbsent, job: deal ? { key: write.job.key, data: JSON.stringify(rest) } : undefined };
   let written = await persist(store, batch, record, options);
   if (written.kind === 'exists') return written;
   if (written.kind !== 'submitted') return { kind: 'recorded', record, data: rest, ...(written.kind === 'conflict' && { conflict: written.deal }) };
   // The deal has a docflow after all (the feed found a lost answer, or another row made it): the row gets it.
-  const instead = written.own ? ownDocflow(record.row, record.dealId, written.deal, written.via, record.attempts) : alreadySubmitted(record.row, record.dealId, written.deal, record.attempts);
-  if (record.cadastralNumber) instead.cadastralNumber = record.cadastralNumber;
+  const instead = insteadOf(record, written);
   options.ledger = written.own && ledger ? { bank: ledger.bank, resubmit: ledger.resubmit, via: written.via } : undefined;
   written = await persist(store, batch, instead, options);
   if (written.kind === 'exists') return written;
@@ -77,4 +73,18 @@ export async function recordOutcome(store: OutcomeStore, write: NewOutcome | Kep
 function persist(store: OutcomeStore, batch: string, record: OutcomeRecord, options: RecordOptions): Promise<RecordResult> {
   const write = () => store.record(batch, record, options);
   return write().catch(() => pRetry(write, RETRY));
+}
+
+/** The code and message of an outcome, masked in place. */
+function masked(record: OutcomeRecord, mask: (text: string) => string): void {
+  if (record.errorMessage) record.errorMessage = mask(record.errorMessage);
+  if (record.errorCode) record.errorCode = mask(record.errorCode);
+}
+
+/** What a row records when the ledger says its deal has a docflow: its own, or another row's. */
+function insteadOf(record: OutcomeRecord, written: Extract<RecordResult, { kind: 'submitted' }>): OutcomeRecord {
+  const { row, dealId, attempts } = record;
+  const instead = written.own ? ownDocflow(row, dealId, written.deal, written.via, attempts) : alreadySubmitted(row, dealId, written.deal, attempts);
+  if (record.cadastralNumber) instead.cadastralNumber = record.cadastralNumber;
+  return instead;
 }

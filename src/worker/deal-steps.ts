@@ -39,6 +39,19 @@ export type Decision =
   /** Thrown as it is: a retry (a plain Error with its cause, for the backoff) or one of BullMQ's signals. */
   | { kind: 'fail'; error: unknown };
 
+/** The steps in their order; the first decision ends the run. */
+export async function decideDeal(run: DealRun, batches: BatchCache): Promise<Decision> {
+  const held = await readiness(run, batches);
+  if (held) return held;
+  if (!run.deal) return dataRemoved(run);
+  await readProfile(run, batches);
+  const resolved = await resolution(run);
+  if (resolved) return resolved;
+  const request = docflowRequest(run);
+  const claimed = await claim(run);
+  return claimed.kind === 'send' ? send(run, claimed, request!) : claimed;
+}
+
 const WAIT: Decision = { kind: 'wait' };
 const DROP: Decision = { kind: 'drop' };
 
@@ -257,7 +270,7 @@ function settle(run: DealRun, claimed: Claimed, how: 'definite' | 'uncertain'): 
 
 /** A failure before or of the docflow call: retried, the session paused, held, or the row's outcome. */
 export function failure(run: DealRun, err: unknown, uncertain: boolean): Decision {
-  if (err instanceof UnrecoverableError || err instanceof RateLimitError || err instanceof DelayedError || err instanceof WaitingError || err instanceof LockLostError) return { kind: 'fail', error: err };
+  if (isSignal(err)) return { kind: 'fail', error: err };
   const decision = decide(err);
   if (decision.action === 'pause') return WAIT;
   const { ctx, attempt } = run;
@@ -286,4 +299,10 @@ export function failure(run: DealRun, err: unknown, uncertain: boolean): Decisio
     return { kind: 'delay', ms: 1000, patch: { exhausted: { ...fields, outcome: outcome === 'unavailable' ? 'unavailable' : 'failed' } } };
   }
   return { kind: 'outcome', fields, ledger: run.ledger() };
+}
+
+/** BullMQ's signals, and a run that lost its job: thrown on as they are, never a failure of the deal. */
+const SIGNALS = [UnrecoverableError, RateLimitError, DelayedError, WaitingError, LockLostError];
+function isSignal(err: unknown): boolean {
+  return SIGNALS.some((signal) => err instanceof signal);
 }
