@@ -47,9 +47,10 @@ export interface DealWorkerOptions {
   /**
    * How long a job stays locked to a worker that stopped answering (`--lock-ms`):
    * after that another worker takes it over. Locks are renewed at half of it.
+   * TUNABLES.jobLockMs when undefined.
    */
   lockMs?: number;
-  /** The circuit breaker's settings; DEFAULT_BREAKER when undefined. */
+  /** The circuit breaker's settings; DEFAULT_BREAKER (TUNABLES.breaker) when undefined. */
   breaker?: Partial<BreakerOptions>;
   /** How long after a try's end its docflow may take to show in the news feed (`--feed-lag-ms`). */
   feedLagMs?: number;
