@@ -161,3 +161,40 @@ export const NOTIFY = Object.freeze({
 });
 
 // --- end of the loader's tunables ---
+
+/*
+ * The deal worker's tunables (issue 22), each with its unit; read once, here. Flags that
+ * override one (`--lock-ms`, `--grace-ms`, `--breaker-*`, `--feed-lag-ms`,
+ * `--reconcile-timeout-ms`) take these as their defaults.
+ */
+export const TUNABLES = Object.freeze({
+  /** How long a job stays locked to a worker that stopped answering before another takes it over (`--lock-ms`). */
+  jobLockMs: 30 * SECOND,
+  /** How often a job may be taken over from a worker that died before BullMQ fails it. */
+  maxStalls: 5,
+  /** How long a stopping worker waits for its active jobs: a gateway call's timeout and some (`--grace-ms`). */
+  graceMs: 45 * SECOND,
+  /** The circuit breaker: a share (0..1), a count of calls, durations, a count of probes (`--breaker-*`). */
+  breaker: Object.freeze({ threshold: 0.5, minCalls: 20, windowMs: 30 * SECOND, cooldownMs: 30 * SECOND, maxProbes: 10 }),
+  /** A batch's profile is read again this often, so a corrected profile reaches long-running workers. */
+  profileTtlMs: 60 * SECOND,
+  /** Batches whose profile a worker keeps at once (more: the cache starts afresh). */
+  profileCacheSize: 100,
+  /** Batches a worker remembers as loaded (more: the cache starts afresh). */
+  loadedCacheSize: 1000,
+  /** How long after a try's end its docflow may take to show in the news feed (`--feed-lag-ms`). */
+  feedLagMs: 60 * SECOND,
+  /** A read of the news feed waits at least this long, whatever `--timeout-ms` says. */
+  feedTimeoutMs: 30 * SECOND,
+  /** How long past the feed lag a row waits for the feed before it ends ERR_UNCERTAIN (`--reconcile-timeout-ms`). */
+  reconcileTimeoutMs: 15 * MINUTE,
+  /** A job of a batch still loading looks again after this, doubled per look, at most `loadingRecheckMaxMs`. */
+  loadingRecheckMs: 2 * SECOND,
+  loadingRecheckMaxMs: 5 * MINUTE,
+  /** A row whose deal another row holds looks again after this, doubled per look, at most `claimRecheckMaxMs`. */
+  claimRecheckMs: 2 * SECOND,
+  claimRecheckMaxMs: MINUTE,
+  /** Writes of an outcome retried after a failed one (a passing Redis error), the first after this. */
+  outcomeWriteRetries: 5,
+  outcomeWriteRetryMs: 200,
+});

@@ -5,6 +5,7 @@
  * long as its batch: each write reads the batch's expiry from Redis (never a cached
  * one), and never shortens it.
  */
+import { DAY, DEFAULTS } from '../config.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { createScriptBatcher, luaScript, type ScriptRunner } from '../redis/lua.js';
@@ -98,7 +99,7 @@ export interface OutcomeStoreOptions {
 }
 
 /** 400 days, unless REALTY_LEDGER_DAYS says otherwise. */
-export const DEFAULT_LEDGER_MS = 400 * 24 * 3600 * 1000;
+export const DEFAULT_LEDGER_MS = DEFAULTS.ledgerDays * DAY;
 
 export function createOutcomeStore(redis: Redis, keys: Keys, options: OutcomeStoreOptions = {}): OutcomeStore {
   const run: ScriptRunner = options.batched ? createScriptBatcher(redis) : (script, k, args) => script.run(redis, k, args);

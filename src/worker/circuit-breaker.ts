@@ -3,11 +3,12 @@
  * of 501s, 5xx, timeouts and resets crosses a threshold, the worker stops taking
  * jobs for a cool-down, then sends one probe; it resumes when the probe gets an
  * answer that is not one of those. Deals caught while it is open wait without
- * spending a try (jobs/deal.ts).
+ * spending a try (src/worker/deal-steps.ts, failure).
  *
  * The state machine is pure (time is passed in) and unit-tested; the worker
  * wires its transitions to pausing and resuming itself.
  */
+import { TUNABLES } from '../config.js';
 
 export type BreakerState = 'closed' | 'open' | 'half_open';
 
@@ -24,7 +25,8 @@ export interface BreakerOptions {
   maxProbes: number;
 }
 
-export const DEFAULT_BREAKER: BreakerOptions = { threshold: 0.5, minCalls: 20, windowMs: 30_000, cooldownMs: 30_000, maxProbes: 10 };
+/** The breaker's settings unless flags say otherwise: src/config.ts, TUNABLES.breaker. */
+export const DEFAULT_BREAKER: BreakerOptions = { ...TUNABLES.breaker };
 
 /** What counts against the gateway: no answer, 501, and 5xx. 4xx are the request's own fault. */
 export function isGatewayFailure(status: number): boolean {

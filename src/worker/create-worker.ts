@@ -4,7 +4,6 @@
  */
 import { hostname } from 'node:os';
 import { Worker, type Job, type Processor, type Queue } from 'bullmq';
-import pRetry from 'p-retry';
 import { Cluster } from 'ioredis';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { DealProcessorContext } from './processor-context.js';
@@ -16,7 +15,9 @@ import { ensureFeed } from '../feed/feed-store.js';
 import { startFeedFollower, type FeedFollower } from '../feed/follower.js';
 import { createScriptBatcher } from '../redis/lua.js';
 import { updateLockedJobData } from '../queue/locked-update.js';
-import { alreadySubmitted, ownDocflow, type OutcomeRecord } from '../outcomes/types.js';
+import type { OutcomeRecord } from '../outcomes/types.js';
+import { ERROR_CODES } from '../outcomes/error-codes.js';
+import { recordOutcome } from '../outcomes/record-outcome.js';
 import type { DealJobData } from '../queue/job-data.js';
 import type { Keys } from '../redis/keys.js';
 import { createRealtyClient } from '../realty/client.js';
@@ -24,7 +25,8 @@ import { retryDelay } from './decide.js';
 import { maskPersonalData } from './redact.js';
 import { createRequestLimiter } from './rate-limit.js';
 import { createMetricsRecorder } from '../metrics/recorder.js';
-import { ApiHttpError } from '../errors.js';
+import { ApiHttpError, BatchAbandonedError } from '../errors.js';
+import { TUNABLES } from '../config.js';
 import { CircuitBreaker, DEFAULT_BREAKER, type BreakerOptions } from './circuit-breaker.js';
 import { openQueue } from '../queue/deal-queue.js';
 
@@ -45,9 +47,10 @@ export interface DealWorkerOptions {
   /**
    * How long a job stays locked to a worker that stopped answering (`--lock-ms`):
    * after that another worker takes it over. Locks are renewed at half of it.
+   * TUNABLES.jobLockMs when undefined.
    */
   lockMs?: number;
-  /** The circuit breaker's settings; DEFAULT_BREAKER when undefined. */
+  /** The circuit breaker's settings; DEFAULT_BREAKER (TUNABLES.breaker) when undefined. */
   breaker?: Partial<BreakerOptions>;
   /** How long after a try's end its docflow may take to show in the news feed (`--feed-lag-ms`). */
   feedLagMs?: number;
@@ -62,16 +65,11 @@ export interface DealWorkerOptions {
   logger: Logger;
 }
 
-export const DEFAULT_FEED_LAG_MS = 60_000;
-/** A read of the news feed waits at least this long (ms), whatever --timeout-ms says. */
-const FEED_TIMEOUT_MS = 30_000;
-export const DEFAULT_RECONCILE_TIMEOUT_MS = 15 * 60_000;
-
-/** How often a job may be taken over from a worker that died before it is failed. */
-export const MAX_STALLS = 5;
-
-/** How long a stopping worker waits for its active jobs: a gateway call's timeout and some. */
-export const DEFAULT_GRACE_MS = 45_000;
+// The worker's tunables live in src/config.ts (TUNABLES); these names stay for the CLI's defaults.
+export const DEFAULT_FEED_LAG_MS = TUNABLES.feedLagMs;
+export const DEFAULT_RECONCILE_TIMEOUT_MS = TUNABLES.reconcileTimeoutMs;
+export const MAX_STALLS = TUNABLES.maxStalls;
+export const DEFAULT_GRACE_MS = TUNABLES.graceMs;
 
 export interface DealWorker {
   /** The worker's circuit breaker (its state, for status lines and tests). */
@@ -149,7 +147,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   const feedClient = createRealtyClient({
     baseUrl: options.apiUrl,
     sessionId: options.sessionId,
-    timeoutMs: Math.max(options.timeoutMs, FEED_TIMEOUT_MS),
+    timeoutMs: Math.max(options.timeoutMs, TUNABLES.feedTimeoutMs),
     connections: 2,
     onCall: (endpoint, status, ms) => metrics.call(endpoint, status, ms),
   });
@@ -216,7 +214,8 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     concurrency: options.concurrency,
     // Shown as the job's processedBy (Bull Board, tests): which host and process ran it.
     name: `${hostname()}:${process.pid}`,
-    ...(options.lockMs ? { lockDuration: options.lockMs, stalledInterval: options.lockMs } : {}),
+    lockDuration: options.lockMs || TUNABLES.jobLockMs,
+    stalledInterval: options.lockMs || TUNABLES.jobLockMs,
     // A job whose worker died is run again by another, with the same requestId: safe, so
     // BullMQ's default of one stall is far too few for a fleet that gets restarted. A job
     // that kills its worker five times is failed (and `retry` can send it again).
@@ -235,7 +234,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   const nets = new Set<Promise<void>>();
   worker.on('failed', (job, err) => {
     // Jobs of a batch whose load failed are not rows of it: no outcome.
-    if (!job?.finishedOn || err.name === 'BatchAbandonedError') return;
+    if (!job?.finishedOn || err.name === BatchAbandonedError.name) return;
     const net = recordFailedJob(job, err).catch((e: unknown) => logger.error({ err: { message: String(e) }, batch: job.data.batch, row: job.data.row }, 'could not record a failed job'));
     nets.add(net);
     void net.finally(() => nets.delete(net));
@@ -248,29 +247,30 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     const entry = bank ? await ledger.read(bank, dealId) : undefined;
     // A worker that died mid-call may have made the docflow: the row says so, and keeps its claim.
     const uncertain = entry?.state === 'sending' && entry.batch === batch && entry.row === row;
+    const { ERR_UNCERTAIN, ERR_JOB_STALLED, ERR_JOB_FAILED } = ERROR_CODES;
     const record: OutcomeRecord = {
       row,
       dealId,
       outcome: 'failed',
       attempts: Math.max(1, job.attemptsMade),
-      errorCode: uncertain ? 'ERR_UNCERTAIN' : stalled ? 'ERR_JOB_STALLED' : 'ERR_JOB_FAILED',
+      errorCode: (uncertain ? ERR_UNCERTAIN : stalled ? ERR_JOB_STALLED : ERR_JOB_FAILED).code,
       errorMessage: uncertain
         ? `its worker stopped ${MAX_STALLS + 1} times while it ran, once during a call that may have created a docflow; realty-batch retry ${batch} looks for it in the news feed before sending it again`
         : stalled
           ? `its worker stopped ${MAX_STALLS + 1} times while it ran (no call of it was in flight); realty-batch retry ${batch} sends it again`
-          : // Whatever the processor threw (a masked message, or a defect's own): never a person of the row.
-            maskPersonalData(err.message, job.data.deal, profile),
+          : // Whatever the processor threw (a masked message, or a defect's own): masked by recordOutcome.
+            err.message,
       finishedAt: new Date().toISOString(),
     };
-    const { deal: _removed, ...rest } = job.data;
-    const strip = job.data.deal ? { key: `${job.queueQualifiedName}:${job.id}`, data: JSON.stringify(rest) } : undefined;
-    const resubmit = job.data.resubmit === true;
-    const write = () => outcomes.record(batch, record, { ifAbsent: true, job: strip, ...(bank && { ledger: { bank, resubmit, keepClaim: uncertain } }) });
-    const written = await pRetry(write, { retries: 5, minTimeout: 200 });
-    if (written.kind !== 'submitted' || !bank) return;
-    // The deal has a docflow after all (the feed found the lost answer): the row gets it.
-    const instead = written.own ? ownDocflow(row, dealId, written.deal, written.via, record.attempts) : alreadySubmitted(row, dealId, written.deal, record.attempts);
-    await pRetry(() => outcomes.record(batch, instead, { ifAbsent: true, job: strip, ...(written.own && { ledger: { bank, resubmit, via: written.via } }) }), { retries: 5, minTimeout: 200 });
+    // Written only when the row has no outcome: the processor's own comes first.
+    await recordOutcome(outcomes, {
+      batch,
+      job: { key: `${job.queueQualifiedName}:${job.id}`, data: job.data },
+      record,
+      ifAbsent: true,
+      ledger: bank ? { bank, resubmit: job.data.resubmit === true, keepClaim: uncertain } : undefined,
+      mask: (text) => maskPersonalData(text, job.data.deal, profile),
+    });
   };
 
   return {

@@ -4,6 +4,7 @@
  * README ("What each answer becomes").
  */
 import { ApiHttpError, ApiNetworkError, ApiResponseError } from '../errors.js';
+import { ERROR_CODES, httpStatusCode } from '../outcomes/error-codes.js';
 import type { Outcome } from '../outcomes/types.js';
 
 export type Decision =
@@ -85,12 +86,12 @@ function flatten(err: unknown): { errorCode?: string; errorMessage: string; http
     };
     if (body) walk(body, 0);
     return {
-      errorCode: body?.code ?? `HTTP_${err.status}`,
+      errorCode: body?.code ?? httpStatusCode(err.status),
       errorMessage: parts.length > 0 ? `${err.status}: ${parts.join('; ')}` : err.message,
       httpStatus: err.status,
     };
   }
   if (err instanceof ApiNetworkError) return { errorCode: err.reason, errorMessage: err.message };
   if (err instanceof ApiResponseError) return { errorCode: err.code, errorMessage: err.message, httpStatus: err.status };
-  return { errorCode: 'ERR_INTERNAL', errorMessage: err instanceof Error ? err.message : String(err) };
+  return { errorCode: ERROR_CODES.ERR_INTERNAL.code, errorMessage: err instanceof Error ? err.message : String(err) };
 }

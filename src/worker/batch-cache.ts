@@ -1,0 +1,58 @@
+/**
+ * What a worker keeps of its batches between jobs: whether each has loaded (a loaded
+ * batch stays loaded, so it is read once) and its bank profile (read again after
+ * TUNABLES.profileTtlMs, so a corrected profile reaches long-running workers). Bounded:
+ * past its size a map starts afresh, which costs one read per batch.
+ */
+import { UnrecoverableError } from 'bullmq';
+import { TUNABLES } from '../config.js';
+import type { BatchStore } from '../batch/batch-store.js';
+import type { BankProfile } from '../input/profile.js';
+
+/** Whether a batch's jobs may run: its file was read to its end, it is still being read, or its load failed or died. */
+export type Readiness = 'ready' | 'loading' | 'failed';
+
+export interface BatchCache {
+  readiness(batch: string): Promise<Readiness>;
+  /** The batch's profile; a batch without one fails its jobs (UnrecoverableError). */
+  profile(batch: string): Promise<BankProfile>;
+  /** The profile last read, however old, without a read: for masking what a run lets through. */
+  knownProfile(batch: string): BankProfile | undefined;
+}
+
+export interface BatchCacheOptions {
+  profileTtlMs?: number;
+  profileCacheSize?: number;
+  loadedCacheSize?: number;
+  now?: () => number;
+}
+
+export function createBatchCache(store: Pick<BatchStore, 'state' | 'profile'>, options: BatchCacheOptions = {}): BatchCache {
+  const { profileTtlMs = TUNABLES.profileTtlMs, profileCacheSize = TUNABLES.profileCacheSize, loadedCacheSize = TUNABLES.loadedCacheSize, now = Date.now } = options;
+  const profiles = new Map<string, { profile: BankProfile; at: number }>();
+  const loaded = new Set<string>();
+  return {
+    async readiness(batch) {
+      if (loaded.has(batch)) return 'ready';
+      const state = await store.state(batch);
+      if (state === 'loaded') {
+        if (loaded.size > loadedCacheSize) loaded.clear();
+        loaded.add(batch);
+        return 'ready';
+      }
+      return state === 'loading' ? 'loading' : 'failed';
+    },
+    async profile(batch) {
+      const cached = profiles.get(batch);
+      if (cached && now() - cached.at < profileTtlMs) return cached.profile;
+      const profile = await store.profile(batch);
+      if (!profile) throw new UnrecoverableError(`batch ${batch} has no bank profile in Redis`);
+      if (profiles.size > profileCacheSize) profiles.clear();
+      profiles.set(batch, { profile, at: now() });
+      return profile;
+    },
+    knownProfile(batch) {
+      return profiles.get(batch)?.profile;
+    },
+  };
+}

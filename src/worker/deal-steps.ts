@@ -1,0 +1,308 @@
+/**
+ * The steps of a deal job, each a plain function of the run that returns a Decision, or
+ * nothing when the next step goes on: the batch's readiness, a job whose deal was removed,
+ * the resolution of the cadastral number, the claim in the ledger and the docflow call.
+ * They call the gateway and the stores through the context; what a decision becomes at
+ * BullMQ's boundary (a delay, a wait, a failure) is jobs/deal.ts's.
+ */
+import { randomUUID } from 'node:crypto';
+import { DelayedError, RateLimitError, UnrecoverableError, WaitingError } from 'bullmq';
+import { TUNABLES } from '../config.js';
+import { ApiHttpError } from '../errors.js';
+import type { ClaimVerdict, Lookup } from '../ledger/ledger.js';
+import { ERROR_CODES } from '../outcomes/error-codes.js';
+import type { NewOutcome } from '../outcomes/record-outcome.js';
+import { alreadySubmitted, ownDocflow, SUBMITTED_OUTCOMES, type OutcomeRecord } from '../outcomes/types.js';
+import type { DealJobData } from '../queue/job-data.js';
+import type { DocflowRequest } from '../realty/types.js';
+import { DOCFLOW_TYPE } from '../realty/types.js';
+import type { BatchCache } from './batch-cache.js';
+import { buildEncumbranceRequest } from './build-request.js';
+import { decide, describeApiError, mayHaveCreated } from './decide.js';
+import type { DealRun, Final } from './deal-run.js';
+import { LockLostError } from './job-boundary.js';
+import { resolveCadastralNumber } from './resolve-cadastral.js';
+
+export type Decision =
+  /** Record this outcome: a submitted one completes the job, any other fails it with no try left. */
+  | { kind: 'outcome'; fields: Final; ledger: NewOutcome['ledger'] }
+  /** The row has its outcome already: the job completes with it, and its deal leaves Redis. */
+  | { kind: 'done'; record: OutcomeRecord }
+  /** Back after `ms` without spending a try, with `patch` merged into the job's data. */
+  | { kind: 'delay'; ms: number; patch?: Partial<DealJobData> }
+  /** The session was refused: every worker pauses, and the job goes back to waiting unspent. */
+  | { kind: 'wait' }
+  /** The batch's load failed or died: no outcome (its rows were never the batch's), its deal leaves Redis. */
+  | { kind: 'drop' }
+  /** The job fails for good without a new outcome: its row has one. */
+  | { kind: 'stop'; message: string }
+  /** Thrown as it is: a retry (a plain Error with its cause, for the backoff) or one of BullMQ's signals. */
+  | { kind: 'fail'; error: unknown };
+
+/** The steps in their order; the first decision ends the run. */
+export async function decideDeal(run: DealRun, batches: BatchCache): Promise<Decision> {
+  const held = await readiness(run, batches);
+  if (held) return held;
+  if (!run.deal) return dataRemoved(run);
+  await readProfile(run, batches);
+  const resolved = await resolution(run);
+  if (resolved) return resolved;
+  const request = docflowRequest(run);
+  const claimed = await claim(run);
+  return claimed.kind === 'send' ? send(run, claimed, request!) : claimed;
+}
+
+const WAIT: Decision = { kind: 'wait' };
+const DROP: Decision = { kind: 'drop' };
+
+/**
+ * A job of a batch still loading looks again after 2 s, then 4, 8, ... at most
+ * 5 minutes: a batch whose loader died waits, cheaply, to be loaded again.
+ */
+export function loadingRecheckMs(timesHeld: number): number {
+  return Math.min(TUNABLES.loadingRecheckMaxMs, TUNABLES.loadingRecheckMs * 2 ** Math.min(8, Math.max(0, timesHeld - 1)));
+}
+
+/** A row whose deal another row holds looks again after 2 s, 4, 8, ... at most a minute. */
+export function claimRecheckMs(waits: number): number {
+  return Math.min(TUNABLES.claimRecheckMaxMs, TUNABLES.claimRecheckMs * 2 ** Math.min(5, waits)) * (0.9 + 0.2 * Math.random());
+}
+
+/** Nothing of a batch is sent before its whole file was read: a file broken half-way must not leave half a night submitted. */
+export async function readiness(run: DealRun, batches: BatchCache): Promise<Decision | undefined> {
+  const state = await batches.readiness(run.batch);
+  if (state === 'loading') return { kind: 'delay', ms: loadingRecheckMs(run.job.attemptsStarted) };
+  return state === 'failed' ? DROP : undefined;
+}
+
+/**
+ * A finished job run again (a retry from the dashboard): its deal left Redis with its
+ * outcome. The outcome stands; `realty-batch retry` reads the deal from the input again.
+ */
+export async function dataRemoved(run: DealRun): Promise<Decision> {
+  const message = `this job's deal data was removed when the row got its outcome; run: realty-batch retry ${run.batch}`;
+  const [earlier] = await run.ctx.outcomes.range(run.batch, run.row, run.row);
+  if (earlier) {
+    run.log().warn({ outcome: earlier.outcome }, message);
+    return { kind: 'stop', message };
+  }
+  return { kind: 'outcome', fields: { outcome: 'failed', errorCode: ERROR_CODES.ERR_DATA_REMOVED.code, errorMessage: message }, ledger: undefined };
+}
+
+/** Reads the batch's profile (the bank the deal is claimed under); a batch without one fails the job. */
+export async function readProfile(run: DealRun, batches: BatchCache): Promise<void> {
+  run.profile = await batches.profile(run.batch);
+  run.bank = run.profile.organization.inn;
+}
+
+/**
+ * The cadastral number, before the claim. A job's first run asks suggest straight away, and
+ * the claim writes its checkpoint: nearly every such row has no outcome, no checkpoint and a
+ * deal no ledger knows, so the lookup would find nothing. Every later run (a retry, a stall, a
+ * hold, a wait, a throttled run) looks first: a checkpoint or a docflow spares the suggest call.
+ */
+export async function resolution(run: DealRun): Promise<Decision | undefined> {
+  if (run.cadastralNumber || run.exhausted) return undefined;
+  const { ctx, job } = run;
+  const first = !ctx.throttle && job.attemptsMade === 0 && !job.stalledCounter && !job.data.holds && !job.data.waits;
+  try {
+    if (!first) {
+      const look = await ctx.ledger.lookup(run.bank, run.dealId, run.batch, run.row);
+      const known = lookedUp(run, look);
+      if (known) return known;
+      run.cadastralNumber = look.cadastralNumber;
+    }
+    if (run.cadastralNumber) return undefined;
+    await ctx.throttle?.();
+    const resolved = await resolveCadastralNumber(run.deal!, ctx.client);
+    if (resolved.kind === 'found') {
+      run.cadastralNumber = run.found = resolved.cadastralNumber;
+      return undefined;
+    }
+    const errorCode = resolved.kind === 'ambiguous' ? ERROR_CODES.AMBIGUOUS.code : ERROR_CODES.NOT_FOUND.code;
+    return { kind: 'outcome', fields: { outcome: resolved.kind, errorCode, errorMessage: resolved.message, candidates: resolved.cadastralNumbers }, ledger: run.ledger() };
+  } catch (err) {
+    return failure(run, err, false);
+  }
+}
+
+/** What the lookup tells before suggest: the row's outcome, or the deal's docflow. */
+export function lookedUp(run: DealRun, look: Lookup): Decision | undefined {
+  if (look.earlier && look.earlier.dealId === run.dealId && SUBMITTED_OUTCOMES.has(look.earlier.outcome)) return { kind: 'done', record: look.earlier };
+  const e = look.entry;
+  if (e?.state !== 'submitted' || !e.docflowId || !e.outcome) return undefined;
+  const made = { docflowId: e.docflowId, outcome: e.outcome, batch: e.batch, row: e.row, at: e.at ?? '' };
+  const via = e.via ?? 'answer';
+  if ((e.batch === run.batch && e.row === run.row) || e.batch === '') return { kind: 'outcome', fields: ownDocflow(run.row, run.dealId, made, via, run.attempt), ledger: run.ledger({ requestId: e.requestId, via }) };
+  return run.resubmit ? undefined : { kind: 'outcome', fields: alreadySubmitted(run.row, run.dealId, made, run.attempt), ledger: undefined };
+}
+
+/** A try the ledger let go: its requestId, this run's claim and when it was made (performance.now()). */
+export interface Claimed {
+  kind: 'send';
+  requestId: string;
+  nonce: string;
+  claimedAt: number;
+}
+
+/**
+ * Claims the deal in the ledger (a try written ahead, or with no tries left a check of the
+ * last), starting the news feed first if the deployment has none. Throttled before the
+ * claim: a job put back by --rate leaves no try written ahead, and keeps what suggest just
+ * found (the claim would have checkpointed it).
+ */
+export async function claim(run: DealRun): Promise<Decision | Claimed> {
+  const { ctx, exhausted, found, batch, row } = run;
+  const nonce = randomUUID();
+  let claimedAt: number;
+  let verdict: ClaimVerdict;
+  try {
+    if (!exhausted) {
+      await ctx.throttle?.().catch(async (err: unknown) => {
+        if (found && err instanceof RateLimitError) await ctx.ledger.checkpoint(batch, row, found);
+        throw err;
+      });
+    }
+    const request = { bank: run.bank, dealId: run.dealId, batch, row, job: run.jobKey, resubmit: run.resubmit, mode: exhausted ? 'check' : 'send', nonce, ...(found && { cadastralNumber: found }) } as const;
+    claimedAt = performance.now();
+    verdict = await ctx.ledger.claim(request);
+    if (verdict.kind === 'nofeed') {
+      // A refusal of the feed is no answer about this deal: never its outcome (rejected, forbidden).
+      await ctx.ensureFeed().catch((err: unknown) => {
+        throw err instanceof ApiHttpError && err.status === 401 ? err : new Error(`the gateway's news feed could not be started (${err instanceof Error ? err.message : String(err)}); nothing was sent`, { cause: err });
+      });
+      claimedAt = performance.now();
+      verdict = await ctx.ledger.claim(request);
+    }
+  } catch (err) {
+    return failure(run, err, false);
+  }
+  return verdict.kind === 'send' ? { kind: 'send', requestId: verdict.requestId, nonce, claimedAt } : judged(run, verdict);
+}
+
+/** What a claim's verdict other than `send` means for the row. */
+export function judged(run: DealRun, verdict: Exclude<ClaimVerdict, { kind: 'send' }>): Decision {
+  switch (verdict.kind) {
+    case 'done':
+      return { kind: 'done', record: verdict.record };
+    case 'own':
+      return { kind: 'outcome', fields: ownDocflow(run.row, run.dealId, verdict, verdict.via, run.attempt), ledger: run.ledger({ via: verdict.via }) };
+    case 'elsewhere':
+      return { kind: 'outcome', fields: alreadySubmitted(run.row, run.dealId, verdict.deal, run.attempt), ledger: undefined };
+    case 'wait': {
+      const waits = run.job.data.waits ?? 0;
+      if (waits === 0) run.log().info({ holderBatch: verdict.batch, holderRow: verdict.row }, 'another row holds this deal; waiting for its outcome');
+      return { kind: 'delay', ms: claimRecheckMs(waits), patch: { waits: waits + 1 } };
+    }
+    case 'reconcile':
+      return reconcile(run, verdict);
+    case 'notfound':
+      // The last try made nothing after all: the row ends with its failure.
+      return { kind: 'outcome', fields: run.exhausted ?? { outcome: 'failed', errorCode: ERROR_CODES.ERR_INTERNAL.code, errorMessage: 'the ledger found no try to check' }, ledger: run.ledger() };
+    case 'nofeed':
+      return failure(run, new Error('the news feed has no cursor in Redis'), false);
+  }
+}
+
+/** A try of the deal may have made a docflow: wait for the news feed to pass it, for a while; then the row ends ERR_UNCERTAIN. */
+function reconcile(run: DealRun, verdict: Extract<ClaimVerdict, { kind: 'reconcile' }>): Decision {
+  const { reconcileTimeoutMs } = run.ctx;
+  const late = verdict.now - verdict.due;
+  // Counted as a wait: the next run looks up its checkpoint instead of asking suggest again.
+  const waited = { waits: (run.job.data.waits ?? 0) + 1 };
+  if (verdict.resolvable && late < 0) return { kind: 'delay', ms: -late + 250, patch: waited };
+  if (verdict.resolvable && late < reconcileTimeoutMs) return { kind: 'delay', ms: Math.min(30_000, 1000 + late / 4), patch: waited };
+  const why = verdict.resolvable
+    ? `the news feed did not pass it within ${Math.round(reconcileTimeoutMs / 60_000)} min (is a worker following the feed?)`
+    : 'the news feed was started after it, so it cannot tell';
+  run.log().error({ due: new Date(verdict.due).toISOString() }, `a try of this deal may have created a docflow and ${why}: the row ends ERR_UNCERTAIN`);
+  const httpStatus = run.exhausted?.httpStatus;
+  const fields: Final = {
+    outcome: 'failed',
+    errorCode: ERROR_CODES.ERR_UNCERTAIN.code,
+    errorMessage: `a try may have created a docflow (its answer never came) and ${why}; check the gateway before sending it again by hand: realty-batch retry ${run.batch} --outcome failed looks for it in the feed first`,
+    ...(httpStatus !== undefined && { httpStatus }),
+  };
+  return { kind: 'outcome', fields, ledger: run.ledger({ keepClaim: true }) };
+}
+
+/** The request for the docflow, built while nothing is claimed yet; the claim gives it its requestId. */
+export function docflowRequest(run: DealRun): DocflowRequest | undefined {
+  return run.exhausted ? undefined : buildEncumbranceRequest(run.deal!, run.cadastralNumber!, run.profile!, run.ctx.apiUrl);
+}
+
+/** The docflow call, within what is left of the timeout its claim counted on, and the try's end noted in the ledger. */
+export async function send(run: DealRun, claimed: Claimed, request: DocflowRequest): Promise<Decision> {
+  const { ctx } = run;
+  request.requestId = claimed.requestId;
+  // The try is reconciled as one that ended `timeoutMs` after its claim at the latest: the
+  // call gets what is left of that, and none at all when the claim's answer came too late.
+  const left = ctx.timeoutMs - (performance.now() - claimed.claimedAt);
+  if (left < ctx.timeoutMs / 2) {
+    await settle(run, claimed, 'definite');
+    run.log().warn({ claimMs: Math.round(ctx.timeoutMs - left) }, "the ledger's answer came too late to send within the timeout; trying again");
+    return { kind: 'delay', ms: 100 };
+  }
+  let created: Awaited<ReturnType<typeof ctx.client.createDocflow>>;
+  try {
+    created = await ctx.client.createDocflow(DOCFLOW_TYPE, request, { timeoutMs: left });
+  } catch (err) {
+    const uncertain = mayHaveCreated(err);
+    await settle(run, claimed, uncertain ? 'uncertain' : 'definite');
+    return failure(run, err, uncertain);
+  }
+  return {
+    kind: 'outcome',
+    fields: { outcome: created.status === 200 ? 'queued' : 'suspended', docflowId: created.docflow.docflowId, httpStatus: created.status },
+    ledger: run.ledger({ requestId: claimed.requestId, via: 'answer' }),
+  };
+}
+
+/**
+ * Notes the try's end in the ledger. Should this write fail, the try stays "sending" without
+ * an end: it is then reconciled as one that lasted the whole timeout, which errs on the safe side.
+ */
+function settle(run: DealRun, claimed: Claimed, how: 'definite' | 'uncertain'): Promise<void> {
+  return run.ctx.ledger
+    .settle(run.bank, run.dealId, claimed.requestId, run.batch, run.row, claimed.nonce, how)
+    .catch((e: unknown) => run.log().warn({ err: { message: String(e) } }, 'could not note the try in the ledger'));
+}
+
+/** A failure before or of the docflow call: retried, the session paused, held, or the row's outcome. */
+export function failure(run: DealRun, err: unknown, uncertain: boolean): Decision {
+  if (isSignal(err)) return { kind: 'fail', error: err };
+  const decision = decide(err);
+  if (decision.action === 'pause') return WAIT;
+  const { ctx, attempt } = run;
+  // Masked here, before anything of it is logged, thrown or kept in the job's data (`exhausted`).
+  const described = describeApiError(err, (text) => run.mask(text));
+  const holds = run.job.data.holds ?? 0;
+  const hold = decision.action === 'retry' && holds < ctx.attempts ? (ctx.holdUntil?.() ?? 0) : 0;
+  if (hold > 0) {
+    // The breaker is open: the gateway is down for everyone, not for this deal. It waits for
+    // the cool-down without spending a try, as many times as it has tries: a gateway down for
+    // good still ends the row (unavailable or failed), not a run that never ends.
+    run.log().info({ errorCode: described.errorCode, httpStatus: described.httpStatus, holds: holds + 1 }, 'gateway down (breaker open): waiting without spending a try');
+    return { kind: 'delay', ms: hold - Date.now() + Math.round(Math.random() * 1000), patch: { holds: holds + 1 } };
+  }
+  if (decision.action === 'retry' && attempt < ctx.attempts) {
+    run.log().warn({ errorCode: described.errorCode, httpStatus: described.httpStatus, attemptsLeft: ctx.attempts - attempt, uncertain }, 'transient failure, will retry');
+    // BullMQ keeps the message and the stack (which repeats the message), never the cause,
+    // which stays in memory for the backoff strategy (a 429's Retry-After).
+    return { kind: 'fail', error: new Error(described.errorMessage, { cause: err }) };
+  }
+  const outcome = decision.action === 'record' ? decision.outcome : decision.exhausted;
+  const fields = { outcome, ...described };
+  if (uncertain && outcome !== 'rejected' && outcome !== 'forbidden') {
+    // No tries left, and the last may have made a docflow: the feed says which before the row ends.
+    run.log().info({ errorCode: described.errorCode }, 'no tries left; the last may have reached the gateway: asking the news feed before the row ends');
+    return { kind: 'delay', ms: 1000, patch: { exhausted: { ...fields, outcome: outcome === 'unavailable' ? 'unavailable' : 'failed' } } };
+  }
+  return { kind: 'outcome', fields, ledger: run.ledger() };
+}
+
+/** BullMQ's signals, and a run that lost its job: thrown on as they are, never a failure of the deal. */
+const SIGNALS = [UnrecoverableError, RateLimitError, DelayedError, WaitingError, LockLostError];
+function isSignal(err: unknown): boolean {
+  return SIGNALS.some((signal) => err instanceof signal);
+}
