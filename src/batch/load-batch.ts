@@ -24,6 +24,7 @@ import type { Keys } from '../redis/keys.js';
 import { enqueueInto, type EnqueueChunk, type Enqueuer } from './enqueue.js';
 import { abandonLoad, takeBackJobs, type LoadContext } from './load-context.js';
 import { createRedisJobStore, createRedisLoadContext } from './redis-load-context.js';
+import { ERROR_CODES } from '../outcomes/error-codes.js';
 
 /** A load, but for where it goes (`loadBatchWith`'s context). */
 export interface LoadRequest extends InputOptions {
@@ -176,7 +177,7 @@ async function readRows(input: InputFile, options: LoadRequest, summary: LoadSum
 }
 
 function invalidOutcome(record: InputRecord, problems: readonly FieldProblem[]): OutcomeRecord {
-  return { row: record.row, dealId: record.fields.dealId?.trim() ?? '', outcome: 'invalid', attempts: 0, errorCode: 'INVALID', errorMessage: formatProblems(problems), finishedAt: new Date().toISOString() };
+  return { row: record.row, dealId: record.fields.dealId?.trim() ?? '', outcome: 'invalid', attempts: 0, errorCode: ERROR_CODES.INVALID.code, errorMessage: formatProblems(problems), finishedAt: new Date().toISOString() };
 }
 
 function emptySummary(options: LoadRequest, input: InputFile): LoadSummary {

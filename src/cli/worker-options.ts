@@ -1,6 +1,6 @@
 /** The flags of every process that runs deal workers (`run`, `work`), and the settings they make. */
 import type { Command } from 'commander';
-import { DEFAULTS } from '../config.js';
+import { DEFAULTS, TUNABLES } from '../config.js';
 import { DEFAULT_BREAKER } from '../worker/circuit-breaker.js';
 import { DEFAULT_FEED_LAG_MS, DEFAULT_RECONCILE_TIMEOUT_MS, type DealWorkerOptions } from '../worker/create-worker.js';
 import { nonNegativeInt, positiveInt, share, type Env } from './common.js';
@@ -28,7 +28,7 @@ export function addWorkerOptions(cmd: Command): Command {
     .option('--backoff-ms <ms>', 'first retry delay, doubled each time with jitter', nonNegativeInt('--backoff-ms'), DEFAULTS.backoffMs)
     .option('--timeout-ms <ms>', 'per gateway request', positiveInt('--timeout-ms'), DEFAULTS.timeoutMs)
     .option('--rate <n>', 'gateway requests per second across all workers (default: no limit)', positiveInt('--rate'))
-    .option('--lock-ms <ms>', 'a job of a worker that stops answering is taken over after this long', positiveInt('--lock-ms'), 30_000)
+    .option('--lock-ms <ms>', 'a job of a worker that stops answering is taken over after this long', positiveInt('--lock-ms'), TUNABLES.jobLockMs)
     .option('--breaker-threshold <share>', 'share of 501/5xx/timeouts among recent calls that opens the circuit breaker', share('--breaker-threshold'), DEFAULT_BREAKER.threshold)
     .option('--breaker-cooldown-ms <ms>', 'how long an open breaker waits before its probe', positiveInt('--breaker-cooldown-ms'), DEFAULT_BREAKER.cooldownMs)
     .option('--feed-lag-ms <ms>', "how long after a call the gateway's news feed may take to show its docflow", nonNegativeInt('--feed-lag-ms'), DEFAULT_FEED_LAG_MS)
