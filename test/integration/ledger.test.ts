@@ -1,0 +1,281 @@
+/**
+ * The ledger's scripts against a real Redis: who may send a deal, when a try whose
+ * answer was lost may be sent again, what an outcome does to its deal's entry, what
+ * the feed follower's page does, and that a batch's keys never lose life.
+ */
+import { Redis } from 'ioredis';
+import { describe, it, expect, beforeAll, afterAll, beforeEach } from 'vitest';
+import { createLedger, type ClaimRequest } from '../../src/ledger/ledger.js';
+import { createOutcomeStore } from '../../src/outcomes/store.js';
+import { createBatchStore } from '../../src/batch/batch-store.js';
+import { storePage } from '../../src/feed/feed-store.js';
+import type { OutcomeRecord } from '../../src/outcomes/types.js';
+import { createKeys, type Keys } from '../../src/redis/keys.js';
+import { updateLockedJobData } from '../../src/queue/locked-update.js';
+import type { NewsItem } from '../../src/realty/types.js';
+import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+
+const BANK = '7701234567';
+const HOUR = 3_600_000;
+const LEDGER_MS = 400 * 24 * HOUR;
+
+describe('the ledger', () => {
+  let redis: Redis;
+  let prefix: string;
+  let keys: Keys;
+  const options = { timeoutMs: 1000, feedLagMs: 500, ledgerMs: LEDGER_MS };
+  const request = (over: Partial<ClaimRequest> = {}): ClaimRequest => ({
+    bank: BANK,
+    dealId: 'D-1',
+    batch: 'a',
+    row: 1,
+    job: `${keys.bullPrefix}:deals:a.RC0x`,
+    resubmit: false,
+    mode: 'send',
+    nonce: 'run-1',
+    ...over,
+  });
+  const record = (row: number, dealId: string, fields: Partial<OutcomeRecord>): OutcomeRecord => ({ row, dealId, outcome: 'queued', attempts: 1, finishedAt: '2026-11-24T01:00:00.000Z', ...fields });
+  const entry = (dealId = 'D-1') => redis.hgetall(keys.ledgerEntry(BANK, dealId));
+  /** The feed as a follower leaves it: started at `since`, complete up to `coveredAt`. */
+  const feedAt = (since: number, coveredAt: number) => redis.hset(keys.feed, { since, cursor: '0', coveredAt });
+  const now = async () => {
+    const [s, us] = await redis.time();
+    return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+  };
+
+  beforeAll(() => {
+    redis = new Redis(REDIS_URL);
+  });
+  beforeEach(async () => {
+    if (prefix) await deletePrefix(prefix);
+    prefix = uniquePrefix('ledger');
+    keys = createKeys(prefix);
+  });
+  afterAll(async () => {
+    await deletePrefix(prefix);
+    redis.disconnect();
+  });
+
+  it('claims nothing before the feed has a cursor, then claims a new deal under <bank>:0:<dealId> and writes the try ahead', async () => {
+    const ledger = createLedger(redis, keys, options);
+    expect(await ledger.claim(request())).toEqual({ kind: 'nofeed' });
+    expect(await entry()).toEqual({});
+    const start = await now();
+    await feedAt(start, start);
+    expect(await ledger.claim(request({ cadastralNumber: '54:35:1:1' }))).toEqual({ kind: 'send', requestId: `${BANK}:0:D-1` });
+    const e = await entry();
+    expect(e).toMatchObject({ state: 'sending', batch: 'a', row: '1', n: '0', rid: `${BANK}:0:D-1`, timeoutMs: '1000' });
+    expect(await ledger.read(BANK, 'D-1')).toMatchObject({ dealId: 'D-1', bank: BANK, requestId: `${BANK}:0:D-1`, state: 'sending', row: 1 });
+    expect(Number(e.tryAt)).toBeGreaterThanOrEqual(start);
+    expect(await redis.pttl(keys.ledgerEntry(BANK, 'D-1'))).toBeGreaterThan(LEDGER_MS - 60_000);
+    expect(await redis.hget(keys.checkpoints('a'), '1')).toBe('54:35:1:1');
+  });
+
+  it('makes a second row of the deal wait while the holder lives, and lets it take over a claim whose holder is gone', async () => {
+    const ledger = createLedger(redis, keys, options);
+    const t = await now();
+    await feedAt(t, t);
+    const holder = request();
+    await redis.hset(holder.job, 'data', '{}');
+    await ledger.claim(holder);
+    await ledger.settle(BANK, 'D-1', `${BANK}:0:D-1`, 'a', 1, 'run-1', 'definite');
+    const other = request({ batch: 'b', row: 5, job: `${keys.bullPrefix}:deals:b.RC0x` });
+    expect(await ledger.claim(other)).toEqual({ kind: 'wait', batch: 'a', row: 1 });
+    // The holder's row got an outcome (or its job is gone): the claim is free again, same requestId.
+    await redis.hset(keys.outcomes('a'), '1', JSON.stringify(record(1, 'D-1', { outcome: 'unavailable' })));
+    expect(await ledger.claim(other)).toEqual({ kind: 'send', requestId: `${BANK}:0:D-1` });
+    expect(await entry()).toMatchObject({ batch: 'b', row: '5', state: 'sending' });
+  });
+
+  it('sends a try whose answer was lost again only once the feed has passed it, its lag included, without its requestId', async () => {
+    const ledger = createLedger(redis, keys, options);
+    const t = await now();
+    await feedAt(t, t);
+    await ledger.claim(request());
+    await ledger.settle(BANK, 'D-1', `${BANK}:0:D-1`, 'a', 1, 'run-1', 'uncertain');
+    const endAt = Number((await entry()).endAt);
+    const verdict = await ledger.claim(request());
+    expect(verdict).toMatchObject({ kind: 'reconcile', due: endAt + 500, resolvable: true });
+    // The feed caught up to just before the due time: still not.
+    await redis.hset(keys.feed, 'coveredAt', endAt + 499);
+    expect((await ledger.claim(request())).kind).toBe('reconcile');
+    await redis.hset(keys.feed, 'coveredAt', endAt + 500);
+    expect(await ledger.claim(request({ mode: 'check' }))).toEqual({ kind: 'notfound' });
+    expect(await entry()).toMatchObject({ state: 'idle' });
+    expect(await ledger.claim(request())).toEqual({ kind: 'send', requestId: `${BANK}:0:D-1` });
+  });
+
+  it('answers a claim run twice (its reply lost) as the same claim, and lets only the run that claimed settle its try', async () => {
+    const ledger = createLedger(redis, keys, options);
+    const t = await now();
+    await feedAt(t, t);
+    expect(await ledger.claim(request())).toEqual({ kind: 'send', requestId: `${BANK}:0:D-1` });
+    // The same claim again (ioredis sent it again after a reconnect): nothing was sent yet.
+    expect(await ledger.claim(request())).toEqual({ kind: 'send', requestId: `${BANK}:0:D-1` });
+    // A later run of the row (its job taken over) finds the try in flight: it must ask the feed.
+    expect((await ledger.claim(request({ nonce: 'run-2' }))).kind).toBe('reconcile');
+    // Only the run that claimed may settle the try: a settle from any other run (one whose job
+    // was taken over, coming back late) changes nothing.
+    await ledger.settle(BANK, 'D-1', `${BANK}:0:D-1`, 'a', 1, 'run-2', 'definite');
+    expect(await entry()).toMatchObject({ state: 'sending', nonce: 'run-1' });
+    await ledger.settle(BANK, 'D-1', `${BANK}:0:D-1`, 'a', 1, 'run-1', 'definite');
+    expect(await entry()).toMatchObject({ state: 'idle' });
+    expect(await entry()).not.toHaveProperty('nonce');
+  });
+
+  it('never calls a try older than the feed\'s cursor not found: the feed cannot tell', async () => {
+    const ledger = createLedger(redis, keys, options);
+    const t = await now();
+    await feedAt(t, t);
+    await ledger.claim(request());
+    // The feed's state was lost and started again later: the try is older than its cursor.
+    await redis.hset(keys.feed, { since: t + 10 * HOUR, coveredAt: t + 11 * HOUR });
+    expect(await ledger.claim(request({ nonce: 'run-2' }))).toMatchObject({ kind: 'reconcile', resolvable: false });
+  });
+
+  it('gives a row its own docflow again, another row already_submitted, and a --resubmit row the next number with the earlier docflow kept aside', async () => {
+    const ledger = createLedger(redis, keys, options);
+    const store = createOutcomeStore(redis, keys, { ledgerMs: LEDGER_MS });
+    const t = await now();
+    await feedAt(t, t);
+    await ledger.claim(request());
+    await store.record('a', record(1, 'D-1', { docflowId: 'df-1' }), { ledger: { bank: BANK, requestId: `${BANK}:0:D-1`, resubmit: false, via: 'answer' } });
+    expect(await entry()).toMatchObject({ state: 'submitted', docflowId: 'df-1', outcome: 'queued', via: 'answer', batch: 'a', row: '1' });
+    expect(await ledger.claim(request())).toMatchObject({ kind: 'done', record: { docflowId: 'df-1' } });
+    // Its batch expired and was loaded again: the row's outcome is gone, the ledger's is not.
+    await redis.del(keys.outcomes('a'));
+    expect(await ledger.claim(request())).toMatchObject({ kind: 'own', docflowId: 'df-1', outcome: 'queued', via: 'answer' });
+    const b = request({ batch: 'b', row: 3 });
+    expect(await ledger.claim(b)).toMatchObject({ kind: 'elsewhere', deal: { docflowId: 'df-1', batch: 'a', row: 1 } });
+    expect(await ledger.claim({ ...b, resubmit: true })).toEqual({ kind: 'send', requestId: `${BANK}:1:D-1` });
+    // The resubmission is refused (400): the deal is back to its first docflow.
+    await ledger.settle(BANK, 'D-1', `${BANK}:1:D-1`, 'b', 3, 'run-1', 'definite');
+    const refused = await store.record('b', record(3, 'D-1', { outcome: 'rejected' }), { ledger: { bank: BANK, resubmit: true } });
+    expect(refused).toEqual({ kind: 'written' });
+    expect(await entry()).toMatchObject({ state: 'submitted', docflowId: 'df-1', n: '0', batch: 'a', row: '1' });
+  });
+
+  it('records the deal\'s docflow instead of a failure when the ledger has one, and reports a second docflow for one deal', async () => {
+    const ledger = createLedger(redis, keys, options);
+    const store = createOutcomeStore(redis, keys, { ledgerMs: LEDGER_MS });
+    const t = await now();
+    await feedAt(t, t);
+    await ledger.claim(request());
+    await store.record('a', record(1, 'D-1', { docflowId: 'df-1' }), { ledger: { bank: BANK, requestId: `${BANK}:0:D-1`, resubmit: false } });
+    const failed = await store.record('c', record(2, 'D-1', { outcome: 'not_found' }), { ledger: { bank: BANK, resubmit: false } });
+    expect(failed).toMatchObject({ kind: 'submitted', own: false, deal: { docflowId: 'df-1', batch: 'a', row: 1 } });
+    expect(await redis.hexists(keys.outcomes('c'), '2')).toBe(0);
+    const twice = await store.record('a', record(1, 'D-1', { docflowId: 'df-2' }), { ledger: { bank: BANK, requestId: `${BANK}:0:D-1`, resubmit: false } });
+    expect(twice).toEqual({ kind: 'conflict', deal: { docflowId: 'df-1', batch: 'a', row: 1 } });
+    expect(await entry()).toMatchObject({ docflowId: 'df-1' });
+  });
+
+  it('ends a claim that made no docflow with the row\'s outcome, and keeps one whose try may have made one (ERR_UNCERTAIN)', async () => {
+    const ledger = createLedger(redis, keys, options);
+    const store = createOutcomeStore(redis, keys, { ledgerMs: LEDGER_MS });
+    const t = await now();
+    await feedAt(t, t);
+    await ledger.claim(request());
+    await ledger.settle(BANK, 'D-1', `${BANK}:0:D-1`, 'a', 1, 'run-1', 'definite');
+    await store.record('a', record(1, 'D-1', { outcome: 'unavailable' }), { ledger: { bank: BANK, resubmit: false } });
+    expect(await entry()).toEqual({});
+    await ledger.claim(request({ dealId: 'D-2', row: 2 }));
+    await ledger.settle(BANK, 'D-2', `${BANK}:0:D-2`, 'a', 2, 'run-1', 'uncertain');
+    await store.record('a', record(2, 'D-2', { outcome: 'failed', errorCode: 'ERR_UNCERTAIN' }), { ledger: { bank: BANK, resubmit: false, keepClaim: true } });
+    expect(await entry('D-2')).toMatchObject({ state: 'sending' });
+    // The feed shows the docflow later: the ledger has it, and the row's ERR_UNCERTAIN becomes it.
+    await redis.set(keys.feedLock, 'me');
+    const item: NewsItem = { token: '1', date: '2026-11-24T02:00:00.000Z', docflow: { docflowId: 'df-late', state: 'suspended', requestId: `${BANK}:0:D-2` } };
+    await storePage(redis, keys, { lockToken: 'me', after: '0', lastToken: '1', readAt: t, items: [item], ledgerMs: LEDGER_MS });
+    expect(await entry('D-2')).toMatchObject({ state: 'submitted', docflowId: 'df-late' });
+    const row = JSON.parse((await redis.hget(keys.outcomes('a'), '2'))!) as OutcomeRecord;
+    expect(row).toMatchObject({ row: 2, dealId: 'D-2', outcome: 'suspended', docflowId: 'df-late', httpStatus: 201, attempts: 1 });
+    expect(row).not.toHaveProperty('errorCode');
+    expect(row.errorMessage).toContain('found in the news feed');
+  });
+
+  it('records a docflow the feed found for the row instead of ERR_UNCERTAIN, when it came first', async () => {
+    const ledger = createLedger(redis, keys, options);
+    const store = createOutcomeStore(redis, keys, { ledgerMs: LEDGER_MS });
+    const t = await now();
+    await feedAt(t, t);
+    await ledger.claim(request());
+    await redis.set(keys.feedLock, 'me');
+    const item: NewsItem = { token: '1', date: '2026-11-24T02:00:00.000Z', docflow: { docflowId: 'df-first', state: 'queued', requestId: `${BANK}:0:D-1` } };
+    await storePage(redis, keys, { lockToken: 'me', after: '0', lastToken: '1', readAt: t, items: [item], ledgerMs: LEDGER_MS });
+    const written = await store.record('a', record(1, 'D-1', { outcome: 'failed', errorCode: 'ERR_UNCERTAIN' }), { ledger: { bank: BANK, resubmit: false, keepClaim: true } });
+    expect(written).toMatchObject({ kind: 'submitted', own: true, deal: { docflowId: 'df-first' }, via: 'feed' });
+    expect(await redis.hexists(keys.outcomes('a'), '1')).toBe(0);
+    // The row then records that docflow: written, whatever the options of the try before.
+    const own = await store.record('a', record(1, 'D-1', { docflowId: 'df-first' }), { ledger: { bank: BANK, resubmit: false, keepClaim: true, via: 'feed' } });
+    expect(own).toEqual({ kind: 'written' });
+    expect(JSON.parse((await redis.hget(keys.outcomes('a'), '1'))!)).toMatchObject({ outcome: 'queued', docflowId: 'df-first' });
+  });
+
+  it('resolves a lost answer from a feed page, counts what it does not know, and refuses a page from a follower that lost its lock', async () => {
+    const ledger = createLedger(redis, keys, options);
+    const t = await now();
+    await feedAt(t, t);
+    await ledger.claim(request());
+    await ledger.settle(BANK, 'D-1', `${BANK}:0:D-1`, 'a', 1, 'run-1', 'uncertain');
+    await redis.set(keys.feedLock, 'me');
+    const item = (token: string, requestId: string, docflowId: string): NewsItem => ({ token, date: '2026-11-24T01:00:00.000Z', docflow: { docflowId, state: 'suspended', requestId } });
+    const page = { lockToken: 'me', after: '0', lastToken: '2', readAt: t + 1000, items: [item('1', `${BANK}:0:D-1`, 'df-9'), item('2', 'someone-else', 'df-x')], ledgerMs: LEDGER_MS };
+    expect(await storePage(redis, keys, { ...page, lockToken: 'not-me' })).toEqual({ kind: 'lost' });
+    expect(await storePage(redis, keys, { ...page, after: '7' })).toEqual({ kind: 'moved' });
+    // The first page with items sets the page size seen; as large as that, it may have been cut short.
+    expect(await storePage(redis, keys, page)).toEqual({ kind: 'stored', resolved: 1, unknown: 1, conflicts: [], complete: false });
+    expect(await entry()).toMatchObject({ state: 'submitted', docflowId: 'df-9', outcome: 'suspended', via: 'feed' });
+    expect(await redis.hmget(keys.feed, 'cursor', 'coveredAt', 'items', 'resolved', 'unknown', 'pageMax')).toEqual(['2', String(t), '2', '1', '1', '2']);
+    // A smaller page (a busy feed that is not behind) or an empty one says how far the feed is complete.
+    expect(await storePage(redis, keys, { ...page, after: '2', lastToken: '3', items: [item('3', 'someone-else', 'df-y')], readAt: t + 3000 })).toMatchObject({ complete: true });
+    expect(await redis.hget(keys.feed, 'coveredAt')).toBe(String(t + 3000));
+    await storePage(redis, keys, { ...page, after: '3', lastToken: '3', items: [], readAt: t + 5000 });
+    expect(await redis.hget(keys.feed, 'coveredAt')).toBe(String(t + 5000));
+    expect(await ledger.claim(request())).toMatchObject({ kind: 'own', docflowId: 'df-9', via: 'feed' });
+  });
+
+  it('keeps a docflow of one of its deals that the ledger forgot (a Redis crash lost the claim), for the first row that asks', async () => {
+    const ledger = createLedger(redis, keys, options);
+    const t = await now();
+    await feedAt(t, t);
+    await redis.set(keys.feedLock, 'me');
+    const item: NewsItem = { token: '1', date: '2026-11-24T01:00:00.000Z', docflow: { docflowId: 'df-lost', state: 'queued', requestId: `${BANK}:0:D-7` } };
+    expect(await storePage(redis, keys, { lockToken: 'me', after: '0', lastToken: '1', readAt: t, items: [item], ledgerMs: LEDGER_MS })).toMatchObject({ resolved: 1, unknown: 0 });
+    expect(await ledger.claim(request({ dealId: 'D-7', batch: 'c', row: 4 }))).toMatchObject({ kind: 'own', docflowId: 'df-lost' });
+    // Taken: another row now sees it as another row's.
+    expect(await ledger.claim(request({ dealId: 'D-7', batch: 'd', row: 1 }))).toMatchObject({ kind: 'elsewhere', deal: { docflowId: 'df-lost', batch: 'c', row: 4 } });
+  });
+
+  it('writes a job\'s data only while the writer holds the job\'s lock', async () => {
+    const job = `${keys.bullPrefix}:deals:a.RC0x`;
+    await redis.hset(job, 'data', '{"deal":"x"}');
+    await redis.set(`${job}:lock`, 'the-worker-that-has-it');
+    expect(await updateLockedJobData(redis, job, 'a-worker-that-lost-it', { batch: 'a', deal: 'stale' })).toBe(false);
+    expect(await redis.hget(job, 'data')).toBe('{"deal":"x"}');
+    expect(await updateLockedJobData(redis, job, 'the-worker-that-has-it', { batch: 'a' })).toBe(true);
+    expect(await redis.hget(job, 'data')).toBe('{"batch":"a"}');
+  });
+
+  it('gives the outcomes hash its batch\'s expiry, read from Redis at each write, and never shortens it', async () => {
+    const store = createOutcomeStore(redis, keys);
+    const batches = createBatchStore(redis, keys);
+    await redis.hset(keys.batch('a'), 'id', 'a');
+    await batches.setTotal('a', 2, HOUR);
+    await store.record('a', record(1, 'D-1', { docflowId: 'df-1' }));
+    const first = await redis.pttl(keys.outcomes('a'));
+    expect(first).toBeGreaterThan(HOUR - 60_000);
+    expect(first).toBeLessThanOrEqual(HOUR);
+    // Loaded again with a longer retention: every key of the batch lives longer, and an
+    // outcome written after it (by a worker that started before it) keeps that.
+    await batches.setTotal('a', 2, 3 * HOUR);
+    expect(await redis.pttl(keys.outcomes('a'))).toBeGreaterThan(3 * HOUR - 60_000);
+    await store.record('a', record(2, 'D-2', { outcome: 'failed' }));
+    expect(await redis.pttl(keys.outcomes('a'))).toBeGreaterThan(3 * HOUR - 60_000);
+    // A shorter retention on a third load changes nothing.
+    await batches.setTotal('a', 2, HOUR);
+    expect(await redis.pttl(keys.batch('a'))).toBeGreaterThan(3 * HOUR - 60_000);
+    expect(await redis.pttl(keys.outcomes('a'))).toBeGreaterThan(3 * HOUR - 60_000);
+  });
+});

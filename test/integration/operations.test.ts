@@ -1,0 +1,154 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { stringify } from 'csv-stringify/sync';
+import { Redis } from 'ioredis';
+import { describe, it, expect, beforeAll, afterAll, afterEach } from 'vitest';
+import { createKeys } from '../../src/redis/keys.js';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
+import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+type Row = Record<string, string>;
+const CRIMEA = 'Республика Крым';
+const readCsv = (file: string): Row[] => parse(readFileSync(file), { columns: true, bom: true }) as Row[];
+
+describe('operations: results, attention file, retry, status', () => {
+  let dir: string;
+  const sandboxes: RunningSandbox[] = [];
+  const workers: ChildProcess[] = [];
+  const prefixes: string[] = [];
+
+  const setUp = async (label: string) => {
+    const sandbox = await startSandbox({ sessions: ['s'], egronRegions: [CRIMEA] });
+    sandboxes.push(sandbox);
+    const prefix = uniquePrefix(label);
+    prefixes.push(prefix);
+    const env = { REDIS_URL, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: 's', REALTY_PREFIX: prefix, LOG_LEVEL: 'silent' };
+    const cli = (args: string[]) => runCli(args, env);
+    const work = () => {
+      // A killed worker's calls in flight are reconciled with the news feed: after their
+      // timeout and the feed's lag, both short here.
+      const child = spawn(process.execPath, [CLI, 'work', '--attempts', '3', '--backoff-ms', '50', '--lock-ms', '1500', '--concurrency', '8', '--timeout-ms', '2000', '--feed-lag-ms', '500'], {
+        cwd: ROOT,
+        env: { ...process.env, ...env },
+        stdio: 'ignore',
+      });
+      workers.push(child);
+      return child;
+    };
+    const outcomes = async (batch: string) => {
+      const redis = new Redis(REDIS_URL);
+      try {
+        return await redis.hlen(createKeys(prefix).outcomes(batch));
+      } finally {
+        redis.disconnect();
+      }
+    };
+    return { sandbox, prefix, cli, work, outcomes };
+  };
+  const POLL = { timeoutMs: 45_000, intervalMs: 50 };
+  const run = (cli: (a: string[]) => ReturnType<typeof runCli>, file: string, batch: string, extra: string[] = []) =>
+    cli(['run', file, '--profile', 'samples/bank-profile.json', '--batch', batch, '--out', join(dir, `${batch}.csv`), '--rejects', join(dir, `${batch}.rejects.csv`), '--attempts', '3', '--backoff-ms', '50', ...extra]);
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'realty-ops-'));
+  });
+  afterEach(() => {
+    for (const w of workers.splice(0)) if (w.exitCode === null) w.kill('SIGKILL');
+  });
+  afterAll(async () => {
+    for (const s of sandboxes) await s.close();
+    for (const p of prefixes) await deletePrefix(p);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('regenerates, after a worker was killed mid-batch, the results of an uninterrupted run', async () => {
+    const calm = await setUp('calm');
+    expect((await run(calm.cli, 'samples/deals.csv', 'calm')).code).toBe(3);
+
+    const rough = await setUp('rough');
+    rough.sandbox.configure({ latencyMs: 300 });
+    expect((await rough.cli(['load', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--batch', 'rough', '--rejects', join(dir, 'r.csv')])).code).toBe(3);
+    const first = rough.work();
+    await waitFor(async () => (await rough.outcomes('rough')) > 5, { ...POLL, what: 'some outcomes' });
+    first.kill('SIGKILL');
+    rough.work();
+    await waitFor(async () => (await rough.outcomes('rough')) === 24, { ...POLL, what: 'every outcome' });
+    const regenerated = await rough.cli(['results', 'rough', '--out', join(dir, 'rough.csv')]);
+    expect(regenerated.code).toBe(3);
+
+    // A row whose answer the kill lost says its docflow was found in the news feed.
+    const comparable = (rows: Row[]) => rows.map(({ docflowId: _d, finishedAt: _f, ...rest }) => (rest.outcome === 'queued' || rest.outcome === 'suspended' ? { ...rest, errorMessage: '' } : rest));
+    expect(comparable(readCsv(join(dir, 'rough.csv')))).toEqual(comparable(readCsv(join(dir, 'calm.csv'))));
+    expect(rough.sandbox.stats().docflowsCreated).toBe(calm.sandbox.stats().docflowsCreated);
+  });
+
+  it('turns unavailable into queued with retry once the register answers again, and is safe to repeat', async () => {
+    const ops = await setUp('retry');
+    expect((await run(ops.cli, 'samples/deals.csv', 'night')).code).toBe(3);
+    expect(readCsv(join(dir, 'night.csv')).filter((r) => r.outcome === 'unavailable')).toHaveLength(1);
+
+    const refused = await ops.cli(['retry', 'night', '--outcome', 'invalid']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('cannot succeed unchanged');
+
+    ops.sandbox.configure({ egronRegions: [] });
+    const retried = await ops.cli(['retry', 'night']);
+    expect(retried.code).toBe(0);
+    expect(retried.stdout).toContain('1 rows sent around again');
+    const again = await ops.cli(['retry', 'night']);
+    // The row is pending again until it finishes: a second retry finds nothing to send.
+    expect(again.stdout).toMatch(/: 0 rows sent around again/);
+
+    ops.work();
+    await waitFor(async () => (await ops.outcomes('night')) === 24, { ...POLL, what: 'the retried row' });
+    const results = await ops.cli(['results', 'night', '--out', join(dir, 'night-after.csv')]);
+    const after = readCsv(join(dir, 'night-after.csv'));
+    expect(after.find((r) => r.dealId === 'CRM-2026-000017')).toMatchObject({ outcome: 'queued' });
+    expect(after.filter((r) => r.outcome === 'queued')).toHaveLength(14);
+    expect(results.code).toBe(3);
+    expect(ops.sandbox.stats().repeatedRequestIds).toBe(0);
+
+    const status = await ops.cli(['status', 'night', '--json']);
+    expect(JSON.parse(status.stdout)).toMatchObject({ batch: 'night', total: 24, done: true, outcomes: { queued: 14, suspended: 4, invalid: 3, ambiguous: 2, not_found: 1 } });
+  });
+
+  it('writes an attention file that, fixed and loaded as it is, runs: the ambiguous row ends queued without suggest', async () => {
+    const ops = await setUp('attention');
+    const attentionFile = join(dir, 'attention.csv');
+    const first = await run(ops.cli, 'samples/deals.csv', 'day1', ['--attention', attentionFile]);
+    expect(first.stdout).toContain('attention: ');
+    const rows = readCsv(attentionFile);
+    expect(rows.map((r) => r.outcome).sort()).toEqual(['ambiguous', 'ambiguous', 'invalid', 'invalid', 'invalid', 'not_found', 'unavailable']);
+    const ambiguous = rows.find((r) => r.dealId === 'EKB-2026-000315')!;
+    const [pick] = /\d{2}:\d{2}:\d{6,7}:\d+/.exec(ambiguous.hint!)!;
+    expect(ambiguous.hint).toMatch(/^put one of \d{2}:\d{2}:\d{6,7}:\d+, \d{2}:\d{2}:\d{6,7}:\d+ in cadastralNumber$/);
+    expect(rows.find((r) => r.outcome === 'invalid')!.errors).toMatch(/\w+: /);
+    for (const r of rows) expect(r.hint).not.toBe('');
+    // No personal data beyond what the input already holds: the attention file is the input's own rows.
+
+    // A clerk puts the cadastral number in, and loads the file as it is.
+    ambiguous.cadastralNumber = pick;
+    const fixed = join(dir, 'attention-fixed.csv');
+    await writeFile(fixed, stringify(rows, { header: true }));
+    const suggestBefore = ops.sandbox.stats().suggestCalls;
+    const second = await run(ops.cli, fixed, 'day1-fixed');
+    expect(second.code).toBe(3);
+    const results = readCsv(join(dir, 'day1-fixed.csv'));
+    expect(results.find((r) => r.dealId === 'EKB-2026-000315')).toMatchObject({ outcome: 'queued', cadastralNumber: pick });
+    // Only the other ambiguous and the not_found rows asked suggest again.
+    expect(ops.sandbox.stats().suggestCalls - suggestBefore).toBe(2);
+  });
+
+  it('lists the recent batches, one a line', async () => {
+    const ops = await setUp('list');
+    await run(ops.cli, 'samples/deals.csv', 'listed');
+    const list = await ops.cli(['status']);
+    expect(list.stdout).toMatch(/^listed {2}\S+ {2}loaded {2}rows 24 {2}\S+deals\.csv$/m);
+  });
+});

@@ -1,0 +1,356 @@
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { parse } from 'csv-parse/sync';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from 'vitest';
+import { runBatch, type RunOptions } from '../../src/cli/run-batch.js';
+import { loadBatch } from '../../src/batch/load-batch.js';
+import { createDealWorker } from '../../src/worker/create-worker.js';
+import { createDealProcessor } from '../../jobs/deal.js';
+import { loadProfile, type BankProfile } from '../../src/input/profile.js';
+import { createLogger } from '../../src/logger.js';
+import { createKeys } from '../../src/redis/keys.js';
+import type { DealJobData } from '../../src/queue/job-data.js';
+import type { OutcomeRecord } from '../../src/outcomes/types.js';
+import { startSandbox, type RegistryObject, type RunningSandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import { createRequestLimiter } from '../../src/worker/rate-limit.js';
+import { ROOT } from '../helpers/cli.js';
+import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
+import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+const SESSION = 'worker-test-session';
+const row = (dealId: string) => ROWS.find((r) => r[0] === dealId)!;
+/** Row 1 of the samples: found through suggest (Новосибирская область). */
+const BY_SUGGEST = 'NSK-2026-000123';
+/** Row 2 of the samples: has its cadastral number (Москва). */
+const WITH_NUMBER = 'MSK-2026-004511';
+const REGISTRY = JSON.parse(readFileSync(join(ROOT, 'samples/registry.json'), 'utf8')) as RegistryObject[];
+
+describe('the worker against every answer of the gateway', () => {
+  let redis: Redis;
+  let dir: string;
+  let profile: BankProfile;
+  let sandbox: RunningSandbox;
+  let prefix: string;
+  let logs: string;
+
+  const start = async (options: SandboxOptions = {}) => {
+    sandbox = await startSandbox({ sessions: [SESSION], ...options });
+  };
+  const run = async (dealIds: string[], extra: Partial<RunOptions> = {}) => {
+    const file = join(dir, `${extra.batch ?? 'b'}.csv`);
+    await writeFile(file, csvText(dealIds.map(row)));
+    const out = join(dir, `${extra.batch ?? 'b'}.results.csv`);
+    const stream = new PassThrough();
+    stream.on('data', (d: Buffer) => (logs += d.toString()));
+    const result = await runBatch({
+      file,
+      profile,
+      out,
+      batch: 'b',
+      redis,
+      keys: createKeys(prefix),
+      logger: createLogger({ level: 'debug', destination: stream }),
+      apiUrl: sandbox.url,
+      sessionId: SESSION,
+      concurrency: 4,
+      attempts: 3,
+      backoffMs: 100,
+      timeoutMs: 2000,
+      rejects: join(dir, 'rejects.csv'),
+      pollMs: 20,
+      feedLagMs: 300,
+      feedPollMs: 50,
+      ...extra,
+    });
+    const rows = parse(readFileSync(out), { columns: true }) as Array<Record<string, string>>;
+    return { result, rows };
+  };
+
+  beforeAll(async () => {
+    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    dir = await mkdtemp(join(tmpdir(), 'realty-worker-'));
+    profile = await loadProfile(join(ROOT, 'samples/bank-profile.json'));
+  });
+  beforeEach(() => {
+    prefix = uniquePrefix('worker');
+    logs = '';
+  });
+  afterEach(async () => {
+    await sandbox?.close();
+    await deletePrefix(prefix);
+  });
+  afterAll(async () => {
+    redis.disconnect();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('retries a 501 that clears after two tries and ends queued with attempts 3', async () => {
+    await start({ egronRegions: ['Москва'] });
+    const running = run([WITH_NUMBER], { attempts: 5 });
+    // These waits had no deadline but the test's own (vitest.config.ts).
+    await waitFor(() => (sandbox.stats().docflowCalls['501'] ?? 0) >= 2, { timeoutMs: 30_000, intervalMs: 5, what: 'two 501 answers' });
+    sandbox.configure({ egronRegions: [] });
+    const { rows } = await running;
+    expect(rows[0]).toMatchObject({ outcome: 'queued', attempts: '3', httpStatus: '200' });
+    expect(sandbox.stats().docflowCalls['501']).toBe(2);
+  });
+
+  it('ends unavailable after --attempts 501s, and asks suggest only once thanks to the checkpoint', async () => {
+    await start({ egronRegions: ['Новосибирская область'] });
+    const { rows, result } = await run([BY_SUGGEST]);
+    expect(rows[0]).toMatchObject({ outcome: 'unavailable', attempts: '3', httpStatus: '501' });
+    expect(rows[0]!.cadastralNumber).toMatch(/^54:35:/);
+    expect(sandbox.stats().suggestCalls).toBe(1);
+    expect(sandbox.stats().docflowCalls['501']).toBe(3);
+    expect(result.exitCode).toBe(3);
+  });
+
+  it('takes the deal out of every finished job with its outcome and leaves no checkpoint behind', async () => {
+    await start({ egronRegions: ['Новосибирская область'] });
+    const { rows } = await run([BY_SUGGEST, WITH_NUMBER]);
+    expect(rows.map((r) => r.outcome)).toEqual(['unavailable', 'queued']);
+    const keys = createKeys(prefix);
+    const queue = new Queue<DealJobData>(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
+    try {
+      const jobs = await queue.getJobs(['completed', 'failed']);
+      expect(jobs.map((j) => j.data.dealId).sort()).toEqual([WITH_NUMBER, BY_SUGGEST].sort());
+      for (const job of jobs) {
+        expect(Object.keys(job.data).sort()).toEqual(['batch', 'dealId', 'row']);
+        const stored = await redis.hget(`${keys.bullPrefix}:${keys.queueName}:${job.id}`, 'data');
+        expect(stored).not.toContain(row(job.data.dealId)[HEADER.indexOf('ownerSurname')]!);
+      }
+    } finally {
+      await queue.close();
+    }
+    // The suggest row's checkpoint lived through its three tries and went with its outcome.
+    expect(await redis.exists(keys.checkpoints('b'))).toBe(0);
+  });
+
+  it('retries 5xx and timeouts, then records failed; a timed-out call that made its docflow ends with it', async () => {
+    await start({ fault5xx: 1 });
+    const { rows } = await run([WITH_NUMBER], { attempts: 2 });
+    expect(rows[0]).toMatchObject({ outcome: 'failed', attempts: '2' });
+    expect(['500', '502', '503']).toContain(rows[0]!.httpStatus);
+    await sandbox.close();
+    // Every call times out before it reaches the gateway's answer: the suggest calls made nothing.
+    await start({ latencyMs: 400 });
+    prefix = uniquePrefix('worker');
+    const slow = await run([BY_SUGGEST], { attempts: 2, timeoutMs: 100 });
+    expect(slow.rows[0]).toMatchObject({ outcome: 'failed', attempts: '2', errorCode: 'TIMEOUT' });
+    // The docflow call timed out after the gateway made it: the feed finds it, nothing is sent again.
+    prefix = uniquePrefix('worker');
+    const made = await run([WITH_NUMBER], { attempts: 2, timeoutMs: 100 });
+    expect(made.rows[0]).toMatchObject({ outcome: 'queued', docflowId: sandbox.docflows()[0]!.docflowId });
+    expect(sandbox.stats().docflowsCreated).toBe(1);
+  });
+
+  it('gives the outcomes hash the batch\'s expiry, even when the load wrote no outcome', async () => {
+    await start();
+    await run([WITH_NUMBER]);
+    const ttl = await redis.pttl(createKeys(prefix).outcomes('b'));
+    expect(ttl).toBeGreaterThan(29 * 24 * 3600 * 1000);
+  });
+
+  it('records forbidden on a 403 at once, without retrying', async () => {
+    await start({ restrictedSessions: [SESSION] });
+    const { rows } = await run([WITH_NUMBER]);
+    expect(rows[0]).toMatchObject({ outcome: 'forbidden', attempts: '1', httpStatus: '403' });
+    expect(sandbox.stats().docflowCalls['403']).toBe(1);
+  });
+
+  it('records rejected on a 400 with the gateway code, message and target, never retried', async () => {
+    // The register's own data is broken: suggest gives a cadastral number the docflow refuses.
+    const broken = REGISTRY.map((o) => (o.objectCn === '54:35:101234:81' ? { ...o, objectCn: '54:35:1012:81' } : o));
+    await start({ registry: broken });
+    const { rows } = await run([BY_SUGGEST]);
+    expect(rows[0]).toMatchObject({ outcome: 'rejected', attempts: '1', httpStatus: '400', errorCode: 'validation' });
+    expect(rows[0]!.errorMessage).toContain('options.object.cadastralNumber');
+    expect(sandbox.stats().docflowCalls['400']).toBe(1);
+  });
+
+  it('still ends with one docflow when the answer to its creation is lost: the news feed finds it, nothing is sent again', async () => {
+    await start({ faultLost: 1, newsLagMs: 100 });
+    const { rows } = await run([WITH_NUMBER]);
+    expect(rows[0]).toMatchObject({ outcome: 'queued', attempts: '2' });
+    expect(rows[0]!.errorMessage).toContain('news feed');
+    expect(sandbox.stats()).toMatchObject({ docflowsCreated: 1, requestIdsWithSeveralDocflows: 0 });
+    expect(sandbox.docflows()[0]!.docflowId).toBe(rows[0]!.docflowId);
+  });
+
+  it('sends a deal submitted in an earlier batch only with --resubmit, under the next resubmission number', async () => {
+    await start();
+    const first = await run([WITH_NUMBER, BY_SUGGEST], { batch: 'first' });
+    const calls = sandbox.stats().suggestCalls;
+    const again = await run([WITH_NUMBER, BY_SUGGEST], { batch: 'again' });
+    expect(again.rows.map((r) => [r.outcome, r.docflowId, r.attempts])).toEqual(first.rows.map((r) => ['already_submitted', r.docflowId, '0']));
+    // Decided at load: no job, not even a suggest call.
+    expect(again.result.load).toMatchObject({ enqueued: 0, alreadySubmitted: 2 });
+    expect(sandbox.stats().suggestCalls).toBe(calls);
+    expect(sandbox.stats().docflowsCreated).toBe(2);
+    const resent = await run([WITH_NUMBER], { batch: 'resent', resubmit: true });
+    expect(resent.rows[0]!.outcome).toBe('queued');
+    expect(resent.rows[0]!.docflowId).not.toBe(first.rows[0]!.docflowId);
+    const inn = profile.organization.inn;
+    expect(sandbox.docflows().map((d) => d.requestId).sort()).toEqual([`${inn}:0:${WITH_NUMBER}`, `${inn}:1:${WITH_NUMBER}`, `${inn}:0:${BY_SUGGEST}`].sort());
+  });
+
+  it('catches a deal submitted by another batch after the load, before its docflow', async () => {
+    await start();
+    const keys = createKeys(prefix);
+    const file = join(dir, 'late.csv');
+    await writeFile(file, csvText([row(BY_SUGGEST)]));
+    const loaded = await loadBatch({ file, batch: 'late', profile, redis, keys, logger: createLogger({ level: 'silent' }), rejects: join(dir, 'late.rejects.csv') });
+    expect(loaded.enqueued).toBe(1);
+    // Meanwhile another batch's worker got it to the registry.
+    const inn = profile.organization.inn;
+    await redis.hset(keys.ledgerEntry(inn, BY_SUGGEST), { dealId: BY_SUGGEST, bank: inn, n: 0, rid: `${inn}:0:${BY_SUGGEST}`, state: 'submitted', docflowId: 'df-of-batch-early', outcome: 'queued', batch: 'early', row: 7, at: new Date().toISOString(), via: 'answer' });
+    const dealWorker = createDealWorker({ processor: createDealProcessor, connection: redis, keys, apiUrl: sandbox.url, sessionId: SESSION, concurrency: 2, attempts: 3, backoffMs: 100, timeoutMs: 2000, logger: createLogger({ level: 'silent' }) });
+    try {
+      await waitFor(async () => (await redis.hlen(keys.outcomes('late'))) !== 0, { timeoutMs: 30_000, intervalMs: 20, what: 'the outcome' });
+    } finally {
+      await dealWorker.close(5000);
+    }
+    const outcome = JSON.parse((await redis.hget(keys.outcomes('late'), '1'))!) as Record<string, unknown>;
+    expect(outcome).toMatchObject({ outcome: 'already_submitted', docflowId: 'df-of-batch-early', attempts: 1 });
+    expect(sandbox.stats().docflowsCreated).toBe(0);
+    // The first run asked suggest before Redis: the one call the late ledger entry cost.
+    expect(sandbox.stats().suggestCalls).toBe(1);
+  });
+
+  it('keeps the outcomes of a batch loaded again, whatever the ledger says now', async () => {
+    await start();
+    const first = await run([WITH_NUMBER], { batch: 'A' });
+    expect(first.rows[0]!.outcome).toBe('queued');
+    // Another batch sends the deal again on purpose: the ledger now points there.
+    const resent = await run([WITH_NUMBER], { batch: 'C', resubmit: true });
+    expect(resent.rows[0]!.docflowId).not.toBe(first.rows[0]!.docflowId);
+    // A's file run again (a second cron, an operator): A's row keeps its own docflow.
+    const again = await run([WITH_NUMBER], { batch: 'A' });
+    expect(again.result.load).toMatchObject({ alreadySubmitted: 0 });
+    expect(again.rows[0]).toMatchObject({ outcome: 'queued', docflowId: first.rows[0]!.docflowId });
+    expect(sandbox.stats().docflowsCreated).toBe(2);
+  });
+
+  it('makes one Redis script of its own before the docflow on a first run, also after waiting for its batch to load', async () => {
+    await start();
+    const keys = createKeys(prefix);
+    const logger = createLogger({ level: 'silent' });
+    const file = join(dir, 'first.csv');
+    await writeFile(file, csvText([row(BY_SUGGEST), row(WITH_NUMBER)]));
+    await loadBatch({ file, batch: 'first', profile, redis, keys, logger, rejects: join(dir, 'first.rejects.csv') });
+    // As if the load were still going: the worker holds the jobs back until it ends.
+    await redis.hset(keys.batch('first'), 'state', 'loading');
+    const scripts: string[][] = [];
+    const monitor = await new Redis(REDIS_URL).monitor();
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[0]?.toLowerCase() === 'evalsha' && args.includes(keys.checkpoints('first'))) scripts.push(args);
+    });
+    const dealWorker = createDealWorker({ processor: createDealProcessor, connection: redis, keys, apiUrl: sandbox.url, sessionId: SESSION, concurrency: 2, attempts: 3, backoffMs: 100, timeoutMs: 2000, logger });
+    try {
+      // The fleet's follower takes the feed's cursor as it starts; the claims come after it.
+      await waitFor(async () => (await redis.hexists(keys.feed, 'since')) !== 0, { timeoutMs: 30_000, intervalMs: 20, what: "the feed's cursor" });
+      await waitFor(async () => (await dealWorker.queue.getDelayedCount()) >= 2, { timeoutMs: 30_000, intervalMs: 20, what: 'both jobs held back' });
+      await redis.hset(keys.batch('first'), 'state', 'loaded');
+      for (const job of await dealWorker.queue.getDelayed()) await job.promote();
+      await waitFor(async () => (await redis.hlen(keys.outcomes('first'))) >= 2, { timeoutMs: 30_000, intervalMs: 20, what: 'both outcomes' });
+      await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      await dealWorker.close(5000);
+      monitor.disconnect();
+    }
+    const outcomes = await redis.hgetall(keys.outcomes('first'));
+    const found = JSON.parse(outcomes['1']!) as OutcomeRecord;
+    expect([found.outcome, (JSON.parse(outcomes['2']!) as OutcomeRecord).outcome]).toEqual(['queued', 'queued']);
+    // The claim (its arguments: batch, row, ...) and the outcome (row, ...). Row 1 (found
+    // through suggest): the claim carrying the cadastral number as its checkpoint, then the
+    // outcome. Row 2 (its number given: no suggest, no checkpoint): the claim, then the outcome.
+    const rowOf = (args: string[]): string | undefined => {
+      const argv = args.slice(3 + Number(args[2]));
+      return argv[0] === 'first' ? argv[1] : argv[0];
+    };
+    const ofRow = (n: number) => scripts.filter((args) => rowOf(args) === String(n));
+    expect(ofRow(1)).toHaveLength(2);
+    expect(ofRow(1)[0]).toContain(found.cadastralNumber);
+    expect(ofRow(2)).toHaveLength(2);
+  });
+
+  it('logs per job with batch, row, dealId and attempt, and no personal data or session id even at debug', async () => {
+    await start({ egronRegions: ['Москва'] });
+    await run([WITH_NUMBER, BY_SUGGEST], { attempts: 2 });
+    const lines = logs.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.some((l) => l.dealId === WITH_NUMBER && l.attempt === 2 && l.batch === 'b' && l.row === 1)).toBe(true);
+    expect(logs).not.toContain(SESSION);
+    for (const id of [WITH_NUMBER, BY_SUGGEST]) {
+      const r = row(id);
+      for (const field of ['ownerSurname', 'ownerName', 'ownerSnils', 'ownerDocNumber']) {
+        const value = r[HEADER.indexOf(field)]!;
+        expect(logs).not.toContain(value);
+        expect(logs).not.toContain(value.replace(/\D/g, '') || value);
+      }
+    }
+  });
+});
+
+describe('--rate: gateway requests per second across every worker', () => {
+  const prefix = uniquePrefix('rate');
+  afterAll(() => deletePrefix(prefix));
+
+  it('grants at most N requests in any second of Redis time, and says how long to wait', async () => {
+    const redis = new Redis(REDIS_URL);
+    const limiter = createRequestLimiter(redis, createKeys(prefix).rate, 10);
+    const grants = await Promise.all(Array.from({ length: 60 }, () => limiter.take()));
+    redis.disconnect();
+    const granted = new Map<number, number>();
+    for (const g of grants) if (g.waitMs === 0) granted.set(g.second, (granted.get(g.second) ?? 0) + 1);
+    for (const n of granted.values()) expect(n).toBeLessThanOrEqual(10);
+    expect([...granted.values()].reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(10);
+    const refused = grants.filter((g) => g.waitMs > 0);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const g of refused) expect(g.waitMs).toBeLessThanOrEqual(1000);
+  });
+
+  it('still finishes every row when the rate is lower than the work', async () => {
+    const sandbox = await startSandbox({ sessions: [SESSION] });
+    const dir = await mkdtemp(join(tmpdir(), 'realty-rate-'));
+    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    try {
+      const file = join(dir, 'rate.csv');
+      const ids = [WITH_NUMBER, BY_SUGGEST, 'NSK-2026-000124', 'EKB-2026-000311', 'KZN-2026-000051'];
+      await writeFile(file, csvText(ids.map(row)));
+      const result = await runBatch({
+        file,
+        profile: await loadProfile(join(ROOT, 'samples/bank-profile.json')),
+        out: join(dir, 'out.csv'),
+        batch: 'rated',
+        redis,
+        keys: createKeys(prefix),
+        logger: createLogger({ level: 'silent' }),
+        apiUrl: sandbox.url,
+        sessionId: SESSION,
+        concurrency: 5,
+        attempts: 2,
+        backoffMs: 100,
+        timeoutMs: 2000,
+        rate: 3,
+        rejects: join(dir, 'r.csv'),
+        pollMs: 20,
+      });
+      expect(result.results.counts.queued).toBe(5);
+      expect(sandbox.stats().docflowsCreated).toBe(5);
+      // Jobs the rate put back (some after their checkpoint) asked suggest once a row all the same.
+      const bySuggest = ids.filter((id) => row(id)[HEADER.indexOf('cadastralNumber')] === '').length;
+      expect(bySuggest).toBeGreaterThan(1);
+      expect(sandbox.stats().suggestCalls).toBe(bySuggest);
+    } finally {
+      redis.disconnect();
+      await sandbox.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
