@@ -232,7 +232,7 @@ export function generateSamples(root = packageRoot()): Samples {
       DocIssuerName: p.issuer,
       ...address,
     };
-    return Object.fromEntries(Object.entries(fields).map(([k, v]) => [prefix + k, v])) as Row;
+    return Object.fromEntries(Object.entries(fields).map(([k, v]) => [prefix + k, v]));
   }
 
   function home(key: PlaceKey, street: string, house: string, apartment: string, streetType = ''): OwnerAddress {

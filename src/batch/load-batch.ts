@@ -96,14 +96,8 @@ export async function loadBatchWith(openContext: () => LoadContext, options: Loa
   let loaded = false;
   try {
     if (context) {
-      const fingerprint = options.fingerprint ?? (await inputFingerprint(options.file, options));
-      const { fresh } = await context.batches.open({ id: options.batch, file: resolve(options.file), fingerprint, reading: serializeReading(options), resubmit: options.resubmit ?? false }, options.profile, options.retentionMs);
+      const fresh = await openBatch(context, options);
       owned = fresh;
-      if (fresh) {
-        // What an earlier load of this batch that failed left: this load makes it again.
-        await takeBackJobs(context.jobs, options.batch);
-        await context.jobs.clear(options.batch);
-      }
       enqueuer = enqueueInto(context.jobs, { batch: options.batch, bank: options.profile.organization.inn, fresh, resubmit: options.resubmit ?? false, heartbeat: () => context.batches.heartbeat(options.batch) });
     }
     await readRows(input, options, summary, async (chunk) => {
@@ -111,18 +105,8 @@ export async function loadBatchWith(openContext: () => LoadContext, options: Loa
       await enqueuer?.add(chunk);
     }, (record, problems) => rejects.write(record, problems));
     await enqueuer?.drain();
-    // An export without a single deal is a broken export, not a quiet night: said loudly.
-    if (summary.read === 0) throw new InputError(`${options.file} has no records: a header row and at least one record are expected.`);
-    const after = await fileState(options.file);
-    if (after.size !== before.size || after.mtimeMs !== before.mtimeMs) {
-      throw new InputError(`${options.file} changed while it was read (is it still being written?); load it again once it is complete.`);
-    }
-    if (context) {
-      const wasLoading = (await context.batches.state(options.batch)) === 'loading';
-      await context.batches.setTotal(options.batch, summary.read, options.retentionMs);
-      // Workers held this batch's jobs back with growing delays while it loaded: release them now.
-      if (wasLoading) await context.jobs.release(options.batch);
-    }
+    await checkWhole(options.file, summary.read, before);
+    if (context) await markLoaded(context, options, summary.read);
     loaded = true;
   } catch (err) {
     await enqueuer?.settle();
@@ -136,13 +120,47 @@ export async function loadBatchWith(openContext: () => LoadContext, options: Loa
     } else await rejects.abort();
     await context?.close();
   }
-  summary.enqueued = enqueuer?.enqueued ?? 0;
-  summary.alreadyEnqueued = enqueuer?.alreadyEnqueued ?? 0;
-  summary.alreadySubmitted = enqueuer?.alreadySubmitted ?? 0;
+  if (enqueuer) countEnqueued(summary, enqueuer);
   summary.unknownColumns = input.unknownColumns();
   summary.seconds = Math.round((performance.now() - started) / 10) / 100;
   options.logger.info({ ...summary }, 'batch loaded');
   return summary;
+}
+
+function countEnqueued(summary: LoadSummary, enqueuer: Enqueuer): void {
+  summary.enqueued = enqueuer.enqueued;
+  summary.alreadyEnqueued = enqueuer.alreadyEnqueued;
+  summary.alreadySubmitted = enqueuer.alreadySubmitted;
+}
+
+/** Opens (or reopens) the batch; true when this load starts it afresh, after taking back what a failed load left. */
+async function openBatch(context: LoadContext, options: LoadRequest): Promise<boolean> {
+  const fingerprint = options.fingerprint ?? (await inputFingerprint(options.file, options));
+  const { fresh } = await context.batches.open({ id: options.batch, file: resolve(options.file), fingerprint, reading: serializeReading(options), resubmit: options.resubmit ?? false }, options.profile, options.retentionMs);
+  if (fresh) {
+    // What an earlier load of this batch that failed left: this load makes it again.
+    await takeBackJobs(context.jobs, options.batch);
+    await context.jobs.clear(options.batch);
+  }
+  return fresh;
+}
+
+/** A file without a record, or one that changed while it was read, is refused. */
+async function checkWhole(file: string, read: number, before: Awaited<ReturnType<typeof fileState>>): Promise<void> {
+  // An export without a single deal is a broken export, not a quiet night: said loudly.
+  if (read === 0) throw new InputError(`${file} has no records: a header row and at least one record are expected.`);
+  const after = await fileState(file);
+  if (after.size !== before.size || after.mtimeMs !== before.mtimeMs) {
+    throw new InputError(`${file} changed while it was read (is it still being written?); load it again once it is complete.`);
+  }
+}
+
+/** The batch's total, and its jobs released if workers held them back while it loaded. */
+async function markLoaded(context: LoadContext, options: LoadRequest, total: number): Promise<void> {
+  const wasLoading = (await context.batches.state(options.batch)) === 'loading';
+  await context.batches.setTotal(options.batch, total, options.retentionMs);
+  // Workers held this batch's jobs back with growing delays while it loaded: release them now.
+  if (wasLoading) await context.jobs.release(options.batch);
 }
 
 /**

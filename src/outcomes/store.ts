@@ -98,6 +98,24 @@ export interface OutcomeStoreOptions {
   ledgerMs?: number;
 }
 
+/** What RECORD does to the deal's ledger entry: nothing, note its docflow, keep the claim, or release it. */
+function ledgerMode(record: OutcomeRecord, ledger: RecordOptions['ledger']): '' | 'submitted' | 'keep' | 'release' {
+  if (!ledger || record.outcome === 'already_submitted') return '';
+  if (SUBMITTED_OUTCOMES.has(record.outcome) && record.docflowId) return 'submitted';
+  // `keep`: the claim stays (the try may have made a docflow), unless the feed already found it.
+  return ledger.keepClaim ? 'keep' : 'release';
+}
+
+/** RECORD's reply, read. */
+function recordResult([kind, a, b, c, d, e, f, g]: string[]): RecordResult {
+  if (kind === 'exists') return { kind };
+  if (kind === 'conflict') return { kind, deal: { docflowId: a!, batch: b!, row: Number(c) } };
+  if (kind === 'submitted') {
+    return { kind, own: a === '1', deal: { docflowId: b!, outcome: c === 'suspended' ? 'suspended' : 'queued', batch: d!, row: Number(e), at: f! }, via: g === 'feed' || g === 'operator' ? g : 'answer' };
+  }
+  return { kind: 'written' };
+}
+
 /** 400 days, unless REALTY_LEDGER_DAYS says otherwise. */
 export const DEFAULT_LEDGER_MS = DEFAULTS.ledgerDays * DAY;
 
@@ -108,11 +126,7 @@ export function createOutcomeStore(redis: Redis, keys: Keys, options: OutcomeSto
     async record(batch, record, options = {}) {
       const outcomes = keys.outcomes(batch);
       const { job, ledger } = options;
-      let mode = '';
-      if (ledger && record.outcome !== 'already_submitted') {
-        // `keep`: the claim stays (the try may have made a docflow), unless the feed already found it.
-        mode = SUBMITTED_OUTCOMES.has(record.outcome) && record.docflowId ? 'submitted' : ledger.keepClaim ? 'keep' : 'release';
-      }
+      const mode = ledgerMode(record, ledger);
       const reply = (await run(
         RECORD,
         [outcomes, ledger ? keys.ledgerEntry(ledger.bank, record.dealId) : outcomes, keys.checkpoints(batch), job?.key ?? outcomes, keys.batch(batch)],
@@ -132,13 +146,7 @@ export function createOutcomeStore(redis: Redis, keys: Keys, options: OutcomeSto
           ledger?.requestId ?? '',
         ],
       )) as string[];
-      const [kind, a, b, c, d, e, f, g] = reply.map(String);
-      if (kind === 'exists') return { kind };
-      if (kind === 'conflict') return { kind, deal: { docflowId: a!, batch: b!, row: Number(c) } };
-      if (kind === 'submitted') {
-        return { kind, own: a === '1', deal: { docflowId: b!, outcome: c === 'suspended' ? 'suspended' : 'queued', batch: d!, row: Number(e), at: f! }, via: g === 'feed' || g === 'operator' ? g : 'answer' };
-      }
-      return { kind: 'written' };
+      return recordResult(reply.map(String));
     },
     async range(batch, from, to) {
       if (to < from) return [];

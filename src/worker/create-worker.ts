@@ -103,7 +103,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     } else if (to === 'closed') {
       if (detail.gaveUp) logger.warn(line, `the gateway failed ${breakerOptions.maxProbes} probes in a row: circuit breaker closed anyway; deals now spend their tries and end unavailable or failed`);
       else logger.info(line, 'the gateway answers again: circuit breaker closed, taking jobs');
-      if (!closing) worker.resume();
+      if (!closing) worker.resume().catch(() => undefined);
     } else logger.info(line, 'circuit breaker half-open: one probe');
   });
   const scheduleProbe = (): void => {

@@ -52,7 +52,7 @@ const DECLINED_ENDING = /[аяоеёьйыиу]$/iu;
 function wordsPattern(value: string): string | undefined {
   const words = value.normalize('NFC').match(/[\p{L}\p{N}]+/gu);
   if (!words || words.join('').replace(/\P{L}/gu, '').length < 2) return undefined;
-  const l = CYRILLIC.test(words[0]!) ? CYRILLIC_LETTER : LATIN_LETTER;
+  const l = CYRILLIC.test(words[0]) ? CYRILLIC_LETTER : LATIN_LETTER;
   const last = words[words.length - 1]!;
   const declinable = last.length >= 4;
   if (declinable && last.length >= 5 && DECLINED_ENDING.test(last)) words[words.length - 1] = last.slice(0, -1);

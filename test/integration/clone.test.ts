@@ -30,7 +30,7 @@ describe('a clone of the repository alone in its folder', () => {
     const r = spawnSync(process.execPath, [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', 'test/unit', '--reporter', 'dot'], {
       cwd: clone,
       encoding: 'utf8',
-      env: { ...process.env, FORCE_COLOR: '0', CI: '1' },
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', CI: '1' },
       timeout: 240_000,
     });
     expect(r.status, `${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`).toBe(0);
