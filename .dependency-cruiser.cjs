@@ -55,7 +55,8 @@ module.exports = {
     },
     {
       name: 'sandbox-knows-only-the-contract',
-      comment: "The sandbox emulates the gateway from the contract's types alone: it imports nothing else of the project (but where the package's own folder is).",
+      comment:
+        "The sandbox emulates the gateway from the contract's types alone: it imports nothing else of the project (but where the package's own folder is).",
       severity: 'error',
       from: { path: '^src/sandbox/' },
       to: { path: '^(src|jobs)/', pathNot: ['^src/sandbox/', '^src/realty/types\\.ts$', '^src/files/package-root\\.ts$'] },
@@ -79,6 +80,10 @@ module.exports = {
     // Type-only imports tie layers as much as the others do.
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default'],
+      extensions: ['.ts', '.js'],
+    },
   },
 };

@@ -1,7 +1,17 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const NODE_GLOBALS = { fetch: 'readonly', process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', Buffer: 'readonly' };
+const NODE_GLOBALS = {
+  fetch: 'readonly',
+  process: 'readonly',
+  console: 'readonly',
+  URL: 'readonly',
+  setTimeout: 'readonly',
+  clearTimeout: 'readonly',
+  setInterval: 'readonly',
+  clearInterval: 'readonly',
+  Buffer: 'readonly',
+};
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'out/', 'coverage/', 'bench/results.json'] },

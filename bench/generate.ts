@@ -23,7 +23,17 @@ const DEAL_ID = col('dealId');
 /** Sample rows that fail validation whatever their dealId (samples/README.md rows 9 and 14). */
 const INVALID = new Set(['NSK-2026-000127', 'SPB-2026-010079']);
 /** Valid rows without a cadastral number that suggest resolves to exactly one object (samples/README.md). */
-const RESOLVING = new Set(['NSK-2026-000123', 'NSK-2026-000124', 'SPB-2026-010077', 'MSK-2026-004512', 'EKB-2026-000311', 'KZN-2026-000051', 'MSK-2026-004513', 'MSK-2026-004514', 'NSK-2026-000128']);
+const RESOLVING = new Set([
+  'NSK-2026-000123',
+  'NSK-2026-000124',
+  'SPB-2026-010077',
+  'MSK-2026-004512',
+  'EKB-2026-000311',
+  'KZN-2026-000051',
+  'MSK-2026-004513',
+  'MSK-2026-004514',
+  'NSK-2026-000128',
+]);
 
 const FIRST = ROWS.filter((r, i) => ROWS.findIndex((o) => o[DEAL_ID] === r[DEAL_ID]) === i);
 /** Every valid sample row: for loading (addresses need not resolve). */
@@ -97,7 +107,9 @@ export interface WriteDealsOptions extends GenerateOptions {
 }
 
 function csvCell(value: string, delimiter: string): string {
-  return value.includes(delimiter) || value.includes('"') || value.includes('\n') || value.includes('\r') ? `"${value.replaceAll('"', '""')}"` : value;
+  return value.includes(delimiter) || value.includes('"') || value.includes('\n') || value.includes('\r')
+    ? `"${value.replaceAll('"', '""')}"`
+    : value;
 }
 
 /**

@@ -37,7 +37,9 @@ function timed(args: string[], env: NodeJS.ProcessEnv): Promise<Timed> {
 export async function load1mFigure(ctx: BenchContext): Promise<Figure[]> {
   const file = join(ctx.dir, 'deals-1m.csv');
   const bytes = await writeDeals({ file, rows: ROWS, format: 'csv-utf8', tag: 'M' });
-  progress(`generated deals-1m.csv: ${ROWS.toLocaleString('en-US')} rows, ${(bytes / 1e6).toFixed(0)} MB; running realty-batch load under /usr/bin/time`);
+  progress(
+    `generated deals-1m.csv: ${ROWS.toLocaleString('en-US')} rows, ${(bytes / 1e6).toFixed(0)} MB; running realty-batch load under /usr/bin/time`,
+  );
   try {
     const started = performance.now();
     const env = { ...process.env, REDIS_URL: ctx.redis.url, REALTY_PREFIX: PREFIX, LOG_LEVEL: 'warn' };
@@ -48,8 +50,17 @@ export async function load1mFigure(ctx: BenchContext): Promise<Figure[]> {
     const summary = JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '{}') as { enqueued?: number };
     if (summary.enqueued !== ROWS) throw new Error(`realty-batch load enqueued ${summary.enqueued} of ${ROWS} rows`);
     const mb = kib / 1024;
-    progress(`load of 1,000,000 rows: peak RSS ${mb.toFixed(0)} MB, ${seconds.toFixed(0)} s (${Math.round(ROWS / seconds).toLocaleString('en-US')} rows/s)`);
-    const figure = rawFigure('load-1m-peak-rss-mb', [mb], 'MB', 300, 'lower', `${ROWS} rows (${round(bytes / 1e6)} MB), one real load (runs: 1, the ten-minute budget allows no more); GNU time %M of node dist/src/cli/main.js load`);
+    progress(
+      `load of 1,000,000 rows: peak RSS ${mb.toFixed(0)} MB, ${seconds.toFixed(0)} s (${Math.round(ROWS / seconds).toLocaleString('en-US')} rows/s)`,
+    );
+    const figure = rawFigure(
+      'load-1m-peak-rss-mb',
+      [mb],
+      'MB',
+      300,
+      'lower',
+      `${ROWS} rows (${round(bytes / 1e6)} MB), one real load (runs: 1, the ten-minute budget allows no more); GNU time %M of node dist/src/cli/main.js load`,
+    );
     return [{ ...figure, details: { seconds: round(seconds), rowsPerSecond: round(ROWS / seconds) } }];
   } finally {
     await rm(file, { force: true });

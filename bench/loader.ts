@@ -43,9 +43,18 @@ async function projectLoad(ctx: BenchContext, file: string, rows: number, tag: s
   try {
     const before = await ctx.redis.usedMemory();
     const started = performance.now();
-    const summary = await loadBatch({ file, batch: 'bench', profile: ctx.profile, redis, keys: createKeys(prefix), logger: ctx.logger, rejects: join(ctx.dir, `${tag}.rejects`) });
+    const summary = await loadBatch({
+      file,
+      batch: 'bench',
+      profile: ctx.profile,
+      redis,
+      keys: createKeys(prefix),
+      logger: ctx.logger,
+      rejects: join(ctx.dir, `${tag}.rejects`),
+    });
     const seconds = (performance.now() - started) / 1000;
-    if (summary.enqueued !== rows || summary.invalid !== 0) throw new Error(`${file}: expected ${rows} rows enqueued, got ${summary.enqueued} (${summary.invalid} invalid)`);
+    if (summary.enqueued !== rows || summary.invalid !== 0)
+      throw new Error(`${file}: expected ${rows} rows enqueued, got ${summary.enqueued} (${summary.invalid} invalid)`);
     const after = await ctx.redis.usedMemory();
     return { rowsPerSecond: rows / seconds, bytesPerJob: (after - before) / rows };
   } finally {
@@ -136,7 +145,9 @@ export async function loaderFigures(ctx: BenchContext): Promise<Figure[]> {
     project.push(p.rowsPerSecond);
     bytes.push(p.bytesPerJob);
     baseline.push(await baselineLoad(ctx, csv.file, csv.rows, `csv-base-${run}`, 'csv'));
-    progress(`loader csv run ${run}/${ctx.runs}: load ${perSecond(project.at(-1)!)}, csv-parse + addBulk ${perSecond(baseline.at(-1)!)}, ${Math.round(p.bytesPerJob)} Redis bytes/job`);
+    progress(
+      `loader csv run ${run}/${ctx.runs}: load ${perSecond(project.at(-1)!)}, csv-parse + addBulk ${perSecond(baseline.at(-1)!)}, ${Math.round(p.bytesPerJob)} Redis bytes/job`,
+    );
   }
   const cp1251: number[] = [];
   for (let run = 1; run <= ctx.runs; run++) {
@@ -144,7 +155,14 @@ export async function loaderFigures(ctx: BenchContext): Promise<Figure[]> {
     progress(`loader windows-1251 run ${run}/${ctx.runs}: load ${perSecond(cp1251.at(-1)!)}`);
   }
   return [
-    ratioFigure('loader-csv-ratio', project, baseline, 'rows/s', 0.7, `${csv.rows} rows, ${round(csv.bytes / 1e6)} MB UTF-8 ','; baseline: csv-parse + bare addBulk in chunks of ${CHUNK}, each awaited, same jobIds and job options`),
+    ratioFigure(
+      'loader-csv-ratio',
+      project,
+      baseline,
+      'rows/s',
+      0.7,
+      `${csv.rows} rows, ${round(csv.bytes / 1e6)} MB UTF-8 ','; baseline: csv-parse + bare addBulk in chunks of ${CHUNK}, each awaited, same jobIds and job options`,
+    ),
     rawFigure('loader-csv-1251-rows-per-second', cp1251, 'rows/s', null, 'higher', `${csv1251.rows} rows, Windows-1251 ';' CRLF`),
     rawFigure(
       'redis-bytes-per-waiting-job',
@@ -194,7 +212,15 @@ async function projectEnqueue(ctx: BenchContext, payloads: DealJobData[], tag: s
   try {
     const batches = createBatchStore(redis, keys);
     const started = performance.now();
-    const enqueuer = createEnqueuer({ redis, keys, queue, batch: 'bench', bank: '7701234567', fresh: true, heartbeat: () => batches.heartbeat('bench') });
+    const enqueuer = createEnqueuer({
+      redis,
+      keys,
+      queue,
+      batch: 'bench',
+      bank: '7701234567',
+      fresh: true,
+      heartbeat: () => batches.heartbeat('bench'),
+    });
     for (let i = 0; i < payloads.length; i += CHUNK) await enqueuer.add({ jobs: payloads.slice(i, i + CHUNK), invalid: [] });
     await enqueuer.drain();
     const seconds = (performance.now() - started) / 1000;
@@ -217,7 +243,11 @@ async function bareAddBulk(ctx: BenchContext, payloads: DealJobData[], tag: stri
   try {
     const started = performance.now();
     for (let i = 0; i < payloads.length; i += CHUNK) {
-      await queue.addBulk(payloads.slice(i, i + CHUNK).map((data) => ({ name: DEAL_JOB, data, opts: { ...dealJobOptions(), jobId: dealJobId(data.batch, data.dealId) } })));
+      await queue.addBulk(
+        payloads
+          .slice(i, i + CHUNK)
+          .map((data) => ({ name: DEAL_JOB, data, opts: { ...dealJobOptions(), jobId: dealJobId(data.batch, data.dealId) } })),
+      );
     }
     const seconds = (performance.now() - started) / 1000;
     const waiting = await queue.getWaitingCount();

@@ -70,7 +70,8 @@ function spin(steps: number, seed: number): number {
 }
 
 /** Ratios to 3 decimals; counts and rates to whole units (3 significant digits below 100). */
-export const round = (value: number): number => (Math.abs(value) >= 100 ? Math.round(value) : Math.abs(value) >= 1 ? Number(value.toPrecision(3)) : Math.round(value * 1000) / 1000);
+export const round = (value: number): number =>
+  Math.abs(value) >= 100 ? Math.round(value) : Math.abs(value) >= 1 ? Number(value.toPrecision(3)) : Math.round(value * 1000) / 1000;
 
 /** Frees what the previous run left, so one run's garbage is not collected during the next. */
 export function collectGarbage(): void {
@@ -82,7 +83,14 @@ export function collectGarbage(): void {
  * baseline; the value is the median of the run ratios, `measured` and
  * `baseline` the medians of the raws.
  */
-export function ratioFigure(name: string, project: number[], baseline: number[], rawUnit: string, target: number | null, note?: string): Figure {
+export function ratioFigure(
+  name: string,
+  project: number[],
+  baseline: number[],
+  rawUnit: string,
+  target: number | null,
+  note?: string,
+): Figure {
   const ratios = project.map((p, i) => p / baseline[i]!);
   return {
     name,
@@ -99,8 +107,25 @@ export function ratioFigure(name: string, project: number[], baseline: number[],
   };
 }
 
-export function rawFigure(name: string, samples: number[], unit: string, target: number | null, better: 'higher' | 'lower', note?: string): Figure {
-  return { name, value: round(median(samples)), unit, baseline: null, target, better, runs: samples.length, samples: samples.map((s) => round(s)), ...(note ? { note } : {}) };
+export function rawFigure(
+  name: string,
+  samples: number[],
+  unit: string,
+  target: number | null,
+  better: 'higher' | 'lower',
+  note?: string,
+): Figure {
+  return {
+    name,
+    value: round(median(samples)),
+    unit,
+    baseline: null,
+    target,
+    better,
+    runs: samples.length,
+    samples: samples.map((s) => round(s)),
+    ...(note ? { note } : {}),
+  };
 }
 
 export function meetsTarget(f: Figure): boolean | undefined {
@@ -123,7 +148,11 @@ export function printTable(figures: Figure[]): void {
   });
   const head = ['figure', 'value', 'measured', 'baseline', 'target', '', 'runs'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: string[]): string =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   console.log(line(head));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const r of rows) console.log(line(r));

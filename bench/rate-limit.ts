@@ -36,12 +36,32 @@ async function rateRun(ctx: BenchContext, sandbox: SandboxProcess, tag: string):
   const connections: RedisClient[] = [];
   const workers: DealWorker[] = [];
   try {
-    await loadBatch({ file, batch: 'bench', profile: ctx.profile, redis: loader, keys, logger: ctx.logger, rejects: join(ctx.dir, `${tag}.rejects`) });
+    await loadBatch({
+      file,
+      batch: 'bench',
+      profile: ctx.profile,
+      redis: loader,
+      keys,
+      logger: ctx.logger,
+      rejects: join(ctx.dir, `${tag}.rejects`),
+    });
     for (let i = 0; i < WORKERS; i++) {
       const connection = await ctx.redis.connect();
       connections.push(connection);
       workers.push(
-        createDealWorker({ processor: createDealProcessor, connection, keys, apiUrl: sandbox.url, sessionId: sandbox.sessionId, concurrency: CONCURRENCY, attempts: 3, backoffMs: 1000, timeoutMs: 30_000, rate: RATE, logger: ctx.logger }),
+        createDealWorker({
+          processor: createDealProcessor,
+          connection,
+          keys,
+          apiUrl: sandbox.url,
+          sessionId: sandbox.sessionId,
+          concurrency: CONCURRENCY,
+          attempts: 3,
+          backoffMs: 1000,
+          timeoutMs: 30_000,
+          rate: RATE,
+          logger: ctx.logger,
+        }),
       );
     }
     await sleep(WARM_UP_MS);

@@ -40,7 +40,11 @@ export async function startBenchRedis(): Promise<BenchRedis> {
   if (!url) {
     const port = await freePort();
     // No RDB, no AOF: nothing of a figure's run touches the disk but the input file.
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], { stdio: 'ignore' });
+    child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'],
+      { stdio: 'ignore' },
+    );
     const failed = new Promise<never>((_, reject) => {
       child!.once('error', reject);
       child!.once('exit', (code) => reject(new Error(`redis-server exited at start (${code})`)));
@@ -51,7 +55,16 @@ export async function startBenchRedis(): Promise<BenchRedis> {
     probe.on('error', () => undefined);
     const until = Date.now() + 10_000;
     for (;;) {
-      const ok = await Promise.race([probe.connect().then(() => probe.ping()).then(() => true, () => false), failed]);
+      const ok = await Promise.race([
+        probe
+          .connect()
+          .then(() => probe.ping())
+          .then(
+            () => true,
+            () => false,
+          ),
+        failed,
+      ]);
       if (ok) break;
       if (Date.now() > until) throw new Error(`redis-server on port ${port} did not answer`);
       probe.disconnect();

@@ -56,12 +56,18 @@ async function generate(dir: string, name: string, format: FileKind, count: numb
 }
 
 async function main(): Promise<void> {
-  progress(`realty-batch bench: ${only.join(', ')}; ${args.runs} runs per figure; ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  progress(
+    `realty-batch bench: ${only.join(', ')}; ${args.runs} runs per figure; ${cpus().length} cores, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   const loopAtStart = hostLoopMs();
-  progress(`host speed: ${loopAtStart} ms for a fixed CPU loop (${HOST_LOOP_REFERENCE_MS} ms on the machine of bench/README at the host's normal speed; more means a slow phase of the host, and every rate below is lower with it)`);
+  progress(
+    `host speed: ${loopAtStart} ms for a fixed CPU loop (${HOST_LOOP_REFERENCE_MS} ms on the machine of bench/README at the host's normal speed; more means a slow phase of the host, and every rate below is lower with it)`,
+  );
   const dir = await mkdtemp(join(tmpdir(), 'realty-bench-'));
   const redis = await startBenchRedis();
-  progress(`Redis at ${redis.url}${redis.private ? ' (the bench\'s own redis-server)' : ''}; inputs in ${dir}`);
+  progress(`Redis at ${redis.url}${redis.private ? " (the bench's own redis-server)" : ''}; inputs in ${dir}`);
   const figures: Figure[] = [];
   try {
     const profileFile = join(ROOT, 'samples/bank-profile.json');
@@ -75,8 +81,13 @@ async function main(): Promise<void> {
       files: {
         csv: only.includes('loader') ? await generate(dir, 'deals-utf8.csv', 'csv-utf8', rows, 'U') : { file: '', rows: 0, bytes: 0 },
         // A quarter of the rows: informational figures, cut to keep the whole bench within ten minutes.
-        csv1251: only.includes('loader') ? await generate(dir, 'deals-1251.csv', 'csv-1251', rows / 4, 'W') : { file: '', rows: 0, bytes: 0 },
-        jsonl: only.includes('jsonl') || only.includes('enqueue') ? await generate(dir, 'deals.jsonl', 'jsonl', rows / 4, 'J') : { file: '', rows: 0, bytes: 0 },
+        csv1251: only.includes('loader')
+          ? await generate(dir, 'deals-1251.csv', 'csv-1251', rows / 4, 'W')
+          : { file: '', rows: 0, bytes: 0 },
+        jsonl:
+          only.includes('jsonl') || only.includes('enqueue')
+            ? await generate(dir, 'deals.jsonl', 'jsonl', rows / 4, 'J')
+            : { file: '', rows: 0, bytes: 0 },
       },
     };
     const groups: Record<Group, () => Promise<Figure[]>> = {
@@ -100,7 +111,11 @@ async function main(): Promise<void> {
   console.log('');
   printTable(figures);
   for (const f of figures) if (f.note) console.log(`  ${f.name}: ${f.note}`);
-  console.log(`\ntotal: ${elapsed()} (load average now ${loadavg().map((l) => l.toFixed(2)).join(' ')}: other processes on this machine share its cores)`);
+  console.log(
+    `\ntotal: ${elapsed()} (load average now ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}: other processes on this machine share its cores)`,
+  );
   console.log(`host speed: the fixed CPU loop took ${loopAtStart} ms at the start and ${hostLoopMs()} ms at the end`);
   if (only.length === GROUPS.length && rows === 200_000) {
     const out = join(ROOT, 'bench/results.json');

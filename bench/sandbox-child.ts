@@ -8,7 +8,11 @@
 import { startSandbox, type SandboxStats } from '../src/sandbox/index.js';
 
 export type ChildRequest = { type: 'stats' } | { type: 'latency'; ms: number } | { type: 'track' } | { type: 'seconds' };
-export type ChildReply = { type: 'ready'; url: string } | { type: 'stats'; stats: SandboxStats } | { type: 'seconds'; seconds: Array<[number, number]> } | { type: 'ok' };
+export type ChildReply =
+  | { type: 'ready'; url: string }
+  | { type: 'stats'; stats: SandboxStats }
+  | { type: 'seconds'; seconds: Array<[number, number]> }
+  | { type: 'ok' };
 
 const requests = (s: SandboxStats): number => s.suggestCalls + Object.values(s.docflowCalls).reduce((a, b) => a + b, 0);
 

@@ -82,12 +82,21 @@ export async function projectWorkerRun(ctx: BenchContext, sandbox: SandboxProces
   await writeDeals({ file, rows: deals, format: 'csv-utf8', tag, kind: 'suggest' });
   const redis = await ctx.redis.connect();
   try {
-    const loaded = await loadBatch({ file, batch: 'bench', profile: ctx.profile, redis, keys, logger: ctx.logger, rejects: join(ctx.dir, `${tag}.rejects`) });
+    const loaded = await loadBatch({
+      file,
+      batch: 'bench',
+      profile: ctx.profile,
+      redis,
+      keys,
+      logger: ctx.logger,
+      rejects: join(ctx.dir, `${tag}.rejects`),
+    });
     if (loaded.enqueued !== deals) throw new Error(`${tag}: ${loaded.enqueued} of ${deals} deals enqueued`);
     const before = await sandbox.stats();
     collectGarbage();
     const { count, result: completed } = completions(deals);
-    const dealWorker = createDealWorker({ processor: createDealProcessor,
+    const dealWorker = createDealWorker({
+      processor: createDealProcessor,
       connection: redis,
       keys,
       apiUrl: sandbox.url,
@@ -98,14 +107,23 @@ export async function projectWorkerRun(ctx: BenchContext, sandbox: SandboxProces
       timeoutMs: 30_000,
       logger: ctx.logger,
     });
-    dealWorker.worker.on('completed', (_job, record: OutcomeRecord) => count(SUBMITTED_OUTCOMES.has(record.outcome) && record.outcome !== 'already_submitted'));
+    dealWorker.worker.on('completed', (_job, record: OutcomeRecord) =>
+      count(SUBMITTED_OUTCOMES.has(record.outcome) && record.outcome !== 'already_submitted'),
+    );
     dealWorker.worker.on('failed', () => count(false));
     const { throughput: result, wrong } = await completed();
     await dealWorker.close(5000);
     const after = await sandbox.stats();
     const recorded = await redis.hlen(keys.outcomes('bench'));
-    if (wrong > 0 || recorded !== deals || after.suggestCalls - before.suggestCalls !== deals || after.docflowsCreated - before.docflowsCreated !== deals) {
-      throw new Error(`${tag}: ${wrong} deals not submitted, ${recorded} outcomes, ${after.suggestCalls - before.suggestCalls} suggest calls, ${after.docflowsCreated - before.docflowsCreated} docflows for ${deals} deals`);
+    if (
+      wrong > 0 ||
+      recorded !== deals ||
+      after.suggestCalls - before.suggestCalls !== deals ||
+      after.docflowsCreated - before.docflowsCreated !== deals
+    ) {
+      throw new Error(
+        `${tag}: ${wrong} deals not submitted, ${recorded} outcomes, ${after.suggestCalls - before.suggestCalls} suggest calls, ${after.docflowsCreated - before.docflowsCreated} docflows for ${deals} deals`,
+      );
     }
     return result;
   } finally {
@@ -143,7 +161,11 @@ export async function baselineWorkerRun(ctx: BenchContext, sandbox: SandboxProce
     }
     suggestBodies.push(query);
     docflowBodies.push(JSON.stringify(buildEncumbranceRequest(deal, cn, ctx.profile, sandbox.url)));
-    jobs.push({ name: DEAL_JOB, data: { batch: 'bench', row: i + 1, dealId: deal.dealId, deal }, opts: { ...dealJobOptions(), jobId: dealJobId('bench', deal.dealId) } });
+    jobs.push({
+      name: DEAL_JOB,
+      data: { batch: 'bench', row: i + 1, dealId: deal.dealId, deal },
+      opts: { ...dealJobOptions(), jobId: dealJobId('bench', deal.dealId) },
+    });
   }
   await client.close();
   const redis = await ctx.redis.connect();
@@ -197,7 +219,8 @@ async function warmUp(ctx: BenchContext, sandbox: SandboxProcess, deals: number,
   progress(`${label} warm-up: ${deals.toLocaleString('en-US')} deals each side, not counted`);
 }
 
-const perSecond = (t: Throughput): string => `${Math.round(t.steady).toLocaleString('en-US')} deals/s (end to end ${Math.round(t.endToEnd).toLocaleString('en-US')})`;
+const perSecond = (t: Throughput): string =>
+  `${Math.round(t.steady).toLocaleString('en-US')} deals/s (end to end ${Math.round(t.endToEnd).toLocaleString('en-US')})`;
 
 /** worker-overhead-ratio: the project's worker over the bare one, at 0 ms. */
 export async function overheadFigure(ctx: BenchContext): Promise<Figure[]> {
@@ -209,7 +232,9 @@ export async function overheadFigure(ctx: BenchContext): Promise<Figure[]> {
     for (let run = 1; run <= ctx.runs; run++) {
       project.push(await projectWorkerRun(ctx, sandbox, OVERHEAD_DEALS, `WP${run}`));
       baseline.push(await baselineWorkerRun(ctx, sandbox, OVERHEAD_DEALS, `WB${run}`));
-      progress(`worker 0 ms run ${run}/${ctx.runs}: createDealWorker ${perSecond(project.at(-1)!)}; bare Worker + undici ${perSecond(baseline.at(-1)!)}`);
+      progress(
+        `worker 0 ms run ${run}/${ctx.runs}: createDealWorker ${perSecond(project.at(-1)!)}; bare Worker + undici ${perSecond(baseline.at(-1)!)}`,
+      );
     }
   } finally {
     await sandbox.stop();
@@ -222,7 +247,12 @@ export async function overheadFigure(ctx: BenchContext): Promise<Figure[]> {
     0.7,
     `${OVERHEAD_DEALS} deals a run, all through suggest, concurrency ${CONCURRENCY}, sandbox (0 ms) in its own process; rates between the 10 % and 90 % completions`,
   );
-  return [{ ...figure, details: { endToEndMeasured: project.map((t) => round(t.endToEnd)), endToEndBaseline: baseline.map((t) => round(t.endToEnd)) } }];
+  return [
+    {
+      ...figure,
+      details: { endToEndMeasured: project.map((t) => round(t.endToEnd)), endToEndBaseline: baseline.map((t) => round(t.endToEnd)) },
+    },
+  ];
 }
 
 /**
@@ -240,7 +270,9 @@ export async function latencyFigure(ctx: BenchContext): Promise<Figure[]> {
     for (let run = 1; run <= ctx.runs; run++) {
       project.push(await projectWorkerRun(ctx, sandbox, LATENCY_DEALS, `WL${run}`));
       bare.push(await baselineWorkerRun(ctx, sandbox, LATENCY_DEALS, `WLB${run}`));
-      progress(`worker ${LATENCY_MS} ms run ${run}/${ctx.runs}: createDealWorker ${perSecond(project.at(-1)!)}; bare Worker + undici ${perSecond(bare.at(-1)!)}; of ${theoretical} theoretical`);
+      progress(
+        `worker ${LATENCY_MS} ms run ${run}/${ctx.runs}: createDealWorker ${perSecond(project.at(-1)!)}; bare Worker + undici ${perSecond(bare.at(-1)!)}; of ${theoretical} theoretical`,
+      );
     }
   } finally {
     await sandbox.stop();

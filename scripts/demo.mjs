@@ -52,10 +52,15 @@ for (const s of ['SIGINT', 'SIGTERM']) process.on(s, () => process.exit(130));
 let redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 if (!(await redisAnswers(redisUrl))) {
   const which = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' });
-  if (which.status !== 0) fail(`Redis does not answer at ${redisUrl} and redis-server is not installed: install Redis (apt-get install redis-server) or set REDIS_URL.`);
+  if (which.status !== 0)
+    fail(
+      `Redis does not answer at ${redisUrl} and redis-server is not installed: install Redis (apt-get install redis-server) or set REDIS_URL.`,
+    );
   const port = await freePort();
   say(`Redis does not answer at ${redisUrl}; starting a private one on port ${port} (stopped afterwards)`);
-  const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  });
   children.push(redis);
   redisUrl = `redis://127.0.0.1:${port}`;
   for (let i = 0; i < 50 && !(await redisAnswers(redisUrl)); i++) await new Promise((r) => setTimeout(r, 100));
@@ -63,7 +68,10 @@ if (!(await redisAnswers(redisUrl))) {
 }
 
 // The sandbox, with the EGRON region so the unavailable row shows.
-const sandbox = spawn(process.execPath, [cli, 'sandbox', '--port', '0', '--egron-regions', 'Республика Крым'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+const sandbox = spawn(process.execPath, [cli, 'sandbox', '--port', '0', '--egron-regions', 'Республика Крым'], {
+  cwd: root,
+  stdio: ['ignore', 'pipe', 'pipe'],
+});
 children.push(sandbox);
 let sandboxErrors = '';
 sandbox.stderr.on('data', (d) => (sandboxErrors += d.toString()));
@@ -90,17 +98,44 @@ await redis.quit();
 const out = join(root, 'out/results.csv');
 const run = spawnSync(
   process.execPath,
-  [cli, 'run', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--out', out, '--rejects', join(root, 'out/rejects.csv'), '--batch', 'demo', '--attempts', '3', '--backoff-ms', '200', '--concurrency', '8'],
+  [
+    cli,
+    'run',
+    'samples/deals.csv',
+    '--profile',
+    'samples/bank-profile.json',
+    '--out',
+    out,
+    '--rejects',
+    join(root, 'out/rejects.csv'),
+    '--batch',
+    'demo',
+    '--attempts',
+    '3',
+    '--backoff-ms',
+    '200',
+    '--concurrency',
+    '8',
+  ],
   {
     cwd: root,
     stdio: 'inherit',
-    env: { ...process.env, REDIS_URL: redisUrl, REALTY_API_URL: sandboxUrl, REALTY_SESSION_ID: 'demo-session', REALTY_PREFIX: prefix, LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' },
+    env: {
+      ...process.env,
+      REDIS_URL: redisUrl,
+      REALTY_API_URL: sandboxUrl,
+      REALTY_SESSION_ID: 'demo-session',
+      REALTY_PREFIX: prefix,
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
+    },
   },
 );
 if (run.status !== 0 && run.status !== 3) fail(`realty-batch run exited ${run.status ?? run.signal}.`);
 
 const stats = await fetch(`${sandboxUrl}/__sandbox/stats`).then((r) => r.json());
-say(`sandbox: ${stats.docflowsCreated} docflows created, ${stats.suggestCalls} suggest calls, requestIds with several docflows ${stats.requestIdsWithSeveralDocflows}`);
+say(
+  `sandbox: ${stats.docflowsCreated} docflows created, ${stats.suggestCalls} suggest calls, requestIds with several docflows ${stats.requestIdsWithSeveralDocflows}`,
+);
 if (stats.requestIdsWithSeveralDocflows > 0) fail('a deal was submitted twice: the sandbox holds several docflows for one requestId.');
 
 const { parse } = await import('csv-parse/sync');

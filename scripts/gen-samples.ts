@@ -146,11 +146,42 @@ interface Place {
 }
 
 const PLACES = {
-  NSK: { region: 'Новосибирская область', city: 'Новосибирск', series: '50', code: '540', issuer: 'ГУ МВД России по Новосибирской области', okato: 50, key: 154 },
+  NSK: {
+    region: 'Новосибирская область',
+    city: 'Новосибирск',
+    series: '50',
+    code: '540',
+    issuer: 'ГУ МВД России по Новосибирской области',
+    okato: 50,
+    key: 154,
+  },
   MSK: { region: 'Москва', series: '45', code: '770', issuer: 'ГУ МВД России по г. Москве', okato: 45, key: 177 },
-  SPB: { region: 'Санкт-Петербург', series: '40', code: '780', issuer: 'ГУ МВД России по г. Санкт-Петербургу и Ленинградской области', okato: 40, key: 178 },
-  EKB: { region: 'Свердловская область', city: 'Екатеринбург', series: '65', code: '660', issuer: 'ГУ МВД России по Свердловской области', okato: 65, key: 166 },
-  KZN: { region: 'Республика Татарстан', city: 'Казань', series: '92', code: '160', issuer: 'МВД по Республике Татарстан', okato: 92, key: 116 },
+  SPB: {
+    region: 'Санкт-Петербург',
+    series: '40',
+    code: '780',
+    issuer: 'ГУ МВД России по г. Санкт-Петербургу и Ленинградской области',
+    okato: 40,
+    key: 178,
+  },
+  EKB: {
+    region: 'Свердловская область',
+    city: 'Екатеринбург',
+    series: '65',
+    code: '660',
+    issuer: 'ГУ МВД России по Свердловской области',
+    okato: 65,
+    key: 166,
+  },
+  KZN: {
+    region: 'Республика Татарстан',
+    city: 'Казань',
+    series: '92',
+    code: '160',
+    issuer: 'МВД по Республике Татарстан',
+    okato: 92,
+    key: 116,
+  },
   CRM: { region: 'Республика Крым', city: 'Симферополь', series: '39', code: '910', issuer: 'МВД по Республике Крым', okato: 35, key: 191 },
 } satisfies Record<string, Place>;
 type PlaceKey = keyof typeof PLACES;
@@ -190,7 +221,9 @@ export interface Samples {
   'README.md': string;
 }
 
-export const SAMPLE_FILES = ['deals.csv', 'registry.json', 'bank-profile.json', 'README.md'] as const satisfies ReadonlyArray<keyof Samples>;
+export const SAMPLE_FILES = ['deals.csv', 'registry.json', 'bank-profile.json', 'README.md'] as const satisfies ReadonlyArray<
+  keyof Samples
+>;
 
 /** The package root: the first directory with a package.json above this module (scripts/ or dist/scripts/). */
 function packageRoot(): string {
@@ -211,7 +244,18 @@ export function generateSamples(root = packageRoot()): Samples {
   const rng = new PythonRandom(20261121);
   const newUuid = (): string => rng.uuid4();
 
-  function owner(prefix: 'owner' | 'owner2', key: PlaceKey, surname: string, name: string, patronymic: string, birth: string, birthPlace: string, gender: string, issued: string, options: OwnerOptions = {}): Row {
+  function owner(
+    prefix: 'owner' | 'owner2',
+    key: PlaceKey,
+    surname: string,
+    name: string,
+    patronymic: string,
+    birth: string,
+    birthPlace: string,
+    gender: string,
+    issued: string,
+    options: OwnerOptions = {},
+  ): Row {
     const { snilsDashed = true, seriesSpaced = true, address, codeDashed = true, genderText } = options;
     const p = place(key);
     const body = pad(rng.randrange(10 ** 8, 10 ** 9), 9);
@@ -242,7 +286,15 @@ export function generateSamples(root = packageRoot()): Samples {
 
   const signatures = (n: number, sep = '|'): string => Array.from({ length: n }, () => newUuid()).join(sep);
 
-  function deal(dealId: string, key: PlaceKey, street: string, house: string, apartment: string, area: string, options: DealOptions = {}): Row {
+  function deal(
+    dealId: string,
+    key: PlaceKey,
+    street: string,
+    house: string,
+    apartment: string,
+    area: string,
+    options: DealOptions = {},
+  ): Row {
     const { cn = '', sigs = 1, sep = '|', streetType = '', building = '', district = '', city, settlement = '', extra } = options;
     const p = place(key);
     const row: Row = {
@@ -270,114 +322,309 @@ export function generateSamples(root = packageRoot()): Samples {
     ROWS.push([row, outcome, why]);
   };
 
-  add({ ...deal('NSK-2026-000123', 'NSK', 'Челюскинцев', '14', '81', '56.2'),
-    ...owner('owner', 'NSK', 'Кузнецов', 'Андрей', 'Викторович', '1986-04-12', 'г. Новосибирск', 'male', '2006-05-03',
-      { address: home('NSK', 'Челюскинцев', '14', '81') }) },
-  'queued', 'suggest finds one object equal to Челюскинцев 14, кв 81; one signature');
-  add({ ...deal('MSK-2026-004511', 'MSK', 'Профсоюзная', '104', '215', '38.5', { cn: '77:06:0005011:2376' }),
-    ...owner('owner', 'MSK', 'Смирнова', 'Ольга', 'Игоревна', '1991-09-23', 'г. Москва', 'female', '2011-10-14',
-      { genderText: 'ж', address: home('MSK', 'Профсоюзная', '104', '215') }) },
-  'queued', 'cadastral number given (no suggest); owner gender written ж');
-  add({ ...deal('NSK-2026-000124', 'NSK', 'Татьяны Снежиной', '39', '57', '64.8', { sigs: 2 }),
-    ...owner('owner', 'NSK', 'Попов', 'Дмитрий', 'Сергеевич', '1988-02-02', 'г. Бердск Новосибирской области', 'male',
-      '2008-03-11', { address: home('NSK', 'Татьяны Снежиной', '39', '57') }),
-    ...owner('owner2', 'NSK', 'Попова', 'Екатерина', 'Алексеевна', '1990-07-19', 'г. Новосибирск', 'female',
-      '2010-08-05', { address: home('NSK', 'Татьяны Снежиной', '39', '57') }) },
-  'queued', 'suggest returns 39 and 39/1 with кв 57; the row asks 39 and gets it; spouses (owner2); two signatures');
-  add({ ...deal('SPB-2026-010077', 'SPB', 'Просвещения', '87', '140', '71.3', { streetType: 'пр-кт', building: '2' }),
-    ...owner('owner', 'SPB', 'Иванов', 'Сергей', 'Петрович', '1979-11-30', 'г. Ленинград', 'male', '2024-12-10',
-      { address: { FiasId: newUuid(), Apartment: '140' } }) },
-  'queued', 'suggest returns корпус 1 and корпус 2; the row asks корпус 2; owner address by ownerFiasId');
-  add({ ...deal('MSK-2026-004512', 'MSK', 'Хорошёвское', '12', '44', '52', { streetType: 'ш' }),
-    ...owner('owner', 'MSK', 'Фёдоров', 'Алексей', 'Николаевич', '1984-06-05', 'г. Москва', 'male', '2004-06-21',
-      { address: home('MSK', 'Хорошёвское', '12', '44', 'ш') }) },
-  'queued', 'street written with ё, the register has ХОРОШЕВСКОЕ; 12 корпус 2 at the same flat is not equal');
-  add({ ...deal('SPB-2026-010078', 'SPB', 'Наличная', '36', '112', '45,6', { cn: '78:06:0002123:4471' }),
-    ...owner('owner', 'SPB', 'Соколова', 'Анна', 'Михайловна', '14.03.1988', 'г. Санкт-Петербург', 'female',
-      '02.04.2008', { snilsDashed: false, seriesSpaced: false, address: home('SPB', 'Наличная', '36', '112') }) },
-  'queued', 'dates written DD.MM.YYYY, area with a decimal comma (45,6); cadastral number given');
-  add({ ...deal('EKB-2026-000311', 'EKB', 'Малышева', '120', '33', '58.9', { sigs: 2, sep: ',' }),
-    ...owner('owner', 'EKB', 'Морозов', 'Илья', 'Андреевич', '1992-01-17', 'г. Свердловск', 'male', '2012-02-07',
-      { address: home('EKB', 'Малышева', '120', '33') }),
-    ...owner('owner2', 'EKB', 'Морозова', 'Дарья', 'Олеговна', '1993-05-28', 'г. Нижний Тагил Свердловской области',
-      'female', '2013-06-18', { address: home('EKB', 'Малышева', '120', '33') }) },
-  'queued', 'suggest finds Малышева 120, кв 33; spouses (owner2); signatures separated by a comma');
-  add({ ...deal('KZN-2026-000051', 'KZN', 'Чистопольская', '61', '98', '77.4'),
-    ...owner('owner', 'KZN', 'Хабибуллин', 'Ринат', 'Ильдарович', '1985-08-08', 'г. Казань', 'M', '2005-09-01',
-      { address: home('KZN', 'Чистопольская', '61', '98') }),
-    ...owner('owner2', 'KZN', 'Хабибуллина', 'Алсу', 'Рашидовна', '1987-12-03', 'г. Набережные Челны', 'F',
-      '2007-12-20', { address: home('KZN', 'Чистопольская', '61', '98') }) },
-  'queued', 'suggest finds Чистопольская 61, кв 98; spouses (owner2); genders written M and F');
-  add({ ...deal('NSK-2026-000127', 'NSK', 'Ватутина', '27', '5', '33.1', { cn: '54:35:062575:1190' }),
-    ...owner('owner', 'NSK', 'Лебедев', 'Павел', 'Юрьевич', '1995-03-14', 'г. Новосибирск', 'male', '2015-03-30',
-      { address: home('NSK', 'Ватутина', '27', '5') }) },
-  'invalid', 'ownerSnils checksum does not match (one problem)');
-  add({ ...deal('EKB-2026-000312', 'EKB', 'Белинского', '222', '17', '41.7', { cn: '66:41:0508021:3094' }),
-    ...owner('owner', 'EKB', 'Власова', 'Наталья', 'Владимировна', '1983-10-21', 'г. Каменск-Уральский', 'female',
-      '2003-11-05', { address: home('EKB', 'Белинского', '222', '17') }) },
-  'queued', 'cadastral number given (no suggest)');
-  add({ ...deal('KZN-2026-000052', 'KZN', 'Рихарда Зорге', '95', '204', '49.3', { cn: '16:50:160214:2251' }),
-    ...owner('owner', 'KZN', 'Гарипова', 'Лилия', 'Маратовна', '1994-04-04', 'г. Казань', 'female', '2014-04-22',
-      { address: home('KZN', 'Рихарда Зорге', '95', '204') }) },
-  'queued', 'cadastral number given (no suggest)');
-  add({ ...deal('KZN-2026-000054', 'KZN', 'Баумана', '15', '7', '88'),
-    ...owner('owner', 'KZN', 'Сафин', 'Айдар', 'Рустемович', '1982-02-25', 'г. Альметьевск', 'male', '2002-03-12',
-      { address: home('KZN', 'Баумана', '15', '7') }) },
-  'not_found', 'suggest returns 15/2 and 15а with кв 7; none equals 15');
-  add({ ...deal('NSK-2026-000125', 'NSK', 'Красный', '220', '9', '102.5', { cn: '54:35:041105:733', sigs: 2, sep: ' ',
-    streetType: 'пр-кт', extra: { agreementFileType: 'pdf' } }),
-  ...owner('owner', 'NSK', 'Новикова', 'Марина', 'Васильевна', '1976-09-09', 'с. Колывань Новосибирской области',
-    'female', '2021-09-15', { address: home('NSK', 'Красный', '220', '9', 'пр-кт') }) },
-  'queued', 'cadastral number given; two signatures separated by a space');
-  add({ ...deal('SPB-2026-010079', 'SPB', 'Савушкина', '119', '88', '36'),
-    ...owner('owner', 'SPB', 'Егоров', 'Никита', 'Александрович', '1997-07-07', '', 'male', '31.02.2017',
-      { address: home('SPB', 'Савушкина', '119', '88') }) },
-  'invalid', 'ownerBirthPlace is empty and ownerDocIssueDate 31.02 is not a date (two problems)');
-  add({ ...deal('MSK-2026-004513', 'MSK', 'Маршала Бирюзова', '32', '17', '61.2'),
-    ...owner('owner', 'MSK', 'Орлов', 'Максим', 'Евгеньевич', '1989-12-12', 'г. Москва', 'male', '2009-12-28',
-      { address: home('MSK', 'Маршала Бирюзова', '32', '17') }) },
-  'queued', 'suggest finds Маршала Бирюзова 32, кв 17');
-  add({ ...deal('NSK-2026-000126', 'NSK', 'Богдана Хмельницкого', '8', '61', '44.4', { cn: '54:35:051130:902', sigs: 0 }),
-    ...owner('owner', 'NSK', 'Зайцев', 'Артём', 'Игоревич', '1993-08-30', 'г. Новосибирск', 'male', '2013-09-17',
-      { address: home('NSK', 'Богдана Хмельницкого', '8', '61') }) },
-  'suspended', 'no agreementSignatureIds (the gateway answers 201); cadastral number given');
-  add({ ...deal('EKB-2026-000315', 'EKB', 'Малышева', '51', '12', '47.5'),
-    ...owner('owner', 'EKB', 'Кириллов', 'Олег', 'Станиславович', '1980-05-15', 'г. Екатеринбург', 'male',
-      '2025-05-20', { address: home('EKB', 'Малышева', '51', '12') }) },
-  'ambiguous', 'the register holds Малышева 51, кв 12 twice, under two cadastral numbers');
-  add({ ...deal('MSK-2026-004511', 'MSK', 'Вавилова', '81', '112', '54.1', { cn: '77:06:0001003:1578' }),
-    ...owner('owner', 'MSK', 'Белова', 'Ирина', 'Сергеевна', '1987-03-03', 'г. Москва', 'female', '2007-03-22',
-      { address: home('MSK', 'Вавилова', '81', '112') }) },
-  'invalid', 'dealId repeats row 2 (the later occurrence is refused; one problem)');
-  add({ ...deal('MSK-2026-004514', 'MSK', 'Вавилова', '81', '113', '54.3', { sigs: 0 }),
-    ...owner('owner', 'MSK', 'Тарасов', 'Виктор', 'Олегович', '1978-01-29', 'г. Тула', 'male', '2023-02-14',
-      { address: home('MSK', 'Вавилова', '81', '113') }) },
-  'suspended', 'no agreementSignatureIds (201); suggest finds Вавилова 81, кв 113');
-  add({ ...deal('SPB-2026-010080', 'SPB', 'Савушкина', '126', '301', '39.8'),
-    ...owner('owner', 'SPB', 'Николаева', 'Светлана', 'Андреевна', '1990-11-11', 'г. Выборг Ленинградской области',
-      'female', '2010-11-25', { address: home('SPB', 'Савушкина', '126', '301') }) },
-  'ambiguous', 'the register holds Савушкина 126, кв 301 twice, under two cadastral numbers');
-  add({ ...deal('KZN-2026-000053', 'KZN', 'Адоратского', '4', '56', '42', { cn: '16:50:110203:1875', sigs: 0 }),
-    ...owner('owner', 'KZN', 'Валиева', 'Гульнара', 'Фаритовна', '1996-06-16', 'г. Зеленодольск', 'female',
-      '2016-07-01', { address: home('KZN', 'Адоратского', '4', '56') }) },
-  'suspended', 'no agreementSignatureIds (201); cadastral number given');
-  add({ ...deal('EKB-2026-000314', 'EKB', 'Лесная', '18', '', '0,12', { cn: '66:25:2901004:517', sigs: 0,
-    extra: { objectType: 'landPlot', areaUnit: 'га' }, city: '', district: 'Сысертский район', settlement: 'Кадниковский' }),
-  ...owner('owner', 'EKB', 'Пермяков', 'Евгений', 'Валерьевич', '1981-04-24', 'г. Сысерть', 'male', '2026-05-12',
-    { address: home('EKB', 'Малышева', '73', '40') }) },
-  'suspended', 'a land plot of 0,12 га; no agreementSignatureIds (201); cadastral number given');
-  add({ ...deal('NSK-2026-000128', 'NSK', 'Центральная', '5', '12', '40.2', { district: 'Новосибирский район', city: '',
-    settlement: 'Краснообск' }),
-  ...owner('owner', 'NSK', 'Горбунова', 'Татьяна', 'Павловна', '1972-10-01', 'р.п. Краснообск', 'female',
-    '2017-10-19', { codeDashed: false, address: home('NSK', 'Центральная', '5', '12') }) },
-  'queued', 'suggest by district and settlement (no city) finds Центральная 5, кв 12; issuer code without dash');
-  add({ ...deal('CRM-2026-000017', 'CRM', 'Киевская', '112', '45', '50.6', { cn: '90:22:010217:3512' }),
-    ...owner('owner', 'CRM', 'Ткаченко', 'Виктория', 'Николаевна', '1989-02-14', 'г. Симферополь', 'female',
-      '2015-03-02', { address: home('CRM', 'Киевская', '112', '45') }) },
-  'unavailable', 'Республика Крым is an EGRON region in the demo: the gateway answers 501 until attempts run out');
+  add(
+    {
+      ...deal('NSK-2026-000123', 'NSK', 'Челюскинцев', '14', '81', '56.2'),
+      ...owner('owner', 'NSK', 'Кузнецов', 'Андрей', 'Викторович', '1986-04-12', 'г. Новосибирск', 'male', '2006-05-03', {
+        address: home('NSK', 'Челюскинцев', '14', '81'),
+      }),
+    },
+    'queued',
+    'suggest finds one object equal to Челюскинцев 14, кв 81; one signature',
+  );
+  add(
+    {
+      ...deal('MSK-2026-004511', 'MSK', 'Профсоюзная', '104', '215', '38.5', { cn: '77:06:0005011:2376' }),
+      ...owner('owner', 'MSK', 'Смирнова', 'Ольга', 'Игоревна', '1991-09-23', 'г. Москва', 'female', '2011-10-14', {
+        genderText: 'ж',
+        address: home('MSK', 'Профсоюзная', '104', '215'),
+      }),
+    },
+    'queued',
+    'cadastral number given (no suggest); owner gender written ж',
+  );
+  add(
+    {
+      ...deal('NSK-2026-000124', 'NSK', 'Татьяны Снежиной', '39', '57', '64.8', { sigs: 2 }),
+      ...owner('owner', 'NSK', 'Попов', 'Дмитрий', 'Сергеевич', '1988-02-02', 'г. Бердск Новосибирской области', 'male', '2008-03-11', {
+        address: home('NSK', 'Татьяны Снежиной', '39', '57'),
+      }),
+      ...owner('owner2', 'NSK', 'Попова', 'Екатерина', 'Алексеевна', '1990-07-19', 'г. Новосибирск', 'female', '2010-08-05', {
+        address: home('NSK', 'Татьяны Снежиной', '39', '57'),
+      }),
+    },
+    'queued',
+    'suggest returns 39 and 39/1 with кв 57; the row asks 39 and gets it; spouses (owner2); two signatures',
+  );
+  add(
+    {
+      ...deal('SPB-2026-010077', 'SPB', 'Просвещения', '87', '140', '71.3', { streetType: 'пр-кт', building: '2' }),
+      ...owner('owner', 'SPB', 'Иванов', 'Сергей', 'Петрович', '1979-11-30', 'г. Ленинград', 'male', '2024-12-10', {
+        address: { FiasId: newUuid(), Apartment: '140' },
+      }),
+    },
+    'queued',
+    'suggest returns корпус 1 and корпус 2; the row asks корпус 2; owner address by ownerFiasId',
+  );
+  add(
+    {
+      ...deal('MSK-2026-004512', 'MSK', 'Хорошёвское', '12', '44', '52', { streetType: 'ш' }),
+      ...owner('owner', 'MSK', 'Фёдоров', 'Алексей', 'Николаевич', '1984-06-05', 'г. Москва', 'male', '2004-06-21', {
+        address: home('MSK', 'Хорошёвское', '12', '44', 'ш'),
+      }),
+    },
+    'queued',
+    'street written with ё, the register has ХОРОШЕВСКОЕ; 12 корпус 2 at the same flat is not equal',
+  );
+  add(
+    {
+      ...deal('SPB-2026-010078', 'SPB', 'Наличная', '36', '112', '45,6', { cn: '78:06:0002123:4471' }),
+      ...owner('owner', 'SPB', 'Соколова', 'Анна', 'Михайловна', '14.03.1988', 'г. Санкт-Петербург', 'female', '02.04.2008', {
+        snilsDashed: false,
+        seriesSpaced: false,
+        address: home('SPB', 'Наличная', '36', '112'),
+      }),
+    },
+    'queued',
+    'dates written DD.MM.YYYY, area with a decimal comma (45,6); cadastral number given',
+  );
+  add(
+    {
+      ...deal('EKB-2026-000311', 'EKB', 'Малышева', '120', '33', '58.9', { sigs: 2, sep: ',' }),
+      ...owner('owner', 'EKB', 'Морозов', 'Илья', 'Андреевич', '1992-01-17', 'г. Свердловск', 'male', '2012-02-07', {
+        address: home('EKB', 'Малышева', '120', '33'),
+      }),
+      ...owner(
+        'owner2',
+        'EKB',
+        'Морозова',
+        'Дарья',
+        'Олеговна',
+        '1993-05-28',
+        'г. Нижний Тагил Свердловской области',
+        'female',
+        '2013-06-18',
+        { address: home('EKB', 'Малышева', '120', '33') },
+      ),
+    },
+    'queued',
+    'suggest finds Малышева 120, кв 33; spouses (owner2); signatures separated by a comma',
+  );
+  add(
+    {
+      ...deal('KZN-2026-000051', 'KZN', 'Чистопольская', '61', '98', '77.4'),
+      ...owner('owner', 'KZN', 'Хабибуллин', 'Ринат', 'Ильдарович', '1985-08-08', 'г. Казань', 'M', '2005-09-01', {
+        address: home('KZN', 'Чистопольская', '61', '98'),
+      }),
+      ...owner('owner2', 'KZN', 'Хабибуллина', 'Алсу', 'Рашидовна', '1987-12-03', 'г. Набережные Челны', 'F', '2007-12-20', {
+        address: home('KZN', 'Чистопольская', '61', '98'),
+      }),
+    },
+    'queued',
+    'suggest finds Чистопольская 61, кв 98; spouses (owner2); genders written M and F',
+  );
+  add(
+    {
+      ...deal('NSK-2026-000127', 'NSK', 'Ватутина', '27', '5', '33.1', { cn: '54:35:062575:1190' }),
+      ...owner('owner', 'NSK', 'Лебедев', 'Павел', 'Юрьевич', '1995-03-14', 'г. Новосибирск', 'male', '2015-03-30', {
+        address: home('NSK', 'Ватутина', '27', '5'),
+      }),
+    },
+    'invalid',
+    'ownerSnils checksum does not match (one problem)',
+  );
+  add(
+    {
+      ...deal('EKB-2026-000312', 'EKB', 'Белинского', '222', '17', '41.7', { cn: '66:41:0508021:3094' }),
+      ...owner('owner', 'EKB', 'Власова', 'Наталья', 'Владимировна', '1983-10-21', 'г. Каменск-Уральский', 'female', '2003-11-05', {
+        address: home('EKB', 'Белинского', '222', '17'),
+      }),
+    },
+    'queued',
+    'cadastral number given (no suggest)',
+  );
+  add(
+    {
+      ...deal('KZN-2026-000052', 'KZN', 'Рихарда Зорге', '95', '204', '49.3', { cn: '16:50:160214:2251' }),
+      ...owner('owner', 'KZN', 'Гарипова', 'Лилия', 'Маратовна', '1994-04-04', 'г. Казань', 'female', '2014-04-22', {
+        address: home('KZN', 'Рихарда Зорге', '95', '204'),
+      }),
+    },
+    'queued',
+    'cadastral number given (no suggest)',
+  );
+  add(
+    {
+      ...deal('KZN-2026-000054', 'KZN', 'Баумана', '15', '7', '88'),
+      ...owner('owner', 'KZN', 'Сафин', 'Айдар', 'Рустемович', '1982-02-25', 'г. Альметьевск', 'male', '2002-03-12', {
+        address: home('KZN', 'Баумана', '15', '7'),
+      }),
+    },
+    'not_found',
+    'suggest returns 15/2 and 15а with кв 7; none equals 15',
+  );
+  add(
+    {
+      ...deal('NSK-2026-000125', 'NSK', 'Красный', '220', '9', '102.5', {
+        cn: '54:35:041105:733',
+        sigs: 2,
+        sep: ' ',
+        streetType: 'пр-кт',
+        extra: { agreementFileType: 'pdf' },
+      }),
+      ...owner(
+        'owner',
+        'NSK',
+        'Новикова',
+        'Марина',
+        'Васильевна',
+        '1976-09-09',
+        'с. Колывань Новосибирской области',
+        'female',
+        '2021-09-15',
+        { address: home('NSK', 'Красный', '220', '9', 'пр-кт') },
+      ),
+    },
+    'queued',
+    'cadastral number given; two signatures separated by a space',
+  );
+  add(
+    {
+      ...deal('SPB-2026-010079', 'SPB', 'Савушкина', '119', '88', '36'),
+      ...owner('owner', 'SPB', 'Егоров', 'Никита', 'Александрович', '1997-07-07', '', 'male', '31.02.2017', {
+        address: home('SPB', 'Савушкина', '119', '88'),
+      }),
+    },
+    'invalid',
+    'ownerBirthPlace is empty and ownerDocIssueDate 31.02 is not a date (two problems)',
+  );
+  add(
+    {
+      ...deal('MSK-2026-004513', 'MSK', 'Маршала Бирюзова', '32', '17', '61.2'),
+      ...owner('owner', 'MSK', 'Орлов', 'Максим', 'Евгеньевич', '1989-12-12', 'г. Москва', 'male', '2009-12-28', {
+        address: home('MSK', 'Маршала Бирюзова', '32', '17'),
+      }),
+    },
+    'queued',
+    'suggest finds Маршала Бирюзова 32, кв 17',
+  );
+  add(
+    {
+      ...deal('NSK-2026-000126', 'NSK', 'Богдана Хмельницкого', '8', '61', '44.4', { cn: '54:35:051130:902', sigs: 0 }),
+      ...owner('owner', 'NSK', 'Зайцев', 'Артём', 'Игоревич', '1993-08-30', 'г. Новосибирск', 'male', '2013-09-17', {
+        address: home('NSK', 'Богдана Хмельницкого', '8', '61'),
+      }),
+    },
+    'suspended',
+    'no agreementSignatureIds (the gateway answers 201); cadastral number given',
+  );
+  add(
+    {
+      ...deal('EKB-2026-000315', 'EKB', 'Малышева', '51', '12', '47.5'),
+      ...owner('owner', 'EKB', 'Кириллов', 'Олег', 'Станиславович', '1980-05-15', 'г. Екатеринбург', 'male', '2025-05-20', {
+        address: home('EKB', 'Малышева', '51', '12'),
+      }),
+    },
+    'ambiguous',
+    'the register holds Малышева 51, кв 12 twice, under two cadastral numbers',
+  );
+  add(
+    {
+      ...deal('MSK-2026-004511', 'MSK', 'Вавилова', '81', '112', '54.1', { cn: '77:06:0001003:1578' }),
+      ...owner('owner', 'MSK', 'Белова', 'Ирина', 'Сергеевна', '1987-03-03', 'г. Москва', 'female', '2007-03-22', {
+        address: home('MSK', 'Вавилова', '81', '112'),
+      }),
+    },
+    'invalid',
+    'dealId repeats row 2 (the later occurrence is refused; one problem)',
+  );
+  add(
+    {
+      ...deal('MSK-2026-004514', 'MSK', 'Вавилова', '81', '113', '54.3', { sigs: 0 }),
+      ...owner('owner', 'MSK', 'Тарасов', 'Виктор', 'Олегович', '1978-01-29', 'г. Тула', 'male', '2023-02-14', {
+        address: home('MSK', 'Вавилова', '81', '113'),
+      }),
+    },
+    'suspended',
+    'no agreementSignatureIds (201); suggest finds Вавилова 81, кв 113',
+  );
+  add(
+    {
+      ...deal('SPB-2026-010080', 'SPB', 'Савушкина', '126', '301', '39.8'),
+      ...owner(
+        'owner',
+        'SPB',
+        'Николаева',
+        'Светлана',
+        'Андреевна',
+        '1990-11-11',
+        'г. Выборг Ленинградской области',
+        'female',
+        '2010-11-25',
+        { address: home('SPB', 'Савушкина', '126', '301') },
+      ),
+    },
+    'ambiguous',
+    'the register holds Савушкина 126, кв 301 twice, under two cadastral numbers',
+  );
+  add(
+    {
+      ...deal('KZN-2026-000053', 'KZN', 'Адоратского', '4', '56', '42', { cn: '16:50:110203:1875', sigs: 0 }),
+      ...owner('owner', 'KZN', 'Валиева', 'Гульнара', 'Фаритовна', '1996-06-16', 'г. Зеленодольск', 'female', '2016-07-01', {
+        address: home('KZN', 'Адоратского', '4', '56'),
+      }),
+    },
+    'suspended',
+    'no agreementSignatureIds (201); cadastral number given',
+  );
+  add(
+    {
+      ...deal('EKB-2026-000314', 'EKB', 'Лесная', '18', '', '0,12', {
+        cn: '66:25:2901004:517',
+        sigs: 0,
+        extra: { objectType: 'landPlot', areaUnit: 'га' },
+        city: '',
+        district: 'Сысертский район',
+        settlement: 'Кадниковский',
+      }),
+      ...owner('owner', 'EKB', 'Пермяков', 'Евгений', 'Валерьевич', '1981-04-24', 'г. Сысерть', 'male', '2026-05-12', {
+        address: home('EKB', 'Малышева', '73', '40'),
+      }),
+    },
+    'suspended',
+    'a land plot of 0,12 га; no agreementSignatureIds (201); cadastral number given',
+  );
+  add(
+    {
+      ...deal('NSK-2026-000128', 'NSK', 'Центральная', '5', '12', '40.2', {
+        district: 'Новосибирский район',
+        city: '',
+        settlement: 'Краснообск',
+      }),
+      ...owner('owner', 'NSK', 'Горбунова', 'Татьяна', 'Павловна', '1972-10-01', 'р.п. Краснообск', 'female', '2017-10-19', {
+        codeDashed: false,
+        address: home('NSK', 'Центральная', '5', '12'),
+      }),
+    },
+    'queued',
+    'suggest by district and settlement (no city) finds Центральная 5, кв 12; issuer code without dash',
+  );
+  add(
+    {
+      ...deal('CRM-2026-000017', 'CRM', 'Киевская', '112', '45', '50.6', { cn: '90:22:010217:3512' }),
+      ...owner('owner', 'CRM', 'Ткаченко', 'Виктория', 'Николаевна', '1989-02-14', 'г. Симферополь', 'female', '2015-03-02', {
+        address: home('CRM', 'Киевская', '112', '45'),
+      }),
+    },
+    'unavailable',
+    'Республика Крым is an EGRON region in the demo: the gateway answers 501 until attempts run out',
+  );
 
   check(ROWS.length === 24, 'there are 24 rows');
-  check(ROWS.every(([, , why]) => !why.includes('|')), 'the README table is split on |');
+  check(
+    ROWS.every(([, , why]) => !why.includes('|')),
+    'the README table is split on |',
+  );
   // Row 9: break the SNILS check digits (the format stays right).
   const bad = ROWS[8]![0];
   const digits = (bad.ownerSnils ?? '').replace(/[- ]/g, '');
@@ -393,7 +640,15 @@ export function generateSamples(root = packageRoot()): Samples {
     city: 'Новосибирск',
   }));
 
-  function cadastral(key: PlaceKey, cn: string, street: string, streetAbbr: string, house: string, apartment: string, levels: { district?: string; city?: string; settlement?: string } = {}): void {
+  function cadastral(
+    key: PlaceKey,
+    cn: string,
+    street: string,
+    streetAbbr: string,
+    house: string,
+    apartment: string,
+    levels: { district?: string; city?: string; settlement?: string } = {},
+  ): void {
     const { district = '', settlement = '' } = levels;
     const p = place(key);
     const [a, b, quarter, number] = cn.split(':') as [string, string, string, string];
@@ -417,7 +672,11 @@ export function generateSamples(root = packageRoot()): Samples {
       addressNotes: `${where || p.region}, ${streetAbbr.toLowerCase()} ${street}, д. ${notesHouse}` + (apartment ? `, ${apartment}` : ''),
       region: p.region,
     };
-    for (const [level, value] of [['district', district], ['city', cityName], ['settlement', settlement]] as const) {
+    for (const [level, value] of [
+      ['district', district],
+      ['city', cityName],
+      ['settlement', settlement],
+    ] as const) {
       if (value) object[level] = value;
     }
     REGISTRY.push(object);
@@ -429,7 +688,11 @@ export function generateSamples(root = packageRoot()): Samples {
   cadastral('NSK', '54:35:000000:5257', 'Татьяны Снежиной', 'УЛ', '39/1||', '57');
   cadastral('NSK', '54:35:041105:733', 'Красный', 'ПР-КТ', '220||', '9');
   cadastral('NSK', '54:35:051130:902', 'Богдана Хмельницкого', 'УЛ', '8||', '61');
-  cadastral('NSK', '54:19:164501:2204', 'Центральная', 'УЛ', '5||', '12', { city: '', district: 'Новосибирский район', settlement: 'Краснообск' });
+  cadastral('NSK', '54:19:164501:2204', 'Центральная', 'УЛ', '5||', '12', {
+    city: '',
+    district: 'Новосибирский район',
+    settlement: 'Краснообск',
+  });
   cadastral('MSK', '77:06:0005011:2376', 'Профсоюзная', 'УЛ', '104||', '215');
   cadastral('MSK', '77:08:0009005:1432', 'Хорошевское', 'Ш', '12||', '44');
   cadastral('MSK', '77:08:0009005:1517', 'Хорошевское', 'Ш', '12|2|', '44');
@@ -493,7 +756,10 @@ export function generateSamples(root = packageRoot()): Samples {
   const counts = new Map<Outcome, number>();
   for (const [, outcome] of ROWS) counts.set(outcome, (counts.get(outcome) ?? 0) + 1);
   // Most frequent first; equal counts keep the order of first appearance (a stable sort).
-  const summary = [...counts].sort((x, y) => y[1] - x[1]).map(([k, v]) => `${k} ${v}`).join(', ');
+  const summary = [...counts]
+    .sort((x, y) => y[1] - x[1])
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
   const table = ROWS.map(([row, outcome, why], i) => `| ${i + 1} | ${row.dealId} | ${outcome} | ${why} |`).join('\n');
 
   return {
@@ -523,7 +789,10 @@ function checkSuggest(rows: ReadonlyArray<[Row, Outcome, string]>, registry: Reg
     const match = matchCandidate(validation.deal, candidates);
     const equal = match.kind === 'found' ? 1 : match.kind === 'ambiguous' ? match.candidates.length : 0;
     const expected = outcome === 'not_found' ? 0 : outcome === 'ambiguous' ? 2 : 1;
-    check(candidates.length > 0 && equal === expected, `${where}: suggest finds ${candidates.length} candidates, ${equal} equal to the row, ${expected} wanted`);
+    check(
+      candidates.length > 0 && equal === expected,
+      `${where}: suggest finds ${candidates.length} candidates, ${equal} equal to the row, ${expected} wanted`,
+    );
   }
 }
 

@@ -28,11 +28,17 @@ export function chromiumPlan({ path, exists, root: isRoot, sudo, aptGet }) {
   if (exists) return { kind: 'ok' };
   const command = ['apt-get', 'install', '-y', '-qq', 'chromium'];
   if (!aptGet) {
-    return { kind: 'stop', sentence: `${path} is missing and this machine has no apt-get: install Chromium and set CHROMIUM_PATH to its binary, then run npm test again.` };
+    return {
+      kind: 'stop',
+      sentence: `${path} is missing and this machine has no apt-get: install Chromium and set CHROMIUM_PATH to its binary, then run npm test again.`,
+    };
   }
   if (isRoot) return { kind: 'install', prefix: [], command };
   if (sudo) return { kind: 'install', prefix: ['sudo', '-n'], command };
-  return { kind: 'stop', sentence: `${path} is missing, and this user may not install packages: run \`sudo apt-get install -y chromium\`, then npm test again.` };
+  return {
+    kind: 'stop',
+    sentence: `${path} is missing, and this user may not install packages: run \`sudo apt-get install -y chromium\`, then npm test again.`,
+  };
 }
 
 /** What to do about Redis: nothing, start it, or stop with a sentence. Pure, as above. */
@@ -40,10 +46,21 @@ export function redisPlan({ url, answers, redisServer }) {
   if (answers) return { kind: 'ok' };
   const u = new URL(url);
   const local = u.hostname === '127.0.0.1' || u.hostname === 'localhost';
-  if (!local) return { kind: 'stop', sentence: `Redis does not answer at ${u.host} (REDIS_URL): start it, or unset REDIS_URL to use 127.0.0.1:6379.` };
-  if (!redisServer) return { kind: 'stop', sentence: `Redis does not answer at ${u.host} and redis-server is not installed: run \`sudo apt-get install -y redis-server\`, then npm test again.` };
+  if (!local)
+    return {
+      kind: 'stop',
+      sentence: `Redis does not answer at ${u.host} (REDIS_URL): start it, or unset REDIS_URL to use 127.0.0.1:6379.`,
+    };
+  if (!redisServer)
+    return {
+      kind: 'stop',
+      sentence: `Redis does not answer at ${u.host} and redis-server is not installed: run \`sudo apt-get install -y redis-server\`, then npm test again.`,
+    };
   const port = u.port || '6379';
-  return { kind: 'start', command: ['redis-server', '--daemonize', 'yes', '--bind', '127.0.0.1', '--port', port, '--save', '', '--appendonly', 'no'] };
+  return {
+    kind: 'start',
+    command: ['redis-server', '--daemonize', 'yes', '--bind', '127.0.0.1', '--port', port, '--save', '', '--appendonly', 'no'],
+  };
 }
 
 function say(line) {
@@ -92,7 +109,10 @@ async function main() {
     if (!run([...chromium.prefix, 'apt-get', 'update', '-qq'], env) || !run([...chromium.prefix, ...chromium.command], env)) {
       stop(`installing chromium failed (see apt-get's output above): run \`sudo apt-get install -y chromium\`, then npm test again.`);
     }
-    if (!existsSync(path)) stop(`apt-get installed chromium but ${path} is still missing: set CHROMIUM_PATH to the installed binary (Debian's is /usr/bin/chromium).`);
+    if (!existsSync(path))
+      stop(
+        `apt-get installed chromium but ${path} is still missing: set CHROMIUM_PATH to the installed binary (Debian's is /usr/bin/chromium).`,
+      );
   }
 }
 

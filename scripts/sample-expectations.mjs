@@ -23,7 +23,8 @@ export function compareWithExpected(expected, rows) {
     seen.add(row);
     const e = expected.get(row);
     if (!e) problems.push(`row ${row} (${r.dealId}) is not in samples/README.md`);
-    else if (e.outcome !== r.outcome || e.dealId !== r.dealId) problems.push(`row ${row}: expected ${e.dealId} ${e.outcome}, got ${r.dealId} ${r.outcome}`);
+    else if (e.outcome !== r.outcome || e.dealId !== r.dealId)
+      problems.push(`row ${row}: expected ${e.dealId} ${e.outcome}, got ${r.dealId} ${r.outcome}`);
   }
   for (const row of expected.keys()) if (!seen.has(row)) problems.push(`row ${row} has no line in the results`);
   return problems;

@@ -91,9 +91,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const e = parsed.data;
   if (e.REALTY_LEDGER_DAYS < e.REALTY_RETENTION_DAYS) {
-    throw new ConfigError(`REALTY_LEDGER_DAYS (${e.REALTY_LEDGER_DAYS}) is shorter than REALTY_RETENTION_DAYS (${e.REALTY_RETENTION_DAYS}): the ledger must outlive the batches, or a batch loaded again would send its deals twice.`);
+    throw new ConfigError(
+      `REALTY_LEDGER_DAYS (${e.REALTY_LEDGER_DAYS}) is shorter than REALTY_RETENTION_DAYS (${e.REALTY_RETENTION_DAYS}): the ledger must outlive the batches, or a batch loaded again would send its deals twice.`,
+    );
   }
-  const list = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
+  const list = (v: string | undefined) =>
+    v
+      ? v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : undefined;
   const redis: RedisTarget = { url: e.REDIS_URL };
   const clusterNodes = list(e.REDIS_CLUSTER_NODES);
   const sentinels = list(e.REDIS_SENTINELS);

@@ -6,6 +6,10 @@ import { basename, extname } from 'node:path';
  * a crash, or by a second cron) resumes its own batch instead of starting another.
  */
 export function defaultBatchId(file: string, fingerprint: string): string {
-  const stem = basename(file, extname(file)).replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 60) || 'batch';
+  const stem =
+    basename(file, extname(file))
+      .replace(/[^A-Za-z0-9._-]+/g, '-')
+      .replace(/^[^A-Za-z0-9]+/, '')
+      .slice(0, 60) || 'batch';
   return `${stem}-${fingerprint.slice(0, 12)}`;
 }

@@ -63,7 +63,11 @@ export interface BatchStore {
    * The batch keeps `retentionMs` (REALTY_RETENTION_DAYS): its keys expire that long after the
    * loader's last heartbeat while it loads, after its load, or after its failure.
    */
-  open(meta: Pick<BatchMeta, 'id' | 'file' | 'fingerprint' | 'reading' | 'resubmit'>, profile: BankProfile, retentionMs?: number): Promise<{ fresh: boolean }>;
+  open(
+    meta: Pick<BatchMeta, 'id' | 'file' | 'fingerprint' | 'reading' | 'resubmit'>,
+    profile: BankProfile,
+    retentionMs?: number,
+  ): Promise<{ fresh: boolean }>;
   /** The loader is alive: workers keep holding the batch's jobs, and its keys' expiry moves on. */
   heartbeat(id: string): Promise<void>;
   /** The load is complete; the batch's keys expire `retentionMs` from now. */
@@ -179,7 +183,12 @@ export function createBatchStore(redis: Redis, keys: Keys): BatchStore {
     async open(meta, profile, retentionMs = DEFAULT_RETENTION_MS) {
       const key = keys.batch(meta.id);
       const now = new Date();
-      const replies = (await redis.multi().hsetnx(key, 'fingerprint', meta.fingerprint).hmget(key, 'fingerprint', 'file', 'state', 'loadingUntil', 'loader', 'resubmit').exec()) ?? [];
+      const replies =
+        (await redis
+          .multi()
+          .hsetnx(key, 'fingerprint', meta.fingerprint)
+          .hmget(key, 'fingerprint', 'file', 'state', 'loadingUntil', 'loader', 'resubmit')
+          .exec()) ?? [];
       const created = replies[0]?.[1] === 1;
       const [fingerprint, file, state, loadingUntil, loader, resubmit] = (replies[1]?.[1] ?? []) as Array<string | null>;
       const fresh = mayOpen(meta, created, { fingerprint, file, state, loadingUntil, loader, resubmit }, now.getTime());
@@ -187,7 +196,27 @@ export function createBatchStore(redis: Redis, keys: Keys): BatchStore {
       const written = await redis
         .multi()
         .hsetnx(key, 'createdAt', now.toISOString())
-        .hset(key, 'id', meta.id, 'file', meta.file, 'reading', meta.reading ?? '{}', 'resubmit', meta.resubmit ? '1' : '0', 'state', next, 'profile', JSON.stringify(profile), 'loadingUntil', String(now.getTime() + LOAD_HEARTBEAT_MS), 'loader', LOADER, 'retentionMs', String(retentionMs))
+        .hset(
+          key,
+          'id',
+          meta.id,
+          'file',
+          meta.file,
+          'reading',
+          meta.reading ?? '{}',
+          'resubmit',
+          meta.resubmit ? '1' : '0',
+          'state',
+          next,
+          'profile',
+          JSON.stringify(profile),
+          'loadingUntil',
+          String(now.getTime() + LOAD_HEARTBEAT_MS),
+          'loader',
+          LOADER,
+          'retentionMs',
+          String(retentionMs),
+        )
         .hdel(key, 'error', 'total')
         // With the profile, in the same transaction, its expiry. (The script's text, once a load:
         // EVALSHA cannot fall back inside MULTI.)
@@ -210,7 +239,13 @@ export function createBatchStore(redis: Redis, keys: Keys): BatchStore {
     async get(id) {
       const h = await redis.hgetall(keys.batch(id));
       if (!h.id) return undefined;
-      const meta: BatchMeta = { id: h.id, file: h.file ?? '', fingerprint: h.fingerprint ?? '', createdAt: h.createdAt ?? '', state: (h.state as BatchState | undefined) ?? 'failed' };
+      const meta: BatchMeta = {
+        id: h.id,
+        file: h.file ?? '',
+        fingerprint: h.fingerprint ?? '',
+        createdAt: h.createdAt ?? '',
+        state: (h.state as BatchState | undefined) ?? 'failed',
+      };
       if (meta.state === 'loading' && !(Number(h.loadingUntil ?? 0) > Date.now() && loaderMayLive(h.loader))) meta.loaderDied = true;
       if (h.total !== undefined) meta.total = Number(h.total);
       if (h.loadedAt) meta.loadedAt = h.loadedAt;
@@ -253,4 +288,3 @@ function loaderMayLive(loader: string | null | undefined): boolean {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
-

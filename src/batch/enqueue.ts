@@ -90,7 +90,10 @@ export function enqueueInto(store: JobStore, options: ChunkOptions): Enqueuer {
    */
   const readLedger = (chunk: DealJobData[]): Promise<Array<LedgerDeal | undefined>> | undefined => {
     if (!fresh || chunk.length === 0) return undefined;
-    const entries = store.submittedDeals(options.bank, chunk.map((j) => j.dealId));
+    const entries = store.submittedDeals(
+      options.bank,
+      chunk.map((j) => j.dealId),
+    );
     // Awaited by send; a failure before then must not count as unhandled.
     entries.catch(() => undefined);
     return entries;
@@ -100,7 +103,10 @@ export function enqueueInto(store: JobStore, options: ChunkOptions): Enqueuer {
    * The chunk's deals that have a docflow, as outcomes: the row's own again, or
    * already_submitted (unless --resubmit sends them again); the rest stay jobs.
    */
-  const sortOutSubmitted = async (chunk: DealJobData[], ledger: Promise<Array<LedgerDeal | undefined>> | undefined): Promise<{ jobs: DealJobData[]; submitted: OutcomeRecord[] }> => {
+  const sortOutSubmitted = async (
+    chunk: DealJobData[],
+    ledger: Promise<Array<LedgerDeal | undefined>> | undefined,
+  ): Promise<{ jobs: DealJobData[]; submitted: OutcomeRecord[] }> => {
     const entries = ledger ? await ledger : [];
     if (entries.every((e) => e === undefined)) return { jobs: chunk, submitted: [] };
     const jobs: DealJobData[] = [];
@@ -133,7 +139,10 @@ export function enqueueInto(store: JobStore, options: ChunkOptions): Enqueuer {
 
   /** Replaces leftover jobs of an earlier life of the batch id (the write kept them as they were). */
   const remake = async (stale: DealJobData[]): Promise<void> => {
-    const { held } = await store.remove(batch, stale.map((j) => j.dealId));
+    const { held } = await store.remove(
+      batch,
+      stale.map((j) => j.dealId),
+    );
     if (held > 0) throw new LeftoverJobsHeldError(batch, held);
     await store.add(batch, stale);
   };

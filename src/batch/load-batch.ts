@@ -98,19 +98,34 @@ export async function loadBatchWith(openContext: () => LoadContext, options: Loa
     if (context) {
       const fresh = await openBatch(context, options);
       owned = fresh;
-      enqueuer = enqueueInto(context.jobs, { batch: options.batch, bank: options.profile.organization.inn, fresh, resubmit: options.resubmit ?? false, heartbeat: () => context.batches.heartbeat(options.batch) });
+      enqueuer = enqueueInto(context.jobs, {
+        batch: options.batch,
+        bank: options.profile.organization.inn,
+        fresh,
+        resubmit: options.resubmit ?? false,
+        heartbeat: () => context.batches.heartbeat(options.batch),
+      });
     }
-    await readRows(input, options, summary, async (chunk) => {
-      options.onProgress?.({ rows: summary.read, bytes: input.bytesRead(), size: input.size });
-      await enqueuer?.add(chunk);
-    }, (record, problems) => rejects.write(record, problems));
+    await readRows(
+      input,
+      options,
+      summary,
+      async (chunk) => {
+        options.onProgress?.({ rows: summary.read, bytes: input.bytesRead(), size: input.size });
+        await enqueuer?.add(chunk);
+      },
+      (record, problems) => rejects.write(record, problems),
+    );
     await enqueuer?.drain();
     await checkWhole(options.file, summary.read, before);
     if (context) await markLoaded(context, options, summary.read);
     loaded = true;
   } catch (err) {
     await enqueuer?.settle();
-    if (context && owned && !isRedisOutage(err)) await abandonLoad(context, options.batch, err).catch((e: unknown) => options.logger.error({ err: { message: String(e) } }, 'could not take back the jobs of a failed load'));
+    if (context && owned && !isRedisOutage(err))
+      await abandonLoad(context, options.batch, err).catch((e: unknown) =>
+        options.logger.error({ err: { message: String(e) } }, 'could not take back the jobs of a failed load'),
+      );
     throw err;
   } finally {
     await enqueuer?.settle();
@@ -136,7 +151,17 @@ function countEnqueued(summary: LoadSummary, enqueuer: Enqueuer): void {
 /** Opens (or reopens) the batch; true when this load starts it afresh, after taking back what a failed load left. */
 async function openBatch(context: LoadContext, options: LoadRequest): Promise<boolean> {
   const fingerprint = options.fingerprint ?? (await inputFingerprint(options.file, options));
-  const { fresh } = await context.batches.open({ id: options.batch, file: resolve(options.file), fingerprint, reading: serializeReading(options), resubmit: options.resubmit ?? false }, options.profile, options.retentionMs);
+  const { fresh } = await context.batches.open(
+    {
+      id: options.batch,
+      file: resolve(options.file),
+      fingerprint,
+      reading: serializeReading(options),
+      resubmit: options.resubmit ?? false,
+    },
+    options.profile,
+    options.retentionMs,
+  );
   if (fresh) {
     // What an earlier load of this batch that failed left: this load makes it again.
     await takeBackJobs(context.jobs, options.batch);
@@ -167,7 +192,13 @@ async function markLoaded(context: LoadContext, options: LoadRequest, total: num
  * Reads and validates every record: a valid one becomes a job, a refused one its
  * `invalid` outcome and a line of the rejects file. They go in chunks to `flush`.
  */
-async function readRows(input: InputFile, options: LoadRequest, summary: LoadSummary, flush: (chunk: EnqueueChunk) => Promise<void>, reject: (record: InputRecord, problems: FieldProblem[]) => Promise<void>): Promise<void> {
+async function readRows(
+  input: InputFile,
+  options: LoadRequest,
+  summary: LoadSummary,
+  flush: (chunk: EnqueueChunk) => Promise<void>,
+  reject: (record: InputRecord, problems: FieldProblem[]) => Promise<void>,
+): Promise<void> {
   const validate = createDealValidator();
   const chunkSize = options.chunkSize ?? LOADER.chunkRows;
   let pending: EnqueueChunk = { jobs: [], invalid: [] };
@@ -195,7 +226,15 @@ async function readRows(input: InputFile, options: LoadRequest, summary: LoadSum
 }
 
 function invalidOutcome(record: InputRecord, problems: readonly FieldProblem[]): OutcomeRecord {
-  return { row: record.row, dealId: record.fields.dealId?.trim() ?? '', outcome: 'invalid', attempts: 0, errorCode: ERROR_CODES.INVALID.code, errorMessage: formatProblems(problems), finishedAt: new Date().toISOString() };
+  return {
+    row: record.row,
+    dealId: record.fields.dealId?.trim() ?? '',
+    outcome: 'invalid',
+    attempts: 0,
+    errorCode: ERROR_CODES.INVALID.code,
+    errorMessage: formatProblems(problems),
+    finishedAt: new Date().toISOString(),
+  };
 }
 
 function emptySummary(options: LoadRequest, input: InputFile): LoadSummary {

@@ -25,7 +25,8 @@ export async function findMissingRows(redis: Redis, keys: Keys, batch: string, t
   let pending: Array<{ row: number; dealId: string }> = [];
   const check = async (): Promise<void> => {
     const pipeline = redis.pipeline();
-    for (const p of pending) pipeline.exists(jobKey + dealJobId(batch, p.dealId)).hexists(jobKey + dealJobId(batch, p.dealId), 'finishedOn');
+    for (const p of pending)
+      pipeline.exists(jobKey + dealJobId(batch, p.dealId)).hexists(jobKey + dealJobId(batch, p.dealId), 'finishedOn');
     const replies = pending.length > 0 ? ((await pipeline.exec()) ?? []) : [];
     pending.forEach((p, i) => {
       const [err, exists] = replies[2 * i] ?? [null, 0];

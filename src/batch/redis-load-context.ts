@@ -25,7 +25,8 @@ export function createRedisLoadContext(redis: Redis, keys: Keys): LoadContext {
 export function createRedisJobStore(redis: Redis, keys: Keys, queue: Queue<DealJobData>): JobStore {
   const jobKey = `${keys.bullPrefix}:${keys.queueName}:`;
   const jobOptions = dealJobOptions();
-  const bulk = (ids: readonly string[], jobs: readonly DealJobData[]) => jobs.map((data, i) => ({ name: DEAL_JOB, data, opts: { ...jobOptions, jobId: ids[i]! } }));
+  const bulk = (ids: readonly string[], jobs: readonly DealJobData[]) =>
+    jobs.map((data, i) => ({ name: DEAL_JOB, data, opts: { ...jobOptions, jobId: ids[i]! } }));
 
   return {
     submittedDeals: (bank, dealIds) => readSubmittedDeals(redis, keys, bank, dealIds),
@@ -52,7 +53,12 @@ export function createRedisJobStore(redis: Redis, keys: Keys, queue: Queue<DealJ
     },
 
     async add(batch, jobs) {
-      await queue.addBulk(bulk(jobs.map((j) => dealJobId(batch, j.dealId)), jobs));
+      await queue.addBulk(
+        bulk(
+          jobs.map((j) => dealJobId(batch, j.dealId)),
+          jobs,
+        ),
+      );
     },
 
     async remove(batch, dealIds) {

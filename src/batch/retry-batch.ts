@@ -58,7 +58,8 @@ export interface RetrySummary {
 /** Outcomes of rows whose last try may have reached the gateway. */
 const UNCERTAIN_CODES: ReadonlySet<string> = new Set(['ERR_UNCERTAIN', 'ERR_JOB_STALLED']);
 
-const readEntry = async (redis: Redis, keys: Keys, bank: string, dealId: string): Promise<LedgerEntry | undefined> => parseLedgerEntry(await redis.hgetall(keys.ledgerEntry(bank, dealId)));
+const readEntry = async (redis: Redis, keys: Keys, bank: string, dealId: string): Promise<LedgerEntry | undefined> =>
+  parseLedgerEntry(await redis.hgetall(keys.ledgerEntry(bank, dealId)));
 
 /** Deletes the row's outcome only if it is still the one retry read: a newer one stays. */
 const DELETE_IF_SAME = `if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1]) end return 0`;
@@ -69,7 +70,8 @@ export async function retryBatch(options: RetryOptions): Promise<RetrySummary> {
   const batches = createBatchStore(redis, keys);
   const meta = await batches.get(batch);
   if (!meta) throw new UsageError(`There is no batch ${batch} in Redis (realty-batch status lists the batches).`);
-  if (meta.state !== 'loaded' || meta.total === undefined) throw new UsageError(`Batch ${batch} has not finished loading; nothing to retry yet.`);
+  if (meta.state !== 'loaded' || meta.total === undefined)
+    throw new UsageError(`Batch ${batch} has not finished loading; nothing to retry yet.`);
 
   const store = createOutcomeStore(redis, keys);
   const selected = await selectRows(options, store, meta.total);
@@ -94,10 +96,15 @@ export async function retryBatch(options: RetryOptions): Promise<RetrySummary> {
 /** Only rows that need attention are retried; invalid and rejected ones only with --force. */
 function checkOutcomes(outcomes: readonly Outcome[], force: boolean): void {
   const wrong = outcomes.filter((o) => !ATTENTION_OUTCOMES.has(o));
-  if (wrong.length > 0) throw new UsageError(`--outcome ${wrong.join(', ')}: only rows that need attention can be retried (${[...ATTENTION_OUTCOMES].join(', ')}).`);
+  if (wrong.length > 0)
+    throw new UsageError(
+      `--outcome ${wrong.join(', ')}: only rows that need attention can be retried (${[...ATTENTION_OUTCOMES].join(', ')}).`,
+    );
   const unchangeable = outcomes.filter((o) => UNCHANGEABLE_OUTCOMES.has(o));
   if (unchangeable.length > 0 && !force) {
-    throw new UsageError(`Rows ${unchangeable.join(' and ')} cannot succeed unchanged: correct them in the attention file and load it; --force sends them again anyway.`);
+    throw new UsageError(
+      `Rows ${unchangeable.join(' and ')} cannot succeed unchanged: correct them in the attention file and load it; --force sends them again anyway.`,
+    );
   }
 }
 
@@ -119,7 +126,13 @@ async function selectRows(options: RetryOptions, store: OutcomeStore, total: num
  * Rows whose last try may have made a docflow: the ledger knows by now if the feed showed
  * it. Those get that docflow as their outcome and leave `selected`; returns how many.
  */
-async function reconcileUncertain(options: RetryOptions, store: OutcomeStore, selected: Map<number, OutcomeRecord | undefined>, bank: string, resubmit: boolean): Promise<number> {
+async function reconcileUncertain(
+  options: RetryOptions,
+  store: OutcomeStore,
+  selected: Map<number, OutcomeRecord | undefined>,
+  bank: string,
+  resubmit: boolean,
+): Promise<number> {
   const { redis, keys, batch } = options;
   let reconciled = 0;
   for (const [row, earlier] of selected) {
@@ -129,7 +142,9 @@ async function reconcileUncertain(options: RetryOptions, store: OutcomeStore, se
     const made = { docflowId: entry.docflowId, outcome: entry.outcome, batch: entry.batch, row: entry.row, at: entry.at ?? '' };
     const own = entry.batch === batch && entry.row === row;
     if (!own && resubmit) continue;
-    const record = own ? ownDocflow(row, earlier.dealId, made, entry.via ?? 'answer', earlier.attempts) : alreadySubmitted(row, earlier.dealId, made, earlier.attempts);
+    const record = own
+      ? ownDocflow(row, earlier.dealId, made, entry.via ?? 'answer', earlier.attempts)
+      : alreadySubmitted(row, earlier.dealId, made, earlier.attempts);
     await store.record(batch, record, own ? { ledger: { bank, resubmit, requestId: entry.requestId, via: entry.via ?? 'answer' } } : {});
     selected.delete(row);
     reconciled++;
@@ -140,7 +155,12 @@ async function reconcileUncertain(options: RetryOptions, store: OutcomeStore, se
 const GOING: ReadonlySet<string> = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
 
 /** Reads the input again and gives each selected row that is still valid a new job. */
-async function requeue(options: RetryOptions, meta: BatchMeta, selected: Map<number, OutcomeRecord | undefined>, summary: RetrySummary): Promise<void> {
+async function requeue(
+  options: RetryOptions,
+  meta: BatchMeta,
+  selected: Map<number, OutcomeRecord | undefined>,
+  summary: RetrySummary,
+): Promise<void> {
   const { redis, keys, batch } = options;
   const input = await reopenInput(meta, options.input);
   const validate = createDealValidator();

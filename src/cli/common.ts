@@ -25,7 +25,8 @@ export function nonNegativeInt(name: string) {
 export function share(name: string) {
   return (value: string): number => {
     const n = Number(value);
-    if (!Number.isFinite(n) || n <= 0 || n > 1) throw new InvalidArgumentError(`${name} must be a share above 0 and at most 1 (0.5 = half).`);
+    if (!Number.isFinite(n) || n <= 0 || n > 1)
+      throw new InvalidArgumentError(`${name} must be a share above 0 and at most 1 (0.5 = half).`);
     return n;
   };
 }
@@ -61,7 +62,9 @@ export function reportError(err: unknown): number {
   const message = err instanceof Error ? err.message : String(err);
   if (isRedisOutage(err)) {
     // What was written stays written: every command resumes where it stopped.
-    console.error(`realty-batch: Redis stopped answering (${message.replace(/\.$/, '')}); nothing is lost: run the same command again once Redis is back.`);
+    console.error(
+      `realty-batch: Redis stopped answering (${message.replace(/\.$/, '')}); nothing is lost: run the same command again once Redis is back.`,
+    );
     return 1;
   }
   console.error(`realty-batch: unexpected error: ${message}`);

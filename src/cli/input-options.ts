@@ -22,7 +22,10 @@ export function addInputOptions(cmd: Command): Command {
     .option('--encoding <auto|utf8|utf8-bom|windows-1251>', 'input encoding', parseEncodingFlag, 'auto')
     .option('--delimiter <auto|,|;|tab>', 'CSV delimiter', parseDelimiterFlag)
     .option('--mapping <map.json>', "a bank's own headers renamed to fields, and defaults")
-    .option('--rejects <file>', 'where refused records go (input format, encoding, delimiter); default <file stem>.rejects.<ext> beside the input')
+    .option(
+      '--rejects <file>',
+      'where refused records go (input format, encoding, delimiter); default <file stem>.rejects.<ext> beside the input',
+    )
     .option('--resubmit', 'send deals the ledger says were submitted before');
 }
 

@@ -38,7 +38,10 @@ export function createProgress(label: string, options: ProgressOptions): Progres
       update({ value, total, rows }) {
         if (!options.logger || Date.now() - last < every) return;
         last = Date.now();
-        options.logger.info({ progress: label, rows, rowsPerSecond: rate(rows), percent: total > 0 ? Math.round((value / total) * 100) : undefined }, 'progress');
+        options.logger.info(
+          { progress: label, rows, rowsPerSecond: rate(rows), percent: total > 0 ? Math.round((value / total) * 100) : undefined },
+          'progress',
+        );
       },
       stop: () => undefined,
     };

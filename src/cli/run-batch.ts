@@ -64,7 +64,8 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
   const { redis, keys, logger } = options;
   const fingerprint = await inputFingerprint(options.file, options);
   const batch = options.batch ?? defaultBatchId(options.file, fingerprint);
-  if (!BATCH_ID.test(batch)) throw new UsageError(`--batch ${JSON.stringify(batch)} is not a valid batch id: use letters, digits, '.', '_' or '-' (at most 80).`);
+  if (!BATCH_ID.test(batch))
+    throw new UsageError(`--batch ${JSON.stringify(batch)} is not a valid batch id: use letters, digits, '.', '_' or '-' (at most 80).`);
   const log = logger.child({ batch });
 
   const load = await loadBatch({
@@ -109,5 +110,13 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
   const attention = options.attention ? await writeAttention({ redis, keys, batch, out: options.attention }) : undefined;
   const exitCode = stoppedBecause ? 1 : exitCodeFor(results.counts);
   log.info({ counts: results.counts, exitCode, stoppedBecause }, 'run finished');
-  return { batch, load, results, exitCode, ...(attention ? { attention } : {}), ...(stoppedBecause ? { stoppedBecause } : {}), ...(missing ? { missing } : {}) };
+  return {
+    batch,
+    load,
+    results,
+    exitCode,
+    ...(attention ? { attention } : {}),
+    ...(stoppedBecause ? { stoppedBecause } : {}),
+    ...(missing ? { missing } : {}),
+  };
 }

@@ -16,7 +16,11 @@ const QUIT_MS = 1000;
  * is away; long-running commands (`run`, `work`, `track`) give `failFast: false` and
  * wait for it to come back.
  */
-export async function withRedis<T>(env: Env, fn: (redis: RedisClient) => Promise<T>, options: ConnectOptions = { failFast: true }): Promise<T> {
+export async function withRedis<T>(
+  env: Env,
+  fn: (redis: RedisClient) => Promise<T>,
+  options: ConnectOptions = { failFast: true },
+): Promise<T> {
   const redis = await env.connect(env.config.redis, options);
   try {
     return await fn(redis);

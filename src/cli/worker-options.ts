@@ -28,11 +28,36 @@ export function addWorkerOptions(cmd: Command): Command {
     .option('--backoff-ms <ms>', 'first retry delay, doubled each time with jitter', nonNegativeInt('--backoff-ms'), DEFAULTS.backoffMs)
     .option('--timeout-ms <ms>', 'per gateway request', positiveInt('--timeout-ms'), DEFAULTS.timeoutMs)
     .option('--rate <n>', 'gateway requests per second across all workers (default: no limit)', positiveInt('--rate'))
-    .option('--lock-ms <ms>', 'a job of a worker that stops answering is taken over after this long', positiveInt('--lock-ms'), TUNABLES.jobLockMs)
-    .option('--breaker-threshold <share>', 'share of 501/5xx/timeouts among recent calls that opens the circuit breaker', share('--breaker-threshold'), DEFAULT_BREAKER.threshold)
-    .option('--breaker-cooldown-ms <ms>', 'how long an open breaker waits before its probe', positiveInt('--breaker-cooldown-ms'), DEFAULT_BREAKER.cooldownMs)
-    .option('--feed-lag-ms <ms>', "how long after a call the gateway's news feed may take to show its docflow", nonNegativeInt('--feed-lag-ms'), DEFAULT_FEED_LAG_MS)
-    .option('--reconcile-timeout-ms <ms>', 'how long past that a row whose answer was lost waits for the feed before it ends ERR_UNCERTAIN', positiveInt('--reconcile-timeout-ms'), DEFAULT_RECONCILE_TIMEOUT_MS)
+    .option(
+      '--lock-ms <ms>',
+      'a job of a worker that stops answering is taken over after this long',
+      positiveInt('--lock-ms'),
+      TUNABLES.jobLockMs,
+    )
+    .option(
+      '--breaker-threshold <share>',
+      'share of 501/5xx/timeouts among recent calls that opens the circuit breaker',
+      share('--breaker-threshold'),
+      DEFAULT_BREAKER.threshold,
+    )
+    .option(
+      '--breaker-cooldown-ms <ms>',
+      'how long an open breaker waits before its probe',
+      positiveInt('--breaker-cooldown-ms'),
+      DEFAULT_BREAKER.cooldownMs,
+    )
+    .option(
+      '--feed-lag-ms <ms>',
+      "how long after a call the gateway's news feed may take to show its docflow",
+      nonNegativeInt('--feed-lag-ms'),
+      DEFAULT_FEED_LAG_MS,
+    )
+    .option(
+      '--reconcile-timeout-ms <ms>',
+      'how long past that a row whose answer was lost waits for the feed before it ends ERR_UNCERTAIN',
+      positiveInt('--reconcile-timeout-ms'),
+      DEFAULT_RECONCILE_TIMEOUT_MS,
+    )
     .option('--no-track', 'never follow the news feed in this process (another process of the fleet must)');
 }
 

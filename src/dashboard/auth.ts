@@ -36,12 +36,16 @@ export interface Access {
 export function resolveAccess(request: AccessRequest): Access {
   if (!request.auth) {
     if (request.host !== undefined && request.host !== LOOPBACK) {
-      throw new UsageError(`--no-auth listens on ${LOOPBACK} only, not on ${request.host}: drop --host, or set DASHBOARD_USER and DASHBOARD_PASSWORD instead of --no-auth.`);
+      throw new UsageError(
+        `--no-auth listens on ${LOOPBACK} only, not on ${request.host}: drop --host, or set DASHBOARD_USER and DASHBOARD_PASSWORD instead of --no-auth.`,
+      );
     }
     return { host: LOOPBACK };
   }
   if (!request.user || !request.password) {
-    throw new ConfigError('DASHBOARD_USER and DASHBOARD_PASSWORD must both be set: the dashboard asks for them (or give --no-auth to listen on 127.0.0.1 without credentials).');
+    throw new ConfigError(
+      'DASHBOARD_USER and DASHBOARD_PASSWORD must both be set: the dashboard asks for them (or give --no-auth to listen on 127.0.0.1 without credentials).',
+    );
   }
   return { host: request.host ?? LOOPBACK, credentials: { user: request.user, password: request.password } };
 }
@@ -64,7 +68,8 @@ export function credentialsMatch(header: string | undefined, expected: Credentia
   return match !== null && colon >= 0 && userOk && passwordOk;
 }
 
-export const LOCKED_OUT = 'Too many wrong user names or passwords came from this address: try again once the seconds of Retry-After have passed.';
+export const LOCKED_OUT =
+  'Too many wrong user names or passwords came from this address: try again once the seconds of Retry-After have passed.';
 
 /**
  * An `onRequest` hook answering 401 to every request without the credentials.

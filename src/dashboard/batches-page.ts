@@ -67,7 +67,8 @@ function queueStates(status: BatchStatus): string {
 }
 
 function loadState(status: BatchStatus): string {
-  const state = escapeHtml(status.state) + (status.loaderDied ? ' <span class="attention">(its loader died: load the same input again)</span>' : '');
+  const state =
+    escapeHtml(status.state) + (status.loaderDied ? ' <span class="attention">(its loader died: load the same input again)</span>' : '');
   return status.done ? `${state}, <span class="done">done</span>` : state;
 }
 
@@ -83,7 +84,11 @@ function downloads(status: BatchStatus): string {
 }
 
 function row(status: BatchStatus): string {
-  const times = [`started ${status.startedAt}`, status.finishedAt ? `finished ${status.finishedAt}` : '', status.rowsPerSecond ? `${status.rowsPerSecond} rows/s` : '']
+  const times = [
+    `started ${status.startedAt}`,
+    status.finishedAt ? `finished ${status.finishedAt}` : '',
+    status.rowsPerSecond ? `${status.rowsPerSecond} rows/s` : '',
+  ]
     .filter(Boolean)
     .map(escapeHtml)
     .join('<br>');

@@ -49,7 +49,13 @@ type BatchParams = { Params: { id: string } };
 type ResultsQuery = BatchParams & { Querystring: { format?: string; excel?: string } };
 
 const ATTENTION_TYPES = { csv: 'text/csv', json: 'application/json', jsonl: 'application/x-ndjson' } as const;
-const FORMAT_BY_EXTENSION: Record<string, keyof typeof ATTENTION_TYPES> = { '.csv': 'csv', '.txt': 'csv', '.json': 'json', '.jsonl': 'jsonl', '.ndjson': 'jsonl' };
+const FORMAT_BY_EXTENSION: Record<string, keyof typeof ATTENTION_TYPES> = {
+  '.csv': 'csv',
+  '.txt': 'csv',
+  '.json': 'json',
+  '.jsonl': 'jsonl',
+  '.ndjson': 'jsonl',
+};
 
 async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array<R>(items.length);
@@ -80,8 +86,10 @@ export function batchesRoutes(options: BatchesRoutesOptions) {
     if (!BATCH_ID.test(id)) throw new PageError(404, 'There is no such batch.');
     const meta = await store.get(id);
     if (!meta) throw new PageError(404, `There is no batch ${id} in Redis (it may have passed its retention).`);
-    if (meta.state === 'failed') throw new PageError(409, `Batch ${id} did not load completely (${meta.error ?? 'unknown error'}); nothing of it was sent.`);
-    if (meta.total === undefined || meta.state !== 'loaded') throw new PageError(409, `Batch ${id} is still loading: its files exist once the whole input was read.`);
+    if (meta.state === 'failed')
+      throw new PageError(409, `Batch ${id} did not load completely (${meta.error ?? 'unknown error'}); nothing of it was sent.`);
+    if (meta.total === undefined || meta.state !== 'loaded')
+      throw new PageError(409, `Batch ${id} is still loading: its files exist once the whole input was read.`);
     return { ...meta, total: meta.total };
   }
 
@@ -121,7 +129,13 @@ export function batchesRoutes(options: BatchesRoutesOptions) {
         }
       });
       const statuses = found.filter((s): s is BatchStatus => s !== undefined);
-      const html = renderBatchesPage(statuses, { boardPath: options.boardPath, queueName: keys.queueName, limit: MAX_BATCHES, unreadable, generatedAt: new Date() });
+      const html = renderBatchesPage(statuses, {
+        boardPath: options.boardPath,
+        queueName: keys.queueName,
+        limit: MAX_BATCHES,
+        unreadable,
+        generatedAt: new Date(),
+      });
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(html);
     });
 
@@ -132,7 +146,13 @@ export function batchesRoutes(options: BatchesRoutesOptions) {
       const meta = await loadedBatch(request.params.id);
       const name = `${meta.id}.results${excel ? '.excel' : ''}.${format}`;
       const { dir } = await writeInto((d) => writeResults({ redis, keys, batch: meta.id, total: meta.total, out: join(d, name), excel }));
-      return sendDownload(reply, dir, join(dir, name), name, format === 'jsonl' ? 'application/x-ndjson; charset=utf-8' : 'text/csv; charset=utf-8');
+      return sendDownload(
+        reply,
+        dir,
+        join(dir, name),
+        name,
+        format === 'jsonl' ? 'application/x-ndjson; charset=utf-8' : 'text/csv; charset=utf-8',
+      );
     });
 
     app.get<BatchParams>('/batches/:id/attention.csv', async (request, reply) => {

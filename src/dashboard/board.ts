@@ -23,7 +23,9 @@ export interface BoardOptions {
 /** A job's title in the lists: the row it is, never a person. */
 function jobName(job: { name?: string; data?: { batch?: unknown; row?: unknown; dealId?: unknown } }): string {
   const { batch, row, dealId } = job.data ?? {};
-  return typeof batch === 'string' && typeof row === 'number' ? `${job.name ?? 'deal'} ${textOf(dealId)} (batch ${batch}, row ${row})` : (job.name ?? '');
+  return typeof batch === 'string' && typeof row === 'number'
+    ? `${job.name ?? 'deal'} ${textOf(dealId)} (batch ${batch}, row ${row})`
+    : (job.name ?? '');
 }
 
 /** The fastify plugin serving the board; register it with `{ prefix: basePath }`. */
@@ -100,18 +102,21 @@ const REFUSED_ACTIONS: ReadonlyArray<{ method: string; route: string; error: str
   {
     method: 'PUT',
     route: '/api/queues/:queueName/concurrency',
-    error: 'A queue-wide concurrency is not set from this page, since every worker of the fleet would obey it: start the workers with realty-batch work --concurrency N instead.',
+    error:
+      'A queue-wide concurrency is not set from this page, since every worker of the fleet would obey it: start the workers with realty-batch work --concurrency N instead.',
   },
   {
     method: 'PUT',
     route: '/api/queues/:queueName/rate-limit',
-    error: 'A queue-wide rate limit is not set from this page, since every worker of the fleet would obey it: start the workers with realty-batch work --rate N instead.',
+    error:
+      'A queue-wide rate limit is not set from this page, since every worker of the fleet would obey it: start the workers with realty-batch work --rate N instead.',
   },
 ];
 
 /** Cleaning by state: only finished jobs, whose rows have their outcomes, may go. */
 const CLEAN_ALL = { method: 'PUT', route: '/api/queues/:queueName/clean/:queueStatus' };
-const CLEAN_UNFINISHED = 'Only completed and failed jobs can be cleaned: the others are rows without an outcome yet, and cleaning them would lose the rows.';
+const CLEAN_UNFINISHED =
+  'Only completed and failed jobs can be cleaned: the others are rows without an outcome yet, and cleaning them would lose the rows.';
 
 /** Removing one job: only a finished one, which is looked up in Redis first. */
 const CLEAN_JOB = { method: 'PUT', route: '/api/queues/:queueName/:jobId/clean' };
@@ -149,7 +154,7 @@ export function refuseUnsafeActions(basePath: string, queue: Queue) {
     try {
       state = await queue.getJobState(jobId);
     } catch {
-      return reply.code(503).send({ error: 'The job\'s state could not be read from Redis, so nothing was removed: try again.' });
+      return reply.code(503).send({ error: "The job's state could not be read from Redis, so nothing was removed: try again." });
     }
     // `unknown`: no such job; Bull Board answers 404 itself.
     if (FINISHED.has(state) || state === 'unknown') return undefined;

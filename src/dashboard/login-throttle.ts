@@ -50,7 +50,9 @@ function ipv6Groups(address: string): string[] | undefined {
   const right = tail ? tail.split(':') : [];
   const missing = 8 - left.length - right.length;
   if (tail === undefined ? missing !== 0 : missing < 1) return undefined;
-  return [...left, ...Array<string>(tail === undefined ? 0 : missing).fill('0'), ...right].map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''));
+  return [...left, ...Array<string>(tail === undefined ? 0 : missing).fill('0'), ...right].map((g) =>
+    g.toLowerCase().replace(/^0+(?=.)/, ''),
+  );
 }
 
 /**
@@ -113,7 +115,10 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
       entries.set(key, { times: locked ? [] : times, lockedUntil: locked ? t + lockMs : 0 });
       if (locked) {
         // Once per lock-out, with the address counted and never what was tried.
-        options.logger?.warn({ address, counted: key, failures, windowSeconds: windowMs / SECOND, lockedSeconds: lockMs / SECOND }, 'dashboard login locked out for an address after repeated wrong credentials');
+        options.logger?.warn(
+          { address, counted: key, failures, windowSeconds: windowMs / SECOND, lockedSeconds: lockMs / SECOND },
+          'dashboard login locked out for an address after repeated wrong credentials',
+        );
       }
       return locked;
     },

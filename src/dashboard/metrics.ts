@@ -47,7 +47,8 @@ export function parseFleetCounters(hash: Record<string, string>): FleetCounters 
     const kind = parts[0];
     if (kind === 'outcome' && parts.length === 2) counters.outcomes.set(parts[1]!, value);
     else if (kind === 'breaker' && parts.length === 2) counters.breaker.set(parts[1]!, value);
-    else if (kind === 'call' && parts.length >= 3) counters.calls.push({ endpoint: parts.slice(1, -1).join('|'), status: parts.at(-1)!, count: value });
+    else if (kind === 'call' && parts.length >= 3)
+      counters.calls.push({ endpoint: parts.slice(1, -1).join('|'), status: parts.at(-1)!, count: value });
     else if (kind === 'duration_bucket' && parts.length >= 3) durationsOf(parts.slice(1, -1).join('|')).buckets.set(parts.at(-1)!, value);
     else if (kind === 'duration_sum' && parts.length >= 2) durationsOf(parts.slice(1).join('|')).sum = value;
     else if (kind === 'duration_count' && parts.length >= 2) durationsOf(parts.slice(1).join('|')).count = value;

@@ -57,7 +57,8 @@ export function securityHeaders(_request: FastifyRequest, reply: FastifyReply): 
 /** Methods that change nothing; every other one is a mutation. */
 const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-export const FOREIGN_ORIGIN = 'This page changes nothing for another site: open the dashboard at its own address (or give it --public-url when a proxy serves it).';
+export const FOREIGN_ORIGIN =
+  'This page changes nothing for another site: open the dashboard at its own address (or give it --public-url when a proxy serves it).';
 
 /**
  * The origin of `--public-url`; only an origin (scheme, host, optional port),
@@ -72,7 +73,9 @@ export function parsePublicUrl(value: string): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError('--public-url must start with http:// or https://.');
   if (url.pathname !== '/' || url.search || url.hash || url.username || url.password) {
-    throw new UsageError(`--public-url names where the page is served from, its scheme, host and port only (such as ${url.origin}): the dashboard cannot live under a path.`);
+    throw new UsageError(
+      `--public-url names where the page is served from, its scheme, host and port only (such as ${url.origin}): the dashboard cannot live under a path.`,
+    );
   }
   return url.origin;
 }

@@ -70,13 +70,18 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
   // Hooks first: they then cover every route registered below, Bull Board's included,
   // and the 404s. Headers before anything can answer, so every answer carries them.
   app.addHook('onRequest', securityHeaders);
-  if (options.credentials) app.addHook('onRequest', basicAuth(options.credentials, createLoginThrottle({ ...options.loginThrottle, logger })));
+  if (options.credentials)
+    app.addHook('onRequest', basicAuth(options.credentials, createLoginThrottle({ ...options.loginThrottle, logger })));
   app.addHook('onRequest', refuseForeignOrigin({ publicOrigin: options.publicOrigin }));
   app.addHook('onRequest', refuseUnsafeActions(BOARD_PATH, queue));
   // fastify's own 404 repeats the method and the path it was given; this says one fixed sentence.
-  app.setNotFoundHandler(async (_request, reply) => reply.code(404).type('text/plain; charset=utf-8').send('There is no such page on the realty-batch dashboard.\n'));
+  app.setNotFoundHandler(async (_request, reply) =>
+    reply.code(404).type('text/plain; charset=utf-8').send('There is no such page on the realty-batch dashboard.\n'),
+  );
 
-  await app.register(bullBoardPlugin({ queue, basePath: BOARD_PATH, readOnly: options.readOnly ?? false, batchesPath: BATCHES_PATH }), { prefix: BOARD_PATH });
+  await app.register(bullBoardPlugin({ queue, basePath: BOARD_PATH, readOnly: options.readOnly ?? false, batchesPath: BATCHES_PATH }), {
+    prefix: BOARD_PATH,
+  });
   await app.register(batchesRoutes({ redis, keys, boardPath: BOARD_PATH, ...(logger && { logger }) }));
 
   const metrics = createDashboardMetrics(redis, keys.metrics, queue);
@@ -97,7 +102,9 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
     await app.close().catch(() => undefined);
     await queue.close().catch(() => undefined);
     const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-    throw new ConfigError(`The dashboard cannot listen on ${options.host}:${options.port} (${reason}); give another --port or --host.`, { cause: err });
+    throw new ConfigError(`The dashboard cannot listen on ${options.host}:${options.port} (${reason}); give another --port or --host.`, {
+      cause: err,
+    });
   }
   const url = urlOf(app.server.address() as AddressInfo);
   return {

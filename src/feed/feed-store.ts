@@ -131,7 +131,13 @@ export async function storePage(
 ): Promise<StoreResult> {
   const args: Array<string | number> = [page.lockToken, page.after, page.lastToken, page.readAt, keys.bullPrefix, page.ledgerMs];
   for (const item of page.items) args.push(item.docflow.requestId ?? '', item.docflow.docflowId, item.docflow.state, item.date);
-  const [kind, resolved, unknown, conflicts, complete] = (await STORE.run(redis, [keys.feed, keys.feedLock], args)) as [string, number, number, string[], number];
+  const [kind, resolved, unknown, conflicts, complete] = (await STORE.run(redis, [keys.feed, keys.feedLock], args)) as [
+    string,
+    number,
+    number,
+    string[],
+    number,
+  ];
   if (kind === 'lost' || kind === 'moved') return { kind };
   return { kind: 'stored', resolved: Number(resolved), unknown: Number(unknown), conflicts: conflicts ?? [], complete: complete === 1 };
 }
@@ -148,7 +154,12 @@ export interface FeedState {
 
 export async function readFeedState(redis: Redis, keys: Keys): Promise<FeedState> {
   const h = await redis.hgetall(keys.feed);
-  const state: FeedState = { items: Number(h.items ?? 0), resolved: Number(h.resolved ?? 0), unknown: Number(h.unknown ?? 0), conflicts: Number(h.conflicts ?? 0) };
+  const state: FeedState = {
+    items: Number(h.items ?? 0),
+    resolved: Number(h.resolved ?? 0),
+    unknown: Number(h.unknown ?? 0),
+    conflicts: Number(h.conflicts ?? 0),
+  };
   if (h.cursor) state.cursor = h.cursor;
   if (h.since) state.since = Number(h.since);
   if (h.coveredAt) state.coveredAt = Number(h.coveredAt);

@@ -68,10 +68,15 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
   };
 
   // Renewed on its own timer, not between reads: a read may take the gateway's whole timeout.
-  const renewal = setInterval(() => {
-    if (!holding) return;
-    (redis.eval(RENEW, 1, keys.feedLock, token, String(lockMs)) as Promise<number>).then((ok) => ok === 1 || setHolding(false)).catch(() => undefined);
-  }, Math.max(100, Math.floor(lockMs / 3)));
+  const renewal = setInterval(
+    () => {
+      if (!holding) return;
+      (redis.eval(RENEW, 1, keys.feedLock, token, String(lockMs)) as Promise<number>)
+        .then((ok) => ok === 1 || setHolding(false))
+        .catch(() => undefined);
+    },
+    Math.max(100, Math.floor(lockMs / 3)),
+  );
   renewal.unref();
 
   /** One page: true when the feed may hold more at once (a full page), false when it had no more. */
@@ -101,7 +106,10 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
       if (stored.resolved > 0) log.info({ resolved: stored.resolved }, 'lost answers found in the news feed');
       for (const conflict of stored.conflicts) {
         const [requestId, first, second] = conflict.split(' ');
-        log.error({ requestId, docflowIds: [first, second] }, 'the gateway holds two docflows for one requestId; the ledger keeps the first');
+        log.error(
+          { requestId, docflowIds: [first, second] },
+          'the gateway holds two docflows for one requestId; the ledger keeps the first',
+        );
       }
     }
     return !stored.complete;
@@ -126,7 +134,8 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
       } catch (err) {
         failures++;
         // One line when it starts, then one a few minutes: a gateway down all night must not fill the log.
-        if (failures === 1 || failures % 50 === 0) log.warn({ err: { message: (err as Error).message }, failures }, 'the news feed could not be read; trying again');
+        if (failures === 1 || failures % 50 === 0)
+          log.warn({ err: { message: (err as Error).message }, failures }, 'the news feed could not be read; trying again');
         await sleep(Math.min(30_000, 500 * 2 ** Math.min(6, failures)));
       }
     }

@@ -75,7 +75,10 @@ export async function createAtomicFile(path: string, options: AtomicFileOptions 
 
   const fail = async (err: unknown): Promise<Error> => {
     // The error a write sees may be the echo of a later stream's: the chain's own is the cause.
-    const cause = await done.then(() => err, (e: unknown) => e);
+    const cause = await done.then(
+      () => err,
+      (e: unknown) => e,
+    );
     failure ??= signal?.aborted ? (signal.reason as Error) : outputError(path, cause, true);
     return failure;
   };
@@ -143,7 +146,11 @@ export async function createAtomicFile(path: string, options: AtomicFileOptions 
 }
 
 /** Writes `data` whole to `path`, or throws an OutputError and leaves `path` as it was. */
-export async function writeFileAtomically(path: string, data: string | Buffer, options: Pick<AtomicFileOptions, 'signal'> = {}): Promise<void> {
+export async function writeFileAtomically(
+  path: string,
+  data: string | Buffer,
+  options: Pick<AtomicFileOptions, 'signal'> = {},
+): Promise<void> {
   const file = await createAtomicFile(path, options);
   try {
     await file.write(data);
@@ -175,7 +182,10 @@ async function syncDirectory(dir: string, path: string): Promise<void> {
     await handle.sync();
   } catch (err) {
     if (!DIRECTORY_SYNC_UNSUPPORTED.has((err as NodeJS.ErrnoException).code ?? '')) {
-      throw new OutputError(`${path} was written, but its folder could not be synced to disk (${reasonOf(err)}); a power cut now could still lose it.`, { cause: err });
+      throw new OutputError(
+        `${path} was written, but its folder could not be synced to disk (${reasonOf(err)}); a power cut now could still lose it.`,
+        { cause: err },
+      );
     }
   } finally {
     await handle?.close().catch(() => undefined);
@@ -191,7 +201,16 @@ function streamInPlace(path: string, options: AtomicFileOptions): AtomicFile {
   done.catch(() => undefined);
   let failure: Error | undefined;
   const fail = async (err: unknown): Promise<Error> =>
-    (failure ??= options.signal?.aborted ? (options.signal.reason as Error) : outputError(path, await done.then(() => err, (e: unknown) => e), false));
+    (failure ??= options.signal?.aborted
+      ? (options.signal.reason as Error)
+      : outputError(
+          path,
+          await done.then(
+            () => err,
+            (e: unknown) => e,
+          ),
+          false,
+        ));
   const onAbort = (): void => {
     for (const s of [...through, file]) s.destroy(options.signal!.reason as Error);
   };
@@ -226,7 +245,9 @@ function streamInPlace(path: string, options: AtomicFileOptions): AtomicFile {
 
 /** One sentence naming the file and the reason; never a stack. */
 function outputError(path: string, err: unknown, replacing: boolean): OutputError {
-  return new OutputError(`Could not write ${path} (${reasonOf(err)})${replacing ? '; the previous file, if any, is unchanged' : ''}.`, { cause: err });
+  return new OutputError(`Could not write ${path} (${reasonOf(err)})${replacing ? '; the previous file, if any, is unchanged' : ''}.`, {
+    cause: err,
+  });
 }
 
 /** The errno's own text ("no space left on device"), else the error's message without its final period. */

@@ -53,8 +53,10 @@ export async function detectEncoding(file: string): Promise<InputEncoding> {
     const { bytesRead } = await handle.read(buffer, 0, SAMPLE_BYTES, 0);
     const sample = buffer.subarray(0, bytesRead);
     if (sample.subarray(0, 3).equals(UTF8_BOM)) return 'utf8-bom';
-    if (sample[0] === 0xff && sample[1] === 0xfe) throw new InputError(`${file} is UTF-16 (it starts with FF FE): save it as UTF-8 or Windows-1251.`);
-    if (sample[0] === 0xfe && sample[1] === 0xff) throw new InputError(`${file} is UTF-16 (it starts with FE FF): save it as UTF-8 or Windows-1251.`);
+    if (sample[0] === 0xff && sample[1] === 0xfe)
+      throw new InputError(`${file} is UTF-16 (it starts with FF FE): save it as UTF-8 or Windows-1251.`);
+    if (sample[0] === 0xfe && sample[1] === 0xff)
+      throw new InputError(`${file} is UTF-16 (it starts with FE FF): save it as UTF-8 or Windows-1251.`);
     // A character may be cut by the sample's end only when the file goes on past it.
     const cutAllowed = bytesRead === SAMPLE_BYTES;
     const invalidAt = findInvalidUtf8(sample, cutAllowed);

@@ -52,10 +52,7 @@ export type OwnerFieldSuffix = (typeof OWNER_FIELD_SUFFIXES)[number];
 
 export const AGREEMENT_FIELDS = ['agreementContentId', 'agreementSignatureIds', 'agreementFileType'] as const;
 
-export type CanonicalField =
-  | (typeof DEAL_FIELDS)[number]
-  | `${OwnerPrefix}${OwnerFieldSuffix}`
-  | (typeof AGREEMENT_FIELDS)[number];
+export type CanonicalField = (typeof DEAL_FIELDS)[number] | `${OwnerPrefix}${OwnerFieldSuffix}` | (typeof AGREEMENT_FIELDS)[number];
 
 export const ownerFieldNames = (prefix: OwnerPrefix): Array<`${OwnerPrefix}${OwnerFieldSuffix}`> =>
   OWNER_FIELD_SUFFIXES.map((suffix) => `${prefix}${suffix}` as const);

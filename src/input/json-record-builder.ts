@@ -110,7 +110,11 @@ export class RecordBuilder {
     let text = '';
     for (const [container, key] of levels) {
       const inner = JSON.stringify(container).slice(1, -1);
-      text += (Array.isArray(container) ? '[' : '{') + inner + (inner === '' ? '' : ',') + (Array.isArray(container) ? '' : `${JSON.stringify(key)}:`);
+      text +=
+        (Array.isArray(container) ? '[' : '{') +
+        inner +
+        (inner === '' ? '' : ',') +
+        (Array.isArray(container) ? '' : `${JSON.stringify(key)}:`);
     }
     this.deepText = text + bracket;
     this.deepHasItem = false;
@@ -153,7 +157,9 @@ export class RecordBuilder {
       case 'nullValue':
       case 'trueValue':
       case 'falseValue':
-        this.deepText += separator() + (token.name === 'stringValue' ? JSON.stringify(token.value) : token.name === 'numberValue' ? token.value : LITERALS[token.name]);
+        this.deepText +=
+          separator() +
+          (token.name === 'stringValue' ? JSON.stringify(token.value) : token.name === 'numberValue' ? token.value : LITERALS[token.name]);
         this.deepHasItem = true;
         this.deepAfterKey = false;
         return;

@@ -30,7 +30,9 @@ export function parseMapping(json: unknown, file: string): Mapping {
   const parsed = mappingSchema.safeParse(json);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(top level)'} ${i.message}`).join('; ');
-    throw new ConfigError(`The mapping ${file} is not valid: ${issues}. Expected {"columns": {"header": "field"}, "defaults": {"field": "value"}}.`);
+    throw new ConfigError(
+      `The mapping ${file} is not valid: ${issues}. Expected {"columns": {"header": "field"}, "defaults": {"field": "value"}}.`,
+    );
   }
   const problems: string[] = [];
   const columns = new Map<string, CanonicalField>();

@@ -61,9 +61,7 @@ export function convert<T>(fn: (value: string) => T | Problem): Field<T> {
 }
 
 /** Free text: names, places, issuers. */
-export const text = convert((value) =>
-  value.length > MAX_TEXT_LENGTH ? problem(`must be at most ${MAX_TEXT_LENGTH} characters`) : value,
-);
+export const text = convert((value) => (value.length > MAX_TEXT_LENGTH ? problem(`must be at most ${MAX_TEXT_LENGTH} characters`) : value));
 
 /** One of `values`, matched case-insensitively, yielding the canonical spelling. */
 export function oneOf<const T extends string>(values: readonly T[]): Field<T> {

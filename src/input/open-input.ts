@@ -63,7 +63,13 @@ export interface InputFile {
   records(): AsyncGenerator<InputRecord>;
 }
 
-const FORMAT_BY_EXTENSION: Record<string, InputFormat> = { '.csv': 'csv', '.txt': 'csv', '.json': 'json', '.jsonl': 'jsonl', '.ndjson': 'jsonl' };
+const FORMAT_BY_EXTENSION: Record<string, InputFormat> = {
+  '.csv': 'csv',
+  '.txt': 'csv',
+  '.json': 'json',
+  '.jsonl': 'jsonl',
+  '.ndjson': 'jsonl',
+};
 const DELIMITERS = [',', ';', '\t'] as const;
 /** csv-parse keeps a record in memory while reading it: a bound, so a runaway quote cannot eat the heap. */
 const MAX_RECORD_BYTES = 4 * 1024 * 1024;
@@ -147,7 +153,13 @@ export async function openInput(file: string, options: InputOptions = {}): Promi
   async function* csvRecords(): AsyncGenerator<InputRecord> {
     // relax_quotes: 1C writes `ГУ МВД России "Главное"` unquoted; the cell keeps its quotes
     // and the rejects writer quotes it properly.
-    const parser = parse({ delimiter, relax_column_count: true, relax_quotes: true, skip_empty_lines: true, max_record_size: MAX_RECORD_BYTES });
+    const parser = parse({
+      delimiter,
+      relax_column_count: true,
+      relax_quotes: true,
+      skip_empty_lines: true,
+      max_record_size: MAX_RECORD_BYTES,
+    });
     const text = decodedText();
     text.once('error', (err: Error) => parser.destroy(err));
     text.pipe(parser);
@@ -164,7 +176,9 @@ export async function openInput(file: string, options: InputOptions = {}): Promi
             return field;
           });
           if (!columns.some((c) => c !== undefined)) {
-            throw new InputError(`${file} has no header row with known field names (the first line is read as the header; --mapping renames a bank's own headers).`);
+            throw new InputError(
+              `${file} has no header row with known field names (the first line is read as the header; --mapping renames a bank's own headers).`,
+            );
           }
           continue;
         }
@@ -174,7 +188,10 @@ export async function openInput(file: string, options: InputOptions = {}): Promi
         // A row of another width is shifted (an unquoted `56,2`, a lost cell), or the whole line sits in its
         // first cell (a line with another delimiter): no cell of it can be taken for a field, the dealId least.
         if (cells.length !== columns.length) {
-          const problem = { field: '(row)', message: `has ${cells.length} ${cells.length === 1 ? 'cell' : 'cells'} where the header has ${columns.length}` };
+          const problem = {
+            field: '(row)',
+            message: `has ${cells.length} ${cells.length === 1 ? 'cell' : 'cells'} where the header has ${columns.length}`,
+          };
           yield { row, fields: unreadableFields(), raw: { kind: 'cells', cells }, problems: [problem] };
           continue;
         }
@@ -187,7 +204,10 @@ export async function openInput(file: string, options: InputOptions = {}): Promi
       }
     } catch (err) {
       if (err instanceof CsvError) {
-        throw new InputError(`${file} cannot be read as CSV near line ${typeof err.lines === 'number' ? err.lines : '?'}: ${err.code === 'CSV_MAX_RECORD_SIZE' ? `a record is longer than ${MAX_RECORD_BYTES / 1024 / 1024} MiB (an unclosed quote?)` : err.message}.`, { cause: err });
+        throw new InputError(
+          `${file} cannot be read as CSV near line ${typeof err.lines === 'number' ? err.lines : '?'}: ${err.code === 'CSV_MAX_RECORD_SIZE' ? `a record is longer than ${MAX_RECORD_BYTES / 1024 / 1024} MiB (an unclosed quote?)` : err.message}.`,
+          { cause: err },
+        );
       }
       throw err;
     } finally {

@@ -119,16 +119,17 @@ function createPersonSchema(date: Field<string>) {
       // Series and number have a fixed form only for a Russian passport.
       if (doc.documentType !== 'russPassport') return;
       if (doc.series === undefined) ctx.addIssue({ code: 'custom', path: ['series'], message: MESSAGES.required });
-      for (const [key, schema] of [['series', passportSeries], ['number', passportNumber]] as const) {
+      for (const [key, schema] of [
+        ['series', passportSeries],
+        ['number', passportNumber],
+      ] as const) {
         const value = doc[key];
         const result = isString(value) ? parseField(schema, value) : undefined;
         if (result?.ok === false) ctx.addIssue({ code: 'custom', path: [key], message: result.message });
       }
     }, evenWithSiblingProblems)
     .transform((doc) =>
-      doc.documentType === 'russPassport'
-        ? { ...doc, series: doc.series?.replace(/\s/g, ''), number: doc.number.replace(/\s/g, '') }
-        : doc,
+      doc.documentType === 'russPassport' ? { ...doc, series: doc.series?.replace(/\s/g, ''), number: doc.number.replace(/\s/g, '') } : doc,
     );
 
   return object({

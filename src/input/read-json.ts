@@ -126,4 +126,3 @@ async function locateSyntaxError(file: string): Promise<{ line: number; pos: num
   }
   return undefined;
 }
-

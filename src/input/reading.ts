@@ -62,13 +62,21 @@ export async function inputFingerprint(file: string, reading: ReadingOptions): P
  * A batch's input opened again, read as it was when loaded, after checking it is
  * still the same (the fingerprint): rows are joined to outcomes by position.
  */
-export async function reopenInput(batch: { id: string; file: string; fingerprint: string; reading?: string }, file = batch.file): Promise<InputFile> {
+export async function reopenInput(
+  batch: { id: string; file: string; fingerprint: string; reading?: string },
+  file = batch.file,
+): Promise<InputFile> {
   const reading = parseReading(batch.reading);
   const now = await inputFingerprint(file, reading).catch((err: unknown) => {
-    throw new InputError(`The input of batch ${batch.id} (${file}) cannot be read any more (${(err as Error).message}); give it with --input.`, { cause: err });
+    throw new InputError(
+      `The input of batch ${batch.id} (${file}) cannot be read any more (${(err as Error).message}); give it with --input.`,
+      { cause: err },
+    );
   });
   if (now !== batch.fingerprint) {
-    throw new InputError(`${file} is not the input batch ${batch.id} was loaded from (its content differs); give the original with --input.`);
+    throw new InputError(
+      `${file} is not the input batch ${batch.id} was loaded from (its content differs); give the original with --input.`,
+    );
   }
   return openInput(file, reading);
 }

@@ -65,7 +65,12 @@ export function createRejectsWriter(file: string, input: InputFile): RejectsWrit
  * `always`). Written to a temporary file beside `file` and put in its place by
  * `close`: until then, and after `abort` or a failure, the previous file stays.
  */
-export function createRowsWriter(file: string, input: InputFile, columns: readonly string[], options: { always?: boolean } = {}): RowsWriter {
+export function createRowsWriter(
+  file: string,
+  input: InputFile,
+  columns: readonly string[],
+  options: { always?: boolean } = {},
+): RowsWriter {
   let rows = 0;
   let target: AtomicFile | undefined;
   let csv: Stringifier | undefined;

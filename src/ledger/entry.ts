@@ -35,7 +35,6 @@ export interface LedgerEntry {
   endAt?: number;
 }
 
-
 /**
  * `<bank INN>:<n>:<dealId>`: the same deal always sends the same requestId for one
  * resubmission number, whoever loads it, in whichever batch, on whichever host. The
@@ -80,5 +79,12 @@ export const SUBMITTED_FIELDS = ['state', 'docflowId', 'outcome', 'batch', 'row'
 export function submittedDeal(values: ReadonlyArray<string | null>): (SubmittedDeal & { via: Via }) | undefined {
   const [state, docflowId, outcome, batch, row, at, via] = values;
   if (state !== 'submitted' || !docflowId) return undefined;
-  return { docflowId, outcome: outcome === 'suspended' ? 'suspended' : 'queued', batch: batch ?? '', row: Number(row ?? 0), at: at ?? '', via: via === 'feed' || via === 'operator' ? via : 'answer' };
+  return {
+    docflowId,
+    outcome: outcome === 'suspended' ? 'suspended' : 'queued',
+    batch: batch ?? '',
+    row: Number(row ?? 0),
+    at: at ?? '',
+    via: via === 'feed' || via === 'operator' ? via : 'answer',
+  };
 }

@@ -78,7 +78,15 @@ export interface Ledger {
    * After a try that made no docflow (`definite`: an answer that says so) or may have
    * (`uncertain`: no answer, or one that cannot be read): the claim stays the row's.
    */
-  settle(bank: string, dealId: string, requestId: string, batch: string, row: number, nonce: string, how: 'definite' | 'uncertain'): Promise<void>;
+  settle(
+    bank: string,
+    dealId: string,
+    requestId: string,
+    batch: string,
+    row: number,
+    nonce: string,
+    how: 'definite' | 'uncertain',
+  ): Promise<void>;
   lookup(bank: string, dealId: string, batch: string, row: number): Promise<Lookup>;
   /** Keeps the cadastral number suggest found until the row's outcome (a job put back before its claim). */
   checkpoint(batch: string, row: number, cadastralNumber: string): Promise<void>;
@@ -246,16 +254,39 @@ export function createLedger(redis: Redis, keys: Keys, options: LedgerOptions): 
       const reply = (await run(
         CLAIM,
         [keys.ledgerEntry(r.bank, r.dealId), keys.feed, keys.outcomes(r.batch), keys.checkpoints(r.batch), keys.batch(r.batch)],
-        [r.batch, r.row, r.job, r.dealId, r.bank, r.resubmit ? '1' : '', options.timeoutMs, options.feedLagMs, options.ledgerMs, r.cadastralNumber ?? '', r.mode, tag, r.nonce],
+        [
+          r.batch,
+          r.row,
+          r.job,
+          r.dealId,
+          r.bank,
+          r.resubmit ? '1' : '',
+          options.timeoutMs,
+          options.feedLagMs,
+          options.ledgerMs,
+          r.cadastralNumber ?? '',
+          r.mode,
+          tag,
+          r.nonce,
+        ],
       )) as Array<string | number>;
       const [kind, a, b, c, d, e] = reply.map(String);
       switch (kind) {
         case 'done':
           return { kind, record: JSON.parse(a!) as OutcomeRecord };
         case 'own':
-          return { kind, docflowId: a!, outcome: b === 'suspended' ? 'suspended' : 'queued', at: c!, via: d === 'feed' || d === 'operator' ? d : 'answer' };
+          return {
+            kind,
+            docflowId: a!,
+            outcome: b === 'suspended' ? 'suspended' : 'queued',
+            at: c!,
+            via: d === 'feed' || d === 'operator' ? d : 'answer',
+          };
         case 'elsewhere':
-          return { kind, deal: { docflowId: a!, outcome: b === 'suspended' ? 'suspended' : 'queued', batch: c!, row: Number(d), at: e ?? '' } };
+          return {
+            kind,
+            deal: { docflowId: a!, outcome: b === 'suspended' ? 'suspended' : 'queued', batch: c!, row: Number(d), at: e ?? '' },
+          };
         case 'wait':
           return { kind, batch: a!, row: Number(b) };
         case 'reconcile':
@@ -273,7 +304,11 @@ export function createLedger(redis: Redis, keys: Keys, options: LedgerOptions): 
       await run(SETTLE, [keys.ledgerEntry(bank, dealId)], [requestId, batch, row, how, options.ledgerMs, nonce]);
     },
     async lookup(bank, dealId, batch, row) {
-      const [earlier, checkpoint, flat] = (await run(LOOKUP, [keys.outcomes(batch), keys.checkpoints(batch), keys.ledgerEntry(bank, dealId)], [row])) as [string, string, string[]];
+      const [earlier, checkpoint, flat] = (await run(
+        LOOKUP,
+        [keys.outcomes(batch), keys.checkpoints(batch), keys.ledgerEntry(bank, dealId)],
+        [row],
+      )) as [string, string, string[]];
       return {
         earlier: earlier ? (JSON.parse(earlier) as OutcomeRecord) : undefined,
         cadastralNumber: checkpoint || undefined,
@@ -288,15 +323,30 @@ export function createLedger(redis: Redis, keys: Keys, options: LedgerOptions): 
     },
     async resolve(bank, dealId, answer) {
       const [docflowId, outcome] = answer === 'none' ? ['', ''] : [answer.docflowId, answer.outcome];
-      return (await RESOLVE.run(redis, [keys.ledgerEntry(bank, dealId)], [docflowId, outcome, new Date().toISOString(), options.ledgerMs, tag])) === 1;
+      return (
+        (await RESOLVE.run(
+          redis,
+          [keys.ledgerEntry(bank, dealId)],
+          [docflowId, outcome, new Date().toISOString(), options.ledgerMs, tag],
+        )) === 1
+      );
     },
   };
 }
 
 /** For the load: each deal's docflow when it has one (one command for a whole chunk). */
-export async function readSubmittedDeals(redis: Redis, keys: Keys, bank: string, dealIds: readonly string[]): Promise<Array<ReturnType<typeof submittedDeal>>> {
+export async function readSubmittedDeals(
+  redis: Redis,
+  keys: Keys,
+  bank: string,
+  dealIds: readonly string[],
+): Promise<Array<ReturnType<typeof submittedDeal>>> {
   if (dealIds.length === 0) return [];
-  const flat = (await SUBMITTED.run(redis, dealIds.map((d) => keys.ledgerEntry(bank, d)), [])) as string[];
+  const flat = (await SUBMITTED.run(
+    redis,
+    dealIds.map((d) => keys.ledgerEntry(bank, d)),
+    [],
+  )) as string[];
   const n = SUBMITTED_FIELDS.length;
   return dealIds.map((_, i) => submittedDeal(flat.slice(i * n, i * n + n).map((v) => v || null)));
 }

@@ -41,13 +41,16 @@ export const ERROR_CODES = {
   ERR_UNCERTAIN: {
     code: 'ERR_UNCERTAIN',
     outcomes: ['failed'],
-    meaning: "a try may have created a docflow (its answer never came, or its worker died during the call) and the news feed could not tell; the deal's claim is kept, so nothing sends it blind",
-    action: 'run `realty-batch retry <batch> --outcome failed` (it looks in the feed first); if the feed still cannot tell, check the gateway and answer with `realty-batch ledger <dealId> --resolve <docflowId>` or `--resolve-none`',
+    meaning:
+      "a try may have created a docflow (its answer never came, or its worker died during the call) and the news feed could not tell; the deal's claim is kept, so nothing sends it blind",
+    action:
+      'run `realty-batch retry <batch> --outcome failed` (it looks in the feed first); if the feed still cannot tell, check the gateway and answer with `realty-batch ledger <dealId> --resolve <docflowId>` or `--resolve-none`',
   },
   ERR_JOB_STALLED: {
     code: 'ERR_JOB_STALLED',
     outcomes: ['failed'],
-    meaning: 'its worker stopped (killed, crashed, lost its lock) more often than BullMQ allows while it ran, never during a call that may have created a docflow',
+    meaning:
+      'its worker stopped (killed, crashed, lost its lock) more often than BullMQ allows while it ran, never during a call that may have created a docflow',
     action: 'find why the workers stopped (memory, restarts), then `realty-batch retry <batch>` sends it again',
   },
   ERR_JOB_FAILED: {
@@ -59,7 +62,7 @@ export const ERROR_CODES = {
   ERR_DATA_REMOVED: {
     code: 'ERR_DATA_REMOVED',
     outcomes: ['failed'],
-    meaning: "the job was run again (a retry from the dashboard) after its deal left Redis, and its row had no outcome",
+    meaning: 'the job was run again (a retry from the dashboard) after its deal left Redis, and its row had no outcome',
     action: '`realty-batch retry <batch>` reads the deal from the input again and sends it',
   },
   ERR_INTERNAL: {
@@ -71,25 +74,30 @@ export const ERROR_CODES = {
   ERR_API_RESPONSE: {
     code: 'ERR_API_RESPONSE',
     outcomes: ['failed'],
-    meaning: 'the gateway kept answering 2xx with a body the contract does not allow until --attempts ran out (after a docflow call, the news feed was first asked whether it made one)',
+    meaning:
+      'the gateway kept answering 2xx with a body the contract does not allow until --attempts ran out (after a docflow call, the news feed was first asked whether it made one)',
     action: 'report the answer (errorMessage) to the gateway operator; `realty-batch retry <batch>` once it is fixed',
   },
   HTTP_STATUS: {
     code: 'HTTP_<status>',
     outcomes: ['rejected', 'forbidden', 'unavailable', 'failed'],
     meaning: 'the gateway answered this status with no code of its own in its body',
-    action: 'as for the outcome: correct a rejected row, ask for access on forbidden, retry unavailable and failed rows once the gateway is back',
+    action:
+      'as for the outcome: correct a rejected row, ask for access on forbidden, retry unavailable and failed rows once the gateway is back',
   },
   GATEWAY: {
     code: "<the gateway's code>",
     outcomes: ['rejected', 'forbidden', 'unavailable', 'failed'],
-    meaning: "the gateway's own error code (its body's `code`), passed through as the gateway sent it, persons masked; errorMessage has its message, target and nested errors",
-    action: 'as for the outcome: correct a rejected row from errorMessage and load it again; ask for access on forbidden; retry the others once the gateway is back',
+    meaning:
+      "the gateway's own error code (its body's `code`), passed through as the gateway sent it, persons masked; errorMessage has its message, target and nested errors",
+    action:
+      'as for the outcome: correct a rejected row from errorMessage and load it again; ask for access on forbidden; retry the others once the gateway is back',
   },
   NETWORK: {
     code: '<network reason>',
     outcomes: ['failed'],
-    meaning: 'no answer came from the gateway until --attempts ran out; the low-level reason is passed through as Node gave it (ECONNRESET, ECONNREFUSED, UND_ERR_HEADERS_TIMEOUT, ...)',
+    meaning:
+      'no answer came from the gateway until --attempts ran out; the low-level reason is passed through as Node gave it (ECONNRESET, ECONNREFUSED, UND_ERR_HEADERS_TIMEOUT, ...)',
     action: 'check the network path to the gateway, then `realty-batch retry <batch>`',
   },
 } as const satisfies Record<string, ErrorCodeEntry>;

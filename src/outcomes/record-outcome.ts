@@ -61,7 +61,8 @@ export async function recordOutcome(store: OutcomeStore, write: NewOutcome | Kep
   const options: RecordOptions = { ledger, ifAbsent, job: deal ? { key: write.job.key, data: JSON.stringify(rest) } : undefined };
   let written = await persist(store, batch, record, options);
   if (written.kind === 'exists') return written;
-  if (written.kind !== 'submitted') return { kind: 'recorded', record, data: rest, ...(written.kind === 'conflict' && { conflict: written.deal }) };
+  if (written.kind !== 'submitted')
+    return { kind: 'recorded', record, data: rest, ...(written.kind === 'conflict' && { conflict: written.deal }) };
   // The deal has a docflow after all (the feed found a lost answer, or another row made it): the row gets it.
   const instead = insteadOf(record, written);
   options.ledger = written.own && ledger ? { bank: ledger.bank, resubmit: ledger.resubmit, via: written.via } : undefined;
@@ -84,7 +85,9 @@ function masked(record: OutcomeRecord, mask: (text: string) => string): void {
 /** What a row records when the ledger says its deal has a docflow: its own, or another row's. */
 function insteadOf(record: OutcomeRecord, written: Extract<RecordResult, { kind: 'submitted' }>): OutcomeRecord {
   const { row, dealId, attempts } = record;
-  const instead = written.own ? ownDocflow(row, dealId, written.deal, written.via, attempts) : alreadySubmitted(row, dealId, written.deal, attempts);
+  const instead = written.own
+    ? ownDocflow(row, dealId, written.deal, written.via, attempts)
+    : alreadySubmitted(row, dealId, written.deal, attempts);
   if (record.cadastralNumber) instead.cadastralNumber = record.cadastralNumber;
   return instead;
 }

@@ -111,7 +111,12 @@ function recordResult([kind, a, b, c, d, e, f, g]: string[]): RecordResult {
   if (kind === 'exists') return { kind };
   if (kind === 'conflict') return { kind, deal: { docflowId: a!, batch: b!, row: Number(c) } };
   if (kind === 'submitted') {
-    return { kind, own: a === '1', deal: { docflowId: b!, outcome: c === 'suspended' ? 'suspended' : 'queued', batch: d!, row: Number(e), at: f! }, via: g === 'feed' || g === 'operator' ? g : 'answer' };
+    return {
+      kind,
+      own: a === '1',
+      deal: { docflowId: b!, outcome: c === 'suspended' ? 'suspended' : 'queued', batch: d!, row: Number(e), at: f! },
+      via: g === 'feed' || g === 'operator' ? g : 'answer',
+    };
   }
   return { kind: 'written' };
 }
@@ -129,7 +134,13 @@ export function createOutcomeStore(redis: Redis, keys: Keys, options: OutcomeSto
       const mode = ledgerMode(record, ledger);
       const reply = (await run(
         RECORD,
-        [outcomes, ledger ? keys.ledgerEntry(ledger.bank, record.dealId) : outcomes, keys.checkpoints(batch), job?.key ?? outcomes, keys.batch(batch)],
+        [
+          outcomes,
+          ledger ? keys.ledgerEntry(ledger.bank, record.dealId) : outcomes,
+          keys.checkpoints(batch),
+          job?.key ?? outcomes,
+          keys.batch(batch),
+        ],
         [
           record.row,
           JSON.stringify(record),

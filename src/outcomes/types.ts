@@ -43,7 +43,15 @@ export interface OutcomeRecord {
 }
 
 /** Outcomes that need a person: the rows of the attention file. */
-export const ATTENTION_OUTCOMES: ReadonlySet<Outcome> = new Set(['invalid', 'not_found', 'ambiguous', 'rejected', 'forbidden', 'unavailable', 'failed']);
+export const ATTENTION_OUTCOMES: ReadonlySet<Outcome> = new Set([
+  'invalid',
+  'not_found',
+  'ambiguous',
+  'rejected',
+  'forbidden',
+  'unavailable',
+  'failed',
+]);
 
 export const RESULT_COLUMNS = [
   'row',
@@ -86,10 +94,24 @@ export function alreadySubmitted(row: number, dealId: string, deal: SubmittedDea
 }
 
 /** A row that made its deal's docflow before: its outcome again, as the ledger keeps it. */
-export function ownDocflow(row: number, dealId: string, deal: Pick<SubmittedDeal, 'docflowId' | 'outcome' | 'at'>, via: Via, attempts: number): OutcomeRecord {
+export function ownDocflow(
+  row: number,
+  dealId: string,
+  deal: Pick<SubmittedDeal, 'docflowId' | 'outcome' | 'at'>,
+  via: Via,
+  attempts: number,
+): OutcomeRecord {
   // The contract answers a queued docflow 200 and a suspended one 201 (docs/gateway.md): the status
   // the lost answer had, whichever way the docflow became known.
-  const record: OutcomeRecord = { row, dealId, outcome: deal.outcome, docflowId: deal.docflowId, httpStatus: deal.outcome === 'queued' ? 200 : 201, attempts, finishedAt: new Date().toISOString() };
+  const record: OutcomeRecord = {
+    row,
+    dealId,
+    outcome: deal.outcome,
+    docflowId: deal.docflowId,
+    httpStatus: deal.outcome === 'queued' ? 200 : 201,
+    attempts,
+    finishedAt: new Date().toISOString(),
+  };
   if (via === 'feed') record.errorMessage = `the gateway's answer was lost; its docflow was found in the news feed (${deal.at})`;
   if (via === 'operator') record.errorMessage = `its docflow was named by an operator (${deal.at}) after the gateway was checked`;
   return record;

@@ -65,7 +65,13 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
   };
   const readHeaders = { accept: headers.accept, authorization: headers.authorization };
 
-  async function call(method: 'GET' | 'POST', path: string, endpoint: string, payload?: unknown, timeoutMs = options.timeoutMs): Promise<{ status: number; json: unknown }> {
+  async function call(
+    method: 'GET' | 'POST',
+    path: string,
+    endpoint: string,
+    payload?: unknown,
+    timeoutMs = options.timeoutMs,
+  ): Promise<{ status: number; json: unknown }> {
     const started = performance.now();
     let response: Dispatcher.ResponseData;
     // One deadline for the whole call, answer and body: undici's own header and
@@ -76,7 +82,12 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
     const deadline = setTimeout(() => signal.expire(), timeoutMs);
     let text: string;
     try {
-      response = await request(`${baseUrl}${path}`, method === 'POST' ? { method, headers, body: JSON.stringify(payload), dispatcher, signal } : { method, headers: readHeaders, dispatcher, signal });
+      response = await request(
+        `${baseUrl}${path}`,
+        method === 'POST'
+          ? { method, headers, body: JSON.stringify(payload), dispatcher, signal }
+          : { method, headers: readHeaders, dispatcher, signal },
+      );
       text = await response.body.text();
     } catch (err) {
       options.onCall?.(endpoint, 0, performance.now() - started);
@@ -103,14 +114,24 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
       return checked(suggestResponseSchema, json, 'suggest', status);
     },
     async createDocflow(docflowType, body, callOptions) {
-      const { status, json } = await call('POST', docflowPath(docflowType), 'docflows', body, Math.min(options.timeoutMs, callOptions?.timeoutMs ?? options.timeoutMs));
+      const { status, json } = await call(
+        'POST',
+        docflowPath(docflowType),
+        'docflows',
+        body,
+        Math.min(options.timeoutMs, callOptions?.timeoutMs ?? options.timeoutMs),
+      );
       if (status !== 200 && status !== 201) {
         throw new ApiResponseError('docflows', status, 'the contract allows only 200 and 201 for a created docflow');
       }
       return { status, docflow: checked(docflowResponseSchema, json, 'docflows', status) };
     },
     async news(after) {
-      const { status, json } = await call('GET', after === undefined ? NEWS_PATH : `${NEWS_PATH}?after=${encodeURIComponent(after)}`, 'news');
+      const { status, json } = await call(
+        'GET',
+        after === undefined ? NEWS_PATH : `${NEWS_PATH}?after=${encodeURIComponent(after)}`,
+        'news',
+      );
       return checked(newsPageSchema, json, 'news', status);
     },
     async close() {

@@ -115,8 +115,7 @@ export interface EncumbranceOptions {
     area?: { value: string; unit: string };
   };
   whoseRightRestricted:
-    | { individualOwnership: { owner: Participant } }
-    | { cooperativeOwnership: { spouse1: Participant; spouse2: Participant } };
+    { individualOwnership: { owner: Participant } } | { cooperativeOwnership: { spouse1: Participant; spouse2: Participant } };
   whoUseRestriction: {
     encumbrancer: Array<{
       organization: Organization;

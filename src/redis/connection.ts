@@ -87,7 +87,10 @@ export function createRedis(target: RedisTarget | string, options: ConnectOption
  * before its Redis), or throws one clear sentence that names the target without
  * its password.
  */
-export async function connectRedis(target: RedisTarget | string, options: ConnectOptions & { timeoutMs?: number; retries?: number } = {}): Promise<RedisClient> {
+export async function connectRedis(
+  target: RedisTarget | string,
+  options: ConnectOptions & { timeoutMs?: number; retries?: number } = {},
+): Promise<RedisClient> {
   const t: RedisTarget = typeof target === 'string' ? { url: target } : target;
   const timeoutMs = options.timeoutMs ?? 2000;
   const attempt = async (): Promise<RedisClient> => {
@@ -116,7 +119,9 @@ export async function connectRedis(target: RedisTarget | string, options: Connec
     return await pRetry(attempt, { retries: options.retries ?? 3, minTimeout: 250, factor: 2 });
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
-    throw new RedisUnavailableError(`Redis is not reachable at ${describeTarget(t)} (${reason}); start it or set REDIS_URL.`, { cause: err });
+    throw new RedisUnavailableError(`Redis is not reachable at ${describeTarget(t)} (${reason}); start it or set REDIS_URL.`, {
+      cause: err,
+    });
   }
 }
 

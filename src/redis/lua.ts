@@ -22,7 +22,8 @@ const isNoScript = (err: unknown): boolean => err instanceof Error && err.messag
  * command it sends again once Redis is back): such a call is made again on its own.
  * Every script here may run twice (reads, or writes of the same values).
  */
-const isAborted = (err: unknown): boolean => err instanceof Error && (err.name === 'AbortError' || err.message.startsWith('Command aborted'));
+const isAborted = (err: unknown): boolean =>
+  err instanceof Error && (err.name === 'AbortError' || err.message.startsWith('Command aborted'));
 
 export function luaScript(source: string): LuaScript {
   const sha = createHash('sha1').update(source).digest('hex');

@@ -15,7 +15,10 @@ export function hintFor(record: OutcomeRecord, batch: string): string {
     case 'rejected':
       return 'the registry refused the request; correct what errors names, then load this file again';
     case 'forbidden':
-      return "the bank's account may not submit this deal; ask the registry administrator for access, then run: realty-batch retry " + `${batch} --outcome forbidden --force`;
+      return (
+        "the bank's account may not submit this deal; ask the registry administrator for access, then run: realty-batch retry " +
+        `${batch} --outcome forbidden --force`
+      );
     case 'unavailable':
       return `the state register did not answer (501); run later: realty-batch retry ${batch}`;
     case 'failed':

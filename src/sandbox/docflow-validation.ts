@@ -126,10 +126,7 @@ function checkOwnership(c: Checker, options: Json): void {
     return;
   }
   if (isMissing(whose.individualOwnership)) {
-    c.required(
-      `${at}.individualOwnership`,
-      `${at} needs individualOwnership.owner or cooperativeOwnership.spouse1 and spouse2`,
-    );
+    c.required(`${at}.individualOwnership`, `${at} needs individualOwnership.owner or cooperativeOwnership.spouse1 and spouse2`);
     return;
   }
   const single = c.object(whose, 'individualOwnership', at);

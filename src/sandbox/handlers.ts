@@ -124,12 +124,7 @@ function regionOf(body: unknown): string | undefined {
   return typeof region === 'string' ? region : undefined;
 }
 
-export async function handleCreateDocflow(
-  rt: Runtime,
-  req: IncomingMessage,
-  res: ServerResponse,
-  docflowType: string,
-): Promise<void> {
+export async function handleCreateDocflow(rt: Runtime, req: IncomingMessage, res: ServerResponse, docflowType: string): Promise<void> {
   const answer = (status: number, body: unknown, headers?: Record<string, string>): void => {
     rt.state.countDocflowCall(status);
     sendJson(res, status, body, headers);

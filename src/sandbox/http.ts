@@ -48,7 +48,9 @@ export function readJsonBody(req: IncomingMessage): Promise<BodyResult> {
       chunks.push(chunk);
     };
     const onEnd = (): void => {
-      const text = Buffer.concat(chunks, size).toString('utf8').replace(/^\uFEFF/, '');
+      const text = Buffer.concat(chunks, size)
+        .toString('utf8')
+        .replace(/^\uFEFF/, '');
       try {
         resolve({ ok: true, value: JSON.parse(text) as unknown });
       } catch {

@@ -109,8 +109,6 @@ export const configPatchSchema = z.strictObject({
 export function checkConfigPatch(patch: unknown): SandboxConfigPatch {
   const result = configPatchSchema.safeParse(patch);
   if (result.success) return result.data;
-  const problems = result.error.issues
-    .map((issue) => `${issue.path.join('.') || 'settings'}: ${issue.message}`)
-    .join('; ');
+  const problems = result.error.issues.map((issue) => `${issue.path.join('.') || 'settings'}: ${issue.message}`).join('; ');
   throw new Error(`The sandbox settings are not valid (${problems}).`);
 }

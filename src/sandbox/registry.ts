@@ -57,9 +57,7 @@ export function validateRegistry(entries: unknown, source: string): RegistryObje
   return entries.map((entry: unknown, index) => {
     const result = registryObjectSchema.safeParse(entry);
     if (!result.success) {
-      const problems = result.error.issues
-        .map((issue) => `${issue.path.join('.') || '(entry)'}: ${issue.message}`)
-        .join('; ');
+      const problems = result.error.issues.map((issue) => `${issue.path.join('.') || '(entry)'}: ${issue.message}`).join('; ');
       throw new Error(`Registry ${source}: entry ${index} is not valid (${problems}).`);
     }
     return result.data;

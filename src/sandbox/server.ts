@@ -5,14 +5,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { API_PREFIX, NEWS_PATH, SUGGEST_PATH } from '../realty/types.js';
 import { createRandom } from './faults.js';
-import {
-  handleCreateDocflow,
-  handleGetDocflow,
-  handleNews,
-  handleSuggest,
-  type Runtime,
-  type RuntimeConfig,
-} from './handlers.js';
+import { handleCreateDocflow, handleGetDocflow, handleNews, handleSuggest, type Runtime, type RuntimeConfig } from './handlers.js';
 import { readJsonBody, sendError, sendJson } from './http.js';
 import { NewsFeed } from './news.js';
 import { normaliseName } from './normalise.js';
@@ -62,7 +55,10 @@ async function handleConfig(rt: Runtime, req: IncomingMessage, res: ServerRespon
 }
 
 /** The sandbox's own endpoints (tests and the demo read and steer it through them). */
-const SANDBOX_ROUTES: Record<string, { method: string; handle(rt: Runtime, req: IncomingMessage, res: ServerResponse): void | Promise<void> }> = {
+const SANDBOX_ROUTES: Record<
+  string,
+  { method: string; handle(rt: Runtime, req: IncomingMessage, res: ServerResponse): void | Promise<void> }
+> = {
   '/__sandbox/stats': { method: 'GET', handle: (rt, _req, res) => sendJson(res, 200, rt.state.stats()) },
   '/__sandbox/docflows': { method: 'GET', handle: (rt, _req, res) => sendJson(res, 200, rt.state.docflows()) },
   '/__sandbox/config': { method: 'POST', handle: handleConfig },

@@ -14,8 +14,21 @@ type Level = (typeof LEVELS)[number];
 
 /** Street-type words a client may leave in the street name ("ул. Ленина", "Мира проспект"). */
 const STREET_TYPES = new Set([
-  'ул', 'улица', 'пр-кт', 'проспект', 'пер', 'переулок', 'ш', 'шоссе', 'б-р', 'бульвар',
-  'пр', 'наб', 'набережная', 'пл', 'площадь',
+  'ул',
+  'улица',
+  'пр-кт',
+  'проспект',
+  'пер',
+  'переулок',
+  'ш',
+  'шоссе',
+  'б-р',
+  'бульвар',
+  'пр',
+  'наб',
+  'набережная',
+  'пл',
+  'площадь',
 ]);
 const GLUED_TYPE = /^(ул|пр-кт|пр|пер|ш|б-р|наб|пл)\.(\S+)$/;
 
@@ -70,12 +83,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** Reads an optional `{ <field>: string }` part; a wrong shape is a problem, absence is not. */
-function readPart(
-  body: Record<string, unknown>,
-  part: string,
-  field: string,
-  problems: ApiErrorBody[],
-): string | undefined {
+function readPart(body: Record<string, unknown>, part: string, field: string, problems: ApiErrorBody[]): string | undefined {
   const value = body[part];
   if (value === undefined || value === null) return undefined;
   if (!isRecord(value)) {

@@ -31,7 +31,8 @@ export interface TickResult {
 
 /** The one human-readable line of a run. */
 export function describe(s: FileSummary): string {
-  if (s.status === 'duplicate') return `${s.file}: the same content ran before as ${s.earlier?.file} (batch ${s.earlier?.batch}); not run again`;
+  if (s.status === 'duplicate')
+    return `${s.file}: the same content ran before as ${s.earlier?.file} (batch ${s.earlier?.batch}); not run again`;
   if (s.status === 'failed') return `${s.file}: not run: ${s.error}`;
   const counts = Object.entries(s.outcomes ?? {})
     .map(([o, n]) => `${o} ${n}`)

@@ -67,7 +67,13 @@ async function readSeen(redis: Redis, seenKey: string): Promise<Map<string, Seen
 }
 
 /** The inbox's regular files with their signatures, and what to remember of every entry. */
-async function lookAt(data: TickData, entries: Dirent[], seen: Map<string, Seen>, lookedAt: number, log: Logger): Promise<{ record: Record<string, string>; files: Listed[] }> {
+async function lookAt(
+  data: TickData,
+  entries: Dirent[],
+  seen: Map<string, Seen>,
+  lookedAt: number,
+  log: Logger,
+): Promise<{ record: Record<string, string>; files: Listed[] }> {
   const suffix = data.readySuffix;
   const record: Record<string, string> = {};
   const files: Listed[] = [];

@@ -5,7 +5,12 @@ import { NOTIFY } from '../config.js';
 import { WebhookRefusedError } from '../errors.js';
 import type { Logger } from '../logger.js';
 
-export async function notify(url: string, summary: unknown, logger: Logger, options: { retries?: number; minTimeoutMs?: number } = {}): Promise<boolean> {
+export async function notify(
+  url: string,
+  summary: unknown,
+  logger: Logger,
+  options: { retries?: number; minTimeoutMs?: number } = {},
+): Promise<boolean> {
   try {
     await pRetry(
       async () => {

@@ -32,7 +32,18 @@ import { describeMissing, findMissingRows } from '../batch/missing-rows.js';
 import { describe, type FileSummary } from './file-summary.js';
 import { DEFAULT_DONE_MS, doneKey, inboxKey } from './inbox-keys.js';
 import { notify } from './notify.js';
-import { moveAside, outputRefusal, publish, removeMarker, snapshot, syncFolder, unchanged, withStaging, type Aside, type Snapshot } from './safe-files.js';
+import {
+  moveAside,
+  outputRefusal,
+  publish,
+  removeMarker,
+  snapshot,
+  syncFolder,
+  unchanged,
+  withStaging,
+  type Aside,
+  type Snapshot,
+} from './safe-files.js';
 import type { TickData } from './scheduler.js';
 
 export interface TickContext {
@@ -71,7 +82,10 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
     // A duplicate never overwrites the summary of the run it repeats; a name that is a link is never written through.
     const plain = out('summary.json');
     const there = await lstat(plain).catch(() => undefined);
-    const target = there && (!there.isFile() || full.status === 'duplicate') ? out(`${finishedAt.toISOString().replace(/[:.]/g, '-')}.summary.json`) : plain;
+    const target =
+      there && (!there.isFile() || full.status === 'duplicate')
+        ? out(`${finishedAt.toISOString().replace(/[:.]/g, '-')}.summary.json`)
+        : plain;
     await withStaging(data.outbox, async (stage) => {
       await writeFileAtomically(join(stage, 'summary.json'), `${JSON.stringify(full, null, 2)}\n`);
       await publish(join(stage, 'summary.json'), target);
@@ -85,7 +99,12 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
     }
     // Only now is the file done: a tick that dies before this runs it again (same batch).
     if (full.status === 'done' && taken) {
-      await redis.set(doneKey(keys, data.inbox, taken.sha256), JSON.stringify({ file: name, batch: full.batch, at: full.finishedAt }), 'PX', data.doneMs ?? DEFAULT_DONE_MS);
+      await redis.set(
+        doneKey(keys, data.inbox, taken.sha256),
+        JSON.stringify({ file: name, batch: full.batch, at: full.finishedAt }),
+        'PX',
+        data.doneMs ?? DEFAULT_DONE_MS,
+      );
     }
     log.info({ summary: full }, describe(full));
     if (data.notifyUrl) await notify(data.notifyUrl, full, log);
@@ -106,13 +125,18 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
   }
   try {
     taken = await snapshot(file);
-    const earlier = (await redis.get(doneKey(keys, data.inbox, taken.sha256))) ?? (await redis.hget(inboxKey(keys, data.inbox, 'done'), taken.sha256));
-    if (earlier) return await finish({ status: 'duplicate', exitStatus: 0, earlier: JSON.parse(earlier) as FileSummary['earlier'] }, 'processed');
+    const earlier =
+      (await redis.get(doneKey(keys, data.inbox, taken.sha256))) ?? (await redis.hget(inboxKey(keys, data.inbox, 'done'), taken.sha256));
+    if (earlier)
+      return await finish({ status: 'duplicate', exitStatus: 0, earlier: JSON.parse(earlier) as FileSummary['earlier'] }, 'processed');
     // Checked before anything is loaded: nothing is sent for a file whose results could not be delivered.
     for (const suffix of ['results.csv', 'attention.csv', rejectsName, 'summary.json']) {
       const refusal = await outputRefusal(out(suffix));
       if (refusal) {
-        log.error({ file: out(suffix) }, 'an output name in the outbox is a symbolic link or not a regular file: nothing is written through it, the input is not run');
+        log.error(
+          { file: out(suffix) },
+          'an output name in the outbox is a symbolic link or not a regular file: nothing is written through it, the input is not run',
+        );
         return await finish({ status: 'failed', exitStatus: 1, error: refusal }, 'failed');
       }
     }
@@ -120,13 +144,30 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
     const snap = taken;
     const id = (batch = defaultBatchId(file, snap.sha256));
     return await withStaging(data.outbox, async (stage) => {
-      const load = await loadBatch({ file, batch: id, profile, redis, keys, logger: log, fingerprint: snap.sha256, rejects: join(stage, rejectsName) });
+      const load = await loadBatch({
+        file,
+        batch: id,
+        profile,
+        redis,
+        keys,
+        logger: log,
+        fingerprint: snap.sha256,
+        rejects: join(stage, rejectsName),
+      });
       // Workers may already be taking its jobs: given up at once, most of it is never sent.
       if (!(await unchanged(file, snap))) return changed();
       const queue = openQueue(redis, keys);
       let stopped: string | undefined;
       try {
-        stopped = await waitForBatch({ redis, keys, queue, batch: id, total: load.read, ...(ctx.signal ? { signal: ctx.signal } : {}), ...(ctx.pollMs ? { pollMs: ctx.pollMs } : {}) });
+        stopped = await waitForBatch({
+          redis,
+          keys,
+          queue,
+          batch: id,
+          total: load.read,
+          ...(ctx.signal ? { signal: ctx.signal } : {}),
+          ...(ctx.pollMs ? { pollMs: ctx.pollMs } : {}),
+        });
       } finally {
         await queue.close();
       }
@@ -143,9 +184,20 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
       if (stopped) {
         // Left in the inbox: the next tick resumes the same batch.
         const why = stopped === 'missing' ? describeMissing(id, await findMissingRows(redis, keys, id, load.read)) : stopped;
-        return finish({ status: 'stopped', batch: id, rows: load.read, outcomes, exitStatus: 1, ...files, error: `stopped before every row finished (${why})` });
+        return finish({
+          status: 'stopped',
+          batch: id,
+          rows: load.read,
+          outcomes,
+          exitStatus: 1,
+          ...files,
+          error: `stopped before every row finished (${why})`,
+        });
       }
-      return finish({ status: 'done', batch: id, rows: load.read, outcomes, exitStatus: exitCodeFor(results.counts), ...files }, 'processed');
+      return finish(
+        { status: 'done', batch: id, rows: load.read, outcomes, exitStatus: exitCodeFor(results.counts), ...files },
+        'processed',
+      );
     });
   } catch (err) {
     // Redis away: every file would fail the same way; the tick stops and they wait in the inbox.

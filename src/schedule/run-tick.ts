@@ -72,7 +72,10 @@ export async function runTick(data: TickData, ctx: TickContext): Promise<TickRes
         } catch (err) {
           // A summary that could not be written, a move that failed, or Redis going away (which stops
           // the tick): the file stays in the inbox for the next tick.
-          log.error({ file: name, err: { message: (err as Error).message } }, 'this file could not be finished; it stays in the inbox for the next tick');
+          log.error(
+            { file: name, err: { message: (err as Error).message } },
+            'this file could not be finished; it stays in the inbox for the next tick',
+          );
           if (isRedisOutage(err) || err instanceof RedisUnavailableError) throw err;
         }
       }

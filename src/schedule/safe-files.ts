@@ -44,8 +44,14 @@ async function realFolder(dir: string): Promise<void> {
     });
     s = await lstat(dir);
   }
-  if (s.isSymbolicLink()) throw new OutputError(`${dir} is a symbolic link: the tick moves inputs only into a real folder of the inbox; remove the link and the next tick creates the folder.`);
-  if (!s.isDirectory()) throw new OutputError(`${dir} is not a folder: the tick keeps its processed and failed inputs there; remove it and the next tick creates the folder.`);
+  if (s.isSymbolicLink())
+    throw new OutputError(
+      `${dir} is a symbolic link: the tick moves inputs only into a real folder of the inbox; remove the link and the next tick creates the folder.`,
+    );
+  if (!s.isDirectory())
+    throw new OutputError(
+      `${dir} is not a folder: the tick keeps its processed and failed inputs there; remove it and the next tick creates the folder.`,
+    );
 }
 
 export async function ensureToolFolders(inbox: string): Promise<void> {
@@ -117,7 +123,8 @@ export async function removeOldStaging(outbox: string): Promise<void> {
   for (const e of entries) {
     if (!e.name.startsWith(STAGING) || !e.isDirectory()) continue;
     const s = await lstatOrNone(join(outbox, e.name)).catch(() => undefined);
-    if (s?.isDirectory() && Date.now() - s.mtimeMs > STAGING_LEFT_MS) await rm(join(outbox, e.name), { recursive: true, force: true }).catch(() => undefined);
+    if (s?.isDirectory() && Date.now() - s.mtimeMs > STAGING_LEFT_MS)
+      await rm(join(outbox, e.name), { recursive: true, force: true }).catch(() => undefined);
   }
 }
 
@@ -160,7 +167,9 @@ export async function moveAside(inbox: string, name: string, kind: Aside, log: L
 /** The ready marker goes with its file (a link or a file of that name is removed, never followed). */
 export async function removeMarker(inbox: string, name: string, suffix: string | undefined, log: Logger): Promise<void> {
   if (!suffix) return;
-  await rm(join(inbox, `${name}${suffix}`), { force: true }).catch((err: unknown) => log.warn({ file: `${name}${suffix}`, err: { message: (err as Error).message } }, 'the ready marker could not be removed'));
+  await rm(join(inbox, `${name}${suffix}`), { force: true }).catch((err: unknown) =>
+    log.warn({ file: `${name}${suffix}`, err: { message: (err as Error).message } }, 'the ready marker could not be removed'),
+  );
 }
 
 /** Makes renames into the outbox durable; a file system that cannot sync a folder is not a failure. */

@@ -57,9 +57,12 @@ export function defaultScheduleName(inbox: string): string {
 /** Five fields, or six with seconds first; an unknown time zone or a bad field is a usage error. */
 export function checkCron(cron: string, tz?: string): Date {
   const fields = cron.trim().split(/\s+/).length;
-  if (fields !== 5 && fields !== 6) throw new UsageError(`--cron ${JSON.stringify(cron)} needs 5 fields (minute hour day month weekday) or 6 (seconds first).`);
+  if (fields !== 5 && fields !== 6)
+    throw new UsageError(`--cron ${JSON.stringify(cron)} needs 5 fields (minute hour day month weekday) or 6 (seconds first).`);
   try {
-    return CronExpressionParser.parse(cron, tz ? { tz } : {}).next().toDate();
+    return CronExpressionParser.parse(cron, tz ? { tz } : {})
+      .next()
+      .toDate();
   } catch (err) {
     throw new UsageError(`--cron ${JSON.stringify(cron)}${tz ? ` --tz ${tz}` : ''} is not valid: ${(err as Error).message}.`);
   }
@@ -78,7 +81,9 @@ export async function checkFoldersApart(inbox: string, outbox: string): Promise<
     return rel === '' || (!isAbsolute(rel) && rel !== '..' && !rel.startsWith(`..${sep}`));
   };
   if (within(a, b) || within(b, a)) {
-    throw new UsageError(`--inbox ${inbox} and --outbox ${outbox} must be two separate folders, neither inside the other, or each tick would take its own outputs for inputs.`);
+    throw new UsageError(
+      `--inbox ${inbox} and --outbox ${outbox} must be two separate folders, neither inside the other, or each tick would take its own outputs for inputs.`,
+    );
   }
 }
 

@@ -29,7 +29,13 @@ export function createTickWorker(options: TickWorkerOptions): Worker<TickData, T
   const { connection, keys, logger } = options;
   const worker = new Worker<TickData, TickResult>(
     SCHEDULE_QUEUE,
-    options.processor({ redis: connection, keys, logger, ...(options.signal ? { signal: options.signal } : {}), ...(options.pollMs ? { pollMs: options.pollMs } : {}) }),
+    options.processor({
+      redis: connection,
+      keys,
+      logger,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.pollMs ? { pollMs: options.pollMs } : {}),
+    }),
     // Ticks of different schedules run side by side; one schedule's ticks never overlap (its lock).
     { connection, prefix: keys.bullPrefix, concurrency: 4 },
   );

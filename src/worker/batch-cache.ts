@@ -28,7 +28,12 @@ export interface BatchCacheOptions {
 }
 
 export function createBatchCache(store: Pick<BatchStore, 'state' | 'profile'>, options: BatchCacheOptions = {}): BatchCache {
-  const { profileTtlMs = TUNABLES.profileTtlMs, profileCacheSize = TUNABLES.profileCacheSize, loadedCacheSize = TUNABLES.loadedCacheSize, now = Date.now } = options;
+  const {
+    profileTtlMs = TUNABLES.profileTtlMs,
+    profileCacheSize = TUNABLES.profileCacheSize,
+    loadedCacheSize = TUNABLES.loadedCacheSize,
+    now = Date.now,
+  } = options;
   const profiles = new Map<string, { profile: BankProfile; at: number }>();
   const loaded = new Set<string>();
   return {

@@ -42,7 +42,11 @@ export class CircuitBreaker {
 
   constructor(
     private readonly options: BreakerOptions,
-    private readonly onTransition: (from: BreakerState, to: BreakerState, detail: { failureShare?: number; calls?: number; gaveUp?: boolean }) => void = () => undefined,
+    private readonly onTransition: (
+      from: BreakerState,
+      to: BreakerState,
+      detail: { failureShare?: number; calls?: number; gaveUp?: boolean },
+    ) => void = () => undefined,
   ) {}
 
   /** One call's answer, at `now`. Returns the new state. */

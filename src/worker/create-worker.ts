@@ -101,7 +101,11 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
       worker.pause(true).catch(() => undefined);
       scheduleProbe();
     } else if (to === 'closed') {
-      if (detail.gaveUp) logger.warn(line, `the gateway failed ${breakerOptions.maxProbes} probes in a row: circuit breaker closed anyway; deals now spend their tries and end unavailable or failed`);
+      if (detail.gaveUp)
+        logger.warn(
+          line,
+          `the gateway failed ${breakerOptions.maxProbes} probes in a row: circuit breaker closed anyway; deals now spend their tries and end unavailable or failed`,
+        );
       else logger.info(line, 'the gateway answers again: circuit breaker closed, taking jobs');
       if (!closing) worker.resume().catch(() => undefined);
     } else logger.info(line, 'circuit breaker half-open: one probe');
@@ -169,7 +173,16 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   });
   // Every worker process offers to follow the feed; one at a time does (a lock in Redis).
   const follower: FeedFollower | undefined =
-    options.track === false ? undefined : startFeedFollower({ redis: connection, keys, client: feedClient, logger, ledgerMs, ...(options.feedPollMs ? { pollMs: options.feedPollMs } : {}) });
+    options.track === false
+      ? undefined
+      : startFeedFollower({
+          redis: connection,
+          keys,
+          client: feedClient,
+          logger,
+          ledgerMs,
+          ...(options.feedPollMs ? { pollMs: options.feedPollMs } : {}),
+        });
   let sessionReported = false;
   const limiter = options.rate ? createRequestLimiter(connection, keys.rate, options.rate) : undefined;
 
@@ -185,7 +198,8 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     reconcileTimeoutMs: options.reconcileTimeoutMs ?? DEFAULT_RECONCILE_TIMEOUT_MS,
     timeoutMs: options.timeoutMs,
     // A processor always has its token; a job without one (never, in a Worker) is written as BullMQ would.
-    updateJobData: async (job, token, data) => (token ? updateLockedJobData(storeConnection, `${job.queueQualifiedName}:${job.id}`, token, data) : (await job.updateData(data), true)),
+    updateJobData: async (job, token, data) =>
+      token ? updateLockedJobData(storeConnection, `${job.queueQualifiedName}:${job.id}`, token, data) : (await job.updateData(data), true),
     logger,
     onOutcome: (record) => metrics.outcome(record.outcome),
     holdUntil: () => (breaker.isOpen() ? Math.max(breaker.openUntil, Date.now() + 1000) : 0),
@@ -194,7 +208,9 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
       await queue.pause();
       if (!sessionReported) {
         sessionReported = true;
-        logger.error('the gateway refused the session (401): the queue is paused on every host; set a valid REALTY_SESSION_ID and start a worker again');
+        logger.error(
+          'the gateway refused the session (401): the queue is paused on every host; set a valid REALTY_SESSION_ID and start a worker again',
+        );
       }
     },
     ...(limiter && {
@@ -235,7 +251,9 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   worker.on('failed', (job, err) => {
     // Jobs of a batch whose load failed are not rows of it: no outcome.
     if (!job?.finishedOn || err.name === BatchAbandonedError.name) return;
-    const net = recordFailedJob(job, err).catch((e: unknown) => logger.error({ err: { message: String(e) }, batch: job.data.batch, row: job.data.row }, 'could not record a failed job'));
+    const net = recordFailedJob(job, err).catch((e: unknown) =>
+      logger.error({ err: { message: String(e) }, batch: job.data.batch, row: job.data.row }, 'could not record a failed job'),
+    );
     nets.add(net);
     void net.finally(() => nets.delete(net));
   });

@@ -81,20 +81,44 @@ export class DealRun {
 
   /** Writes the row's one outcome (or the docflow the ledger says the deal has instead), and returns it. */
   async finish(fields: Final, ledger: NewOutcome['ledger']): Promise<OutcomeRecord> {
-    const record: OutcomeRecord = { row: this.row, dealId: this.dealId, attempts: this.attempt, finishedAt: new Date().toISOString(), ...fields };
+    const record: OutcomeRecord = {
+      row: this.row,
+      dealId: this.dealId,
+      attempts: this.attempt,
+      finishedAt: new Date().toISOString(),
+      ...fields,
+    };
     if (this.cadastralNumber && !record.cadastralNumber) record.cadastralNumber = this.cadastralNumber;
     const { job, ctx } = this;
     // A row that did not reach the registry may carry the gateway's text, in its code as in its
     // message; it goes to the outcome, the log line and the Error BullMQ keeps. (A submitted
     // row's text is ours: masking it would only cost a pattern per successful row.)
-    const done = await recordOutcome(ctx.outcomes, { batch: this.batch, job: { key: this.jobKey, data: job.data }, record, ledger, mask: (text) => this.mask(text) });
+    const done = await recordOutcome(ctx.outcomes, {
+      batch: this.batch,
+      job: { key: this.jobKey, data: job.data },
+      record,
+      ledger,
+      mask: (text) => this.mask(text),
+    });
     if (done.kind !== 'recorded') throw new Error(`the outcome of row ${this.row} was not written (${done.kind})`);
     const written = done.record;
     if (done.conflict) {
-      this.log().error({ docflowId: written.docflowId, ledgerDocflowId: done.conflict.docflowId, ledgerBatch: done.conflict.batch, ledgerRow: done.conflict.row }, 'this deal now has two docflows at the gateway; the ledger keeps the first');
+      this.log().error(
+        {
+          docflowId: written.docflowId,
+          ledgerDocflowId: done.conflict.docflowId,
+          ledgerBatch: done.conflict.batch,
+          ledgerRow: done.conflict.row,
+        },
+        'this deal now has two docflows at the gateway; the ledger keeps the first',
+      );
     }
     job.data = done.data;
-    if (ctx.logger.isLevelEnabled('info')) this.log().info({ outcome: written.outcome, httpStatus: written.httpStatus, docflowId: written.docflowId, errorCode: written.errorCode }, 'deal finished');
+    if (ctx.logger.isLevelEnabled('info'))
+      this.log().info(
+        { outcome: written.outcome, httpStatus: written.httpStatus, docflowId: written.docflowId, errorCode: written.errorCode },
+        'deal finished',
+      );
     ctx.onOutcome?.(written);
     return written;
   }
@@ -102,7 +126,10 @@ export class DealRun {
   /** Once a row has its outcome, its personal data leaves Redis: the job keeps only its keys. */
   async forget(): Promise<void> {
     const { job, ctx, token } = this;
-    const done = await recordOutcome(ctx.outcomes, { job: { key: this.jobKey, data: job.data }, updateJob: (data) => ctx.updateJobData(job, token, data) });
+    const done = await recordOutcome(ctx.outcomes, {
+      job: { key: this.jobKey, data: job.data },
+      updateJob: (data) => ctx.updateJobData(job, token, data),
+    });
     if (done.kind === 'kept' && done.data) job.data = done.data;
   }
 

@@ -86,7 +86,11 @@ export async function dataRemoved(run: DealRun): Promise<Decision> {
     run.log().warn({ outcome: earlier.outcome }, message);
     return { kind: 'stop', message };
   }
-  return { kind: 'outcome', fields: { outcome: 'failed', errorCode: ERROR_CODES.ERR_DATA_REMOVED.code, errorMessage: message }, ledger: undefined };
+  return {
+    kind: 'outcome',
+    fields: { outcome: 'failed', errorCode: ERROR_CODES.ERR_DATA_REMOVED.code, errorMessage: message },
+    ledger: undefined,
+  };
 }
 
 /** Reads the batch's profile (the bank the deal is claimed under); a batch without one fails the job. */
@@ -120,7 +124,11 @@ export async function resolution(run: DealRun): Promise<Decision | undefined> {
       return undefined;
     }
     const errorCode = resolved.kind === 'ambiguous' ? ERROR_CODES.AMBIGUOUS.code : ERROR_CODES.NOT_FOUND.code;
-    return { kind: 'outcome', fields: { outcome: resolved.kind, errorCode, errorMessage: resolved.message, candidates: resolved.cadastralNumbers }, ledger: run.ledger() };
+    return {
+      kind: 'outcome',
+      fields: { outcome: resolved.kind, errorCode, errorMessage: resolved.message, candidates: resolved.cadastralNumbers },
+      ledger: run.ledger(),
+    };
   } catch (err) {
     return failure(run, err, false);
   }
@@ -128,13 +136,21 @@ export async function resolution(run: DealRun): Promise<Decision | undefined> {
 
 /** What the lookup tells before suggest: the row's outcome, or the deal's docflow. */
 export function lookedUp(run: DealRun, look: Lookup): Decision | undefined {
-  if (look.earlier && look.earlier.dealId === run.dealId && SUBMITTED_OUTCOMES.has(look.earlier.outcome)) return { kind: 'done', record: look.earlier };
+  if (look.earlier && look.earlier.dealId === run.dealId && SUBMITTED_OUTCOMES.has(look.earlier.outcome))
+    return { kind: 'done', record: look.earlier };
   const e = look.entry;
   if (e?.state !== 'submitted' || !e.docflowId || !e.outcome) return undefined;
   const made = { docflowId: e.docflowId, outcome: e.outcome, batch: e.batch, row: e.row, at: e.at ?? '' };
   const via = e.via ?? 'answer';
-  if ((e.batch === run.batch && e.row === run.row) || e.batch === '') return { kind: 'outcome', fields: ownDocflow(run.row, run.dealId, made, via, run.attempt), ledger: run.ledger({ requestId: e.requestId, via }) };
-  return run.resubmit ? undefined : { kind: 'outcome', fields: alreadySubmitted(run.row, run.dealId, made, run.attempt), ledger: undefined };
+  if ((e.batch === run.batch && e.row === run.row) || e.batch === '')
+    return {
+      kind: 'outcome',
+      fields: ownDocflow(run.row, run.dealId, made, via, run.attempt),
+      ledger: run.ledger({ requestId: e.requestId, via }),
+    };
+  return run.resubmit
+    ? undefined
+    : { kind: 'outcome', fields: alreadySubmitted(run.row, run.dealId, made, run.attempt), ledger: undefined };
 }
 
 /** A try the ledger let go: its requestId, this run's claim and when it was made (performance.now()). */
@@ -163,13 +179,28 @@ export async function claim(run: DealRun): Promise<Decision | Claimed> {
         throw err;
       });
     }
-    const request = { bank: run.bank, dealId: run.dealId, batch, row, job: run.jobKey, resubmit: run.resubmit, mode: exhausted ? 'check' : 'send', nonce, ...(found && { cadastralNumber: found }) } as const;
+    const request = {
+      bank: run.bank,
+      dealId: run.dealId,
+      batch,
+      row,
+      job: run.jobKey,
+      resubmit: run.resubmit,
+      mode: exhausted ? 'check' : 'send',
+      nonce,
+      ...(found && { cadastralNumber: found }),
+    } as const;
     claimedAt = performance.now();
     verdict = await ctx.ledger.claim(request);
     if (verdict.kind === 'nofeed') {
       // A refusal of the feed is no answer about this deal: never its outcome (rejected, forbidden).
       await ctx.ensureFeed().catch((err: unknown) => {
-        throw err instanceof ApiHttpError && err.status === 401 ? err : new Error(`the gateway's news feed could not be started (${err instanceof Error ? err.message : String(err)}); nothing was sent`, { cause: err });
+        throw err instanceof ApiHttpError && err.status === 401
+          ? err
+          : new Error(
+              `the gateway's news feed could not be started (${err instanceof Error ? err.message : String(err)}); nothing was sent`,
+              { cause: err },
+            );
       });
       claimedAt = performance.now();
       verdict = await ctx.ledger.claim(request);
@@ -186,19 +217,32 @@ export function judged(run: DealRun, verdict: Exclude<ClaimVerdict, { kind: 'sen
     case 'done':
       return { kind: 'done', record: verdict.record };
     case 'own':
-      return { kind: 'outcome', fields: ownDocflow(run.row, run.dealId, verdict, verdict.via, run.attempt), ledger: run.ledger({ via: verdict.via }) };
+      return {
+        kind: 'outcome',
+        fields: ownDocflow(run.row, run.dealId, verdict, verdict.via, run.attempt),
+        ledger: run.ledger({ via: verdict.via }),
+      };
     case 'elsewhere':
       return { kind: 'outcome', fields: alreadySubmitted(run.row, run.dealId, verdict.deal, run.attempt), ledger: undefined };
     case 'wait': {
       const waits = run.job.data.waits ?? 0;
-      if (waits === 0) run.log().info({ holderBatch: verdict.batch, holderRow: verdict.row }, 'another row holds this deal; waiting for its outcome');
+      if (waits === 0)
+        run.log().info({ holderBatch: verdict.batch, holderRow: verdict.row }, 'another row holds this deal; waiting for its outcome');
       return { kind: 'delay', ms: claimRecheckMs(waits), patch: { waits: waits + 1 } };
     }
     case 'reconcile':
       return reconcile(run, verdict);
     case 'notfound':
       // The last try made nothing after all: the row ends with its failure.
-      return { kind: 'outcome', fields: run.exhausted ?? { outcome: 'failed', errorCode: ERROR_CODES.ERR_INTERNAL.code, errorMessage: 'the ledger found no try to check' }, ledger: run.ledger() };
+      return {
+        kind: 'outcome',
+        fields: run.exhausted ?? {
+          outcome: 'failed',
+          errorCode: ERROR_CODES.ERR_INTERNAL.code,
+          errorMessage: 'the ledger found no try to check',
+        },
+        ledger: run.ledger(),
+      };
     case 'nofeed':
       return failure(run, new Error('the news feed has no cursor in Redis'), false);
   }
@@ -215,7 +259,12 @@ function reconcile(run: DealRun, verdict: Extract<ClaimVerdict, { kind: 'reconci
   const why = verdict.resolvable
     ? `the news feed did not pass it within ${Math.round(reconcileTimeoutMs / 60_000)} min (is a worker following the feed?)`
     : 'the news feed was started after it, so it cannot tell';
-  run.log().error({ due: new Date(verdict.due).toISOString() }, `a try of this deal may have created a docflow and ${why}: the row ends ERR_UNCERTAIN`);
+  run
+    .log()
+    .error(
+      { due: new Date(verdict.due).toISOString() },
+      `a try of this deal may have created a docflow and ${why}: the row ends ERR_UNCERTAIN`,
+    );
   const httpStatus = run.exhausted?.httpStatus;
   const fields: Final = {
     outcome: 'failed',
@@ -240,7 +289,9 @@ export async function send(run: DealRun, claimed: Claimed, request: DocflowReque
   const left = ctx.timeoutMs - (performance.now() - claimed.claimedAt);
   if (left < ctx.timeoutMs / 2) {
     await settle(run, claimed, 'definite');
-    run.log().warn({ claimMs: Math.round(ctx.timeoutMs - left) }, "the ledger's answer came too late to send within the timeout; trying again");
+    run
+      .log()
+      .warn({ claimMs: Math.round(ctx.timeoutMs - left) }, "the ledger's answer came too late to send within the timeout; trying again");
     return { kind: 'delay', ms: 100 };
   }
   let created: Awaited<ReturnType<typeof ctx.client.createDocflow>>;
@@ -282,11 +333,21 @@ export function failure(run: DealRun, err: unknown, uncertain: boolean): Decisio
     // The breaker is open: the gateway is down for everyone, not for this deal. It waits for
     // the cool-down without spending a try, as many times as it has tries: a gateway down for
     // good still ends the row (unavailable or failed), not a run that never ends.
-    run.log().info({ errorCode: described.errorCode, httpStatus: described.httpStatus, holds: holds + 1 }, 'gateway down (breaker open): waiting without spending a try');
+    run
+      .log()
+      .info(
+        { errorCode: described.errorCode, httpStatus: described.httpStatus, holds: holds + 1 },
+        'gateway down (breaker open): waiting without spending a try',
+      );
     return { kind: 'delay', ms: hold - Date.now() + Math.round(Math.random() * 1000), patch: { holds: holds + 1 } };
   }
   if (decision.action === 'retry' && attempt < ctx.attempts) {
-    run.log().warn({ errorCode: described.errorCode, httpStatus: described.httpStatus, attemptsLeft: ctx.attempts - attempt, uncertain }, 'transient failure, will retry');
+    run
+      .log()
+      .warn(
+        { errorCode: described.errorCode, httpStatus: described.httpStatus, attemptsLeft: ctx.attempts - attempt, uncertain },
+        'transient failure, will retry',
+      );
     // BullMQ keeps the message and the stack (which repeats the message), never the cause,
     // which stays in memory for the backoff strategy (a 429's Retry-After).
     return { kind: 'fail', error: new Error(described.errorMessage, { cause: err }) };
@@ -295,7 +356,12 @@ export function failure(run: DealRun, err: unknown, uncertain: boolean): Decisio
   const fields = { outcome, ...described };
   if (uncertain && outcome !== 'rejected' && outcome !== 'forbidden') {
     // No tries left, and the last may have made a docflow: the feed says which before the row ends.
-    run.log().info({ errorCode: described.errorCode }, 'no tries left; the last may have reached the gateway: asking the news feed before the row ends');
+    run
+      .log()
+      .info(
+        { errorCode: described.errorCode },
+        'no tries left; the last may have reached the gateway: asking the news feed before the row ends',
+      );
     return { kind: 'delay', ms: 1000, patch: { exhausted: { ...fields, outcome: outcome === 'unavailable' ? 'unavailable' : 'failed' } } };
   }
   return { kind: 'outcome', fields, ledger: run.ledger() };

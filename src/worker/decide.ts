@@ -70,7 +70,10 @@ export function retryDelay(attemptsMade: number, backoffMs: number, err: unknown
  * (`badSnils12345678964`): `mask` (maskPersonalData for the row's persons) runs over both,
  * so that neither reaches an outcome, a log line or an Error unmasked.
  */
-export function describeApiError(err: unknown, mask: (text: string) => string = (text) => text): { errorCode?: string; errorMessage: string; httpStatus?: number } {
+export function describeApiError(
+  err: unknown,
+  mask: (text: string) => string = (text) => text,
+): { errorCode?: string; errorMessage: string; httpStatus?: number } {
   const raw = flatten(err);
   return { ...raw, ...(raw.errorCode !== undefined && { errorCode: mask(raw.errorCode) }), errorMessage: mask(raw.errorMessage) };
 }

@@ -20,8 +20,30 @@ export type MatchResult =
 
 /** Street-type words and their abbreviations, as banks and the register write them. */
 const STREET_TYPE_WORDS = new Set([
-  'ул', 'улица', 'пр-кт', 'пр-т', 'просп', 'проспект', 'пер', 'переулок', 'ш', 'шоссе', 'б-р', 'бульвар',
-  'наб', 'набережная', 'пл', 'площадь', 'пр', 'проезд', 'туп', 'тупик', 'аллея', 'ал', 'мкр', 'микрорайон',
+  'ул',
+  'улица',
+  'пр-кт',
+  'пр-т',
+  'просп',
+  'проспект',
+  'пер',
+  'переулок',
+  'ш',
+  'шоссе',
+  'б-р',
+  'бульвар',
+  'наб',
+  'набережная',
+  'пл',
+  'площадь',
+  'пр',
+  'проезд',
+  'туп',
+  'тупик',
+  'аллея',
+  'ал',
+  'мкр',
+  'микрорайон',
 ]);
 const HOUSE_WORDS = new Set(['д', 'дом']);
 const APARTMENT_WORDS = new Set(['кв', 'квартира', 'ком', 'комната', 'пом', 'помещение', 'бокс']);
@@ -65,7 +87,13 @@ function candidateKey(c: SuggestCandidate): string {
   if (key === undefined) {
     const [number, building, structure] = c.house.split('|');
     const streetName = c.street.split('|')[0];
-    key = [normalizeStreet(streetName), normalizeHousePart(number), normalizeHousePart(building), normalizeHousePart(structure), normalizeApartment(c.apartment)].join('\u0000');
+    key = [
+      normalizeStreet(streetName),
+      normalizeHousePart(number),
+      normalizeHousePart(building),
+      normalizeHousePart(structure),
+      normalizeApartment(c.apartment),
+    ].join('\u0000');
     if (candidateKeys.size >= MAX_CACHED_KEYS) candidateKeys.clear();
     candidateKeys.set(raw, key);
   }
@@ -73,7 +101,13 @@ function candidateKey(c: SuggestCandidate): string {
 }
 
 function rowKey(a: AddressToMatch): string {
-  return [normalizeStreet(a.street), normalizeHousePart(a.house), normalizeHousePart(a.building), normalizeHousePart(a.structure), normalizeApartment(a.apartment)].join('\u0000');
+  return [
+    normalizeStreet(a.street),
+    normalizeHousePart(a.house),
+    normalizeHousePart(a.building),
+    normalizeHousePart(a.structure),
+    normalizeApartment(a.apartment),
+  ].join('\u0000');
 }
 
 export function matchCandidate(address: AddressToMatch, candidates: readonly SuggestCandidate[]): MatchResult {
@@ -91,6 +125,8 @@ export function describeCandidate(c: SuggestCandidate): string {
   const [name, abbr] = c.street.split('|');
   const [number, building, structure] = c.house.split('|');
   const house = [number, building ? `к. ${building}` : '', structure ? `стр. ${structure}` : ''].filter(Boolean).join(' ');
-  const parts = [[name, abbr].filter(Boolean).join(' '), house ? `д. ${house}` : '', c.apartment ? `кв. ${c.apartment}` : ''].filter(Boolean);
+  const parts = [[name, abbr].filter(Boolean).join(' '), house ? `д. ${house}` : '', c.apartment ? `кв. ${c.apartment}` : ''].filter(
+    Boolean,
+  );
   return `${c.objectCn} (${parts.join(', ')})`;
 }

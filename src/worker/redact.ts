@@ -110,7 +110,13 @@ function patternsOf(p: PersonValues, propertyStreet: string | undefined): string
   ].filter((s): s is string => s !== undefined);
 }
 
-const fold = (s: string): string => s.normalize('NFC').toLowerCase().replace(/ё/g, 'е').replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+const fold = (s: string): string =>
+  s
+    .normalize('NFC')
+    .toLowerCase()
+    .replace(/ё/g, 'е')
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
 
 function ownerValues(o: Owner): PersonValues {
   return {

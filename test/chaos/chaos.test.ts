@@ -42,7 +42,22 @@ const LATENCY_MS = 250;
 const NEWS_LAG_MS = 200;
 const OUTCOMES_DEADLINE_MS = 240_000;
 /** The feed lag the workers allow is above the sandbox's; a killed worker's calls end after --timeout-ms. */
-const WORKER_ARGS = ['--attempts', '8', '--backoff-ms', '50', '--lock-ms', '2000', '--concurrency', '20', '--grace-ms', '5000', '--timeout-ms', '5000', '--feed-lag-ms', '1000'];
+const WORKER_ARGS = [
+  '--attempts',
+  '8',
+  '--backoff-ms',
+  '50',
+  '--lock-ms',
+  '2000',
+  '--concurrency',
+  '20',
+  '--grace-ms',
+  '5000',
+  '--timeout-ms',
+  '5000',
+  '--feed-lag-ms',
+  '1000',
+];
 const SUBMITTED = new Set(['queued', 'suspended']);
 const DEAL_ID = 0;
 
@@ -74,8 +89,23 @@ describe('chaos: crashes, a Redis restart, a faulty gateway that does not dedupl
     await mkdir(join(dir, 'redis'));
     for (const name of NAMES) await writeFile(join(dir, `${name}.csv`), csvText(batches[name]));
     redis = await startPrivateRedis(join(dir, 'redis'));
-    sandbox = await startSandbox({ port: 0, fault501: 0.1, fault5xx: 0.1, faultReset: 0.05, faultLost: 0.05, seed: SEED, latencyMs: LATENCY_MS, newsLagMs: NEWS_LAG_MS });
-    env = { REDIS_URL: redis.url, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: 'demo-session', REALTY_PREFIX: prefix, LOG_LEVEL: 'warn' };
+    sandbox = await startSandbox({
+      port: 0,
+      fault501: 0.1,
+      fault5xx: 0.1,
+      faultReset: 0.05,
+      faultLost: 0.05,
+      seed: SEED,
+      latencyMs: LATENCY_MS,
+      newsLagMs: NEWS_LAG_MS,
+    });
+    env = {
+      REDIS_URL: redis.url,
+      REALTY_API_URL: sandbox.url,
+      REALTY_SESSION_ID: 'demo-session',
+      REALTY_PREFIX: prefix,
+      LOG_LEVEL: 'warn',
+    };
     fleet = createWorkerFleet({ args: WORKER_ARGS, env, logDir: dir });
     // The test's own view of progress: it must not hang or throw while Redis is away.
     probe = new Redis(redis.url, { maxRetriesPerRequest: 1, retryStrategy: () => 100 });
@@ -109,10 +139,27 @@ describe('chaos: crashes, a Redis restart, a faulty gateway that does not dedupl
   const noCrash = (): void => {
     const crashes = fleet!.crashes;
     if (crashes.length === 0) return;
-    const report = crashes.map((c) => `worker ${c.name} exited on its own (code ${c.code}, signal ${c.signal}); its log ends:\n${tail(c.log)}`).join('\n\n');
+    const report = crashes
+      .map((c) => `worker ${c.name} exited on its own (code ${c.code}, signal ${c.signal}); its log ends:\n${tail(c.log)}`)
+      .join('\n\n');
     throw new Error(report);
   };
-  const load = (name: Batch) => runCli(['load', join(dir, `${name}.csv`), '--profile', 'samples/bank-profile.json', '--batch', name, '--rejects', join(dir, `${name}.rejects.csv`), '--json'], env, 120_000);
+  const load = (name: Batch) =>
+    runCli(
+      [
+        'load',
+        join(dir, `${name}.csv`),
+        '--profile',
+        'samples/bank-profile.json',
+        '--batch',
+        name,
+        '--rejects',
+        join(dir, `${name}.rejects.csv`),
+        '--json',
+      ],
+      env,
+      120_000,
+    );
   const waitForAll = async (names: readonly Batch[], deadlineMs: number): Promise<void> => {
     const all = async () => {
       if ((await recorded(names)) === rowsOf(names)) return true;
@@ -126,7 +173,9 @@ describe('chaos: crashes, a Redis restart, a faulty gateway that does not dedupl
       const status = await Promise.all(names.map((n) => runCli(['status', n, '--json'], env)));
       const logs = fleet!.logs.map((log) => `${log}:\n${tail(log, 5)}`).join('\n');
       console.error(`chaos: timed out; status: ${status.map((s) => s.stdout + s.stderr).join('\n')}\nworker logs end:\n${logs}`);
-      throw new Error(`only ${(await recorded(names)) ?? '?'} of ${rowsOf(names)} rows have an outcome after ${deadlineMs / 1000} s`, { cause: err });
+      throw new Error(`only ${(await recorded(names)) ?? '?'} of ${rowsOf(names)} rows have an outcome after ${deadlineMs / 1000} s`, {
+        cause: err,
+      });
     }
   };
   const resultsOf = async (name: Batch): Promise<ResultLine[]> => {
@@ -154,7 +203,9 @@ describe('chaos: crashes, a Redis restart, a faulty gateway that does not dedupl
     // The two overlapping batches and the third's second life, loaded together.
     const loads = await Promise.all(NAMES.map((name) => load(name)));
     for (const loaded of loads) expect(loaded.code, loaded.stderr).toBe(3);
-    const summaries = Object.fromEntries(NAMES.map((name, i) => [name, JSON.parse(loads[i]!.stdout) as { read: number; invalid: number; alreadySubmitted: number }]));
+    const summaries = Object.fromEntries(
+      NAMES.map((name, i) => [name, JSON.parse(loads[i]!.stdout) as { read: number; invalid: number; alreadySubmitted: number }]),
+    );
     for (const name of NAMES) expect(summaries[name]!.read).toBe(batches[name].length);
 
     // The clock of the chaos starts once the workers record outcomes of the new loads.
@@ -199,7 +250,10 @@ describe('chaos: crashes, a Redis restart, a faulty gateway that does not dedupl
 
     // A quiet fleet before the sandbox is read: nothing may still be on its way to the gateway.
     const exits = await fleet!.stop('SIGTERM', 15_000);
-    const lines = Object.fromEntries(await Promise.all(NAMES.map(async (name) => [name, await resultsOf(name)] as const))) as Record<Batch, ResultLine[]>;
+    const lines = Object.fromEntries(await Promise.all(NAMES.map(async (name) => [name, await resultsOf(name)] as const))) as Record<
+      Batch,
+      ResultLine[]
+    >;
     const docflows = sandbox!.docflows();
     const stats = sandbox!.stats();
 
@@ -207,7 +261,11 @@ describe('chaos: crashes, a Redis restart, a faulty gateway that does not dedupl
     const counts: Record<string, number> = {};
     for (const name of NAMES) for (const l of lines[name]) counts[l.outcome!] = (counts[l.outcome!] ?? 0) + 1;
     console.log(
-      `chaos: rows ${rowsOf(NAMES)} (${NAMES.map((n) => `${n} ${batches[n].length}`).join(', ')}; ${shared.size} deals shared), outcomes {${Object.entries(counts).map(([o, n]) => `${o}: ${n}`).join(', ')}}, ` +
+      `chaos: rows ${rowsOf(NAMES)} (${NAMES.map((n) => `${n} ${batches[n].length}`).join(', ')}; ${shared.size} deals shared), outcomes {${Object.entries(
+        counts,
+      )
+        .map(([o, n]) => `${o}: ${n}`)
+        .join(', ')}}, ` +
         `docflows ${docflows.length}, requestIds with several docflows ${stats.requestIdsWithSeveralDocflows}, repeated requestIds ${stats.repeatedRequestIds}, lost answers ${stats.faultsInjected.lost ?? 0}, kills ${kills}, redis restarts ${redisRestarts}, seconds ${seconds}`,
     );
 
@@ -227,7 +285,9 @@ describe('chaos: crashes, a Redis restart, a faulty gateway that does not dedupl
     // Per deal: at most one docflow, whatever happened.
     const byRequest = new Map<string, SandboxDocflow[]>();
     for (const d of docflows) byRequest.set(d.requestId ?? '(none)', [...(byRequest.get(d.requestId ?? '(none)') ?? []), d]);
-    const twice = [...byRequest].filter(([, list]) => list.length > 1).map(([requestId, list]) => ({ requestId, docflows: list.map((d) => d.docflowId) }));
+    const twice = [...byRequest]
+      .filter(([, list]) => list.length > 1)
+      .map(([requestId, list]) => ({ requestId, docflows: list.map((d) => d.docflowId) }));
     expect(twice).toEqual([]);
     expect(stats.requestIdsWithSeveralDocflows).toBe(0);
 
@@ -242,7 +302,11 @@ describe('chaos: crashes, a Redis restart, a faulty gateway that does not dedupl
     // And the other way round: every row that names a docflow names one that exists, of its deal.
     const known = new Map(docflows.map((d) => [d.docflowId, d]));
     for (const name of NAMES) {
-      const wrong = lines[name].filter((l) => (SUBMITTED.has(l.outcome!) || l.outcome === 'already_submitted') && !known.get(l.docflowId!)?.requestId?.endsWith(`:0:${l.dealId}`));
+      const wrong = lines[name].filter(
+        (l) =>
+          (SUBMITTED.has(l.outcome!) || l.outcome === 'already_submitted') &&
+          !known.get(l.docflowId!)?.requestId?.endsWith(`:0:${l.dealId}`),
+      );
       expect(wrong, name).toEqual([]);
     }
     // Each shared valid deal: one batch's row made the docflow, the other's says already_submitted with it.
@@ -256,7 +320,9 @@ describe('chaos: crashes, a Redis restart, a faulty gateway that does not dedupl
     // first life has that docflow again, decided at load, and none was made for it again.
     const submittedBefore = firstLife.filter((l) => SUBMITTED.has(l.outcome!));
     expect(submittedBefore.length).toBeGreaterThan(C_ROWS / 2);
-    expect(submittedBefore.map((l) => [l.row, lines.again[Number(l.row) - 1]!.outcome, lines.again[Number(l.row) - 1]!.docflowId])).toEqual(submittedBefore.map((l) => [l.row, l.outcome, l.docflowId]));
+    expect(submittedBefore.map((l) => [l.row, lines.again[Number(l.row) - 1]!.outcome, lines.again[Number(l.row) - 1]!.docflowId])).toEqual(
+      submittedBefore.map((l) => [l.row, l.outcome, l.docflowId]),
+    );
     expect(summaries.again!.alreadySubmitted).toBe(submittedBefore.length);
     const madeAgain = docflows.slice(createdBefore).filter((d) => submittedBefore.some((l) => d.requestId?.endsWith(`:0:${l.dealId}`)));
     expect(madeAgain).toEqual([]);

@@ -5,7 +5,17 @@
 import { HEADER, ROWS } from '../helpers/fixtures.js';
 
 /** Valid sample rows that find their cadastral number through suggest (samples/README.md). */
-const RESOLVING = ['NSK-2026-000123', 'NSK-2026-000124', 'SPB-2026-010077', 'MSK-2026-004512', 'EKB-2026-000311', 'KZN-2026-000051', 'MSK-2026-004513', 'MSK-2026-004514', 'NSK-2026-000128'];
+const RESOLVING = [
+  'NSK-2026-000123',
+  'NSK-2026-000124',
+  'SPB-2026-010077',
+  'MSK-2026-004512',
+  'EKB-2026-000311',
+  'KZN-2026-000051',
+  'MSK-2026-004513',
+  'MSK-2026-004514',
+  'NSK-2026-000128',
+];
 /** Sample rows that fail validation whatever their dealId: a SNILS checksum; an empty birth place and 31.02. */
 const INVALID = ['NSK-2026-000127', 'SPB-2026-010079'];
 

@@ -57,7 +57,11 @@ export function createWorkerFleet(options: { args: string[]; env: Record<string,
     const fd = openSync(log, 'a');
     let child: ChildProcess;
     try {
-      child = spawn(process.execPath, [CLI, 'work', ...options.args], { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', fd, fd] });
+      child = spawn(process.execPath, [CLI, 'work', ...options.args], {
+        cwd: ROOT,
+        env: { ...process.env, ...options.env },
+        stdio: ['ignore', fd, fd],
+      });
     } finally {
       closeSync(fd);
     }

@@ -67,7 +67,13 @@ export function changedRow(dealId: string, fields: Record<string, string>): stri
 }
 
 /** Runs `dealIds` as batch `batch` (attempts 2, backoff 50 ms) and keeps Redis, the sandbox and the files until `close()`. */
-export async function runDashboardBatch(label: string, dealIds: string[], sandboxOptions: SandboxOptions = {}, batch = 'night', input: DashboardInput = {}): Promise<DashboardBatch> {
+export async function runDashboardBatch(
+  label: string,
+  dealIds: string[],
+  sandboxOptions: SandboxOptions = {},
+  batch = 'night',
+  input: DashboardInput = {},
+): Promise<DashboardBatch> {
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   const prefix = uniquePrefix(label);
   const keys = createKeys(prefix);

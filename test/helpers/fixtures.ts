@@ -19,7 +19,10 @@ export const SAMPLE_READ = ROWS.length;
 export const SAMPLE_INVALID = 3;
 
 export function csvText(rows: string[][], options: { delimiter?: string; eol?: string; header?: string[] } = {}): string {
-  return stringify([options.header ?? HEADER, ...rows], { delimiter: options.delimiter ?? ',', record_delimiter: options.eol === '\r\n' ? 'windows' : 'unix' });
+  return stringify([options.header ?? HEADER, ...rows], {
+    delimiter: options.delimiter ?? ',',
+    record_delimiter: options.eol === '\r\n' ? 'windows' : 'unix',
+  });
 }
 
 export function records(rows: string[][] = ROWS, header: string[] = HEADER): Array<Record<string, string>> {

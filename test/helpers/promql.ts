@@ -7,7 +7,21 @@
  * duration. test/deploy-ops.test.ts checks it on sample expressions.
  */
 
-const KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'and', 'or', 'unless', 'offset', 'inf', 'nan']);
+const KEYWORDS = new Set([
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'bool',
+  'and',
+  'or',
+  'unless',
+  'offset',
+  'inf',
+  'nan',
+]);
 
 /** Grafana's variables: `$name`, `${name}`, `${name:format}`, `[[name]]`. */
 const GRAFANA_VARIABLE = /\$\{[^}]*\}|\$\w+|\[\[[^\]]*\]\]/g;

@@ -23,10 +23,27 @@ interface Run {
 /** `realty-batch load` under GNU time, for its peak memory. */
 function load(file: string, prefix: string, batch: string, profile = 'samples/bank-profile.json'): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn('/usr/bin/time', ['-f', 'peak-kb %M', process.execPath, CLI, 'load', file, '--profile', profile, '--batch', batch, '--rejects', join(tmpdir(), `${prefix}-${batch}.rejects`)], {
-      cwd: ROOT,
-      env: { ...process.env, REDIS_URL, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent' },
-    });
+    const child = spawn(
+      '/usr/bin/time',
+      [
+        '-f',
+        'peak-kb %M',
+        process.execPath,
+        CLI,
+        'load',
+        file,
+        '--profile',
+        profile,
+        '--batch',
+        batch,
+        '--rejects',
+        join(tmpdir(), `${prefix}-${batch}.rejects`),
+      ],
+      {
+        cwd: ROOT,
+        env: { ...process.env, REDIS_URL, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent' },
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -45,7 +62,8 @@ describe('bad inputs end in one clear sentence or in refused rows, never a crash
   const prefix = uniquePrefix('bad');
   let dir: string;
   let redis: Redis;
-  const jobsOf = async (batch: string) => (await redis.keys(`${createKeys(prefix).bullPrefix}:deals:${batch}.*`)).filter((k) => !k.endsWith(':logs'));
+  const jobsOf = async (batch: string) =>
+    (await redis.keys(`${createKeys(prefix).bullPrefix}:deals:${batch}.*`)).filter((k) => !k.endsWith(':logs'));
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'realty-bad-'));
@@ -56,7 +74,13 @@ describe('bad inputs end in one clear sentence or in refused rows, never a crash
     huge[field] = 'x'.repeat(10 * 1024 * 1024);
     await writeFile(join(dir, 'ten-mb-field.csv'), csvText([ROWS[1]!, huge, ROWS[2]!]));
     const extra = Array.from({ length: 100_000 }, (_, i) => `x${i}`);
-    await writeFile(join(dir, 'hundred-thousand-columns.csv'), csvText(ROWS.slice(0, 3).map((r) => [...r, ...extra.map(() => '')]), { header: [...HEADER, ...extra] }));
+    await writeFile(
+      join(dir, 'hundred-thousand-columns.csv'),
+      csvText(
+        ROWS.slice(0, 3).map((r) => [...r, ...extra.map(() => '')]),
+        { header: [...HEADER, ...extra] },
+      ),
+    );
     // Two good records around one nested 100,000 deep in arrays and one in objects.
     const [first, second] = records(ROWS.slice(0, 2)).map((r) => JSON.stringify(r));
     const deep = ['['.repeat(100_000) + ']'.repeat(100_000), `${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`];
@@ -101,22 +125,25 @@ describe('bad inputs end in one clear sentence or in refused rows, never a crash
     expect(await jobsOf('ten-mb')).toEqual([]);
   });
 
-  it.each(['deeply-nested.json', 'deeply-nested.jsonl'])('refuses each record of %s nested 100,000 deep as one row, and loads the others, in bounded memory', async (name) => {
-    const batch = name.replace(/\W/g, '-');
-    const result = await load(join(dir, name), prefix, batch);
-    expect(result.stderr).toBe('');
-    expect(result.code).toBe(3);
-    expect(result.stdout).toContain('read 4, valid 2, invalid 2');
-    expect(result.stdout).toContain('invalid (row): 2');
-    expect(result.peakMb).toBeLessThan(300);
-    expect(await jobsOf(batch)).toHaveLength(2);
-    const rejects = readFileSync(join(tmpdir(), `${prefix}-${batch}.rejects`), 'utf8');
-    const refused = (name.endsWith('.jsonl') ? rejects.trim().split('\n') : [rejects]).flatMap((t) => JSON.parse(t) as unknown);
-    expect(refused).toEqual([
-      { errors: '(row): nested deeper than 64 levels', invalidRecord: expect.stringMatching(/^\[{64}/) },
-      { errors: '(row): nested deeper than 64 levels', invalidRecord: expect.stringMatching(/^(\{"a":){64}/) },
-    ]);
-  });
+  it.each(['deeply-nested.json', 'deeply-nested.jsonl'])(
+    'refuses each record of %s nested 100,000 deep as one row, and loads the others, in bounded memory',
+    async (name) => {
+      const batch = name.replace(/\W/g, '-');
+      const result = await load(join(dir, name), prefix, batch);
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(3);
+      expect(result.stdout).toContain('read 4, valid 2, invalid 2');
+      expect(result.stdout).toContain('invalid (row): 2');
+      expect(result.peakMb).toBeLessThan(300);
+      expect(await jobsOf(batch)).toHaveLength(2);
+      const rejects = readFileSync(join(tmpdir(), `${prefix}-${batch}.rejects`), 'utf8');
+      const refused = (name.endsWith('.jsonl') ? rejects.trim().split('\n') : [rejects]).flatMap((t) => JSON.parse(t) as unknown);
+      expect(refused).toEqual([
+        { errors: '(row): nested deeper than 64 levels', invalidRecord: expect.stringMatching(/^\[{64}/) },
+        { errors: '(row): nested deeper than 64 levels', invalidRecord: expect.stringMatching(/^(\{"a":){64}/) },
+      ]);
+    },
+  );
 
   it('reads 100,000 columns with bounded memory, listing the unknown ones once (at most 100)', async () => {
     const result = await load(join(dir, 'hundred-thousand-columns.csv'), prefix, 'wide');
@@ -144,7 +171,17 @@ describe('bad inputs end in one clear sentence or in refused rows, never a crash
 
   it('has every file of the corpus under test', async () => {
     expect((await readdir(BAD)).filter((f) => f !== 'README.md').sort()).toEqual(
-      ['broken-line.jsonl', 'empty.csv', 'garbage.csv', 'header-only.csv', 'not-an-array.json', 'truncated-utf8.csv', 'unbalanced-quotes.csv', 'wrong-delimiter.csv', 'wrong-profile.json'].sort(),
+      [
+        'broken-line.jsonl',
+        'empty.csv',
+        'garbage.csv',
+        'header-only.csv',
+        'not-an-array.json',
+        'truncated-utf8.csv',
+        'unbalanced-quotes.csv',
+        'wrong-delimiter.csv',
+        'wrong-profile.json',
+      ].sort(),
     );
   });
 });

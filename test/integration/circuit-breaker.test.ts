@@ -49,7 +49,7 @@ describe('the circuit breaker', () => {
     expect(transitions.at(-1)).toEqual(['half_open', 'closed']);
   });
 
-  it('counts 4xx as the request\'s fault, not the gateway\'s, and forgets calls older than the window', () => {
+  it("counts 4xx as the request's fault, not the gateway's, and forgets calls older than the window", () => {
     const breaker = new CircuitBreaker(options);
     for (let i = 0; i < 10; i++) breaker.record(400, i);
     expect(breaker.state).toBe('closed');

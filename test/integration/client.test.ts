@@ -8,8 +8,15 @@ import { startSandbox, type RegistryObject, type RunningSandbox } from '../../sr
 import { readExample } from '../helpers/sandbox-http.js';
 
 const example = readExample<DocflowRequest<EncumbranceOptions>>('encumbrance-request.json');
-const registry = readExample<RegistryObject[]>('suggest-response.json').map((o) => ({ ...o, region: 'Новосибирский', city: 'Новосибирск' }));
-const withRequestId = (requestId: string, changes: (o: EncumbranceOptions) => void = () => undefined): DocflowRequest<EncumbranceOptions> => {
+const registry = readExample<RegistryObject[]>('suggest-response.json').map((o) => ({
+  ...o,
+  region: 'Новосибирский',
+  city: 'Новосибирск',
+}));
+const withRequestId = (
+  requestId: string,
+  changes: (o: EncumbranceOptions) => void = () => undefined,
+): DocflowRequest<EncumbranceOptions> => {
   const body = structuredClone(example);
   body.requestId = requestId;
   changes(body.options);
@@ -22,7 +29,12 @@ describe('the gateway client against the sandbox', () => {
   const clientFor = (sessionId: string, timeoutMs = 5000) => createRealtyClient({ baseUrl: sandbox.url, sessionId, timeoutMs });
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ registry, sessions: ['good', 'limited'], restrictedSessions: ['limited'], egronRegions: ['Республика Крым'] });
+    sandbox = await startSandbox({
+      registry,
+      sessions: ['good', 'limited'],
+      restrictedSessions: ['limited'],
+      egronRegions: ['Республика Крым'],
+    });
     client = clientFor('good');
   });
   afterAll(async () => {
@@ -46,14 +58,20 @@ describe('the gateway client against the sandbox', () => {
   });
 
   it('answers 201 with a suspended docflow when the agreement carries no signatures', async () => {
-    const created = await client.createDocflow(DOCFLOW_TYPE, withRequestId('client-201', (o) => delete o.appliedDocuments.mortgageAgreement.content.signatures));
+    const created = await client.createDocflow(
+      DOCFLOW_TYPE,
+      withRequestId('client-201', (o) => delete o.appliedDocuments.mortgageAgreement.content.signatures),
+    );
     expect(created.status).toBe(201);
     expect(created.docflow.state).toBe('suspended');
   });
 
   it('raises 400 with the gateway Error object: code, target and nested errors', async () => {
     const err = await client
-      .createDocflow(DOCFLOW_TYPE, withRequestId('client-400', (o) => ((o.object as { cadastralNumber?: string }).cadastralNumber = 'not-a-number')))
+      .createDocflow(
+        DOCFLOW_TYPE,
+        withRequestId('client-400', (o) => ((o.object as { cadastralNumber?: string }).cadastralNumber = 'not-a-number')),
+      )
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiHttpError);
     const http = err as ApiHttpError;
@@ -86,7 +104,10 @@ describe('the gateway client against the sandbox', () => {
 
   it('raises 501 for a region the register does not serve', async () => {
     const err = await client
-      .createDocflow(DOCFLOW_TYPE, withRequestId('client-501', (o) => ((o.object.address as { region: string }).region = 'Республика Крым')))
+      .createDocflow(
+        DOCFLOW_TYPE,
+        withRequestId('client-501', (o) => ((o.object.address as { region: string }).region = 'Республика Крым')),
+      )
       .catch((e: unknown) => e);
     expect((err as ApiHttpError).status).toBe(501);
   });
@@ -146,7 +167,10 @@ describe('the gateway client against the sandbox', () => {
     const start = await client.news();
     expect(start.news).toEqual([]);
     const a = await client.createDocflow(DOCFLOW_TYPE, withRequestId('client-news-a'));
-    const b = await client.createDocflow(DOCFLOW_TYPE, withRequestId('client-news-b', (o) => delete o.appliedDocuments.mortgageAgreement.content.signatures));
+    const b = await client.createDocflow(
+      DOCFLOW_TYPE,
+      withRequestId('client-news-b', (o) => delete o.appliedDocuments.mortgageAgreement.content.signatures),
+    );
     const page = await client.news(start.lastToken);
     expect(page.news.map((i) => [i.docflow.requestId, i.docflow.docflowId, i.docflow.state])).toEqual([
       ['client-news-a', a.docflow.docflowId, 'queued'],
@@ -156,7 +180,7 @@ describe('the gateway client against the sandbox', () => {
     expect((await client.news(page.lastToken)).news).toEqual([]);
   });
 
-  it('raises the feed\'s failures as it raises the others: a 503 with its status, an unknown token as 400', async () => {
+  it("raises the feed's failures as it raises the others: a 503 with its status, an unknown token as 400", async () => {
     sandbox.configure({ newsOutage: true });
     try {
       const down = await client.news('0').catch((e: unknown) => e);

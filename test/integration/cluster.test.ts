@@ -16,7 +16,6 @@ import { waitFor } from '../helpers/wait-for.js';
 
 const run = promisify(execFile);
 
-
 describe('a local three-node Redis Cluster', () => {
   let dir: string;
   let sandbox: RunningSandbox;
@@ -29,14 +28,34 @@ describe('a local three-node Redis Cluster', () => {
       const port = await freePort();
       ports.push(port);
       nodes.push(
-        spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--save', '', '--appendonly', 'no', '--dir', dir], {
-          stdio: 'ignore',
-        }),
+        spawn(
+          'redis-server',
+          [
+            '--port',
+            String(port),
+            '--bind',
+            '127.0.0.1',
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            join(dir, `nodes-${port}.conf`),
+            '--save',
+            '',
+            '--appendonly',
+            'no',
+            '--dir',
+            dir,
+          ],
+          {
+            stdio: 'ignore',
+          },
+        ),
       );
     }
     // 50 tries for each node, then 100 for the cluster, 100 ms apart.
     for (const port of ports) {
-      const pong = async () => (await run('redis-cli', ['-p', String(port), 'ping']).catch(() => ({ stdout: '' }))).stdout.trim() === 'PONG';
+      const pong = async () =>
+        (await run('redis-cli', ['-p', String(port), 'ping']).catch(() => ({ stdout: '' }))).stdout.trim() === 'PONG';
       await waitFor(pong, { timeoutMs: 5_000, intervalMs: 100, what: `redis-server on port ${port} to answer PING` });
     }
     await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes']);
@@ -59,7 +78,25 @@ describe('a local three-node Redis Cluster', () => {
       LOG_LEVEL: 'error',
     };
     const out = join(dir, 'results.csv');
-    const result = await runCli(['run', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--batch', 'clustered', '--out', out, '--rejects', join(dir, 'r.csv'), '--attempts', '2', '--backoff-ms', '50'], env);
+    const result = await runCli(
+      [
+        'run',
+        'samples/deals.csv',
+        '--profile',
+        'samples/bank-profile.json',
+        '--batch',
+        'clustered',
+        '--out',
+        out,
+        '--rejects',
+        join(dir, 'r.csv'),
+        '--attempts',
+        '2',
+        '--backoff-ms',
+        '50',
+      ],
+      env,
+    );
     expect(result.stderr).toBe('');
     expect(result.code).toBe(3);
     const rows = parse(readFileSync(out), { columns: true }) as Array<Record<string, string>>;

@@ -87,7 +87,15 @@ describe('wrong passwords over HTTP', () => {
     const logger = createLogger({ level: 'info', destination });
     // The throttle's own clock, which the test moves past the minute instead of waiting for it.
     now = Date.now();
-    dashboard = await startDashboard({ redis, keys: createKeys(prefix), host: '127.0.0.1', port: 0, credentials, logger, loginThrottle: { now: () => now } });
+    dashboard = await startDashboard({
+      redis,
+      keys: createKeys(prefix),
+      host: '127.0.0.1',
+      port: 0,
+      credentials,
+      logger,
+      loginThrottle: { now: () => now },
+    });
   });
   afterEach(async () => {
     await dashboard?.close();
@@ -96,7 +104,9 @@ describe('wrong passwords over HTTP', () => {
   });
 
   it('checks only the first 10 of 300 wrong passwords sent at once, answers 429 with Retry-After even to the right one, and logs the lock-out once without the guesses', async () => {
-    const guesses = await Promise.all(Array.from({ length: 300 }, () => call(`${dashboard.url}/batches`, { authorization: basic(GUESS.user, GUESS.password) })));
+    const guesses = await Promise.all(
+      Array.from({ length: 300 }, () => call(`${dashboard.url}/batches`, { authorization: basic(GUESS.user, GUESS.password) })),
+    );
     expect(guesses.filter((a) => a.status === 401)).toHaveLength(10);
     expect(guesses.filter((a) => a.status === 429)).toHaveLength(290);
 
@@ -107,11 +117,20 @@ describe('wrong passwords over HTTP', () => {
     expect(right.text).toBe(`${LOCKED_OUT}\n`);
     expect((await call(`${dashboard.url}/metrics`)).status).toBe(429);
 
-    const lines = log.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = log
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     const lockOuts = lines.filter((l) => String(l.msg).includes('locked out'));
     expect(lockOuts).toHaveLength(1);
     expect(lockOuts[0]).toMatchObject({ level: 40, address: '127.0.0.1', failures: 10 });
-    for (const secret of [GUESS.user, GUESS.password, credentials.user, credentials.password, Buffer.from(`${GUESS.user}:${GUESS.password}`).toString('base64')]) {
+    for (const secret of [
+      GUESS.user,
+      GUESS.password,
+      credentials.user,
+      credentials.password,
+      Buffer.from(`${GUESS.user}:${GUESS.password}`).toString('base64'),
+    ]) {
       expect(log).not.toContain(secret);
     }
 
@@ -124,7 +143,7 @@ describe('wrong passwords over HTTP', () => {
     expect((await call(`${dashboard.url}/batches`, { authorization: AUTH })).status).toBe(200);
   });
 
-  it('counts no request that carries no credentials, as a browser\'s first one', async () => {
+  it("counts no request that carries no credentials, as a browser's first one", async () => {
     for (let i = 0; i < 30; i++) expect((await call(`${dashboard.url}/batches`)).status).toBe(401);
     expect((await call(`${dashboard.url}/batches`, { authorization: AUTH })).status).toBe(200);
     expect(log).not.toContain('locked out');

@@ -34,7 +34,11 @@ describe('the board refuses what would lose a row', () => {
 
   /** A Bull Board action on the deals queue, as the page sends it. */
   async function put(path: string, body: unknown = {}): Promise<{ status: number; error: unknown }> {
-    const answer = await dashboard.app.inject({ method: 'PUT', url: `/queues/api/queues/${keys.queueName}${path}`, payload: body as Record<string, unknown> });
+    const answer = await dashboard.app.inject({
+      method: 'PUT',
+      url: `/queues/api/queues/${keys.queueName}${path}`,
+      payload: body as Record<string, unknown>,
+    });
     const parsed = answer.body ? (JSON.parse(answer.body) as { error?: unknown }) : {};
     return { status: answer.statusCode, error: parsed.error };
   }
@@ -98,7 +102,9 @@ describe('the board refuses what would lose a row', () => {
     for (const status of ['waiting', 'wait', 'delayed', 'prioritized', 'paused', 'active', 'waiting-children', 'latest', 'Completed']) {
       const answer = await put(`/clean/${status}`);
       expect(answer.status, status).toBe(405);
-      expect(answer.error, status).toBe('Only completed and failed jobs can be cleaned: the others are rows without an outcome yet, and cleaning them would lose the rows.');
+      expect(answer.error, status).toBe(
+        'Only completed and failed jobs can be cleaned: the others are rows without an outcome yet, and cleaning them would lose the rows.',
+      );
     }
     await expectStates(unfinished);
 
@@ -118,7 +124,9 @@ describe('the board refuses what would lose a row', () => {
     for (const [state, jobId] of Object.entries(unfinished)) {
       const answer = await put(`/${jobId}/clean`);
       expect(answer.status, state).toBe(409);
-      expect(answer.error, state).toBe(`Job ${jobId} (batch night, row ${rows[state]}) has no outcome yet (${state}), so removing it would lose the row: let it finish, or pause the queue.`);
+      expect(answer.error, state).toBe(
+        `Job ${jobId} (batch night, row ${rows[state]}) has no outcome yet (${state}), so removing it would lose the row: let it finish, or pause the queue.`,
+      );
       expect(answer.error).not.toMatch(/NSK-2026/);
     }
     await expectStates(unfinished);
@@ -147,7 +155,9 @@ describe('the board refuses what would lose a row', () => {
       await new Promise<void>((resolve) => worker.once('active', () => resolve()));
       const answer = await put(`/${jobId}/clean`);
       expect(answer.status).toBe(409);
-      expect(answer.error).toBe(`Job ${jobId} (batch night, row 2) has no outcome yet (active), so removing it would lose the row: let it finish, or pause the queue.`);
+      expect(answer.error).toBe(
+        `Job ${jobId} (batch night, row 2) has no outcome yet (active), so removing it would lose the row: let it finish, or pause the queue.`,
+      );
       expect(await queue.getJobState(jobId)).toBe('active');
       const completed = new Promise<void>((resolve) => worker.once('completed', () => resolve()));
       release();
@@ -164,12 +174,16 @@ describe('the board refuses what would lose a row', () => {
 
     const concurrency = await put('/concurrency', { concurrency: 1 });
     expect(concurrency.status).toBe(405);
-    expect(concurrency.error).toBe('A queue-wide concurrency is not set from this page, since every worker of the fleet would obey it: start the workers with realty-batch work --concurrency N instead.');
+    expect(concurrency.error).toBe(
+      'A queue-wide concurrency is not set from this page, since every worker of the fleet would obey it: start the workers with realty-batch work --concurrency N instead.',
+    );
     expect(await queue.getGlobalConcurrency()).toBeNull();
 
     const rate = await put('/rate-limit', { max: 1, duration: 60 * MINUTE });
     expect(rate.status).toBe(405);
-    expect(rate.error).toBe('A queue-wide rate limit is not set from this page, since every worker of the fleet would obey it: start the workers with realty-batch work --rate N instead.');
+    expect(rate.error).toBe(
+      'A queue-wide rate limit is not set from this page, since every worker of the fleet would obey it: start the workers with realty-batch work --rate N instead.',
+    );
     expect(await queue.getGlobalRateLimit()).toBeNull();
 
     // Releasing sets nothing: it only ends the limiter's current window.

@@ -12,7 +12,13 @@ const AUTH = basic(credentials.user, credentials.password);
 
 /** A policy's directives by name. */
 function directives(policy: string | undefined): Map<string, string[]> {
-  return new Map((policy ?? '').split(';').map((d) => d.trim().split(/\s+/)).filter((d) => d[0]).map(([name, ...values]) => [name!, values]));
+  return new Map(
+    (policy ?? '')
+      .split(';')
+      .map((d) => d.trim().split(/\s+/))
+      .filter((d) => d[0])
+      .map(([name, ...values]) => [name!, values]),
+  );
 }
 
 function expectSecurityHeaders(headers: Headers, what: string): void {
@@ -22,7 +28,7 @@ function expectSecurityHeaders(headers: Headers, what: string): void {
   expect(headers.get('referrer-policy'), what).toBe('no-referrer');
 }
 
-describe('the operations page\'s headers and origins', () => {
+describe("the operations page's headers and origins", () => {
   let night: DashboardBatch;
   let dashboard: RunningDashboard;
   let proxied: RunningDashboard;
@@ -43,12 +49,19 @@ describe('the operations page\'s headers and origins', () => {
   });
 
   /** One HTTP request as a browser or curl would send it. */
-  async function send(path: string, init: { method?: string; headers?: Record<string, string>; base?: string } = {}): Promise<{ status: number; headers: Headers; text: string }> {
-    const response = await fetch(`${init.base ?? dashboard.url}${path}`, { method: init.method ?? 'GET', headers: init.headers ?? { authorization: AUTH }, redirect: 'manual' });
+  async function send(
+    path: string,
+    init: { method?: string; headers?: Record<string, string>; base?: string } = {},
+  ): Promise<{ status: number; headers: Headers; text: string }> {
+    const response = await fetch(`${init.base ?? dashboard.url}${path}`, {
+      method: init.method ?? 'GET',
+      headers: init.headers ?? { authorization: AUTH },
+      redirect: 'manual',
+    });
     return { status: response.status, headers: response.headers, text: await response.text() };
   }
 
-  it('puts the policy, frame, sniffing and referrer headers on every answer: pages, files, metrics, Bull Board\'s API and static files, refusals, 401s, 404s and errors', async () => {
+  it("puts the policy, frame, sniffing and referrer headers on every answer: pages, files, metrics, Bull Board's API and static files, refusals, 401s, 404s and errors", async () => {
     const board = await send('/queues');
     const script = /src="(static\/js\/main\.[^"]+\.js)"/.exec(board.text)?.[1];
     expect(script).toBeDefined();
@@ -80,7 +93,7 @@ describe('the operations page\'s headers and origins', () => {
     }
   });
 
-  it('lets only the page\'s own scripts run (no inline script, no eval), in no frame, and Bull Board\'s page loads nothing from elsewhere', async () => {
+  it("lets only the page's own scripts run (no inline script, no eval), in no frame, and Bull Board's page loads nothing from elsewhere", async () => {
     const policy = directives(CONTENT_SECURITY_POLICY);
     expect(policy.get('default-src')).toEqual(["'none'"]);
     expect(policy.get('script-src')).toEqual(["'self'"]);
@@ -109,7 +122,7 @@ describe('the operations page\'s headers and origins', () => {
     expect(unreadable.text).toBe('The dashboard cannot read that address.\n');
   });
 
-  it('refuses with 403 a mutation whose Origin, or else Referer, is another site\'s, and changes nothing', async () => {
+  it("refuses with 403 a mutation whose Origin, or else Referer, is another site's, and changes nothing", async () => {
     const own = new URL(dashboard.url);
     const foreign: Array<Record<string, string>> = [
       { origin: 'https://evil.example' },
@@ -127,11 +140,20 @@ describe('the operations page\'s headers and origins', () => {
     expect(await queue.isPaused()).toBe(false);
   });
 
-  it('lets a mutation through from the page\'s own origin or referer, and from a client that sends neither (curl with the credentials)', async () => {
+  it("lets a mutation through from the page's own origin or referer, and from a client that sends neither (curl with the credentials)", async () => {
     try {
-      expect((await send('/queues/api/queues/deals/pause', { method: 'PUT', headers: { authorization: AUTH, origin: dashboard.url } })).status).toBe(200);
+      expect(
+        (await send('/queues/api/queues/deals/pause', { method: 'PUT', headers: { authorization: AUTH, origin: dashboard.url } })).status,
+      ).toBe(200);
       expect(await queue.isPaused()).toBe(true);
-      expect((await send('/queues/api/queues/deals/resume', { method: 'PUT', headers: { authorization: AUTH, referer: `${dashboard.url}/queues/queue/deals` } })).status).toBe(200);
+      expect(
+        (
+          await send('/queues/api/queues/deals/resume', {
+            method: 'PUT',
+            headers: { authorization: AUTH, referer: `${dashboard.url}/queues/queue/deals` },
+          })
+        ).status,
+      ).toBe(200);
       expect(await queue.isPaused()).toBe(false);
       expect((await send('/queues/api/queues/deals/pause', { method: 'PUT' })).status).toBe(200);
       expect(await queue.isPaused()).toBe(true);
@@ -142,7 +164,11 @@ describe('the operations page\'s headers and origins', () => {
 
   it('with a public URL, lets through only mutations from that origin, whatever the Host says', async () => {
     const mutation = (origin: string, host?: string) =>
-      proxied.app.inject({ method: 'PUT', url: '/queues/api/queues/deals/pause', headers: { authorization: AUTH, origin, ...(host && { host }) } });
+      proxied.app.inject({
+        method: 'PUT',
+        url: '/queues/api/queues/deals/pause',
+        headers: { authorization: AUTH, origin, ...(host && { host }) },
+      });
     try {
       expect((await mutation('https://ops.example.com')).statusCode).toBe(200);
       await queue.resume();
@@ -155,7 +181,7 @@ describe('the operations page\'s headers and origins', () => {
     }
   });
 
-  it('takes a public URL\'s origin, and refuses one with a path or another scheme', async () => {
+  it("takes a public URL's origin, and refuses one with a path or another scheme", async () => {
     expect(parsePublicUrl('https://Ops.Example.com:443/')).toBe('https://ops.example.com');
     expect(parsePublicUrl('http://10.0.0.5:8080')).toBe('http://10.0.0.5:8080');
     for (const bad of ['https://ops.example.com/dashboard', 'ftp://ops.example.com', 'ops.example.com', 'https://u:p@ops.example.com']) {

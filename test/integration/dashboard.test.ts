@@ -13,7 +13,18 @@ import { createMetricsRecorder, DURATION_BUCKETS } from '../../src/metrics/recor
 import { createKeys } from '../../src/redis/keys.js';
 import { DEAL_JOB, dealJobId, type DealJobData } from '../../src/queue/job-data.js';
 import { CLI, ROOT, runCli } from '../helpers/cli.js';
-import { basic, call, CRIMEA, EGRON, INVALID, BY_SUGGEST, WITH_NUMBER, runDashboardBatch, sampleDeal, type DashboardBatch } from '../helpers/dashboard-batch.js';
+import {
+  basic,
+  call,
+  CRIMEA,
+  EGRON,
+  INVALID,
+  BY_SUGGEST,
+  WITH_NUMBER,
+  runDashboardBatch,
+  sampleDeal,
+  type DashboardBatch,
+} from '../helpers/dashboard-batch.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 
 const USER = 'ops';
@@ -42,7 +53,18 @@ describe('maskJobData: what Bull Board shows of a deal job', () => {
     const text = JSON.stringify(masked);
     expect(spouses.owners).toHaveLength(2);
     for (const owner of spouses.owners) {
-      const personal = [owner.surname, owner.name, owner.patronymic, owner.snils, owner.doc.number, owner.doc.series, owner.doc.issuerName, owner.doc.issuerCode, owner.birthDate, owner.birthPlace];
+      const personal = [
+        owner.surname,
+        owner.name,
+        owner.patronymic,
+        owner.snils,
+        owner.doc.number,
+        owner.doc.series,
+        owner.doc.issuerName,
+        owner.doc.issuerCode,
+        owner.birthDate,
+        owner.birthPlace,
+      ];
       for (const value of personal.filter((v): v is string => Boolean(v))) expect(text).not.toContain(value);
       // SNILS and passport however they are written: no run of their digits survives.
       expect(text.replace(/\D/g, '')).not.toContain(owner.snils);
@@ -82,7 +104,10 @@ describe('dashboard access', () => {
   it('refuses to run without credentials unless --no-auth, which binds 127.0.0.1 only', () => {
     expect(() => resolveAccess({ auth: true })).toThrow(/DASHBOARD_USER and DASHBOARD_PASSWORD/);
     expect(() => resolveAccess({ auth: true, user: 'u' })).toThrow(expect.objectContaining({ code: 'ERR_CONFIG' }));
-    expect(resolveAccess({ auth: true, user: 'u', password: 'p', host: '0.0.0.0' })).toEqual({ host: '0.0.0.0', credentials: { user: 'u', password: 'p' } });
+    expect(resolveAccess({ auth: true, user: 'u', password: 'p', host: '0.0.0.0' })).toEqual({
+      host: '0.0.0.0',
+      credentials: { user: 'u', password: 'p' },
+    });
     expect(resolveAccess({ auth: false })).toEqual({ host: '127.0.0.1' });
     expect(() => resolveAccess({ auth: false, host: '0.0.0.0' })).toThrow(expect.objectContaining({ code: 'ERR_USAGE' }));
   });
@@ -121,7 +146,7 @@ describe('metrics from the fleet hash', () => {
     expect(out.find((s) => s.metricName === 'h_sum')?.value).toBeCloseTo(31.2);
   });
 
-  it('counts a worker\'s calls into the fleet hash: per status, per duration bucket, sums and counts', async () => {
+  it("counts a worker's calls into the fleet hash: per status, per duration bucket, sums and counts", async () => {
     const prefix = uniquePrefix('recorder');
     const redis = new Redis(REDIS_URL);
     const key = createKeys(prefix).metrics;
@@ -146,7 +171,9 @@ describe('metrics from the fleet hash', () => {
         'duration_count|edges': '5',
       });
       expect(Object.keys(edges).filter((field) => field.startsWith('duration_bucket'))).toHaveLength(4);
-      const { 'duration_sum|suggest': sum, ...counts } = Object.fromEntries(Object.entries(stored).filter(([field]) => !field.includes('|edges')));
+      const { 'duration_sum|suggest': sum, ...counts } = Object.fromEntries(
+        Object.entries(stored).filter(([field]) => !field.includes('|edges')),
+      );
       expect(Number(sum)).toBeCloseTo(40.0145);
       expect(counts).toEqual({
         'call|suggest|200': '3',
@@ -191,7 +218,14 @@ describe('the dashboard over HTTP', () => {
     await queue.close();
     // Every route is tried with wrong credentials below, more than the 10 that lock an address out
     // (test/dashboard-login-throttle.test.ts): this suite's dashboards allow more.
-    const common = { redis: night.redis, keys: night.keys, host: '127.0.0.1', port: 0, credentials: { user: USER, password: PASSWORD }, loginThrottle: { failures: 1000 } };
+    const common = {
+      redis: night.redis,
+      keys: night.keys,
+      host: '127.0.0.1',
+      port: 0,
+      credentials: { user: USER, password: PASSWORD },
+      loginThrottle: { failures: 1000 },
+    };
     dashboard = await startDashboard(common);
     readOnly = await startDashboard({ ...common, readOnly: true });
   });
@@ -201,7 +235,15 @@ describe('the dashboard over HTTP', () => {
     await night?.close();
   });
 
-  const routes = ['/', '/batches', '/metrics', '/queues', '/queues/api/queues', '/batches/night/results.csv', '/batches/night/attention.csv'];
+  const routes = [
+    '/',
+    '/batches',
+    '/metrics',
+    '/queues',
+    '/queues/api/queues',
+    '/batches/night/results.csv',
+    '/batches/night/attention.csv',
+  ];
 
   it('answers 401 with a Basic challenge on every route without credentials or with wrong ones', async () => {
     for (const path of routes) {
@@ -251,7 +293,12 @@ describe('the dashboard over HTTP', () => {
     const jsonl = await call(`${dashboard.url}/batches/night/results.csv?format=jsonl`, { authorization: AUTH });
     expect(jsonl.headers.get('content-type')).toBe('application/x-ndjson; charset=utf-8');
     expect(jsonl.headers.get('content-disposition')).toBe('attachment; filename="night.results.jsonl"');
-    expect(jsonl.text.trim().split('\n').map((l) => (JSON.parse(l) as { outcome: string }).outcome)).toEqual(['queued', 'queued', 'invalid', 'unavailable']);
+    expect(
+      jsonl.text
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { outcome: string }).outcome),
+    ).toEqual(['queued', 'queued', 'invalid', 'unavailable']);
     const excel = await call(`${dashboard.url}/batches/night/results.csv?excel=1`, { authorization: AUTH });
     expect(excel.bytes.subarray(0, 3)).toEqual(Buffer.from([0xef, 0xbb, 0xbf]));
     expect(excel.text).toMatch(/^\uFEFFrow;dealId;outcome;/);
@@ -282,7 +329,12 @@ describe('the dashboard over HTTP', () => {
   });
 
   it('answers 404 for an id that is not a batch id and for a batch that is not in Redis', async () => {
-    for (const path of ['/batches/..%2Fetc/results.csv', '/batches/-x/results.csv', '/batches/nope/results.csv', '/batches/nope/attention.csv']) {
+    for (const path of [
+      '/batches/..%2Fetc/results.csv',
+      '/batches/-x/results.csv',
+      '/batches/nope/results.csv',
+      '/batches/nope/attention.csv',
+    ]) {
       const answer = await call(`${dashboard.url}${path}`, { authorization: AUTH });
       expect(answer.status, path).toBe(404);
     }
@@ -303,8 +355,17 @@ describe('the dashboard over HTTP', () => {
   });
 
   it('lists the failed jobs of the deals queue through Bull Board', async () => {
-    const answer = await call(`${dashboard.url}/queues/api/queues?activeQueue=deals&status=failed&page=1&jobsPerPage=10`, { authorization: AUTH });
-    const { queues } = JSON.parse(answer.text) as { queues: Array<{ name: string; counts: Record<string, number>; jobs: Array<{ id: string; failedReason: string }>; readOnlyMode: boolean }> };
+    const answer = await call(`${dashboard.url}/queues/api/queues?activeQueue=deals&status=failed&page=1&jobsPerPage=10`, {
+      authorization: AUTH,
+    });
+    const { queues } = JSON.parse(answer.text) as {
+      queues: Array<{
+        name: string;
+        counts: Record<string, number>;
+        jobs: Array<{ id: string; failedReason: string }>;
+        readOnlyMode: boolean;
+      }>;
+    };
     expect(queues.map((q) => q.name)).toEqual(['deals']);
     expect(queues[0]!.counts).toMatchObject({ failed: 1, completed: 2, waiting: 1 });
     expect(queues[0]!.jobs.map((j) => j.id)).toEqual([dealJobId('night', EGRON)]);
@@ -314,7 +375,10 @@ describe('the dashboard over HTTP', () => {
 
   it('with --read-only, says so to the page and refuses retry, clean and pause', async () => {
     const list = await call(`${readOnly.url}/queues/api/queues`, { authorization: AUTH });
-    expect((JSON.parse(list.text) as { queues: Array<{ readOnlyMode: boolean; allowRetries: boolean }> }).queues[0]).toMatchObject({ readOnlyMode: true, allowRetries: false });
+    expect((JSON.parse(list.text) as { queues: Array<{ readOnlyMode: boolean; allowRetries: boolean }> }).queues[0]).toMatchObject({
+      readOnlyMode: true,
+      allowRetries: false,
+    });
     const failedJob = dealJobId('night', EGRON);
     for (const [method, path] of [
       ['PUT', '/queues/api/queues/deals/retry/failed'],
@@ -328,7 +392,7 @@ describe('the dashboard over HTTP', () => {
     expect(await night.redis.zscore(`${night.keys.bullPrefix}:deals:failed`, failedJob)).not.toBeNull();
   });
 
-  it('never lets the page write a job\'s data, add jobs, or empty the queue, even when not read-only', async () => {
+  it("never lets the page write a job's data, add jobs, or empty the queue, even when not read-only", async () => {
     for (const [method, path, body] of [
       ['PATCH', `/queues/api/queues/deals/${waitingJobId}/update-data`, { jobData: { deal: { dealId: WAITING } } }],
       ['POST', '/queues/api/queues/deals/add', { name: 'deal', data: {} }],
@@ -356,13 +420,16 @@ describe('the dashboard over HTTP', () => {
     expect(answer.text).toContain('# TYPE realty_queue_jobs gauge');
     expect(answer.text).toContain('# TYPE realty_breaker_transitions_total counter');
     const all = samples(answer.text);
-    const value = (name: string, labels: Record<string, string>) => all.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
+    const value = (name: string, labels: Record<string, string>) =>
+      all.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
     expect(value('realty_deals_finished_total', { outcome: 'queued' })).toBe(2);
     expect(value('realty_deals_finished_total', { outcome: 'unavailable' })).toBe(1);
     expect(value('realty_gateway_calls_total', { endpoint: 'suggest', status: '200' })).toBe(1);
     expect(value('realty_gateway_calls_total', { endpoint: 'docflows', status: '200' })).toBe(2);
     expect(value('realty_gateway_calls_total', { endpoint: 'docflows', status: '501' })).toBe(2);
-    const docflowBuckets = all.filter((s) => s.name === 'realty_gateway_request_duration_seconds_bucket' && s.labels.endpoint === 'docflows');
+    const docflowBuckets = all.filter(
+      (s) => s.name === 'realty_gateway_request_duration_seconds_bucket' && s.labels.endpoint === 'docflows',
+    );
     expect(docflowBuckets.map((s) => s.labels.le)).toEqual([...DURATION_BUCKETS.map(String), '+Inf']);
     expect(docflowBuckets.map((s) => s.value)).toEqual([...docflowBuckets.map((s) => s.value)].sort((a, b) => a - b));
     expect(docflowBuckets.at(-1)!.value).toBe(4);
@@ -399,7 +466,11 @@ describe('realty-batch dashboard', () => {
   });
 
   it('with --no-auth listens on 127.0.0.1 only, serves without credentials, and stops on SIGTERM', async () => {
-    const child = spawn(process.execPath, [CLI, 'dashboard', '--no-auth', '--port', '0'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'dashboard', '--no-auth', '--port', '0'], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));

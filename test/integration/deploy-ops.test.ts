@@ -15,7 +15,17 @@ import { loadConfig } from '../../src/config.js';
 import { startDashboard, type RunningDashboard } from '../../src/dashboard/server.js';
 import { DEFAULT_GRACE_MS } from '../../src/worker/create-worker.js';
 import { ROOT, runCli } from '../helpers/cli.js';
-import { basic, call, CRIMEA, EGRON, INVALID, BY_SUGGEST, WITH_NUMBER, runDashboardBatch, type DashboardBatch } from '../helpers/dashboard-batch.js';
+import {
+  basic,
+  call,
+  CRIMEA,
+  EGRON,
+  INVALID,
+  BY_SUGGEST,
+  WITH_NUMBER,
+  runDashboardBatch,
+  type DashboardBatch,
+} from '../helpers/dashboard-batch.js';
 import { freePort } from '../helpers/ports.js';
 import { matchers, metricNames } from '../helpers/promql.js';
 import { REDIS_URL } from '../helpers/redis.js';
@@ -38,7 +48,13 @@ const EXTERNAL: Record<string, string> = {
  * realty-batch does not export them (yet). Once it does, move them out of here and drop the
  * marks in the files.
  */
-const PENDING = ['realty_batch_rows', 'realty_batch_loaded_timestamp_seconds', 'realty_schedule_last_tick_success', 'realty_schedule_last_tick_timestamp_seconds', 'realty_queue_paused'];
+const PENDING = [
+  'realty_batch_rows',
+  'realty_batch_loaded_timestamp_seconds',
+  'realty_schedule_last_tick_success',
+  'realty_schedule_last_tick_timestamp_seconds',
+  'realty_queue_paused',
+];
 
 /** A labelled counter has no sample before its first event, and the sample run opens no breaker: only its family is declared. */
 const DECLARED_ONLY = ['realty_breaker_transitions_total'];
@@ -55,7 +71,9 @@ interface Rule {
 }
 const alerts = parse(read('prometheus/alerts.yml')) as { groups: Array<{ name: string; rules: Rule[] }> };
 const alertRules = alerts.groups.flatMap((g) => g.rules.map((rule) => ({ group: g.name, ...rule })));
-const scrape = parse(read('prometheus/scrape.yml')) as { scrape_configs: Array<{ job_name: string; metrics_path?: string; basic_auth?: { username?: string; password_file?: string } }> };
+const scrape = parse(read('prometheus/scrape.yml')) as {
+  scrape_configs: Array<{ job_name: string; metrics_path?: string; basic_auth?: { username?: string; password_file?: string } }>;
+};
 
 interface GrafanaTarget {
   expr?: string;
@@ -90,7 +108,9 @@ const variableQuery = (v: GrafanaVariable): string => (typeof v.query === 'strin
 /** Where each query comes from, for the failure messages. */
 const queries: Array<{ where: string; expr: string }> = [
   ...panels.flatMap((p) => (p.targets ?? []).map((t) => ({ where: `Grafana panel "${p.title}"`, expr: t.expr ?? '' }))),
-  ...grafana.templating.list.filter((v) => v.type === 'query').map((v) => ({ where: `Grafana variable $${v.name}`, expr: variableQuery(v) })),
+  ...grafana.templating.list
+    .filter((v) => v.type === 'query')
+    .map((v) => ({ where: `Grafana variable $${v.name}`, expr: variableQuery(v) })),
   ...alertRules.map((r) => ({ where: `alert ${r.alert ?? r.record}`, expr: r.expr })),
 ];
 const queried = [...new Set(queries.flatMap((q) => metricNames(q.expr)))].sort();
@@ -115,7 +135,10 @@ function unitFile(text: string): Map<string, Map<string, string[]>> {
   return sections;
 }
 const UNITS = { work: 'realty-batch-work.service', dashboard: 'realty-batch-dashboard.service' } as const;
-const units = Object.fromEntries(Object.entries(UNITS).map(([command, file]) => [command, unitFile(read(`systemd/${file}`))])) as Record<keyof typeof UNITS, ReturnType<typeof unitFile>>;
+const units = Object.fromEntries(Object.entries(UNITS).map(([command, file]) => [command, unitFile(read(`systemd/${file}`))])) as Record<
+  keyof typeof UNITS,
+  ReturnType<typeof unitFile>
+>;
 const service = (command: keyof typeof UNITS, key: string): string | undefined => units[command].get('Service')?.get(key)?.at(-1);
 
 /** systemd's time spans as used here: `75s`, `10min`, `5` (seconds). */
@@ -206,18 +229,42 @@ describe('every metric the dashboard and the rules query is in a real /metrics s
   });
 
   it('the files query realty-batch metrics at all (the extractor found them)', () => {
-    expect(queried).toEqual(expect.arrayContaining(['realty_deals_finished_total', 'realty_gateway_calls_total', 'realty_gateway_request_duration_seconds_bucket', 'realty_queue_jobs', 'realty_breaker_transitions_total']));
+    expect(queried).toEqual(
+      expect.arrayContaining([
+        'realty_deals_finished_total',
+        'realty_gateway_calls_total',
+        'realty_gateway_request_duration_seconds_bucket',
+        'realty_queue_jobs',
+        'realty_breaker_transitions_total',
+      ]),
+    );
   });
 
   it('has a sample of every queried metric, but the external ones, the pending ones, and the breaker counter (declared only: no breaker opened)', () => {
-    const missing = queried.filter((name) => !(name in EXTERNAL) && !PENDING.includes(name) && !DECLARED_ONLY.includes(name) && !samples.has(name));
-    expect(missing, `queried by the deploy files but not in the scrape: ${missing.map((n) => `${n} (${queries.filter((q) => metricNames(q.expr).includes(n)).map((q) => q.where).join(', ')})`).join('; ')}`).toEqual([]);
+    const missing = queried.filter(
+      (name) => !(name in EXTERNAL) && !PENDING.includes(name) && !DECLARED_ONLY.includes(name) && !samples.has(name),
+    );
+    expect(
+      missing,
+      `queried by the deploy files but not in the scrape: ${missing
+        .map(
+          (n) =>
+            `${n} (${queries
+              .filter((q) => metricNames(q.expr).includes(n))
+              .map((q) => q.where)
+              .join(', ')})`,
+        )
+        .join('; ')}`,
+    ).toEqual([]);
     for (const name of DECLARED_ONLY) expect(declared.has(name), `${name} is not even declared by the scrape`).toBe(true);
   });
 
   it('lists as external or pending only names the tool does not export, and only names the files query', () => {
     for (const name of [...Object.keys(EXTERNAL), ...PENDING]) {
-      expect(declared.has(name) || samples.has(name), `${name} is now in realty-batch's scrape: move it out of EXTERNAL/PENDING (and drop "NOT EXPORTED YET" from deploy/)`).toBe(false);
+      expect(
+        declared.has(name) || samples.has(name),
+        `${name} is now in realty-batch's scrape: move it out of EXTERNAL/PENDING (and drop "NOT EXPORTED YET" from deploy/)`,
+      ).toBe(false);
       expect(queried, `${name} is listed but no deploy file queries it`).toContain(name);
     }
   });
@@ -241,7 +288,13 @@ describe('every metric the dashboard and the rules query is in a real /metrics s
 });
 
 describe('the Prometheus rules and scrape config (read)', () => {
-  const REQUIRED = ['RealtyBatchBreakerOpen', 'RealtyBatchSessionRefused', 'RealtyBatchNoProgress', 'RealtyBatchScheduleTickFailed', 'RealtyBatchRedisMemoryHigh'];
+  const REQUIRED = [
+    'RealtyBatchBreakerOpen',
+    'RealtyBatchSessionRefused',
+    'RealtyBatchNoProgress',
+    'RealtyBatchScheduleTickFailed',
+    'RealtyBatchRedisMemoryHigh',
+  ];
 
   it('has the five alerts of issue 23, each once', () => {
     const names = alertRules.map((r) => r.alert);
@@ -249,19 +302,25 @@ describe('the Prometheus rules and scrape config (read)', () => {
     expect(new Set(names).size).toBe(names.length);
   });
 
-  it.each(alertRules.map((r) => [r.alert!, r] as const))('%s has a for, a severity, a summary and a description with a command to run', (_name, rule) => {
-    expect(rule.expr.trim()).not.toBe('');
-    expect(rule.for).toMatch(/^\d+[smh]$/);
-    expect(['critical', 'warning', 'info']).toContain(rule.labels?.severity);
-    expect(rule.annotations?.summary?.trim()).toBeTruthy();
-    expect(rule.annotations?.description?.length).toBeGreaterThan(80);
-    expect(rule.annotations?.description).toMatch(/`(realty-batch|systemctl|journalctl|redis-cli) [^`]+`/);
-  });
+  it.each(alertRules.map((r) => [r.alert!, r] as const))(
+    '%s has a for, a severity, a summary and a description with a command to run',
+    (_name, rule) => {
+      expect(rule.expr.trim()).not.toBe('');
+      expect(rule.for).toMatch(/^\d+[smh]$/);
+      expect(['critical', 'warning', 'info']).toContain(rule.labels?.severity);
+      expect(rule.annotations?.summary?.trim()).toBeTruthy();
+      expect(rule.annotations?.description?.length).toBeGreaterThan(80);
+      expect(rule.annotations?.description).toMatch(/`(realty-batch|systemctl|journalctl|redis-cli) [^`]+`/);
+    },
+  );
 
   it('keeps the rules over metrics the tool does not export yet in a group of their own that says so', () => {
     for (const rule of alertRules) {
       const pending = metricNames(rule.expr).filter((n) => PENDING.includes(n));
-      expect(rule.group === 'realty-batch-needs-new-metrics', `${rule.alert} ${pending.length ? 'reads' : 'does not read'} a metric not exported yet`).toBe(pending.length > 0);
+      expect(
+        rule.group === 'realty-batch-needs-new-metrics',
+        `${rule.alert} ${pending.length ? 'reads' : 'does not read'} a metric not exported yet`,
+      ).toBe(pending.length > 0);
     }
   });
 
@@ -306,7 +365,15 @@ describe('the Grafana dashboard (read)', () => {
   it('covers what issue 23 asks for: outcomes, calls by status, the latency histogram, queue depth, breaker, rows per second, the oldest unfinished row', () => {
     const all = queries.filter((q) => q.where.startsWith('Grafana')).map((q) => q.expr);
     const uses = (name: string) => all.some((e) => metricNames(e).includes(name));
-    for (const name of ['realty_deals_finished_total', 'realty_gateway_calls_total', 'realty_gateway_request_duration_seconds_bucket', 'realty_queue_jobs', 'realty_breaker_transitions_total', 'realty_batch_rows', 'realty_batch_loaded_timestamp_seconds']) {
+    for (const name of [
+      'realty_deals_finished_total',
+      'realty_gateway_calls_total',
+      'realty_gateway_request_duration_seconds_bucket',
+      'realty_queue_jobs',
+      'realty_breaker_transitions_total',
+      'realty_batch_rows',
+      'realty_batch_loaded_timestamp_seconds',
+    ]) {
       expect(uses(name), name).toBe(true);
     }
     expect(panels.find((p) => p.type === 'heatmap')?.targets?.[0]?.expr).toMatch(/_bucket/);
@@ -315,35 +382,42 @@ describe('the Grafana dashboard (read)', () => {
 });
 
 describe('the systemd units and their environment file (read)', () => {
-  it.each(Object.keys(UNITS) as Array<keyof typeof UNITS>)('realty-batch-%s.service restarts on failure, reads the environment file, runs as its own user, hardened', (command) => {
-    expect(service(command, 'Restart')).toBe('on-failure');
-    expect(seconds(service(command, 'RestartSec')!)).toBeGreaterThanOrEqual(1);
-    expect(service(command, 'EnvironmentFile')).toBe('/etc/realty-batch/realty-batch.env');
-    expect(service(command, 'User')).toBe('realty-batch');
-    expect(service(command, 'KillSignal')).toBe('SIGTERM');
-    expect(service(command, 'NoNewPrivileges')).toBe('yes');
-    expect(service(command, 'ProtectSystem')).toBe('strict');
-    expect(service(command, 'PrivateTmp')).toBe('yes');
-    // V8's JIT needs writable and executable memory.
-    expect(service(command, 'MemoryDenyWriteExecute')).toBeUndefined();
-    expect(units[command].get('Install')?.get('WantedBy')).toEqual(['multi-user.target']);
-  });
+  it.each(Object.keys(UNITS) as Array<keyof typeof UNITS>)(
+    'realty-batch-%s.service restarts on failure, reads the environment file, runs as its own user, hardened',
+    (command) => {
+      expect(service(command, 'Restart')).toBe('on-failure');
+      expect(seconds(service(command, 'RestartSec')!)).toBeGreaterThanOrEqual(1);
+      expect(service(command, 'EnvironmentFile')).toBe('/etc/realty-batch/realty-batch.env');
+      expect(service(command, 'User')).toBe('realty-batch');
+      expect(service(command, 'KillSignal')).toBe('SIGTERM');
+      expect(service(command, 'NoNewPrivileges')).toBe('yes');
+      expect(service(command, 'ProtectSystem')).toBe('strict');
+      expect(service(command, 'PrivateTmp')).toBe('yes');
+      // V8's JIT needs writable and executable memory.
+      expect(service(command, 'MemoryDenyWriteExecute')).toBeUndefined();
+      expect(units[command].get('Install')?.get('WantedBy')).toEqual(['multi-user.target']);
+    },
+  );
 
-  it.each(Object.keys(UNITS) as Array<keyof typeof UNITS>)('realty-batch-%s.service starts the built CLI with a command and flags it has', async (command) => {
-    const [node, main, cmd, ...args] = service(command, 'ExecStart')!.split(/\s+/);
-    expect(node).toMatch(/^\/\S*node$/);
-    // The installed package's bin (package.json) under /opt/realty-batch.
-    const bin = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin['realty-batch'];
-    expect(main).toBe(`/opt/realty-batch/${bin}`);
-    expect(cmd).toBe(command);
-    const help = await runCli([command, '--help'], {});
-    expect(help.code).toBe(0);
-    const flags = args.filter((a) => a.startsWith('--'));
-    expect(flags.length).toBeGreaterThan(0);
-    for (const flag of flags) expect(help.stdout, `realty-batch ${command} has no ${flag}`).toMatch(new RegExp(`(^|[\\s,])${flag}([\\s,=]|$)`, 'm'));
-  });
+  it.each(Object.keys(UNITS) as Array<keyof typeof UNITS>)(
+    'realty-batch-%s.service starts the built CLI with a command and flags it has',
+    async (command) => {
+      const [node, main, cmd, ...args] = service(command, 'ExecStart')!.split(/\s+/);
+      expect(node).toMatch(/^\/\S*node$/);
+      // The installed package's bin (package.json) under /opt/realty-batch.
+      const bin = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin['realty-batch'];
+      expect(main).toBe(`/opt/realty-batch/${bin}`);
+      expect(cmd).toBe(command);
+      const help = await runCli([command, '--help'], {});
+      expect(help.code).toBe(0);
+      const flags = args.filter((a) => a.startsWith('--'));
+      expect(flags.length).toBeGreaterThan(0);
+      for (const flag of flags)
+        expect(help.stdout, `realty-batch ${command} has no ${flag}`).toMatch(new RegExp(`(^|[\\s,])${flag}([\\s,=]|$)`, 'm'));
+    },
+  );
 
-  it('gives the worker longer to stop than its grace period, and the schedules\' folders to write', () => {
+  it("gives the worker longer to stop than its grace period, and the schedules' folders to write", () => {
     const args = service('work', 'ExecStart')!.split(/\s+/);
     const grace = args.includes('--grace-ms') ? Number(args[args.indexOf('--grace-ms') + 1]) : DEFAULT_GRACE_MS;
     expect(grace).toBe(DEFAULT_GRACE_MS);
@@ -356,13 +430,30 @@ describe('the systemd units and their environment file (read)', () => {
     const schema = config.slice(config.indexOf('z.object({'), config.indexOf('});', config.indexOf('z.object({')));
     const fromSchema = [...schema.matchAll(/^\s+([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1]!);
     // Besides the schema, what any source file reads of process.env (the dashboard's credentials).
-    const sources = ['src', 'jobs'].flatMap((dir) => (readdirSync(join(ROOT, dir), { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).map((f) => readFileSync(join(ROOT, dir, f), 'utf8')));
+    const sources = ['src', 'jobs'].flatMap((dir) =>
+      (readdirSync(join(ROOT, dir), { recursive: true }) as string[])
+        .filter((f) => f.endsWith('.ts'))
+        .map((f) => readFileSync(join(ROOT, dir, f), 'utf8')),
+    );
     const fromSources = sources.flatMap((text) => [...text.matchAll(/process\.env\.([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]!));
     const variables = new Set([...fromSchema, ...fromSources]);
-    expect([...variables]).toEqual(expect.arrayContaining(['REDIS_URL', 'REALTY_API_URL', 'REALTY_SESSION_ID', 'DASHBOARD_USER', 'DASHBOARD_PASSWORD', 'DASHBOARD_PUBLIC_URL']));
+    expect([...variables]).toEqual(
+      expect.arrayContaining([
+        'REDIS_URL',
+        'REALTY_API_URL',
+        'REALTY_SESSION_ID',
+        'DASHBOARD_USER',
+        'DASHBOARD_PASSWORD',
+        'DASHBOARD_PUBLIC_URL',
+      ]),
+    );
 
     const example = readFileSync(join(DEPLOY, 'systemd/realty-batch.env.example'), 'utf8');
-    const lines = [...example.matchAll(/^(#?)([A-Z][A-Z0-9_]+)=(.*)$/gm)].map((m) => ({ commented: m[1] === '#', name: m[2]!, value: m[3]! }));
+    const lines = [...example.matchAll(/^(#?)([A-Z][A-Z0-9_]+)=(.*)$/gm)].map((m) => ({
+      commented: m[1] === '#',
+      name: m[2]!,
+      value: m[3]!,
+    }));
     const named = new Set(lines.map((l) => l.name));
     for (const name of variables) expect(named, `${name} is read by the tool but not in the environment file`).toContain(name);
     for (const name of named) expect(variables, `${name} is in the environment file but the tool does not read it`).toContain(name);
@@ -379,7 +470,14 @@ describe('the systemd units and their environment file (read)', () => {
 
   it('the README of deploy/ names every file it ships, what is external and what is not exported yet', () => {
     const readme = read('README.md');
-    for (const file of ['grafana/realty-batch.json', 'prometheus/alerts.yml', 'prometheus/scrape.yml', `systemd/${UNITS.work}`, `systemd/${UNITS.dashboard}`, 'systemd/realty-batch.env.example']) {
+    for (const file of [
+      'grafana/realty-batch.json',
+      'prometheus/alerts.yml',
+      'prometheus/scrape.yml',
+      `systemd/${UNITS.work}`,
+      `systemd/${UNITS.dashboard}`,
+      'systemd/realty-batch.env.example',
+    ]) {
       expect(existsSync(join(DEPLOY, file)), file).toBe(true);
       expect(readme, file).toContain(file);
     }
@@ -396,125 +494,176 @@ describe('the tools operations teams check them with', () => {
       .replace(/\$\{?job\}?/g, 'realty-batch')
       .replace(/\$\{?batch\}?/g, '.*');
 
-  it.runIf(PROMTOOL)('promtool check rules accepts alerts.yml, check config scrape.yml, and every Grafana query parses (runs only where promtool is on the PATH: Debian\'s prometheus package)', async () => {
-    const rules = spawnSync(PROMTOOL!, ['check', 'rules', join(DEPLOY, 'prometheus/alerts.yml')], { encoding: 'utf8' });
-    expect(rules.status, rules.stdout + rules.stderr).toBe(0);
-    expect(rules.stdout).toContain(`SUCCESS: ${alertRules.length} rules found`);
-    // The rule file it names is wherever the operator copies alerts.yml: the syntax only.
-    const config = spawnSync(PROMTOOL!, ['check', 'config', '--syntax-only', join(DEPLOY, 'prometheus/scrape.yml')], { encoding: 'utf8' });
-    expect(config.status, config.stdout + config.stderr).toBe(0);
+  it.runIf(PROMTOOL)(
+    "promtool check rules accepts alerts.yml, check config scrape.yml, and every Grafana query parses (runs only where promtool is on the PATH: Debian's prometheus package)",
+    async () => {
+      const rules = spawnSync(PROMTOOL!, ['check', 'rules', join(DEPLOY, 'prometheus/alerts.yml')], { encoding: 'utf8' });
+      expect(rules.status, rules.stdout + rules.stderr).toBe(0);
+      expect(rules.stdout).toContain(`SUCCESS: ${alertRules.length} rules found`);
+      // The rule file it names is wherever the operator copies alerts.yml: the syntax only.
+      const config = spawnSync(PROMTOOL!, ['check', 'config', '--syntax-only', join(DEPLOY, 'prometheus/scrape.yml')], {
+        encoding: 'utf8',
+      });
+      expect(config.status, config.stdout + config.stderr).toBe(0);
 
-    const dir = await mkdtemp(join(tmpdir(), 'realty-deploy-promql-'));
-    try {
-      const panelQueries = queries.filter((q) => q.where.startsWith('Grafana panel'));
-      const file = join(dir, 'grafana-queries.yml');
-      await writeFile(file, stringify({ groups: [{ name: 'grafana', rules: panelQueries.map((q, i) => ({ record: `grafana:query:${i}`, expr: asPromQL(q.expr) })) }] }));
-      const parsed = spawnSync(PROMTOOL!, ['check', 'rules', file], { encoding: 'utf8' });
-      expect(parsed.status, parsed.stdout + parsed.stderr).toBe(0);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
-
-  it.runIf(PROMTOOL)('promtool test rules: each alert fires in the situation it describes and stays quiet otherwise (runs only where promtool is on the PATH)', async () => {
-    // promtool compares annotations too: they are checked by `check rules` above, and left out here.
-    const bare = { groups: alerts.groups.map((g) => ({ ...g, rules: g.rules.map(({ annotations: _a, ...rule }) => rule) })) };
-    const job = 'job="realty-batch",instance="dash:3000"';
-    const fired = (alertname: string, severity: string, labels: Record<string, string> = {}) => ({ exp_labels: { alertname, severity, ...labels } });
-    const tests = [
-      {
-        // The breaker opens again every 30 s for 20 minutes; another deployment's opened once.
-        interval: '30s',
-        input_series: [
-          { series: `realty_breaker_transitions_total{${job},state="open"}`, values: '0+1x40' },
-          { series: `realty_breaker_transitions_total{job="other",instance="o:3000",state="open"}`, values: '0 1x40' },
-        ],
-        alert_rule_test: [
-          { eval_time: '9m', alertname: 'RealtyBatchBreakerOpen', exp_alerts: [] },
-          { eval_time: '15m', alertname: 'RealtyBatchBreakerOpen', exp_alerts: [fired('RealtyBatchBreakerOpen', 'warning', { job: 'realty-batch' })] },
-        ],
-      },
-      {
-        // A 401 at minute 1, deals waiting and none active: paused. Another deployment: a 401, but its workers run.
-        interval: '1m',
-        input_series: [
-          { series: `realty_gateway_calls_total{${job},endpoint="docflows",status="401"}`, values: '0 1x30' },
-          { series: `realty_queue_jobs{${job},state="waiting"}`, values: '120x30' },
-          { series: `realty_queue_jobs{${job},state="active"}`, values: '0x30' },
-          { series: `realty_queue_jobs{${job},state="prioritized"}`, values: '0x30' },
-          { series: `realty_gateway_calls_total{job="other",instance="o:3000",endpoint="docflows",status="401"}`, values: '0 1x30' },
-          { series: `realty_queue_jobs{job="other",instance="o:3000",state="waiting"}`, values: '120x30' },
-          { series: `realty_queue_jobs{job="other",instance="o:3000",state="active"}`, values: '20x30' },
-        ],
-        alert_rule_test: [{ eval_time: '10m', alertname: 'RealtyBatchSessionRefused', exp_alerts: [fired('RealtyBatchSessionRefused', 'critical', { job: 'realty-batch' })] }],
-      },
-      {
-        // Deals wait and nothing finishes from minute 10 on; another deployment keeps finishing rows.
-        interval: '1m',
-        input_series: [
-          { series: `realty_queue_jobs{${job},state="waiting"}`, values: '50x60' },
-          { series: `realty_deals_finished_total{${job},outcome="queued"}`, values: '0+5x10 50x50' },
-          { series: `realty_queue_jobs{job="other",instance="o:3000",state="active"}`, values: '20x60' },
-          { series: `realty_deals_finished_total{job="other",instance="o:3000",outcome="queued"}`, values: '0+5x60' },
-        ],
-        alert_rule_test: [
-          { eval_time: '30m', alertname: 'RealtyBatchNoProgress', exp_alerts: [] },
-          { eval_time: '45m', alertname: 'RealtyBatchNoProgress', exp_alerts: [fired('RealtyBatchNoProgress', 'warning', { job: 'realty-batch' })] },
-        ],
-      },
-      {
-        // 85 % of maxmemory; another Redis at 95 % of no limit (maxmemory 0).
-        interval: '1m',
-        input_series: [
-          { series: 'redis_memory_used_bytes{job="redis",instance="r:9121"}', values: '850x10' },
-          { series: 'redis_memory_max_bytes{job="redis",instance="r:9121"}', values: '1000x10' },
-          { series: 'redis_memory_used_bytes{job="redis",instance="u:9121"}', values: '950x10' },
-          { series: 'redis_memory_max_bytes{job="redis",instance="u:9121"}', values: '0x10' },
-        ],
-        alert_rule_test: [{ eval_time: '8m', alertname: 'RealtyBatchRedisMemoryHigh', exp_alerts: [fired('RealtyBatchRedisMemoryHigh', 'warning', { job: 'redis', instance: 'r:9121' })] }],
-      },
-      {
-        interval: '1m',
-        input_series: [
-          { series: `realty_schedule_last_tick_success{${job},schedule="nsk-nightly"}`, values: '1 0x10' },
-          { series: `realty_schedule_last_tick_success{${job},schedule="msk-nightly"}`, values: '1x10' },
-          { series: `up{${job}}`, values: '1 1 0x10' },
-        ],
-        alert_rule_test: [
-          { eval_time: '5m', alertname: 'RealtyBatchScheduleTickFailed', exp_alerts: [fired('RealtyBatchScheduleTickFailed', 'warning', { job: 'realty-batch', instance: 'dash:3000', schedule: 'nsk-nightly' })] },
-          { eval_time: '4m', alertname: 'RealtyBatchMetricsDown', exp_alerts: [] },
-          { eval_time: '8m', alertname: 'RealtyBatchMetricsDown', exp_alerts: [fired('RealtyBatchMetricsDown', 'critical', { job: 'realty-batch', instance: 'dash:3000' })] },
-        ],
-      },
-    ];
-    const dir = await mkdtemp(join(tmpdir(), 'realty-deploy-rules-'));
-    try {
-      await writeFile(join(dir, 'alerts.yml'), stringify(bare));
-      await writeFile(join(dir, 'alerts.test.yml'), stringify({ rule_files: ['alerts.yml'], evaluation_interval: '30s', tests }));
-      const run = spawnSync(PROMTOOL!, ['test', 'rules', join(dir, 'alerts.test.yml')], { encoding: 'utf8', cwd: dir });
-      expect(run.status, run.stdout + run.stderr).toBe(0);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
-
-  it.runIf(REDIS_EXPORTER)('redis_exporter exports the Redis names the files query, for the test Redis (runs only where redis_exporter is on the PATH: Debian\'s prometheus-redis-exporter)', async () => {
-    const port = await freePort();
-    const exporter = spawn(REDIS_EXPORTER!, ['-redis.addr', REDIS_URL, '-web.listen-address', `127.0.0.1:${port}`], { stdio: 'ignore' });
-    try {
-      let text = '';
-      for (let i = 0; i < 50 && !text; i++) {
-        text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => '');
-        if (!text) await new Promise((resolve) => setTimeout(resolve, 100));
+      const dir = await mkdtemp(join(tmpdir(), 'realty-deploy-promql-'));
+      try {
+        const panelQueries = queries.filter((q) => q.where.startsWith('Grafana panel'));
+        const file = join(dir, 'grafana-queries.yml');
+        await writeFile(
+          file,
+          stringify({
+            groups: [{ name: 'grafana', rules: panelQueries.map((q, i) => ({ record: `grafana:query:${i}`, expr: asPromQL(q.expr) })) }],
+          }),
+        );
+        const parsed = spawnSync(PROMTOOL!, ['check', 'rules', file], { encoding: 'utf8' });
+        expect(parsed.status, parsed.stdout + parsed.stderr).toBe(0);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
       }
-      const names = new Set([...text.matchAll(/^([A-Za-z_:][\w:]*)(?:\{|\s)/gm)].map((m) => m[1]!));
-      for (const name of Object.keys(EXTERNAL).filter((n) => EXTERNAL[n] === 'redis_exporter')) expect(names, name).toContain(name);
-      // Connected to Redis, not only up: redis_up 1.
-      expect(text).toMatch(/^redis_up 1$/m);
-    } finally {
-      exporter.kill();
-    }
-  });
+    },
+  );
+
+  it.runIf(PROMTOOL)(
+    'promtool test rules: each alert fires in the situation it describes and stays quiet otherwise (runs only where promtool is on the PATH)',
+    async () => {
+      // promtool compares annotations too: they are checked by `check rules` above, and left out here.
+      const bare = { groups: alerts.groups.map((g) => ({ ...g, rules: g.rules.map(({ annotations: _a, ...rule }) => rule) })) };
+      const job = 'job="realty-batch",instance="dash:3000"';
+      const fired = (alertname: string, severity: string, labels: Record<string, string> = {}) => ({
+        exp_labels: { alertname, severity, ...labels },
+      });
+      const tests = [
+        {
+          // The breaker opens again every 30 s for 20 minutes; another deployment's opened once.
+          interval: '30s',
+          input_series: [
+            { series: `realty_breaker_transitions_total{${job},state="open"}`, values: '0+1x40' },
+            { series: `realty_breaker_transitions_total{job="other",instance="o:3000",state="open"}`, values: '0 1x40' },
+          ],
+          alert_rule_test: [
+            { eval_time: '9m', alertname: 'RealtyBatchBreakerOpen', exp_alerts: [] },
+            {
+              eval_time: '15m',
+              alertname: 'RealtyBatchBreakerOpen',
+              exp_alerts: [fired('RealtyBatchBreakerOpen', 'warning', { job: 'realty-batch' })],
+            },
+          ],
+        },
+        {
+          // A 401 at minute 1, deals waiting and none active: paused. Another deployment: a 401, but its workers run.
+          interval: '1m',
+          input_series: [
+            { series: `realty_gateway_calls_total{${job},endpoint="docflows",status="401"}`, values: '0 1x30' },
+            { series: `realty_queue_jobs{${job},state="waiting"}`, values: '120x30' },
+            { series: `realty_queue_jobs{${job},state="active"}`, values: '0x30' },
+            { series: `realty_queue_jobs{${job},state="prioritized"}`, values: '0x30' },
+            { series: `realty_gateway_calls_total{job="other",instance="o:3000",endpoint="docflows",status="401"}`, values: '0 1x30' },
+            { series: `realty_queue_jobs{job="other",instance="o:3000",state="waiting"}`, values: '120x30' },
+            { series: `realty_queue_jobs{job="other",instance="o:3000",state="active"}`, values: '20x30' },
+          ],
+          alert_rule_test: [
+            {
+              eval_time: '10m',
+              alertname: 'RealtyBatchSessionRefused',
+              exp_alerts: [fired('RealtyBatchSessionRefused', 'critical', { job: 'realty-batch' })],
+            },
+          ],
+        },
+        {
+          // Deals wait and nothing finishes from minute 10 on; another deployment keeps finishing rows.
+          interval: '1m',
+          input_series: [
+            { series: `realty_queue_jobs{${job},state="waiting"}`, values: '50x60' },
+            { series: `realty_deals_finished_total{${job},outcome="queued"}`, values: '0+5x10 50x50' },
+            { series: `realty_queue_jobs{job="other",instance="o:3000",state="active"}`, values: '20x60' },
+            { series: `realty_deals_finished_total{job="other",instance="o:3000",outcome="queued"}`, values: '0+5x60' },
+          ],
+          alert_rule_test: [
+            { eval_time: '30m', alertname: 'RealtyBatchNoProgress', exp_alerts: [] },
+            {
+              eval_time: '45m',
+              alertname: 'RealtyBatchNoProgress',
+              exp_alerts: [fired('RealtyBatchNoProgress', 'warning', { job: 'realty-batch' })],
+            },
+          ],
+        },
+        {
+          // 85 % of maxmemory; another Redis at 95 % of no limit (maxmemory 0).
+          interval: '1m',
+          input_series: [
+            { series: 'redis_memory_used_bytes{job="redis",instance="r:9121"}', values: '850x10' },
+            { series: 'redis_memory_max_bytes{job="redis",instance="r:9121"}', values: '1000x10' },
+            { series: 'redis_memory_used_bytes{job="redis",instance="u:9121"}', values: '950x10' },
+            { series: 'redis_memory_max_bytes{job="redis",instance="u:9121"}', values: '0x10' },
+          ],
+          alert_rule_test: [
+            {
+              eval_time: '8m',
+              alertname: 'RealtyBatchRedisMemoryHigh',
+              exp_alerts: [fired('RealtyBatchRedisMemoryHigh', 'warning', { job: 'redis', instance: 'r:9121' })],
+            },
+          ],
+        },
+        {
+          interval: '1m',
+          input_series: [
+            { series: `realty_schedule_last_tick_success{${job},schedule="nsk-nightly"}`, values: '1 0x10' },
+            { series: `realty_schedule_last_tick_success{${job},schedule="msk-nightly"}`, values: '1x10' },
+            { series: `up{${job}}`, values: '1 1 0x10' },
+          ],
+          alert_rule_test: [
+            {
+              eval_time: '5m',
+              alertname: 'RealtyBatchScheduleTickFailed',
+              exp_alerts: [
+                fired('RealtyBatchScheduleTickFailed', 'warning', { job: 'realty-batch', instance: 'dash:3000', schedule: 'nsk-nightly' }),
+              ],
+            },
+            { eval_time: '4m', alertname: 'RealtyBatchMetricsDown', exp_alerts: [] },
+            {
+              eval_time: '8m',
+              alertname: 'RealtyBatchMetricsDown',
+              exp_alerts: [fired('RealtyBatchMetricsDown', 'critical', { job: 'realty-batch', instance: 'dash:3000' })],
+            },
+          ],
+        },
+      ];
+      const dir = await mkdtemp(join(tmpdir(), 'realty-deploy-rules-'));
+      try {
+        await writeFile(join(dir, 'alerts.yml'), stringify(bare));
+        await writeFile(join(dir, 'alerts.test.yml'), stringify({ rule_files: ['alerts.yml'], evaluation_interval: '30s', tests }));
+        const run = spawnSync(PROMTOOL!, ['test', 'rules', join(dir, 'alerts.test.yml')], { encoding: 'utf8', cwd: dir });
+        expect(run.status, run.stdout + run.stderr).toBe(0);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it.runIf(REDIS_EXPORTER)(
+    "redis_exporter exports the Redis names the files query, for the test Redis (runs only where redis_exporter is on the PATH: Debian's prometheus-redis-exporter)",
+    async () => {
+      const port = await freePort();
+      const exporter = spawn(REDIS_EXPORTER!, ['-redis.addr', REDIS_URL, '-web.listen-address', `127.0.0.1:${port}`], { stdio: 'ignore' });
+      try {
+        let text = '';
+        for (let i = 0; i < 50 && !text; i++) {
+          text = await fetch(`http://127.0.0.1:${port}/metrics`).then(
+            (r) => r.text(),
+            () => '',
+          );
+          if (!text) await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        const names = new Set([...text.matchAll(/^([A-Za-z_:][\w:]*)(?:\{|\s)/gm)].map((m) => m[1]!));
+        for (const name of Object.keys(EXTERNAL).filter((n) => EXTERNAL[n] === 'redis_exporter')) expect(names, name).toContain(name);
+        // Connected to Redis, not only up: redis_up 1.
+        expect(text).toMatch(/^redis_up 1$/m);
+      } finally {
+        exporter.kill();
+      }
+    },
+  );
 
   it.runIf(SYSTEMD_ANALYZE)('systemd-analyze verify accepts the units (runs only where systemd-analyze is on the PATH)', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'realty-deploy-units-'));

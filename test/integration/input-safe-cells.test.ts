@@ -101,7 +101,12 @@ describe('the rejects file', () => {
     const [, row] = parse(await refuseAll(join(dir, 'risky.csv'))) as string[][];
     const cell = (field: string) => row![HEADER.indexOf(field)];
     expect(cell('ownerBirthPlace')).toBe(`'=HYPERLINK("http://x.example","г. Новосибирск")`);
-    expect([cell('street'), cell('building'), cell('ownerDocIssuerName'), cell('city')]).toEqual(["'-Челюскинцев", "'+1", "'@ГУ МВД России", "'\tНовосибирск"]);
+    expect([cell('street'), cell('building'), cell('ownerDocIssuerName'), cell('city')]).toEqual([
+      "'-Челюскинцев",
+      "'+1",
+      "'@ГУ МВД России",
+      "'\tНовосибирск",
+    ]);
     expect([cell('district'), cell('apartment'), cell('settlement')]).toEqual(['Ленинский\rрайон', "'=81", "'Заречный"]);
   });
 });
@@ -139,7 +144,15 @@ describe('fixing the rejects or attention file and loading it as it is', () => {
     expect(first).toMatchObject({ read: 2, valid: 1, invalid: 1, rejectsFile: rejects });
     const [job] = await jobsOf('first');
     // The gateway refused the valid row: it goes to the attention file with the refused one.
-    await createOutcomeStore(redis, keys).record('first', { row: 1, dealId: job!.dealId, outcome: 'rejected', attempts: 1, errorCode: 'REJECTED', errorMessage: '-400: refused', finishedAt: new Date().toISOString() });
+    await createOutcomeStore(redis, keys).record('first', {
+      row: 1,
+      dealId: job!.dealId,
+      outcome: 'rejected',
+      attempts: 1,
+      errorCode: 'REJECTED',
+      errorMessage: '-400: refused',
+      finishedAt: new Date().toISOString(),
+    });
     const attention = join(dir, 'attention.csv');
     expect(await writeAttention({ redis, keys, batch: 'first', out: attention })).toMatchObject({ rows: 2 });
 
@@ -152,7 +165,15 @@ describe('fixing the rejects or attention file and loading it as it is', () => {
     expect(await fieldsOf(rejects)).toEqual([refusedFields]);
     expect(await fieldsOf(attention)).toEqual([validFields, refusedFields]);
 
-    const again = await loadBatch({ file: attention, batch: 'again', profile, redis, keys, logger: silent, rejects: join(dir, 'attention.rejects.csv') });
+    const again = await loadBatch({
+      file: attention,
+      batch: 'again',
+      profile,
+      redis,
+      keys,
+      logger: silent,
+      rejects: join(dir, 'attention.rejects.csv'),
+    });
     expect(again).toMatchObject({ read: 2, valid: 1, invalid: 1 });
     const [rerun] = await jobsOf('again');
     expect(rerun!.deal).toEqual(job!.deal);

@@ -29,7 +29,15 @@ describe('a row that cannot be read', () => {
   const load = (file: string, batch: string) => {
     const destination = new PassThrough();
     destination.on('data', (line: Buffer) => logLines.push(line.toString()));
-    return loadBatch({ file, batch, profile, redis, keys, logger: createLogger({ level: 'trace', destination }), rejects: join(dir, `${batch}.rejects`) });
+    return loadBatch({
+      file,
+      batch,
+      profile,
+      redis,
+      keys,
+      logger: createLogger({ level: 'trace', destination }),
+      rejects: join(dir, `${batch}.rejects`),
+    });
   };
   const outcomesOf = async (batch: string): Promise<Record<string, string>> => redis.hgetall(keys.outcomes(batch));
   /** What of a person's row must never leave the input file but through the rejects file. */
@@ -59,8 +67,18 @@ describe('a row that cannot be read', () => {
 
     const outcomes = await outcomesOf('mixed');
     const of = (row: number) => JSON.parse(outcomes[String(row)]!) as OutcomeRecord;
-    expect(of(2)).toMatchObject({ row: 2, dealId: '', outcome: 'invalid', errorMessage: `(row): has 1 cell where the header has ${HEADER.length}` });
-    expect(of(3)).toMatchObject({ row: 3, dealId: '', outcome: 'invalid', errorMessage: `(row): has ${HEADER.length + 1} cells where the header has ${HEADER.length}` });
+    expect(of(2)).toMatchObject({
+      row: 2,
+      dealId: '',
+      outcome: 'invalid',
+      errorMessage: `(row): has 1 cell where the header has ${HEADER.length}`,
+    });
+    expect(of(3)).toMatchObject({
+      row: 3,
+      dealId: '',
+      outcome: 'invalid',
+      errorMessage: `(row): has ${HEADER.length + 1} cells where the header has ${HEADER.length}`,
+    });
 
     const resultsFile = join(dir, 'mixed.results.csv');
     await writeResults({ redis, keys, batch: 'mixed', total: 3, out: resultsFile });
@@ -72,7 +90,10 @@ describe('a row that cannot be read', () => {
 
     // The rejects file is the bank's own data going back: every cell of both rows, unchanged (the narrow one padded to
     // the header, so that its errors stand under `errors`).
-    const [, narrowRow, wideRow] = parse(readFileSync(join(dir, 'mixed.rejects')), { delimiter: ';', relax_column_count: true }) as string[][];
+    const [, narrowRow, wideRow] = parse(readFileSync(join(dir, 'mixed.rejects')), {
+      delimiter: ';',
+      relax_column_count: true,
+    }) as string[][];
     expect(narrowRow!.slice(0, -1)).toEqual([joined.join(','), ...HEADER.slice(1).map(() => '')]);
     expect(wideRow!.slice(0, -1)).toEqual([...wide, 'x']);
   });

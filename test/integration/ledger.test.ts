@@ -35,7 +35,14 @@ describe('the ledger', () => {
     nonce: 'run-1',
     ...over,
   });
-  const record = (row: number, dealId: string, fields: Partial<OutcomeRecord>): OutcomeRecord => ({ row, dealId, outcome: 'queued', attempts: 1, finishedAt: '2026-11-24T01:00:00.000Z', ...fields });
+  const record = (row: number, dealId: string, fields: Partial<OutcomeRecord>): OutcomeRecord => ({
+    row,
+    dealId,
+    outcome: 'queued',
+    attempts: 1,
+    finishedAt: '2026-11-24T01:00:00.000Z',
+    ...fields,
+  });
   const entry = (dealId = 'D-1') => redis.hgetall(keys.ledgerEntry(BANK, dealId));
   /** The feed as a follower leaves it: started at `since`, complete up to `coveredAt`. */
   const feedAt = (since: number, coveredAt: number) => redis.hset(keys.feed, { since, cursor: '0', coveredAt });
@@ -66,7 +73,13 @@ describe('the ledger', () => {
     expect(await ledger.claim(request({ cadastralNumber: '54:35:1:1' }))).toEqual({ kind: 'send', requestId: `${BANK}:0:D-1` });
     const e = await entry();
     expect(e).toMatchObject({ state: 'sending', batch: 'a', row: '1', n: '0', rid: `${BANK}:0:D-1`, timeoutMs: '1000' });
-    expect(await ledger.read(BANK, 'D-1')).toMatchObject({ dealId: 'D-1', bank: BANK, requestId: `${BANK}:0:D-1`, state: 'sending', row: 1 });
+    expect(await ledger.read(BANK, 'D-1')).toMatchObject({
+      dealId: 'D-1',
+      bank: BANK,
+      requestId: `${BANK}:0:D-1`,
+      state: 'sending',
+      row: 1,
+    });
     expect(Number(e.tryAt)).toBeGreaterThanOrEqual(start);
     expect(await redis.pttl(keys.ledgerEntry(BANK, 'D-1'))).toBeGreaterThan(LEDGER_MS - 60_000);
     expect(await redis.hget(keys.checkpoints('a'), '1')).toBe('54:35:1:1');
@@ -124,7 +137,7 @@ describe('the ledger', () => {
     expect(await entry()).not.toHaveProperty('nonce');
   });
 
-  it('never calls a try older than the feed\'s cursor not found: the feed cannot tell', async () => {
+  it("never calls a try older than the feed's cursor not found: the feed cannot tell", async () => {
     const ledger = createLedger(redis, keys, options);
     const t = await now();
     await feedAt(t, t);
@@ -140,7 +153,9 @@ describe('the ledger', () => {
     const t = await now();
     await feedAt(t, t);
     await ledger.claim(request());
-    await store.record('a', record(1, 'D-1', { docflowId: 'df-1' }), { ledger: { bank: BANK, requestId: `${BANK}:0:D-1`, resubmit: false, via: 'answer' } });
+    await store.record('a', record(1, 'D-1', { docflowId: 'df-1' }), {
+      ledger: { bank: BANK, requestId: `${BANK}:0:D-1`, resubmit: false, via: 'answer' },
+    });
     expect(await entry()).toMatchObject({ state: 'submitted', docflowId: 'df-1', outcome: 'queued', via: 'answer', batch: 'a', row: '1' });
     expect(await ledger.claim(request())).toMatchObject({ kind: 'done', record: { docflowId: 'df-1' } });
     // Its batch expired and was loaded again: the row's outcome is gone, the ledger's is not.
@@ -156,22 +171,26 @@ describe('the ledger', () => {
     expect(await entry()).toMatchObject({ state: 'submitted', docflowId: 'df-1', n: '0', batch: 'a', row: '1' });
   });
 
-  it('records the deal\'s docflow instead of a failure when the ledger has one, and reports a second docflow for one deal', async () => {
+  it("records the deal's docflow instead of a failure when the ledger has one, and reports a second docflow for one deal", async () => {
     const ledger = createLedger(redis, keys, options);
     const store = createOutcomeStore(redis, keys, { ledgerMs: LEDGER_MS });
     const t = await now();
     await feedAt(t, t);
     await ledger.claim(request());
-    await store.record('a', record(1, 'D-1', { docflowId: 'df-1' }), { ledger: { bank: BANK, requestId: `${BANK}:0:D-1`, resubmit: false } });
+    await store.record('a', record(1, 'D-1', { docflowId: 'df-1' }), {
+      ledger: { bank: BANK, requestId: `${BANK}:0:D-1`, resubmit: false },
+    });
     const failed = await store.record('c', record(2, 'D-1', { outcome: 'not_found' }), { ledger: { bank: BANK, resubmit: false } });
     expect(failed).toMatchObject({ kind: 'submitted', own: false, deal: { docflowId: 'df-1', batch: 'a', row: 1 } });
     expect(await redis.hexists(keys.outcomes('c'), '2')).toBe(0);
-    const twice = await store.record('a', record(1, 'D-1', { docflowId: 'df-2' }), { ledger: { bank: BANK, requestId: `${BANK}:0:D-1`, resubmit: false } });
+    const twice = await store.record('a', record(1, 'D-1', { docflowId: 'df-2' }), {
+      ledger: { bank: BANK, requestId: `${BANK}:0:D-1`, resubmit: false },
+    });
     expect(twice).toEqual({ kind: 'conflict', deal: { docflowId: 'df-1', batch: 'a', row: 1 } });
     expect(await entry()).toMatchObject({ docflowId: 'df-1' });
   });
 
-  it('ends a claim that made no docflow with the row\'s outcome, and keeps one whose try may have made one (ERR_UNCERTAIN)', async () => {
+  it("ends a claim that made no docflow with the row's outcome, and keeps one whose try may have made one (ERR_UNCERTAIN)", async () => {
     const ledger = createLedger(redis, keys, options);
     const store = createOutcomeStore(redis, keys, { ledgerMs: LEDGER_MS });
     const t = await now();
@@ -182,11 +201,17 @@ describe('the ledger', () => {
     expect(await entry()).toEqual({});
     await ledger.claim(request({ dealId: 'D-2', row: 2 }));
     await ledger.settle(BANK, 'D-2', `${BANK}:0:D-2`, 'a', 2, 'run-1', 'uncertain');
-    await store.record('a', record(2, 'D-2', { outcome: 'failed', errorCode: 'ERR_UNCERTAIN' }), { ledger: { bank: BANK, resubmit: false, keepClaim: true } });
+    await store.record('a', record(2, 'D-2', { outcome: 'failed', errorCode: 'ERR_UNCERTAIN' }), {
+      ledger: { bank: BANK, resubmit: false, keepClaim: true },
+    });
     expect(await entry('D-2')).toMatchObject({ state: 'sending' });
     // The feed shows the docflow later: the ledger has it, and the row's ERR_UNCERTAIN becomes it.
     await redis.set(keys.feedLock, 'me');
-    const item: NewsItem = { token: '1', date: '2026-11-24T02:00:00.000Z', docflow: { docflowId: 'df-late', state: 'suspended', requestId: `${BANK}:0:D-2` } };
+    const item: NewsItem = {
+      token: '1',
+      date: '2026-11-24T02:00:00.000Z',
+      docflow: { docflowId: 'df-late', state: 'suspended', requestId: `${BANK}:0:D-2` },
+    };
     await storePage(redis, keys, { lockToken: 'me', after: '0', lastToken: '1', readAt: t, items: [item], ledgerMs: LEDGER_MS });
     expect(await entry('D-2')).toMatchObject({ state: 'submitted', docflowId: 'df-late' });
     const row = JSON.parse((await redis.hget(keys.outcomes('a'), '2'))!) as OutcomeRecord;
@@ -202,13 +227,21 @@ describe('the ledger', () => {
     await feedAt(t, t);
     await ledger.claim(request());
     await redis.set(keys.feedLock, 'me');
-    const item: NewsItem = { token: '1', date: '2026-11-24T02:00:00.000Z', docflow: { docflowId: 'df-first', state: 'queued', requestId: `${BANK}:0:D-1` } };
+    const item: NewsItem = {
+      token: '1',
+      date: '2026-11-24T02:00:00.000Z',
+      docflow: { docflowId: 'df-first', state: 'queued', requestId: `${BANK}:0:D-1` },
+    };
     await storePage(redis, keys, { lockToken: 'me', after: '0', lastToken: '1', readAt: t, items: [item], ledgerMs: LEDGER_MS });
-    const written = await store.record('a', record(1, 'D-1', { outcome: 'failed', errorCode: 'ERR_UNCERTAIN' }), { ledger: { bank: BANK, resubmit: false, keepClaim: true } });
+    const written = await store.record('a', record(1, 'D-1', { outcome: 'failed', errorCode: 'ERR_UNCERTAIN' }), {
+      ledger: { bank: BANK, resubmit: false, keepClaim: true },
+    });
     expect(written).toMatchObject({ kind: 'submitted', own: true, deal: { docflowId: 'df-first' }, via: 'feed' });
     expect(await redis.hexists(keys.outcomes('a'), '1')).toBe(0);
     // The row then records that docflow: written, whatever the options of the try before.
-    const own = await store.record('a', record(1, 'D-1', { docflowId: 'df-first' }), { ledger: { bank: BANK, resubmit: false, keepClaim: true, via: 'feed' } });
+    const own = await store.record('a', record(1, 'D-1', { docflowId: 'df-first' }), {
+      ledger: { bank: BANK, resubmit: false, keepClaim: true, via: 'feed' },
+    });
     expect(own).toEqual({ kind: 'written' });
     expect(JSON.parse((await redis.hget(keys.outcomes('a'), '1'))!)).toMatchObject({ outcome: 'queued', docflowId: 'df-first' });
   });
@@ -220,16 +253,36 @@ describe('the ledger', () => {
     await ledger.claim(request());
     await ledger.settle(BANK, 'D-1', `${BANK}:0:D-1`, 'a', 1, 'run-1', 'uncertain');
     await redis.set(keys.feedLock, 'me');
-    const item = (token: string, requestId: string, docflowId: string): NewsItem => ({ token, date: '2026-11-24T01:00:00.000Z', docflow: { docflowId, state: 'suspended', requestId } });
-    const page = { lockToken: 'me', after: '0', lastToken: '2', readAt: t + 1000, items: [item('1', `${BANK}:0:D-1`, 'df-9'), item('2', 'someone-else', 'df-x')], ledgerMs: LEDGER_MS };
+    const item = (token: string, requestId: string, docflowId: string): NewsItem => ({
+      token,
+      date: '2026-11-24T01:00:00.000Z',
+      docflow: { docflowId, state: 'suspended', requestId },
+    });
+    const page = {
+      lockToken: 'me',
+      after: '0',
+      lastToken: '2',
+      readAt: t + 1000,
+      items: [item('1', `${BANK}:0:D-1`, 'df-9'), item('2', 'someone-else', 'df-x')],
+      ledgerMs: LEDGER_MS,
+    };
     expect(await storePage(redis, keys, { ...page, lockToken: 'not-me' })).toEqual({ kind: 'lost' });
     expect(await storePage(redis, keys, { ...page, after: '7' })).toEqual({ kind: 'moved' });
     // The first page with items sets the page size seen; as large as that, it may have been cut short.
     expect(await storePage(redis, keys, page)).toEqual({ kind: 'stored', resolved: 1, unknown: 1, conflicts: [], complete: false });
     expect(await entry()).toMatchObject({ state: 'submitted', docflowId: 'df-9', outcome: 'suspended', via: 'feed' });
-    expect(await redis.hmget(keys.feed, 'cursor', 'coveredAt', 'items', 'resolved', 'unknown', 'pageMax')).toEqual(['2', String(t), '2', '1', '1', '2']);
+    expect(await redis.hmget(keys.feed, 'cursor', 'coveredAt', 'items', 'resolved', 'unknown', 'pageMax')).toEqual([
+      '2',
+      String(t),
+      '2',
+      '1',
+      '1',
+      '2',
+    ]);
     // A smaller page (a busy feed that is not behind) or an empty one says how far the feed is complete.
-    expect(await storePage(redis, keys, { ...page, after: '2', lastToken: '3', items: [item('3', 'someone-else', 'df-y')], readAt: t + 3000 })).toMatchObject({ complete: true });
+    expect(
+      await storePage(redis, keys, { ...page, after: '2', lastToken: '3', items: [item('3', 'someone-else', 'df-y')], readAt: t + 3000 }),
+    ).toMatchObject({ complete: true });
     expect(await redis.hget(keys.feed, 'coveredAt')).toBe(String(t + 3000));
     await storePage(redis, keys, { ...page, after: '3', lastToken: '3', items: [], readAt: t + 5000 });
     expect(await redis.hget(keys.feed, 'coveredAt')).toBe(String(t + 5000));
@@ -241,14 +294,23 @@ describe('the ledger', () => {
     const t = await now();
     await feedAt(t, t);
     await redis.set(keys.feedLock, 'me');
-    const item: NewsItem = { token: '1', date: '2026-11-24T01:00:00.000Z', docflow: { docflowId: 'df-lost', state: 'queued', requestId: `${BANK}:0:D-7` } };
-    expect(await storePage(redis, keys, { lockToken: 'me', after: '0', lastToken: '1', readAt: t, items: [item], ledgerMs: LEDGER_MS })).toMatchObject({ resolved: 1, unknown: 0 });
+    const item: NewsItem = {
+      token: '1',
+      date: '2026-11-24T01:00:00.000Z',
+      docflow: { docflowId: 'df-lost', state: 'queued', requestId: `${BANK}:0:D-7` },
+    };
+    expect(
+      await storePage(redis, keys, { lockToken: 'me', after: '0', lastToken: '1', readAt: t, items: [item], ledgerMs: LEDGER_MS }),
+    ).toMatchObject({ resolved: 1, unknown: 0 });
     expect(await ledger.claim(request({ dealId: 'D-7', batch: 'c', row: 4 }))).toMatchObject({ kind: 'own', docflowId: 'df-lost' });
     // Taken: another row now sees it as another row's.
-    expect(await ledger.claim(request({ dealId: 'D-7', batch: 'd', row: 1 }))).toMatchObject({ kind: 'elsewhere', deal: { docflowId: 'df-lost', batch: 'c', row: 4 } });
+    expect(await ledger.claim(request({ dealId: 'D-7', batch: 'd', row: 1 }))).toMatchObject({
+      kind: 'elsewhere',
+      deal: { docflowId: 'df-lost', batch: 'c', row: 4 },
+    });
   });
 
-  it('writes a job\'s data only while the writer holds the job\'s lock', async () => {
+  it("writes a job's data only while the writer holds the job's lock", async () => {
     const job = `${keys.bullPrefix}:deals:a.RC0x`;
     await redis.hset(job, 'data', '{"deal":"x"}');
     await redis.set(`${job}:lock`, 'the-worker-that-has-it');
@@ -258,7 +320,7 @@ describe('the ledger', () => {
     expect(await redis.hget(job, 'data')).toBe('{"batch":"a"}');
   });
 
-  it('gives the outcomes hash its batch\'s expiry, read from Redis at each write, and never shortens it', async () => {
+  it("gives the outcomes hash its batch's expiry, read from Redis at each write, and never shortens it", async () => {
     const store = createOutcomeStore(redis, keys);
     const batches = createBatchStore(redis, keys);
     await redis.hset(keys.batch('a'), 'id', 'a');

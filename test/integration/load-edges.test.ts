@@ -17,13 +17,17 @@ import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 
 const PROFILE = 'samples/bank-profile.json';
 /** One CSV cell as csv-stringify writes it. */
-const quoted = (cell: string): string => csvText([[cell]], { header: [] }).replace(/^\n/, '').replace(/\n$/, '');
+const quoted = (cell: string): string =>
+  csvText([[cell]], { header: [] })
+    .replace(/^\n/, '')
+    .replace(/\n$/, '');
 
 describe('inputs that must not slip through or crash the loader', () => {
   const prefix = uniquePrefix('edges');
   const env = { REDIS_URL, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent' };
   let dir: string;
-  const load = (file: string, ...extra: string[]) => runCli(['load', file, '--profile', PROFILE, '--rejects', join(dir, 'rejects.csv'), ...extra], env);
+  const load = (file: string, ...extra: string[]) =>
+    runCli(['load', file, '--profile', PROFILE, '--rejects', join(dir, 'rejects.csv'), ...extra], env);
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'realty-edges-'));
@@ -130,7 +134,8 @@ describe('a load that cannot be read to its end, with workers running', () => {
 
     const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
     const keys = createKeys(prefix);
-    const worker = createDealWorker({ processor: createDealProcessor,
+    const worker = createDealWorker({
+      processor: createDealProcessor,
       connection: redis,
       keys,
       apiUrl: sandbox.url,
@@ -142,7 +147,11 @@ describe('a load that cannot be read to its end, with workers running', () => {
       logger: createLogger({ level: 'silent' }),
     });
     try {
-      const result = await runCli(['load', file, '--profile', PROFILE, '--batch', 'broken', '--rejects', join(dir, 'r.csv')], { REDIS_URL, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent' });
+      const result = await runCli(['load', file, '--profile', PROFILE, '--batch', 'broken', '--rejects', join(dir, 'r.csv')], {
+        REDIS_URL,
+        REALTY_PREFIX: prefix,
+        LOG_LEVEL: 'silent',
+      });
       expect(result.code).toBe(1);
       expect(result.stderr).toMatch(/cannot be read as CSV near line \d+/);
       // Give the workers time to have taken anything they could.
@@ -151,7 +160,11 @@ describe('a load that cannot be read to its end, with workers running', () => {
       const left = await redis.keys(`${keys.bullPrefix}:${keys.queueName}:broken.*`);
       expect(left.filter((k) => !k.endsWith(':logs'))).toEqual([]);
       expect(await redis.hget(keys.batch('broken'), 'state')).toBe('failed');
-      const status = await runCli(['results', 'broken', '--out', join(dir, 'x.csv')], { REDIS_URL, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent' });
+      const status = await runCli(['results', 'broken', '--out', join(dir, 'x.csv')], {
+        REDIS_URL,
+        REALTY_PREFIX: prefix,
+        LOG_LEVEL: 'silent',
+      });
       expect(status.code).toBe(1);
       expect(status.stderr).toContain('did not load completely');
     } finally {

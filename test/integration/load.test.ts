@@ -107,14 +107,22 @@ describe('loading the files banks really produce', () => {
     await writeFile(rejectsFile, iconv.encode(stringify(fixedRows, { delimiter: ';', record_delimiter: 'windows' }), 'win1251'));
 
     const again = await load(rejectsFile, 'rejects-2', { rejects: join(dir, 'refused-again.csv') });
-    expect({ read: again.read, valid: again.valid, invalid: again.invalid, unknown: again.unknownColumns }).toEqual({ read: 3, valid: 3, invalid: 0, unknown: [] });
+    expect({ read: again.read, valid: again.valid, invalid: again.invalid, unknown: again.unknownColumns }).toEqual({
+      read: 3,
+      valid: 3,
+      invalid: 0,
+      unknown: [],
+    });
     expect(again.rejectsFile).toBeUndefined();
   });
 
   it('writes refused JSON Lines records back as JSON Lines with an errors field', async () => {
     const rejectsFile = join(dir, 'refused.jsonl');
     await load(fixtures.find((f) => f.name === 'blank-line.jsonl')!.file, 'rejects-jsonl', { rejects: rejectsFile, dryRun: true });
-    const lines = readFileSync(rejectsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, string>);
+    const lines = readFileSync(rejectsFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, string>);
     expect(lines.map((l) => l.dealId)).toEqual(['NSK-2026-000127', 'SPB-2026-010079', 'MSK-2026-004511']);
     expect(lines[2]!.errors).toBe('dealId: repeats the dealId of row 2');
   });
@@ -140,7 +148,11 @@ describe('loading the files banks really produce', () => {
     });
     await writeFile(big, csvText(rows));
     const env = { REDIS_URL, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent' };
-    const child = spawn(process.execPath, [CLI, 'load', big, '--profile', 'samples/bank-profile.json', '--batch', 'killed', '--rejects', join(dir, 'killed.rejects.csv')], { cwd: ROOT, env: { ...process.env, ...env }, stdio: 'ignore' });
+    const child = spawn(
+      process.execPath,
+      [CLI, 'load', big, '--profile', 'samples/bank-profile.json', '--batch', 'killed', '--rejects', join(dir, 'killed.rejects.csv')],
+      { cwd: ROOT, env: { ...process.env, ...env }, stdio: 'ignore' },
+    );
     const exited = new Promise((resolve) => child.once('exit', resolve));
     const jobKeys = () => redis.keys(`${keys.bullPrefix}:${keys.queueName}:killed.*`);
     try {
@@ -164,14 +176,22 @@ describe('loading the files banks really produce', () => {
     const own = createKeys(ownPrefix);
     const file = join(dir, 'stale.csv');
     await writeFile(file, csvText(ROWS));
-    const loadOwn = () => loadBatch({ file, batch: 'stale', profile, redis, keys: own, logger: silent, rejects: join(dir, 'stale.rejects') });
+    const loadOwn = () =>
+      loadBatch({ file, batch: 'stale', profile, redis, keys: own, logger: silent, rejects: join(dir, 'stale.rejects') });
     try {
       expect(await loadOwn()).toMatchObject({ enqueued: SAMPLE_READ - SAMPLE_INVALID });
       // Every job ends (failed, kept 30 days by BullMQ) ...
-      const worker = new Worker(own.queueName, () => Promise.reject(new UnrecoverableError('ended')), { connection: redis.duplicate(), prefix: own.bullPrefix });
+      const worker = new Worker(own.queueName, () => Promise.reject(new UnrecoverableError('ended')), {
+        connection: redis.duplicate(),
+        prefix: own.bullPrefix,
+      });
       const queue = new Queue<DealJobData>(own.queueName, { connection: redis, prefix: own.bullPrefix });
       // No deadline but the test's own (vitest.config.ts).
-      await waitFor(async () => (await queue.getFailedCount()) >= SAMPLE_READ - SAMPLE_INVALID, { timeoutMs: 30_000, intervalMs: 20, what: 'every job failed' });
+      await waitFor(async () => (await queue.getFailedCount()) >= SAMPLE_READ - SAMPLE_INVALID, {
+        timeoutMs: 30_000,
+        intervalMs: 20,
+        what: 'every job failed',
+      });
       await worker.close();
       // ... and the batch's own keys expire (30 days) before BullMQ gets round to removing them.
       await redis.del(own.batch('stale'), own.outcomes('stale'), own.rows('stale'));
@@ -186,7 +206,7 @@ describe('loading the files banks really produce', () => {
     }
   });
 
-  it('renames a bank\'s own headers with --mapping, fills defaults, and lists unknown columns once', async () => {
+  it("renames a bank's own headers with --mapping, fills defaults, and lists unknown columns once", async () => {
     const renamed = HEADER.map((h) => (h === 'dealId' ? 'Номер сделки' : h === 'cadastralNumber' ? 'Кадастровый номер' : h));
     const header = [...renamed, 'Менеджер'];
     const rows = ROWS.map((r) => [...r, 'Иванова']);
@@ -195,7 +215,10 @@ describe('loading the files banks really produce', () => {
     const file = join(dir, 'mapped.csv');
     await writeFile(file, csvText(rows, { header }));
     const mappingFile = join(dir, 'map.json');
-    await writeFile(mappingFile, JSON.stringify({ columns: { 'Номер сделки': 'dealId', ' кадастровый НОМЕР ': 'cadastralNumber' }, defaults: { areaUnit: 'кв.м' } }));
+    await writeFile(
+      mappingFile,
+      JSON.stringify({ columns: { 'Номер сделки': 'dealId', ' кадастровый НОМЕР ': 'cadastralNumber' }, defaults: { areaUnit: 'кв.м' } }),
+    );
     const { loadMapping } = await import('../../src/input/mapping.js');
     const summary = await load(file, 'mapped', { mapping: await loadMapping(mappingFile) });
     expect(summary).toMatchObject({ read: SAMPLE_READ, valid: SAMPLE_READ - SAMPLE_INVALID, unknownColumns: ['Менеджер'] });
@@ -213,7 +236,21 @@ describe('realty-batch load from the command line', () => {
   it('--dry-run --json prints the summary as one JSON object, enqueues nothing and exits 3 for invalid rows', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'realty-dry-'));
     try {
-      const result = await runCli(['load', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--batch', 'dry', '--dry-run', '--json', '--rejects', join(dir, 'r.csv')], env);
+      const result = await runCli(
+        [
+          'load',
+          'samples/deals.csv',
+          '--profile',
+          'samples/bank-profile.json',
+          '--batch',
+          'dry',
+          '--dry-run',
+          '--json',
+          '--rejects',
+          join(dir, 'r.csv'),
+        ],
+        env,
+      );
       expect(result.code).toBe(3);
       const summary = JSON.parse(result.stdout) as Record<string, unknown>;
       expect(summary).toMatchObject({ read: 24, valid: 21, invalid: 3, enqueued: 0, alreadyEnqueued: 0, dryRun: true });
@@ -229,7 +266,10 @@ describe('realty-batch load from the command line', () => {
   it('stops before enqueueing anything when the profile is bad, listing every problem', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'realty-profile-'));
     try {
-      const bad = JSON.parse(readFileSync(join(ROOT, 'samples/bank-profile.json'), 'utf8')) as { organization: { inn: string }; representative: { person: { snils: string } } };
+      const bad = JSON.parse(readFileSync(join(ROOT, 'samples/bank-profile.json'), 'utf8')) as {
+        organization: { inn: string };
+        representative: { person: { snils: string } };
+      };
       // The last digit is the checksum: one more makes it wrong.
       bad.organization.inn = bad.organization.inn.slice(0, 9) + String((Number(bad.organization.inn[9]) + 1) % 10);
       bad.representative.person.snils = '111-111-111 11';
@@ -249,7 +289,10 @@ describe('realty-batch load from the command line', () => {
   });
 
   it('refuses an unknown --encoding as wrong usage (exit 2)', async () => {
-    const result = await runCli(['load', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--encoding', 'latin1', '--dry-run'], env);
+    const result = await runCli(
+      ['load', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--encoding', 'latin1', '--dry-run'],
+      env,
+    );
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/windows-1251/);
   });

@@ -35,7 +35,11 @@ describe('scripts sent together', () => {
   it('fails only the call whose script fails', async () => {
     const fail = luaScript(`if ARGV[1] == 'bad' then return redis.error_reply('refused') end return ARGV[1]`);
     const run = createScriptBatcher(redis);
-    const [good, bad, other] = await Promise.allSettled([run(fail, [key('x')], ['ok']), run(fail, [key('x')], ['bad']), run(fail, [key('x')], ['fine'])]);
+    const [good, bad, other] = await Promise.allSettled([
+      run(fail, [key('x')], ['ok']),
+      run(fail, [key('x')], ['bad']),
+      run(fail, [key('x')], ['fine']),
+    ]);
     expect(good).toEqual({ status: 'fulfilled', value: 'ok' });
     expect(bad.status).toBe('rejected');
     expect((bad as PromiseRejectedResult).reason).toBeInstanceOf(Error);

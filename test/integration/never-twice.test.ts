@@ -86,7 +86,15 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     return { result, rows: parse(readFileSync(out), { columns: true }) as Array<Record<string, string>> };
   };
   const worker = () => {
-    const w = createDealWorker({ processor: createDealProcessor, connection: redis, keys, apiUrl: sandbox.url, sessionId: SESSION, logger: quiet, ...FAST });
+    const w = createDealWorker({
+      processor: createDealProcessor,
+      connection: redis,
+      keys,
+      apiUrl: sandbox.url,
+      sessionId: SESSION,
+      logger: quiet,
+      ...FAST,
+    });
     workers.push(w);
     return w;
   };
@@ -136,12 +144,24 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     await start();
     const file = await fileOf('flip', [MSK]);
     await loadBatch({ file, batch: 'flip', profile, redis, keys, logger: quiet, rejects: join(dir, 'flip.rejects.csv') });
-    const again = loadBatch({ file, batch: 'flip', profile, redis, keys, logger: quiet, resubmit: true, rejects: join(dir, 'flip.rejects.csv') });
+    const again = loadBatch({
+      file,
+      batch: 'flip',
+      profile,
+      redis,
+      keys,
+      logger: quiet,
+      resubmit: true,
+      rejects: join(dir, 'flip.rejects.csv'),
+    });
     await expect(again).rejects.toThrow(UsageError);
     await expect(again).rejects.toThrow(/was loaded without --resubmit/);
     expect(await redis.hget(keys.batch('flip'), 'resubmit')).toBe('0');
     // The command line says it in one sentence, exit 2.
-    const cli = await runCli(['load', file, '--profile', 'samples/bank-profile.json', '--batch', 'flip', '--resubmit', '--rejects', join(dir, 'x.csv')], { REDIS_URL, REALTY_PREFIX: prefix });
+    const cli = await runCli(
+      ['load', file, '--profile', 'samples/bank-profile.json', '--batch', 'flip', '--resubmit', '--rejects', join(dir, 'x.csv')],
+      { REDIS_URL, REALTY_PREFIX: prefix },
+    );
     expect(cli.code).toBe(2);
     expect(cli.stderr.trim().split('\n')).toHaveLength(1);
   });
@@ -152,7 +172,9 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     expect(first.rows.map((r) => r.outcome)).toEqual(['queued', 'queued']);
     const calls = sandbox.stats().docflowCalls['200'];
     // The batch's keys and its jobs are gone (expired); the ledger is not.
-    const gone = (await redis.keys(`{${prefix}}:*`)).filter((k) => !k.startsWith(`{${prefix}}:ledger:`) && !k.startsWith(`{${prefix}}:feed`));
+    const gone = (await redis.keys(`{${prefix}}:*`)).filter(
+      (k) => !k.startsWith(`{${prefix}}:ledger:`) && !k.startsWith(`{${prefix}}:feed`),
+    );
     await redis.del(...gone);
     const again = await run('night', [MSK, SPB]);
     expect(again.result.load).toMatchObject({ enqueued: 0, alreadySubmitted: 2 });
@@ -164,10 +186,22 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
   it('3. sends a deal that two batches hold at the same time once: the other row gets its docflow as already_submitted', async () => {
     // Slow answers, so that both rows are between their lookup and their docflow together.
     await start({ latencyMs: 300 });
-    for (const batch of ['left', 'right']) await loadBatch({ file: await fileOf(batch, [MSK, SPB]), batch, profile, redis, keys, logger: quiet, rejects: join(dir, `${batch}.rejects.csv`) });
+    for (const batch of ['left', 'right'])
+      await loadBatch({
+        file: await fileOf(batch, [MSK, SPB]),
+        batch,
+        profile,
+        redis,
+        keys,
+        logger: quiet,
+        rejects: join(dir, `${batch}.rejects.csv`),
+      });
     worker();
     worker();
-    await waitFor(async () => (await redis.hlen(keys.outcomes('left'))) + (await redis.hlen(keys.outcomes('right'))) === 4, { ...POLL, what: 'four outcomes' });
+    await waitFor(async () => (await redis.hlen(keys.outcomes('left'))) + (await redis.hlen(keys.outcomes('right'))) === 4, {
+      ...POLL,
+      what: 'four outcomes',
+    });
     for (const [n, dealId] of [MSK, SPB].entries()) {
       const pair = [await outcomeOf('left', n + 1), await outcomeOf('right', n + 1)];
       expect(pair.map((o) => o!.outcome).sort()).toEqual(['already_submitted', 'queued']);
@@ -254,7 +288,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     expect(sandbox.stats().requestIdsWithSeveralDocflows).toBe(0);
   });
 
-  it('5. keeps a batch\'s outcomes as long as a later load says, even when written by a worker that started before it', async () => {
+  it("5. keeps a batch's outcomes as long as a later load says, even when written by a worker that started before it", async () => {
     await start({ egronRegions: ['Москва'] });
     const w = worker();
     const file = await fileOf('long', [MSK, SPB]);
@@ -262,12 +296,22 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     await waitFor(async () => (await redis.hlen(keys.outcomes('long'))) === 2, { ...POLL, what: 'both outcomes' });
     expect(await redis.pttl(keys.outcomes('long'))).toBeLessThanOrEqual(DAY);
     // Loaded again with a longer retention while the same worker runs; then a row finishes again.
-    await loadBatch({ file, batch: 'long', profile, redis, keys, logger: quiet, retentionMs: 3 * DAY, rejects: join(dir, 'long.rejects.csv') });
+    await loadBatch({
+      file,
+      batch: 'long',
+      profile,
+      redis,
+      keys,
+      logger: quiet,
+      retentionMs: 3 * DAY,
+      rejects: join(dir, 'long.rejects.csv'),
+    });
     sandbox.configure({ egronRegions: [] });
     await retryBatch({ redis, keys, batch: 'long', outcomes: ['unavailable'], logger: quiet });
     await waitFor(async () => (await outcomeOf('long', 1))?.outcome === 'queued', { ...POLL, what: 'the retried row' });
     expect(w.worker.isRunning()).toBe(true);
-    for (const key of [keys.outcomes('long'), keys.rows('long'), keys.batch('long')]) expect(await redis.pttl(key)).toBeGreaterThan(3 * DAY - 60_000);
+    for (const key of [keys.outcomes('long'), keys.rows('long'), keys.batch('long')])
+      expect(await redis.pttl(key)).toBeGreaterThan(3 * DAY - 60_000);
   });
 
   describe('7. no row without a job or an outcome', () => {
@@ -283,7 +327,12 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       // A job BullMQ failed (its worker died before writing the row's outcome) is no better.
       const failed = dealJobId('holes', BY_SUGGEST);
       const bull = `${keys.bullPrefix}:${keys.queueName}`;
-      await redis.multi().lrem(`${bull}:wait`, 0, failed).zadd(`${bull}:failed`, Date.now(), failed).hset(`${bull}:${failed}`, 'finishedOn', Date.now(), 'failedReason', 'job stalled more than allowable limit').exec();
+      await redis
+        .multi()
+        .lrem(`${bull}:wait`, 0, failed)
+        .zadd(`${bull}:failed`, Date.now(), failed)
+        .hset(`${bull}:${failed}`, 'finishedOn', Date.now(), 'failedReason', 'job stalled more than allowable limit')
+        .exec();
       expect(await batchStatus(redis, keys, 'holes')).toMatchObject({ missing: 2, missingRows: [2, 3] });
       const summary = await retryBatch({ redis, keys, batch: 'holes', outcomes: [], missing: true, logger: quiet });
       expect(summary).toMatchObject({ missing: 2, requeued: 2 });
@@ -293,18 +342,21 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       expect([(await outcomeOf('holes', 2))!.outcome, (await outcomeOf('holes', 3))!.outcome]).toEqual(['queued', 'queued']);
     });
 
-    it('stops run with exit 1 and the rows named, instead of waiting for ever, when a row\'s job is removed', async () => {
+    it("stops run with exit 1 and the rows named, instead of waiting for ever, when a row's job is removed", async () => {
       await start({ latencyMs: 400 });
       const running = run('gone', [MSK, SPB, BY_SUGGEST], { concurrency: 1, stallMs: 500 });
       // The third row waits behind the others: its job is removed from outside.
-      await waitFor(async () => (await redis.exists(`${keys.bullPrefix}:${keys.queueName}:${dealJobId('gone', BY_SUGGEST)}`)) === 1, { ...POLL, what: 'the jobs' });
+      await waitFor(async () => (await redis.exists(`${keys.bullPrefix}:${keys.queueName}:${dealJobId('gone', BY_SUGGEST)}`)) === 1, {
+        ...POLL,
+        what: 'the jobs',
+      });
       await removeJob('gone', BY_SUGGEST);
       const { result, rows } = await running;
       expect(result).toMatchObject({ stoppedBecause: 'missing', exitCode: 1, missing: { count: 1, rows: [3] } });
       expect(rows.map((r) => r.outcome)).toEqual(['queued', 'queued', 'pending']);
     });
 
-    it('records a job BullMQ failed by itself, with its batch\'s expiry, as ERR_UNCERTAIN when its call may have made a docflow', async () => {
+    it("records a job BullMQ failed by itself, with its batch's expiry, as ERR_UNCERTAIN when its call may have made a docflow", async () => {
       await start();
       const file = await fileOf('net', [MSK]);
       await loadBatch({ file, batch: 'net', profile, redis, keys, logger: quiet, rejects: join(dir, 'net.rejects.csv') });
@@ -316,7 +368,16 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       // Its try was written ahead, then its worker died mid-call, again and again: BullMQ fails the job.
       const ledger = createLedger(redis, keys, { timeoutMs: 2000, feedLagMs: 300, ledgerMs: DAY });
       const job = (await Job.fromId<DealJobData>(w.queue, dealJobId('net', MSK)))!;
-      const claim = await ledger.claim({ bank: profile.organization.inn, dealId: MSK, batch: 'net', row: 1, job: `${keys.bullPrefix}:${keys.queueName}:${job.id}`, resubmit: false, mode: 'send', nonce: 'the-dead-run' });
+      const claim = await ledger.claim({
+        bank: profile.organization.inn,
+        dealId: MSK,
+        batch: 'net',
+        row: 1,
+        job: `${keys.bullPrefix}:${keys.queueName}:${job.id}`,
+        resubmit: false,
+        mode: 'send',
+        nonce: 'the-dead-run',
+      });
       expect(claim.kind).toBe('send');
       await redis.hset(keys.batch('net'), 'state', 'loaded');
       job.finishedOn = Date.now();
@@ -334,7 +395,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     });
   });
 
-  describe('Redis\' eviction policy', () => {
+  describe("Redis' eviction policy", () => {
     let child: ChildProcess | undefined;
     afterEach(() => {
       child?.kill('SIGKILL');
@@ -342,7 +403,11 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
 
     it('refuses load, run and work on a Redis that evicts keys when full, naming the setting', async () => {
       const port = await freePort();
-      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'allkeys-lru'], { stdio: 'ignore' });
+      child = spawn(
+        'redis-server',
+        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'allkeys-lru'],
+        { stdio: 'ignore' },
+      );
       await waitForPing(port);
       await start();
       const env = { REDIS_URL: `redis://127.0.0.1:${port}`, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: SESSION };

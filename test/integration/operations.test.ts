@@ -33,11 +33,30 @@ describe('operations: results, attention file, retry, status', () => {
     const work = () => {
       // A killed worker's calls in flight are reconciled with the news feed: after their
       // timeout and the feed's lag, both short here.
-      const child = spawn(process.execPath, [CLI, 'work', '--attempts', '3', '--backoff-ms', '50', '--lock-ms', '1500', '--concurrency', '8', '--timeout-ms', '2000', '--feed-lag-ms', '500'], {
-        cwd: ROOT,
-        env: { ...process.env, ...env },
-        stdio: 'ignore',
-      });
+      const child = spawn(
+        process.execPath,
+        [
+          CLI,
+          'work',
+          '--attempts',
+          '3',
+          '--backoff-ms',
+          '50',
+          '--lock-ms',
+          '1500',
+          '--concurrency',
+          '8',
+          '--timeout-ms',
+          '2000',
+          '--feed-lag-ms',
+          '500',
+        ],
+        {
+          cwd: ROOT,
+          env: { ...process.env, ...env },
+          stdio: 'ignore',
+        },
+      );
       workers.push(child);
       return child;
     };
@@ -53,7 +72,23 @@ describe('operations: results, attention file, retry, status', () => {
   };
   const POLL = { timeoutMs: 45_000, intervalMs: 50 };
   const run = (cli: (a: string[]) => ReturnType<typeof runCli>, file: string, batch: string, extra: string[] = []) =>
-    cli(['run', file, '--profile', 'samples/bank-profile.json', '--batch', batch, '--out', join(dir, `${batch}.csv`), '--rejects', join(dir, `${batch}.rejects.csv`), '--attempts', '3', '--backoff-ms', '50', ...extra]);
+    cli([
+      'run',
+      file,
+      '--profile',
+      'samples/bank-profile.json',
+      '--batch',
+      batch,
+      '--out',
+      join(dir, `${batch}.csv`),
+      '--rejects',
+      join(dir, `${batch}.rejects.csv`),
+      '--attempts',
+      '3',
+      '--backoff-ms',
+      '50',
+      ...extra,
+    ]);
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'realty-ops-'));
@@ -73,7 +108,20 @@ describe('operations: results, attention file, retry, status', () => {
 
     const rough = await setUp('rough');
     rough.sandbox.configure({ latencyMs: 300 });
-    expect((await rough.cli(['load', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--batch', 'rough', '--rejects', join(dir, 'r.csv')])).code).toBe(3);
+    expect(
+      (
+        await rough.cli([
+          'load',
+          'samples/deals.csv',
+          '--profile',
+          'samples/bank-profile.json',
+          '--batch',
+          'rough',
+          '--rejects',
+          join(dir, 'r.csv'),
+        ])
+      ).code,
+    ).toBe(3);
     const first = rough.work();
     await waitFor(async () => (await rough.outcomes('rough')) > 5, { ...POLL, what: 'some outcomes' });
     first.kill('SIGKILL');
@@ -83,7 +131,10 @@ describe('operations: results, attention file, retry, status', () => {
     expect(regenerated.code).toBe(3);
 
     // A row whose answer the kill lost says its docflow was found in the news feed.
-    const comparable = (rows: Row[]) => rows.map(({ docflowId: _d, finishedAt: _f, ...rest }) => (rest.outcome === 'queued' || rest.outcome === 'suspended' ? { ...rest, errorMessage: '' } : rest));
+    const comparable = (rows: Row[]) =>
+      rows.map(({ docflowId: _d, finishedAt: _f, ...rest }) =>
+        rest.outcome === 'queued' || rest.outcome === 'suspended' ? { ...rest, errorMessage: '' } : rest,
+      );
     expect(comparable(readCsv(join(dir, 'rough.csv')))).toEqual(comparable(readCsv(join(dir, 'calm.csv'))));
     expect(rough.sandbox.stats().docflowsCreated).toBe(calm.sandbox.stats().docflowsCreated);
   });
@@ -115,7 +166,12 @@ describe('operations: results, attention file, retry, status', () => {
     expect(ops.sandbox.stats().repeatedRequestIds).toBe(0);
 
     const status = await ops.cli(['status', 'night', '--json']);
-    expect(JSON.parse(status.stdout)).toMatchObject({ batch: 'night', total: 24, done: true, outcomes: { queued: 14, suspended: 4, invalid: 3, ambiguous: 2, not_found: 1 } });
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      batch: 'night',
+      total: 24,
+      done: true,
+      outcomes: { queued: 14, suspended: 4, invalid: 3, ambiguous: 2, not_found: 1 },
+    });
   });
 
   it('writes an attention file that, fixed and loaded as it is, runs: the ambiguous row ends queued without suggest', async () => {
@@ -124,7 +180,15 @@ describe('operations: results, attention file, retry, status', () => {
     const first = await run(ops.cli, 'samples/deals.csv', 'day1', ['--attention', attentionFile]);
     expect(first.stdout).toContain('attention: ');
     const rows = readCsv(attentionFile);
-    expect(rows.map((r) => r.outcome).sort()).toEqual(['ambiguous', 'ambiguous', 'invalid', 'invalid', 'invalid', 'not_found', 'unavailable']);
+    expect(rows.map((r) => r.outcome).sort()).toEqual([
+      'ambiguous',
+      'ambiguous',
+      'invalid',
+      'invalid',
+      'invalid',
+      'not_found',
+      'unavailable',
+    ]);
     const ambiguous = rows.find((r) => r.dealId === 'EKB-2026-000315')!;
     const [pick] = /\d{2}:\d{2}:\d{6,7}:\d+/.exec(ambiguous.hint!)!;
     expect(ambiguous.hint).toMatch(/^put one of \d{2}:\d{2}:\d{6,7}:\d+, \d{2}:\d{2}:\d{6,7}:\d+ in cadastralNumber$/);

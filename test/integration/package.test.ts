@@ -30,17 +30,37 @@ describe('the npm package', () => {
     packed = (JSON.parse(out) as Packed[])[0]!;
     const prefix = join(dir, 'prefix');
     // Its dependencies come from the npm registry (or npm's cache), as for any user.
-    execFileSync('npm', ['install', '--global', '--prefix', prefix, '--no-audit', '--no-fund', '--loglevel', 'error', join(dir, packed.filename)], { encoding: 'utf8', stdio: 'pipe' });
+    execFileSync(
+      'npm',
+      ['install', '--global', '--prefix', prefix, '--no-audit', '--no-fund', '--loglevel', 'error', join(dir, packed.filename)],
+      { encoding: 'utf8', stdio: 'pipe' },
+    );
     bin = join(prefix, 'bin', 'realty-batch');
   }, 180_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('holds the built CLI, the samples the demo and the sandbox read, and the docs; no sources, tests or bench', () => {
     const paths = packed.files.map((f) => f.path);
-    for (const needed of ['package.json', 'README.md', 'dist/src/cli/main.js', 'dist/jobs/deal.js', 'samples/deals.csv', 'samples/bank-profile.json', 'samples/registry.json', 'docs/input-format.md']) {
+    for (const needed of [
+      'package.json',
+      'README.md',
+      'dist/src/cli/main.js',
+      'dist/jobs/deal.js',
+      'samples/deals.csv',
+      'samples/bank-profile.json',
+      'samples/registry.json',
+      'docs/input-format.md',
+    ]) {
       expect(paths, needed).toContain(needed);
     }
-    const unwanted = paths.filter((p) => /^(src|jobs|test|bench|scripts)\//.test(p) || p.startsWith('dist/bench/') || p.startsWith('dist/test/') || p.endsWith('.map') || p.endsWith('.ts'));
+    const unwanted = paths.filter(
+      (p) =>
+        /^(src|jobs|test|bench|scripts)\//.test(p) ||
+        p.startsWith('dist/bench/') ||
+        p.startsWith('dist/test/') ||
+        p.endsWith('.map') ||
+        p.endsWith('.ts'),
+    );
     expect(unwanted).toEqual([]);
   });
 
@@ -49,7 +69,8 @@ describe('the npm package', () => {
     expect(execFileSync(bin, ['--version'], { encoding: 'utf8' }).trim()).toBe(version);
     const help = spawnSync(bin, ['--help'], { encoding: 'utf8' });
     expect(help.status).toBe(0);
-    for (const command of ['run', 'load', 'work', 'status', 'results', 'retry', 'schedule', 'dashboard', 'sandbox']) expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
+    for (const command of ['run', 'load', 'work', 'status', 'results', 'retry', 'schedule', 'dashboard', 'sandbox'])
+      expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
   });
 
   it("starts the installed sandbox, which answers with the package's own registry", async () => {

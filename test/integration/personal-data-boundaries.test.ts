@@ -37,7 +37,16 @@ beforeAll(async () => {
 });
 
 const jobOf = (data: DealJobData, extra: Record<string, unknown> = {}): Job<DealJobData, OutcomeRecord> =>
-  ({ data, id: 'b.1', queueQualifiedName: '{x}:deals', attemptsMade: 0, attemptsStarted: 1, stalledCounter: 0, moveToDelayed: async () => undefined, ...extra }) as unknown as Job<DealJobData, OutcomeRecord>;
+  ({
+    data,
+    id: 'b.1',
+    queueQualifiedName: '{x}:deals',
+    attemptsMade: 0,
+    attemptsStarted: 1,
+    stalledCounter: 0,
+    moveToDelayed: async () => undefined,
+    ...extra,
+  }) as unknown as Job<DealJobData, OutcomeRecord>;
 
 describe('what reaches BullMQ and the log', () => {
   it('masks the persons of the row in any error a run lets through to BullMQ, and keeps its class', async () => {
@@ -71,13 +80,16 @@ describe('what reaches BullMQ and the log', () => {
     let line = '';
     stream.on('data', (d: Buffer) => (line += d.toString()));
     const cause = new ApiHttpError({ status: 400, endpoint: 'docflows', body: { code: 'badSnils49090575213', message: 'СМИРНОВА' } });
-    createLogger({ level: 'debug', destination: stream }).error({ err: new Error('400: badSnils***: ***', { cause }) }, 'a line with an error');
+    createLogger({ level: 'debug', destination: stream }).error(
+      { err: new Error('400: badSnils***: ***', { cause }) },
+      'a line with an error',
+    );
     expect(JSON.parse(line).err).toMatchObject({ type: 'Error', message: '400: badSnils***: ***' });
     expect(line).not.toMatch(/СМИРНОВА|49090575213/);
   });
 });
 
-describe("the net under the processor (a job BullMQ failed by itself)", () => {
+describe('the net under the processor (a job BullMQ failed by itself)', () => {
   const prefix = uniquePrefix('pd-net');
   const keys = createKeys(prefix);
   let redis: Redis;
@@ -91,8 +103,23 @@ describe("the net under the processor (a job BullMQ failed by itself)", () => {
 
   it('records its failure with the persons of the row masked', async () => {
     await createBatchStore(redis, keys).open({ id: 'b', file: 'deals.csv', fingerprint: 'f' }, profile);
-    const worker = createDealWorker({ processor: createDealProcessor, connection: redis, keys, apiUrl: 'http://127.0.0.1:9', sessionId: 's', concurrency: 1, attempts: 1, backoffMs: 50, timeoutMs: 1000, track: false, logger: createLogger({ level: 'silent' }) });
-    const job = jobOf({ batch: 'b', row: 1, dealId: deal.dealId, deal }, { finishedOn: Date.now(), attemptsMade: 1, queueQualifiedName: `${keys.bullPrefix}:deals` });
+    const worker = createDealWorker({
+      processor: createDealProcessor,
+      connection: redis,
+      keys,
+      apiUrl: 'http://127.0.0.1:9',
+      sessionId: 's',
+      concurrency: 1,
+      attempts: 1,
+      backoffMs: 50,
+      timeoutMs: 1000,
+      track: false,
+      logger: createLogger({ level: 'silent' }),
+    });
+    const job = jobOf(
+      { batch: 'b', row: 1, dealId: deal.dealId, deal },
+      { finishedOn: Date.now(), attemptsMade: 1, queueQualifiedName: `${keys.bullPrefix}:deals` },
+    );
     worker.worker.emit('failed', job, new Error(NAMING), 'active');
     await worker.close(1000);
     const record = JSON.parse((await redis.hget(keys.outcomes('b'), '1'))!) as OutcomeRecord;

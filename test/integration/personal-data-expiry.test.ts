@@ -43,7 +43,17 @@ describe('how long a batch keeps its personal data', () => {
     const rows = Array.from({ length: 6 }, (_, i) => ROWS[1]!.map((v, j) => (j === id ? `FAILED-${i}` : v)));
     const file = join(dir, 'broken.csv');
     await writeFile(file, `${csvText(rows)}"never closed,${'x,'.repeat(10)}\n`);
-    const load = loadBatch({ file, batch: 'broken', profile, redis, keys, logger: createLogger({ level: 'silent' }), retentionMs: HOUR, chunkSize: 2, rejects: join(dir, 'r.csv') });
+    const load = loadBatch({
+      file,
+      batch: 'broken',
+      profile,
+      redis,
+      keys,
+      logger: createLogger({ level: 'silent' }),
+      retentionMs: HOUR,
+      chunkSize: 2,
+      rejects: join(dir, 'r.csv'),
+    });
     await expect(load).rejects.toThrow(/cannot be read as CSV/);
 
     const meta = await redis.hgetall(keys.batch('broken'));

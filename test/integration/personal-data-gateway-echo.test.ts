@@ -38,21 +38,41 @@ const MADE = ROWS[0]!;
 /** Every form of the persons' values this test lets the gateway echo, or the input holds. */
 const PERSONAL = [
   'семенова', // the owner, as the input has her (Семёнова) and as the gateway echoes her (СЕМЕНОВА)
-  '490-905-752 13', '490 905 752 13', '49090575213', // her SNILS
-  '23.09.1991', '1991-09-23', // her date of birth
+  '490-905-752 13',
+  '490 905 752 13',
+  '49090575213', // her SNILS
+  '23.09.1991',
+  '1991-09-23', // her date of birth
   'григорьева', // the bank's representative, from the profile
-  '45 07 318264', '4507318264', '318264', // the representative's passport
-  '13840271548', '17.05.1982', '1982-05-17',
-  'кузнецов', '462-398-405 08', '46239840508', '1986-04-12', '50 06 104232', '104232', // the owner of the deal that is made
+  '45 07 318264',
+  '4507318264',
+  '318264', // the representative's passport
+  '13840271548',
+  '17.05.1982',
+  '1982-05-17',
+  'кузнецов',
+  '462-398-405 08',
+  '46239840508',
+  '1986-04-12',
+  '50 06 104232',
+  '104232', // the owner of the deal that is made
 ];
 const fold = (text: string): string => text.toLowerCase().replace(/ё/g, 'е');
 /** A number is found only whole (not inside a stream id or a timestamp). */
-const NEEDLES = PERSONAL.map((v) => ({ v, re: new RegExp(`${/^\d/.test(v) ? '(?<!\\d)' : ''}${v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}${/\d$/.test(v) ? '(?!\\d)' : ''}`) }));
+const NEEDLES = PERSONAL.map((v) => ({
+  v,
+  re: new RegExp(`${/^\d/.test(v) ? '(?<!\\d)' : ''}${v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}${/\d$/.test(v) ? '(?!\\d)' : ''}`),
+}));
 const leaks = (text: string): string[] => NEEDLES.filter((n) => n.re.test(fold(text))).map((n) => n.v);
 
 const ddmmyyyy = (iso: string): string => iso.split('-').reverse().join('.');
 /** The Error object a gateway that repeats its input would send. */
-function echo(body: { options: { whoseRightRestricted: { individualOwnership: { owner: { person: Person } } }; whoUseRestriction: { encumbrancer: Array<{ representative: { person: Person } }> } } }) {
+function echo(body: {
+  options: {
+    whoseRightRestricted: { individualOwnership: { owner: { person: Person } } };
+    whoUseRestriction: { encumbrancer: Array<{ representative: { person: Person } }> };
+  };
+}) {
   const owner = body.options.whoseRightRestricted.individualOwnership.owner.person;
   const rep = body.options.whoUseRestriction.encumbrancer[0]!.representative.person;
   const s = owner.snils.replace(/\D/g, '');
@@ -61,7 +81,13 @@ function echo(body: { options: { whoseRightRestricted: { individualOwnership: { 
     code: `badSnils${s}`,
     message: `${owner.surname.toUpperCase().replace(/Ё/g, 'Е')}: СНИЛС ${s.slice(0, 3)}-${s.slice(3, 6)}-${s.slice(6, 9)} ${s.slice(9)} не совпадает; дата рождения ${ddmmyyyy(owner.dateBirth)}`,
     target: 'options.whoseRightRestricted',
-    errors: [{ code: 'passport', message: `паспорт представителя ${rep.surname} ${doc.series!.slice(0, 2)} ${doc.series!.slice(2)} ${doc.number} (${rep.dateBirth})`, target: 'options.whoUseRestriction' }],
+    errors: [
+      {
+        code: 'passport',
+        message: `паспорт представителя ${rep.surname} ${doc.series!.slice(0, 2)} ${doc.series!.slice(2)} ${doc.number} (${rep.dateBirth})`,
+        target: 'options.whoUseRestriction',
+      },
+    ],
   };
 }
 
@@ -73,14 +99,18 @@ async function startEchoingGateway(sandbox: RunningSandbox): Promise<{ url: stri
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      const sent = req.method === 'POST' && req.url === DOCFLOWS ? (JSON.parse(body.toString('utf8')) as Parameters<typeof echo>[0]) : undefined;
+      const sent =
+        req.method === 'POST' && req.url === DOCFLOWS ? (JSON.parse(body.toString('utf8')) as Parameters<typeof echo>[0]) : undefined;
       if (sent && sent.options.whoseRightRestricted.individualOwnership.owner.person.surname === 'Семёнова') {
         calls++;
         res.writeHead(calls === 1 ? 501 : 400, { 'content-type': 'application/json' });
         res.end(JSON.stringify(echo(sent)));
         return;
       }
-      const headers = { authorization: String(req.headers.authorization ?? ''), 'content-type': String(req.headers['content-type'] ?? 'application/json') };
+      const headers = {
+        authorization: String(req.headers.authorization ?? ''),
+        'content-type': String(req.headers['content-type'] ?? 'application/json'),
+      };
       request(`${sandbox.url}${req.url}`, { method: req.method as 'GET' | 'POST', headers, ...(body.length > 0 && { body }) })
         .then(async (answer) => {
           res.writeHead(answer.statusCode, { 'content-type': 'application/json' });
@@ -139,10 +169,24 @@ describe('personal data echoed by the gateway', () => {
     const out = join(dir, 'results.csv');
     const attention = join(dir, 'attention.csv');
     const result = await runBatch({
-      file, profile, out, attention, batch: 'echo', redis, keys,
+      file,
+      profile,
+      out,
+      attention,
+      batch: 'echo',
+      redis,
+      keys,
       logger: createLogger({ level: 'debug', destination: stream }),
-      apiUrl: gateway.url, sessionId: SESSION, concurrency: 2, attempts: 3, backoffMs: 50, timeoutMs: 2000,
-      rejects: join(dir, 'rejects.csv'), pollMs: 20, feedLagMs: 300, feedPollMs: 50,
+      apiUrl: gateway.url,
+      sessionId: SESSION,
+      concurrency: 2,
+      attempts: 3,
+      backoffMs: 50,
+      timeoutMs: 2000,
+      rejects: join(dir, 'rejects.csv'),
+      pollMs: 20,
+      feedLagMs: 300,
+      feedPollMs: 50,
     });
     expect(result.results.counts).toMatchObject({ rejected: 1, queued: 1 });
     expect(gateway.calls()).toBe(2);
@@ -152,7 +196,9 @@ describe('personal data echoed by the gateway', () => {
     expect(row).toMatchObject({ outcome: 'rejected', httpStatus: '400', errorCode: 'badSnils***' });
     expect(row!.errorMessage).toMatch(/^400: badSnils\*\*\*: \*\*\*: СНИЛС \*\*\* не совпадает; дата рождения \*\*\*/);
     expect(leaks(readFileSync(out, 'utf8'))).toEqual([]);
-    const [needy] = (parse(readFileSync(attention), { columns: true }) as Array<Record<string, string>>).filter((r) => r.dealId === DEAL_ID);
+    const [needy] = (parse(readFileSync(attention), { columns: true }) as Array<Record<string, string>>).filter(
+      (r) => r.dealId === DEAL_ID,
+    );
     expect(needy!.errors).toBe(row!.errorMessage);
 
     // The outcomes hash.
@@ -165,7 +211,9 @@ describe('personal data echoed by the gateway', () => {
       expect(job.failedReason).toContain('badSnils***');
       expect(job.stacktrace).toHaveLength(2);
       expect(job.data.deal).toBeUndefined();
-      expect(leaks([job.failedReason, ...(job.stacktrace ?? []), JSON.stringify(job.data), JSON.stringify(maskJobData(job.data))].join('\n'))).toEqual([]);
+      expect(
+        leaks([job.failedReason, ...(job.stacktrace ?? []), JSON.stringify(job.data), JSON.stringify(maskJobData(job.data))].join('\n')),
+      ).toEqual([]);
     } finally {
       await queue.close();
     }

@@ -54,7 +54,11 @@ describe('what npm test does about chromium', () => {
   }
 
   function prepare() {
-    return spawnSync(process.execPath, [SCRIPT], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, CHROMIUM_PATH: chromium } });
+    return spawnSync(process.execPath, [SCRIPT], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, CHROMIUM_PATH: chromium },
+    });
   }
 
   it('installs chromium with apt-get, non-interactively, when it is missing, and succeeds', () => {
@@ -92,20 +96,28 @@ describe('what npm test does about chromium', () => {
     expect(planChromium({ ...facts, root: false, sudo: false }).sentence).toBe(
       '/usr/bin/chromium is missing, and this user may not install packages: run `sudo apt-get install -y chromium`, then npm test again.',
     );
-    expect(planChromium({ ...facts, root: true, sudo: false, aptGet: false }).sentence).toMatch(/no apt-get: install Chromium and set CHROMIUM_PATH/);
+    expect(planChromium({ ...facts, root: true, sudo: false, aptGet: false }).sentence).toMatch(
+      /no apt-get: install Chromium and set CHROMIUM_PATH/,
+    );
   });
 });
 
 describe('what npm test does about Redis', () => {
   it('starts redis-server in memory on the port of REDIS_URL when nothing answers there', async () => {
     const port = await freePort();
-    const r = spawnSync(process.execPath, [SCRIPT], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, REDIS_URL: `redis://127.0.0.1:${port}`, CHROMIUM_PATH: process.execPath } });
+    const r = spawnSync(process.execPath, [SCRIPT], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, REDIS_URL: `redis://127.0.0.1:${port}`, CHROMIUM_PATH: process.execPath },
+    });
     const redis = new Redis({ port, lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
     redis.on('error', () => undefined);
     try {
       expect(r.stderr).toBe('');
       expect(r.status).toBe(0);
-      expect(r.stdout).toContain(`starting it, in memory only (redis-server --daemonize yes --bind 127.0.0.1 --port ${port} --save  --appendonly no)`);
+      expect(r.stdout).toContain(
+        `starting it, in memory only (redis-server --daemonize yes --bind 127.0.0.1 --port ${port} --save  --appendonly no)`,
+      );
       await redis.connect();
       expect(await redis.config('GET', 'appendonly')).toEqual(['appendonly', 'no']);
       expect(await redis.config('GET', 'save')).toEqual(['save', '']);
@@ -119,7 +131,9 @@ describe('what npm test does about Redis', () => {
     expect(planRedis({ url: 'redis://10.0.0.5:6379', answers: false, redisServer: true }).sentence).toBe(
       'Redis does not answer at 10.0.0.5:6379 (REDIS_URL): start it, or unset REDIS_URL to use 127.0.0.1:6379.',
     );
-    expect(planRedis({ url: 'redis://127.0.0.1:6379', answers: false, redisServer: false }).sentence).toMatch(/redis-server is not installed: run `sudo apt-get install -y redis-server`/);
+    expect(planRedis({ url: 'redis://127.0.0.1:6379', answers: false, redisServer: false }).sentence).toMatch(
+      /redis-server is not installed: run `sudo apt-get install -y redis-server`/,
+    );
     expect(planRedis({ url: 'redis://127.0.0.1:6379', answers: true, redisServer: false }).kind).toBe('ok');
   });
 });

@@ -15,7 +15,6 @@ import { waitFor } from '../helpers/wait-for.js';
 
 const OUTAGE_MS = 30_000;
 
-
 interface Proc {
   child: ChildProcess;
   exit: Promise<number | null>;
@@ -41,11 +40,18 @@ describe('a 30-second Redis outage', () => {
 
   /** A private Redis that writes every command to its AOF before answering: what it acknowledged survives the kill. */
   const startRedis = async () => {
-    redisServer = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir], { stdio: 'ignore' });
+    redisServer = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir],
+      { stdio: 'ignore' },
+    );
     const answers = async () => {
       const probe = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
       probe.on('error', () => undefined);
-      const ok = await probe.connect().then(() => probe.ping().then((p) => p === 'PONG')).catch(() => false);
+      const ok = await probe
+        .connect()
+        .then(() => probe.ping().then((p) => p === 'PONG'))
+        .catch(() => false);
       probe.disconnect();
       return ok;
     };
@@ -68,20 +74,55 @@ describe('a 30-second Redis outage', () => {
 
   it('leaves run and work to finish every row after it, and load to stop with exit 1 and resume without duplicates', async () => {
     const url = `redis://127.0.0.1:${port}`;
-    const env = (prefix: string) => ({ REDIS_URL: url, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: 's', REALTY_PREFIX: prefix, LOG_LEVEL: 'warn' });
+    const env = (prefix: string) => ({
+      REDIS_URL: url,
+      REALTY_API_URL: sandbox.url,
+      REALTY_SESSION_ID: 's',
+      REALTY_PREFIX: prefix,
+      LOG_LEVEL: 'warn',
+    });
     const redis = new Redis(url, { maxRetriesPerRequest: null });
     redis.on('error', () => undefined);
     const rows = (prefix: string, batch: string) => redis.hlen(createKeys(prefix).outcomes(batch));
-    const jobs = async (prefix: string, batch: string) => (await redis.keys(`{${prefix}}:deals:${batch}.*`)).filter((k) => !k.endsWith(':logs')).length;
+    const jobs = async (prefix: string, batch: string) =>
+      (await redis.keys(`{${prefix}}:deals:${batch}.*`)).filter((k) => !k.endsWith(':logs')).length;
 
     // work: a batch loaded beforehand; run: a batch of its own; load: 30,000 rows.
-    const loaded = start(['load', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--batch', 'worked', '--rejects', join(dir, 'w.csv')], env('a'));
+    const loaded = start(
+      ['load', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--batch', 'worked', '--rejects', join(dir, 'w.csv')],
+      env('a'),
+    );
     expect(await loaded.exit).toBe(3);
     const worker = start(['work', '--concurrency', '2', '--attempts', '3', '--backoff-ms', '50', '--lock-ms', '3000'], env('a'));
-    const run = start(['run', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--batch', 'ran', '--out', join(dir, 'ran.csv'), '--rejects', join(dir, 'r.csv'), '--concurrency', '2', '--attempts', '3', '--backoff-ms', '50', '--lock-ms', '3000'], env('a'));
+    const run = start(
+      [
+        'run',
+        'samples/deals.csv',
+        '--profile',
+        'samples/bank-profile.json',
+        '--batch',
+        'ran',
+        '--out',
+        join(dir, 'ran.csv'),
+        '--rejects',
+        join(dir, 'r.csv'),
+        '--concurrency',
+        '2',
+        '--attempts',
+        '3',
+        '--backoff-ms',
+        '50',
+        '--lock-ms',
+        '3000',
+      ],
+      env('a'),
+    );
     const big = join(dir, 'big.csv');
     await writeFile(big, csvText(Array.from({ length: 30_000 }, (_, i) => [`BIG-${i}`, ...ROWS[i % ROWS.length]!.slice(1)])));
-    const load = start(['load', big, '--profile', 'samples/bank-profile.json', '--batch', 'big', '--rejects', join(dir, 'big.rejects.csv')], env('b'));
+    const load = start(
+      ['load', big, '--profile', 'samples/bank-profile.json', '--batch', 'big', '--rejects', join(dir, 'big.rejects.csv')],
+      env('b'),
+    );
     procs.push(worker, run, load);
 
     const progress = async () => (await rows('a', 'ran')) >= 3 && (await rows('a', 'worked')) >= 3 && (await jobs('b', 'big')) !== 0;
@@ -90,7 +131,9 @@ describe('a 30-second Redis outage', () => {
     const killedAt = Date.now();
 
     expect(await load.exit).toBe(1);
-    expect(load.err()).toMatch(/^realty-batch: Redis stopped answering \(.*\); nothing is lost: run the same command again once Redis is back\.\n$/);
+    expect(load.err()).toMatch(
+      /^realty-batch: Redis stopped answering \(.*\); nothing is lost: run the same command again once Redis is back\.\n$/,
+    );
 
     await new Promise((r) => setTimeout(r, OUTAGE_MS - (Date.now() - killedAt)));
     expect(worker.child.exitCode).toBeNull();
@@ -101,7 +144,11 @@ describe('a 30-second Redis outage', () => {
     const ran = parse(readFileSync(join(dir, 'ran.csv')), { columns: true }) as Array<Record<string, string>>;
     expect(ran).toHaveLength(24);
     expect(ran.filter((r) => r.outcome === 'pending')).toEqual([]);
-    await waitFor(async () => (await rows('a', 'worked')) >= 24, { timeoutMs: 60_000, intervalMs: 100, what: 'work to finish its batch after the outage' });
+    await waitFor(async () => (await rows('a', 'worked')) >= 24, {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+      what: 'work to finish its batch after the outage',
+    });
     expect(worker.child.exitCode).toBeNull();
     for (const text of [run.err(), worker.err()]) {
       expect(text).not.toContain('unexpected error');
@@ -111,7 +158,10 @@ describe('a 30-second Redis outage', () => {
     const docflows = sandbox.docflows();
     expect(new Set(docflows.map((d) => d.requestId)).size).toBe(docflows.length);
 
-    const again = start(['load', big, '--profile', 'samples/bank-profile.json', '--batch', 'big', '--rejects', join(dir, 'big.rejects.csv'), '--json'], env('b'));
+    const again = start(
+      ['load', big, '--profile', 'samples/bank-profile.json', '--batch', 'big', '--rejects', join(dir, 'big.rejects.csv'), '--json'],
+      env('b'),
+    );
     expect(await again.exit).toBe(3);
     const summary = JSON.parse(again.out()) as { valid: number; enqueued: number; alreadyEnqueued: number };
     expect(summary.alreadyEnqueued).toBeGreaterThan(0);

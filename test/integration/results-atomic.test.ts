@@ -59,7 +59,15 @@ describe('the results file, written whole or not at all', () => {
     for (let from = 1; from <= ROWS; from += 500) {
       await Promise.all(
         Array.from({ length: 500 }, (_, i) =>
-          store.record('b', { row: from + i, dealId: `D-${from + i}`, outcome: 'queued', docflowId: `f-${from + i}`, httpStatus: 200, attempts: 1, finishedAt: '2026-11-21T01:00:00.000Z' }),
+          store.record('b', {
+            row: from + i,
+            dealId: `D-${from + i}`,
+            outcome: 'queued',
+            docflowId: `f-${from + i}`,
+            httpStatus: 200,
+            attempts: 1,
+            finishedAt: '2026-11-21T01:00:00.000Z',
+          }),
         ),
       );
     }
@@ -93,7 +101,9 @@ describe('the results file, written whole or not at all', () => {
     const aborting = instrumented(redis, (n) => {
       if (n === 2) stop.abort(new Error('the worker is shutting down'));
     });
-    await expect(writeResults({ redis: aborting, keys, batch: 'b', total: ROWS, out, signal: stop.signal })).rejects.toThrow('the worker is shutting down');
+    await expect(writeResults({ redis: aborting, keys, batch: 'b', total: ROWS, out, signal: stop.signal })).rejects.toThrow(
+      'the worker is shutting down',
+    );
     expect(await readFile(out, 'utf8')).toBe(PREVIOUS);
     expect(await temporaries(dir)).toEqual([]);
   });
@@ -129,7 +139,9 @@ describe('the results file, written whole or not at all', () => {
           (e: unknown) => e,
         );
         expect(err).toBeInstanceOf(OutputError);
-        expect((err as OutputError).message).toBe(`Could not write ${out} (no space left on device); the previous file, if any, is unchanged.`);
+        expect((err as OutputError).message).toBe(
+          `Could not write ${out} (no space left on device); the previous file, if any, is unchanged.`,
+        );
         expect(await readFile(out, 'utf8')).toBe(PREVIOUS);
         expect(await temporaries(tiny!)).toEqual([]);
         await rm(out);

@@ -21,9 +21,36 @@ describe('the results file', () => {
     redis = new Redis(REDIS_URL);
     dir = await mkdtemp(join(tmpdir(), 'realty-results-'));
     const store = createOutcomeStore(redis, keys);
-    await store.record('b', { row: 1, dealId: 'D-1', outcome: 'queued', docflowId: 'f-1', cadastralNumber: '54:35:1:1', httpStatus: 200, attempts: 1, finishedAt: '2026-11-21T01:00:00.000Z' });
-    await store.record('b', { row: 3, dealId: '=HYPERLINK("x")', outcome: 'rejected', httpStatus: 400, attempts: 1, errorCode: 'validation', errorMessage: '-1 is not; a value', finishedAt: '2026-11-21T01:00:01.000Z' });
-    await store.record('b', { row: 4, dealId: 'D-4', outcome: 'rejected', httpStatus: 400, attempts: 1, errorCode: 'validation', errorMessage: 'the gateway\rsaid\nthis', finishedAt: '2026-11-21T01:00:02.000Z' });
+    await store.record('b', {
+      row: 1,
+      dealId: 'D-1',
+      outcome: 'queued',
+      docflowId: 'f-1',
+      cadastralNumber: '54:35:1:1',
+      httpStatus: 200,
+      attempts: 1,
+      finishedAt: '2026-11-21T01:00:00.000Z',
+    });
+    await store.record('b', {
+      row: 3,
+      dealId: '=HYPERLINK("x")',
+      outcome: 'rejected',
+      httpStatus: 400,
+      attempts: 1,
+      errorCode: 'validation',
+      errorMessage: '-1 is not; a value',
+      finishedAt: '2026-11-21T01:00:01.000Z',
+    });
+    await store.record('b', {
+      row: 4,
+      dealId: 'D-4',
+      outcome: 'rejected',
+      httpStatus: 400,
+      attempts: 1,
+      errorCode: 'validation',
+      errorMessage: 'the gateway\rsaid\nthis',
+      finishedAt: '2026-11-21T01:00:02.000Z',
+    });
     await redis.hset(keys.rows('b'), '2', 'D-2');
   });
   afterAll(async () => {
@@ -37,7 +64,11 @@ describe('the results file', () => {
     const summary = await writeResults({ redis, keys, batch: 'b', total: 3, out });
     const lines = readFileSync(out, 'utf8').trimEnd().split('\n');
     expect(lines[0]).toBe(RESULT_COLUMNS.join(','));
-    expect(lines.slice(1).map((l) => l.split(',').slice(0, 3).join(','))).toEqual(['1,D-1,queued', '2,D-2,pending', `3,"'=HYPERLINK(""x"")",rejected`]);
+    expect(lines.slice(1).map((l) => l.split(',').slice(0, 3).join(','))).toEqual([
+      '1,D-1,queued',
+      '2,D-2,pending',
+      `3,"'=HYPERLINK(""x"")",rejected`,
+    ]);
     expect(summary.counts).toMatchObject({ queued: 1, pending: 1, rejected: 1 });
   });
 
@@ -56,7 +87,9 @@ describe('the results file', () => {
     for (const excel of [false, true]) {
       const out = join(dir, `r-breaks-${excel}.csv`);
       await writeResults({ redis, keys, batch: 'b', total: 4, out, excel });
-      const rows = parse(readFileSync(out), { columns: true, bom: true, delimiter: excel ? ';' : ',', relax_column_count: false }) as Array<Record<string, string>>;
+      const rows = parse(readFileSync(out), { columns: true, bom: true, delimiter: excel ? ';' : ',', relax_column_count: false }) as Array<
+        Record<string, string>
+      >;
       expect(rows.map((r) => r.row)).toEqual(['1', '2', '3', '4']);
       expect(rows[3]!.errorMessage).toBe('the gateway\rsaid\nthis');
       // Quoted: a reader that ends a row at a bare CR (or at LF in a CRLF file) does not cut it.
@@ -67,7 +100,10 @@ describe('the results file', () => {
   it('writes JSON Lines when the file ends in .jsonl', async () => {
     const out = join(dir, 'r.jsonl');
     await writeResults({ redis, keys, batch: 'b', total: 3, out });
-    const rows = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const rows = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(rows.map((r) => r.outcome)).toEqual(['queued', 'pending', 'rejected']);
     expect(Object.keys(rows[0]!)).toEqual([...RESULT_COLUMNS]);
   });

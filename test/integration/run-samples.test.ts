@@ -15,7 +15,13 @@ describe('realty-batch run on the samples, through real Redis and the real sandb
   let sandbox: RunningSandbox;
   let dir: string;
   const prefix = uniquePrefix('samples');
-  const env = () => ({ REDIS_URL, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: 'demo-session', REALTY_PREFIX: prefix, LOG_LEVEL: 'warn' });
+  const env = () => ({
+    REDIS_URL,
+    REALTY_API_URL: sandbox.url,
+    REALTY_SESSION_ID: 'demo-session',
+    REALTY_PREFIX: prefix,
+    LOG_LEVEL: 'warn',
+  });
 
   beforeAll(async () => {
     sandbox = await startSandbox({ egronRegions: ['Республика Крым'] });
@@ -30,7 +36,22 @@ describe('realty-batch run on the samples, through real Redis and the real sandb
   it('ends every row as samples/README.md says, sends no requestId twice, and exits 3', async () => {
     const out = join(dir, 'results.csv');
     const result = await runCli(
-      ['run', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--out', out, '--rejects', join(dir, 'rejects.csv'), '--batch', 'samples-1', '--attempts', '3', '--backoff-ms', '50'],
+      [
+        'run',
+        'samples/deals.csv',
+        '--profile',
+        'samples/bank-profile.json',
+        '--out',
+        out,
+        '--rejects',
+        join(dir, 'rejects.csv'),
+        '--batch',
+        'samples-1',
+        '--attempts',
+        '3',
+        '--backoff-ms',
+        '50',
+      ],
       env(),
     );
     expect(result.stderr).not.toContain('demo-session');
@@ -52,13 +73,32 @@ describe('realty-batch run on the samples, through real Redis and the real sandb
     for (const r of rows.filter((r) => r.outcome === 'unavailable')) expect(Number(r.attempts)).toBe(3);
     for (const r of rows.filter((r) => r.outcome === 'queued')) expect(r.httpStatus).toBe('200');
     for (const r of rows.filter((r) => r.outcome === 'suspended')) expect(r.httpStatus).toBe('201');
-    for (const r of rows.filter((r) => r.outcome === 'ambiguous')) expect(r.errorMessage).toMatch(/\d{2}:\d{2}:\d{6,7}:\d+.*\d{2}:\d{2}:\d{6,7}:\d+/);
+    for (const r of rows.filter((r) => r.outcome === 'ambiguous'))
+      expect(r.errorMessage).toMatch(/\d{2}:\d{2}:\d{6,7}:\d+.*\d{2}:\d{2}:\d{6,7}:\d+/);
   });
 
   it('sends nothing again when the same deals run in a later batch: already_submitted with the earlier docflowId', async () => {
     const before = sandbox.stats().docflowsCreated;
     const out = join(dir, 'again.csv');
-    const result = await runCli(['run', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--out', out, '--rejects', join(dir, 'rejects.csv'), '--batch', 'samples-2', '--attempts', '2', '--backoff-ms', '50'], env());
+    const result = await runCli(
+      [
+        'run',
+        'samples/deals.csv',
+        '--profile',
+        'samples/bank-profile.json',
+        '--out',
+        out,
+        '--rejects',
+        join(dir, 'rejects.csv'),
+        '--batch',
+        'samples-2',
+        '--attempts',
+        '2',
+        '--backoff-ms',
+        '50',
+      ],
+      env(),
+    );
     expect(result.code).toBe(3);
     const first = parse(readFileSync(join(dir, 'results.csv')), { columns: true }) as Array<Record<string, string>>;
     const again = parse(readFileSync(out), { columns: true }) as Array<Record<string, string>>;

@@ -28,13 +28,31 @@ describe('a session the gateway refuses (401)', () => {
 
   it('pauses the queue, exits 1 with unfinished rows pending, creates nothing, never prints the session id', async () => {
     const out = join(dir, 'results.csv');
-    const result = await runCli(['run', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--out', out, '--rejects', join(dir, 'rejects.csv'), '--batch', 'refused', '--attempts', '2', '--backoff-ms', '50'], {
-      REDIS_URL,
-      REALTY_API_URL: sandbox.url,
-      REALTY_SESSION_ID: 'wrong-secret-session',
-      REALTY_PREFIX: prefix,
-      LOG_LEVEL: 'debug',
-    });
+    const result = await runCli(
+      [
+        'run',
+        'samples/deals.csv',
+        '--profile',
+        'samples/bank-profile.json',
+        '--out',
+        out,
+        '--rejects',
+        join(dir, 'rejects.csv'),
+        '--batch',
+        'refused',
+        '--attempts',
+        '2',
+        '--backoff-ms',
+        '50',
+      ],
+      {
+        REDIS_URL,
+        REALTY_API_URL: sandbox.url,
+        REALTY_SESSION_ID: 'wrong-secret-session',
+        REALTY_PREFIX: prefix,
+        LOG_LEVEL: 'debug',
+      },
+    );
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/refused the session \(401\)/);
     expect(result.stderr + result.stdout).not.toContain('wrong-secret-session');

@@ -108,7 +108,11 @@ describe('sandbox news feed', () => {
         const next = await news(sandbox, '?after=1');
         return next.news.length > 0 && next;
       };
-      const page = await waitFor(later, { timeoutMs: 2000 - (performance.now() - started), intervalMs: 10, what: 'the late docflow in the feed' });
+      const page = await waitFor(later, {
+        timeoutMs: 2000 - (performance.now() - started),
+        intervalMs: 10,
+        what: 'the late docflow in the feed',
+      });
       expect(performance.now() - started).toBeGreaterThanOrEqual(150);
       expect([tokens(page), requestIds(page)]).toEqual([['2'], ['late']]);
     });

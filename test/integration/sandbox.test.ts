@@ -12,16 +12,7 @@ import {
   type SandboxDocflow,
   type SandboxStats,
 } from '../../src/sandbox/index.js';
-import {
-  AUTH,
-  DOCFLOW_PATH,
-  SUGGEST,
-  call,
-  encumbranceRequest,
-  post,
-  readExample,
-  withSandbox,
-} from '../helpers/sandbox-http.js';
+import { AUTH, DOCFLOW_PATH, SUGGEST, call, encumbranceRequest, post, readExample, withSandbox } from '../helpers/sandbox-http.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 type Candidate = Omit<RegistryObject, 'region' | 'district' | 'city' | 'settlement' | 'autonomousCounty'>;

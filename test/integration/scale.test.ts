@@ -37,19 +37,44 @@ describe('load, work, results and status as separate processes', () => {
   it('give the outcomes of one run, with the work shared by more than one of three workers', async () => {
     const env = (p: string) => ({ REDIS_URL, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: 's', REALTY_PREFIX: p, LOG_LEVEL: 'silent' });
     const flags = ['--attempts', '2', '--backoff-ms', '50'];
-    const one = await runCli(['run', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--batch', 'night', '--out', join(dir, 'one.csv'), '--rejects', join(dir, 'r1.csv'), ...flags], env(single));
+    const one = await runCli(
+      [
+        'run',
+        'samples/deals.csv',
+        '--profile',
+        'samples/bank-profile.json',
+        '--batch',
+        'night',
+        '--out',
+        join(dir, 'one.csv'),
+        '--rejects',
+        join(dir, 'r1.csv'),
+        ...flags,
+      ],
+      env(single),
+    );
     expect(one.code).toBe(3);
 
     for (let i = 0; i < 3; i++) {
-      workers.push(spawn(process.execPath, [CLI, 'work', '--concurrency', '3', ...flags], { cwd: ROOT, env: { ...process.env, ...env(prefix) }, stdio: 'ignore' }));
+      workers.push(
+        spawn(process.execPath, [CLI, 'work', '--concurrency', '3', ...flags], {
+          cwd: ROOT,
+          env: { ...process.env, ...env(prefix) },
+          stdio: 'ignore',
+        }),
+      );
     }
-    const loaded = await runCli(['load', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--batch', 'night', '--rejects', join(dir, 'r2.csv')], env(prefix));
+    const loaded = await runCli(
+      ['load', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--batch', 'night', '--rejects', join(dir, 'r2.csv')],
+      env(prefix),
+    );
     expect(loaded.code).toBe(3);
     const done = async () => (JSON.parse((await runCli(['status', 'night', '--json'], env(prefix))).stdout) as { done: boolean }).done;
     await waitFor(done, { timeoutMs: 60_000, intervalMs: 200, what: 'the fleet to finish the batch' });
     expect((await runCli(['results', 'night', '--out', join(dir, 'fleet.csv')], env(prefix))).code).toBe(3);
 
-    const comparable = (file: string) => (parse(readFileSync(file), { columns: true }) as Row[]).map(({ docflowId: _d, finishedAt: _f, ...rest }) => rest);
+    const comparable = (file: string) =>
+      (parse(readFileSync(file), { columns: true }) as Row[]).map(({ docflowId: _d, finishedAt: _f, ...rest }) => rest);
     expect(comparable(join(dir, 'fleet.csv'))).toEqual(comparable(join(dir, 'one.csv')));
 
     const redis = new Redis(REDIS_URL);

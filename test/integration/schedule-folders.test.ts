@@ -45,13 +45,25 @@ describe('the folders and keys of a nightly schedule', () => {
     return { name, inbox, outbox, profile: join(ROOT, 'samples/bank-profile.json') };
   };
   const tick = (data: TickData) => runTick(data, { redis, keys, logger, pollMs: 50 });
-  const summaryOf = (data: TickData, name: string): FileSummary => JSON.parse(readFileSync(join(data.outbox, `${name}.summary.json`), 'utf8')) as FileSummary;
+  const summaryOf = (data: TickData, name: string): FileSummary =>
+    JSON.parse(readFileSync(join(data.outbox, `${name}.summary.json`), 'utf8')) as FileSummary;
 
   beforeAll(async () => {
     sandbox = await startSandbox({ sessions: ['s'] });
     redis = new Redis(REDIS_URL);
     connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    worker = createDealWorker({ processor: createDealProcessor, connection, keys, apiUrl: sandbox.url, sessionId: 's', concurrency: 10, attempts: 2, backoffMs: 50, timeoutMs: 2000, logger });
+    worker = createDealWorker({
+      processor: createDealProcessor,
+      connection,
+      keys,
+      apiUrl: sandbox.url,
+      sessionId: 's',
+      concurrency: 10,
+      attempts: 2,
+      backoffMs: 50,
+      timeoutMs: 2000,
+      logger,
+    });
     dir = await mkdtemp(join(tmpdir(), 'realty-schedule-folders-'));
   });
   afterAll(async () => {
@@ -101,7 +113,22 @@ describe('the folders and keys of a nightly schedule', () => {
     await mkdir(join(base, 'in', 'out'), { recursive: true });
     await symlink('in', join(base, 'alias'));
     const schedule = (inbox: string, outbox: string) =>
-      runCli(['schedule', '--inbox', inbox, '--outbox', outbox, '--profile', 'samples/bank-profile.json', '--cron', '0 3 * * *', '--name', 'apart'], env);
+      runCli(
+        [
+          'schedule',
+          '--inbox',
+          inbox,
+          '--outbox',
+          outbox,
+          '--profile',
+          'samples/bank-profile.json',
+          '--cron',
+          '0 3 * * *',
+          '--name',
+          'apart',
+        ],
+        env,
+      );
     for (const [inbox, outbox] of [
       [join(base, 'in'), join(base, 'in')],
       [join(base, 'in'), join(base, 'in', 'out')],
@@ -115,13 +142,31 @@ describe('the folders and keys of a nightly schedule', () => {
     }
     expect(await listSchedules(redis, keys)).toEqual([]);
     // A schedule registered before this check is refused by its tick, before any file is read.
-    await expect(tick({ name: 'apart', inbox: join(base, 'in'), outbox: join(base, 'alias'), profile: join(ROOT, 'samples/bank-profile.json') })).rejects.toThrow(/neither inside the other/);
+    await expect(
+      tick({ name: 'apart', inbox: join(base, 'in'), outbox: join(base, 'alias'), profile: join(ROOT, 'samples/bank-profile.json') }),
+    ).rejects.toThrow(/neither inside the other/);
   });
 
-  it('stores --ready-suffix, --settle-ms and the ledger\'s days in the schedule', async () => {
+  it("stores --ready-suffix, --settle-ms and the ledger's days in the schedule", async () => {
     const data = await folders('options');
     const result = await runCli(
-      ['schedule', '--inbox', data.inbox, '--outbox', data.outbox, '--profile', 'samples/bank-profile.json', '--cron', '0 3 * * *', '--name', 'options', '--ready-suffix', '.ready', '--settle-ms', '5000'],
+      [
+        'schedule',
+        '--inbox',
+        data.inbox,
+        '--outbox',
+        data.outbox,
+        '--profile',
+        'samples/bank-profile.json',
+        '--cron',
+        '0 3 * * *',
+        '--name',
+        'options',
+        '--ready-suffix',
+        '.ready',
+        '--settle-ms',
+        '5000',
+      ],
       { ...env, REALTY_LEDGER_DAYS: '500' },
     );
     expect(result.code).toBe(0);
@@ -136,7 +181,11 @@ describe('the folders and keys of a nightly schedule', () => {
     await drop(join(data.inbox, 'k.csv'), text);
     // A done entry as earlier versions kept it, in one hash without expiry: still read, and given one.
     const legacy = deals('L');
-    await redis.hset(inboxKey(keys, data.inbox, 'done'), sha256(legacy), JSON.stringify({ file: 'l.csv', batch: 'l-1', at: '2026-01-01T00:00:00.000Z' }));
+    await redis.hset(
+      inboxKey(keys, data.inbox, 'done'),
+      sha256(legacy),
+      JSON.stringify({ file: 'l.csv', batch: 'l-1', at: '2026-01-01T00:00:00.000Z' }),
+    );
     await drop(join(data.inbox, 'l-again.csv'), legacy);
     const result = await tick(data);
     expect(result.files.map((f) => [f.file, f.status])).toEqual([

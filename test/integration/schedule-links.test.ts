@@ -46,7 +46,18 @@ describe('symbolic links in the inbox and the outbox', () => {
   let dir: string;
 
   const startWorker = (): void => {
-    worker = createDealWorker({ processor: createDealProcessor, connection, keys, apiUrl: sandbox.url, sessionId: 's', concurrency: 10, attempts: 2, backoffMs: 50, timeoutMs: 2000, logger: createLogger({ level: 'silent' }) });
+    worker = createDealWorker({
+      processor: createDealProcessor,
+      connection,
+      keys,
+      apiUrl: sandbox.url,
+      sessionId: 's',
+      concurrency: 10,
+      attempts: 2,
+      backoffMs: 50,
+      timeoutMs: 2000,
+      logger: createLogger({ level: 'silent' }),
+    });
   };
   const folders = async (name: string): Promise<TickData> => {
     const inbox = join(dir, name, 'in');
@@ -82,7 +93,9 @@ describe('symbolic links in the inbox and the outbox', () => {
     // A link to a pipe outside: whatever is written through it reaches `captured`.
     const pipe = join(dir, 'outbox-links', 'pipe');
     const captured = join(dir, 'outbox-links', 'captured.txt');
-    await new Promise<void>((resolve, reject) => spawn('mkfifo', [pipe]).once('exit', (c) => (c === 0 ? resolve() : reject(new Error('mkfifo')))));
+    await new Promise<void>((resolve, reject) =>
+      spawn('mkfifo', [pipe]).once('exit', (c) => (c === 0 ? resolve() : reject(new Error('mkfifo')))),
+    );
     const out = openSync(captured, 'w');
     const reader = spawn('cat', [pipe], { stdio: ['ignore', out, 'ignore'] });
     closeSync(out);
@@ -124,7 +137,11 @@ describe('symbolic links in the inbox and the outbox', () => {
     await old(join(data.inbox, 'late.csv'));
     const batch = defaultBatchId(join(data.inbox, 'late.csv'), createHash('sha256').update(text).digest('hex'));
     const running = tick(data);
-    await waitFor(async () => (await redis.hget(keys.batch(batch), 'state')) === 'loaded', { timeoutMs: 10_000, intervalMs: 20, what: 'the batch to load' });
+    await waitFor(async () => (await redis.hget(keys.batch(batch), 'state')) === 'loaded', {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      what: 'the batch to load',
+    });
     await symlink('../elsewhere.csv', join(data.outbox, 'late.csv.attention.csv'));
     startWorker();
     const result = await running;

@@ -34,7 +34,21 @@ describe('when a tick takes a file of the inbox', () => {
 
   const startWorker = (): void => {
     const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    workers.push({ connection, deal: createDealWorker({ processor: createDealProcessor, connection, keys, apiUrl: sandbox.url, sessionId: 's', concurrency: 10, attempts: 2, backoffMs: 50, timeoutMs: 2000, logger }) });
+    workers.push({
+      connection,
+      deal: createDealWorker({
+        processor: createDealProcessor,
+        connection,
+        keys,
+        apiUrl: sandbox.url,
+        sessionId: 's',
+        concurrency: 10,
+        attempts: 2,
+        backoffMs: 50,
+        timeoutMs: 2000,
+        logger,
+      }),
+    });
   };
   const stopWorkers = async (): Promise<void> => {
     for (const w of workers.splice(0)) {
@@ -54,7 +68,8 @@ describe('when a tick takes a file of the inbox', () => {
   /** Docflows the sandbox created per deal of this tag: each deal at most once. */
   const docflowsPerDeal = (tag: string): number[] => {
     const counts = new Map<string, number>();
-    for (const { requestId = '' } of sandbox.docflows()) if (requestId.includes(`:${tag}-`)) counts.set(requestId, (counts.get(requestId) ?? 0) + 1);
+    for (const { requestId = '' } of sandbox.docflows())
+      if (requestId.includes(`:${tag}-`)) counts.set(requestId, (counts.get(requestId) ?? 0) + 1);
     return [...counts.values()];
   };
 
@@ -147,7 +162,10 @@ describe('when a tick takes a file of the inbox', () => {
     const second = await tick(data);
     expect(second.files).toMatchObject([{ file: 'bank-g.csv', status: 'done', rows: 6 }]);
     expect(second.files[0]!.batch).not.toBe(defaultBatchId(file, sha256(head)));
-    const results = parse(readFileSync(join(data.outbox, 'bank-g.csv.results.csv')), { columns: true }) as Array<{ outcome: string; docflowId: string }>;
+    const results = parse(readFileSync(join(data.outbox, 'bank-g.csv.results.csv')), { columns: true }) as Array<{
+      outcome: string;
+      docflowId: string;
+    }>;
     expect(results).toHaveLength(6);
     // Rows the abandoned batch did send come back as already_submitted, with their docflow.
     for (const r of results) expect(['queued', 'already_submitted']).toContain(r.outcome);

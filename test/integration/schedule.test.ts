@@ -57,15 +57,52 @@ describe('nightly runs from an inbox, with a cron every two seconds', () => {
     await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
     const port = (hook.address() as { port: number }).port;
     env = { REDIS_URL, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: 's', REALTY_PREFIX: prefix, LOG_LEVEL: 'info' };
-    const first = await runCli(['schedule', '--inbox', inbox, '--outbox', outbox, '--profile', 'samples/bank-profile.json', '--cron', '0 3 * * *', '--tz', 'Europe/Moscow', '--name', 'nightly'], env);
+    const first = await runCli(
+      [
+        'schedule',
+        '--inbox',
+        inbox,
+        '--outbox',
+        outbox,
+        '--profile',
+        'samples/bank-profile.json',
+        '--cron',
+        '0 3 * * *',
+        '--tz',
+        'Europe/Moscow',
+        '--name',
+        'nightly',
+      ],
+      env,
+    );
     expect(first.code).toBe(0);
     // Calling it again updates the same schedule: every two seconds now, with a webhook.
     const again = await runCli(
-      ['schedule', '--inbox', inbox, '--outbox', outbox, '--profile', 'samples/bank-profile.json', '--cron', '*/2 * * * * *', '--settle-ms', '1500', '--name', 'nightly', '--notify-url', `http://127.0.0.1:${port}/hook`],
+      [
+        'schedule',
+        '--inbox',
+        inbox,
+        '--outbox',
+        outbox,
+        '--profile',
+        'samples/bank-profile.json',
+        '--cron',
+        '*/2 * * * * *',
+        '--settle-ms',
+        '1500',
+        '--name',
+        'nightly',
+        '--notify-url',
+        `http://127.0.0.1:${port}/hook`,
+      ],
       env,
     );
     expect(again.code).toBe(0);
-    worker = spawn(process.execPath, [CLI, 'work', '--attempts', '2', '--backoff-ms', '50'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    worker = spawn(process.execPath, [CLI, 'work', '--attempts', '2', '--backoff-ms', '50'], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
   });
   afterAll(async () => {
     worker?.kill('SIGKILL');
@@ -86,17 +123,30 @@ describe('nightly runs from an inbox, with a cron every two seconds', () => {
   it('runs two dropped files as two batches, with results, attention and summary in the outbox', async () => {
     await writeFile(join(inbox, 'bank-a.csv'), deals('A'));
     await writeFile(join(inbox, 'bank-b.csv'), deals('B'));
-    await waitFor(() => summaryOf(outbox, 'bank-a.csv') !== undefined && summaryOf(outbox, 'bank-b.csv') !== undefined, { ...POLL, what: 'both summaries' });
+    await waitFor(() => summaryOf(outbox, 'bank-a.csv') !== undefined && summaryOf(outbox, 'bank-b.csv') !== undefined, {
+      ...POLL,
+      what: 'both summaries',
+    });
     for (const name of ['bank-a.csv', 'bank-b.csv']) {
       const summary = summaryOf(outbox, name)!;
-      expect(summary).toMatchObject({ status: 'done', rows: 24, exitStatus: 3, outcomes: { queued: 13, suspended: 4, invalid: 3, ambiguous: 2, not_found: 1, unavailable: 1 } });
+      expect(summary).toMatchObject({
+        status: 'done',
+        rows: 24,
+        exitStatus: 3,
+        outcomes: { queued: 13, suspended: 4, invalid: 3, ambiguous: 2, not_found: 1, unavailable: 1 },
+      });
       expect(parse(readFileSync(join(outbox, `${name}.results.csv`)), { columns: true })).toHaveLength(24);
       expect(parse(readFileSync(join(outbox, `${name}.attention.csv`)), { columns: true })).toHaveLength(7);
       expect(existsSync(join(inbox, '.realty', 'processed', name))).toBe(true);
     }
     expect(summaryOf(outbox, 'bank-a.csv')!.batch).not.toBe(summaryOf(outbox, 'bank-b.csv')!.batch);
     await waitFor(() => posted.length >= 2, { ...POLL, what: 'the webhook' });
-    expect(posted).toEqual(expect.arrayContaining([expect.objectContaining({ file: 'bank-a.csv', status: 'done' }), expect.objectContaining({ file: 'bank-b.csv', status: 'done' })]));
+    expect(posted).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ file: 'bank-a.csv', status: 'done' }),
+        expect.objectContaining({ file: 'bank-b.csv', status: 'done' }),
+      ]),
+    );
   });
 
   it('does not run the same content again under another name, and says so', async () => {
@@ -131,7 +181,10 @@ describe('nightly runs from an inbox, with a cron every two seconds', () => {
     await mkdir(empty);
     try {
       await redis.set(inboxKey(keys, empty, 'lock'), 'someone-else', 'PX', 5000);
-      const result = await runTick({ name: 'manual', inbox: empty, outbox, profile: join(ROOT, 'samples/bank-profile.json') }, { redis, keys, logger: createLogger({ level: 'silent' }) });
+      const result = await runTick(
+        { name: 'manual', inbox: empty, outbox, profile: join(ROOT, 'samples/bank-profile.json') },
+        { redis, keys, logger: createLogger({ level: 'silent' }) },
+      );
       expect(result.skipped).toBe('previous tick still running');
     } finally {
       redis.disconnect();

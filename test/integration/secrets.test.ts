@@ -41,14 +41,48 @@ describe('secrets and personal data', () => {
     const out = join(dir, 'results.csv');
     const jsonl = join(dir, 'results.jsonl');
     const attention = join(dir, 'attention.csv');
-    const run = await runCli(['run', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--batch', 'secret', '--out', out, '--attention', attention, '--rejects', join(dir, 'rejects.csv'), '--attempts', '2', '--backoff-ms', '50'], env);
+    const run = await runCli(
+      [
+        'run',
+        'samples/deals.csv',
+        '--profile',
+        'samples/bank-profile.json',
+        '--batch',
+        'secret',
+        '--out',
+        out,
+        '--attention',
+        attention,
+        '--rejects',
+        join(dir, 'rejects.csv'),
+        '--attempts',
+        '2',
+        '--backoff-ms',
+        '50',
+      ],
+      env,
+    );
     expect(run.code).toBe(3);
     const results = await runCli(['results', 'secret', '--out', jsonl], env);
     // A refused session: its error messages too.
-    const refused = await runCli(['run', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--batch', 'refused', '--out', join(dir, 'r2.csv'), '--rejects', join(dir, 'r2-rejects.csv')], {
-      ...env,
-      REALTY_SESSION_ID: `${SESSION}-expired`,
-    });
+    const refused = await runCli(
+      [
+        'run',
+        'samples/deals.csv',
+        '--profile',
+        'samples/bank-profile.json',
+        '--batch',
+        'refused',
+        '--out',
+        join(dir, 'r2.csv'),
+        '--rejects',
+        join(dir, 'r2-rejects.csv'),
+      ],
+      {
+        ...env,
+        REALTY_SESSION_ID: `${SESSION}-expired`,
+      },
+    );
     expect(refused.code).toBe(1);
 
     const logs = [run.stderr, run.stdout, results.stderr, results.stdout, refused.stderr, refused.stdout].join('\n');
@@ -64,10 +98,22 @@ describe('secrets and personal data', () => {
     let line = '';
     stream.on('data', (d: Buffer) => (line += d.toString()));
     const logger = createLogger({ level: 'debug', destination: stream });
-    logger.debug({ req: { headers: { authorization: `auth.sid ${SESSION}` } }, body: { snils: '112-233-445 95' }, deal: { owners: [] }, sessionId: SESSION }, 'a careless line');
+    logger.debug(
+      {
+        req: { headers: { authorization: `auth.sid ${SESSION}` } },
+        body: { snils: '112-233-445 95' },
+        deal: { owners: [] },
+        sessionId: SESSION,
+      },
+      'a careless line',
+    );
     logger.flush();
     expect(line).not.toContain(SESSION);
     expect(line).not.toContain('112-233-445 95');
-    expect(JSON.parse(line)).toMatchObject({ req: { headers: { authorization: '[redacted]' } }, body: '[redacted]', sessionId: '[redacted]' });
+    expect(JSON.parse(line)).toMatchObject({
+      req: { headers: { authorization: '[redacted]' } },
+      body: '[redacted]',
+      sessionId: '[redacted]',
+    });
   });
 });

@@ -19,20 +19,32 @@ describe('separate worker processes', () => {
   let dir: string;
   let prefix: string;
   const workers: ChildProcess[] = [];
-  const env = (session: string) => ({ REDIS_URL, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: session, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent' });
+  const env = (session: string) => ({
+    REDIS_URL,
+    REALTY_API_URL: sandbox.url,
+    REALTY_SESSION_ID: session,
+    REALTY_PREFIX: prefix,
+    LOG_LEVEL: 'silent',
+  });
   const startWorker = (session: string, extra: string[] = []) => {
-    const child = spawn(process.execPath, [CLI, 'work', '--concurrency', '4', '--attempts', '3', '--backoff-ms', '100', '--lock-ms', '1500', ...extra], {
-      cwd: ROOT,
-      env: { ...process.env, ...env(session) },
-      stdio: 'ignore',
-    });
+    const child = spawn(
+      process.execPath,
+      [CLI, 'work', '--concurrency', '4', '--attempts', '3', '--backoff-ms', '100', '--lock-ms', '1500', ...extra],
+      {
+        cwd: ROOT,
+        env: { ...process.env, ...env(session) },
+        stdio: 'ignore',
+      },
+    );
     workers.push(child);
     return child;
   };
   const outcomes = async (batch: string): Promise<Array<{ outcome: string; docflowId?: string }>> => {
     const redis = new Redis(REDIS_URL);
     try {
-      return Object.values(await redis.hgetall(createKeys(prefix).outcomes(batch))).map((v) => JSON.parse(v) as { outcome: string; docflowId?: string });
+      return Object.values(await redis.hgetall(createKeys(prefix).outcomes(batch))).map(
+        (v) => JSON.parse(v) as { outcome: string; docflowId?: string },
+      );
     } finally {
       redis.disconnect();
     }
@@ -53,7 +65,10 @@ describe('separate worker processes', () => {
 
   it("takes over a killed worker's jobs and still makes one docflow per deal", async () => {
     sandbox = await startSandbox({ sessions: ['s'], latencyMs: 1500 });
-    const loaded = await runCli(['load', join(dir, 'deals.csv'), '--profile', 'samples/bank-profile.json', '--batch', 'killed', '--rejects', join(dir, 'r.csv')], env('s'));
+    const loaded = await runCli(
+      ['load', join(dir, 'deals.csv'), '--profile', 'samples/bank-profile.json', '--batch', 'killed', '--rejects', join(dir, 'r.csv')],
+      env('s'),
+    );
     expect(loaded.code).toBe(0);
     const doomed = startWorker('s');
     // Killed while its gateway calls are in flight (each takes 1.5 s; the worker needs about 0.4 s to start).
@@ -70,17 +85,37 @@ describe('separate worker processes', () => {
 
   it('resumes a queue paused by a 401 when a worker starts with a valid session', async () => {
     sandbox = await startSandbox({ sessions: ['valid'] });
-    const refused = await runCli(['run', join(dir, 'deals.csv'), '--profile', 'samples/bank-profile.json', '--batch', 'paused', '--out', join(dir, 'out.csv'), '--rejects', join(dir, 'r.csv')], env('expired'));
+    const refused = await runCli(
+      [
+        'run',
+        join(dir, 'deals.csv'),
+        '--profile',
+        'samples/bank-profile.json',
+        '--batch',
+        'paused',
+        '--out',
+        join(dir, 'out.csv'),
+        '--rejects',
+        join(dir, 'r.csv'),
+      ],
+      env('expired'),
+    );
     expect(refused.code).toBe(1);
     expect(await outcomes('paused')).toHaveLength(0);
     startWorker('valid');
-    await waitFor(async () => (await outcomes('paused')).length === WITH_NUMBER.length, { ...POLL, what: 'every outcome after the restart' });
+    await waitFor(async () => (await outcomes('paused')).length === WITH_NUMBER.length, {
+      ...POLL,
+      what: 'every outcome after the restart',
+    });
     expect((await outcomes('paused')).every((o) => o.outcome === 'queued')).toBe(true);
   });
 
   it('stops on SIGTERM after its active jobs finish, and exits 0', async () => {
     sandbox = await startSandbox({ sessions: ['s'], latencyMs: 400 });
-    await runCli(['load', join(dir, 'deals.csv'), '--profile', 'samples/bank-profile.json', '--batch', 'graceful', '--rejects', join(dir, 'r.csv')], env('s'));
+    await runCli(
+      ['load', join(dir, 'deals.csv'), '--profile', 'samples/bank-profile.json', '--batch', 'graceful', '--rejects', join(dir, 'r.csv')],
+      env('s'),
+    );
     const worker = startWorker('s');
     const exited = new Promise<number | null>((resolve) => worker.once('exit', resolve));
     // SIGTERM once it has jobs in hand (each call takes 400 ms).

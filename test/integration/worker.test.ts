@@ -150,7 +150,7 @@ describe('the worker against every answer of the gateway', () => {
     expect(sandbox.stats().docflowsCreated).toBe(1);
   });
 
-  it('gives the outcomes hash the batch\'s expiry, even when the load wrote no outcome', async () => {
+  it("gives the outcomes hash the batch's expiry, even when the load wrote no outcome", async () => {
     await start();
     await run([WITH_NUMBER]);
     const ttl = await redis.pttl(createKeys(prefix).outcomes('b'));
@@ -188,7 +188,9 @@ describe('the worker against every answer of the gateway', () => {
     const first = await run([WITH_NUMBER, BY_SUGGEST], { batch: 'first' });
     const calls = sandbox.stats().suggestCalls;
     const again = await run([WITH_NUMBER, BY_SUGGEST], { batch: 'again' });
-    expect(again.rows.map((r) => [r.outcome, r.docflowId, r.attempts])).toEqual(first.rows.map((r) => ['already_submitted', r.docflowId, '0']));
+    expect(again.rows.map((r) => [r.outcome, r.docflowId, r.attempts])).toEqual(
+      first.rows.map((r) => ['already_submitted', r.docflowId, '0']),
+    );
     // Decided at load: no job, not even a suggest call.
     expect(again.result.load).toMatchObject({ enqueued: 0, alreadySubmitted: 2 });
     expect(sandbox.stats().suggestCalls).toBe(calls);
@@ -197,7 +199,12 @@ describe('the worker against every answer of the gateway', () => {
     expect(resent.rows[0]!.outcome).toBe('queued');
     expect(resent.rows[0]!.docflowId).not.toBe(first.rows[0]!.docflowId);
     const inn = profile.organization.inn;
-    expect(sandbox.docflows().map((d) => d.requestId).sort()).toEqual([`${inn}:0:${WITH_NUMBER}`, `${inn}:1:${WITH_NUMBER}`, `${inn}:0:${BY_SUGGEST}`].sort());
+    expect(
+      sandbox
+        .docflows()
+        .map((d) => d.requestId)
+        .sort(),
+    ).toEqual([`${inn}:0:${WITH_NUMBER}`, `${inn}:1:${WITH_NUMBER}`, `${inn}:0:${BY_SUGGEST}`].sort());
   });
 
   it('catches a deal submitted by another batch after the load, before its docflow', async () => {
@@ -205,14 +212,49 @@ describe('the worker against every answer of the gateway', () => {
     const keys = createKeys(prefix);
     const file = join(dir, 'late.csv');
     await writeFile(file, csvText([row(BY_SUGGEST)]));
-    const loaded = await loadBatch({ file, batch: 'late', profile, redis, keys, logger: createLogger({ level: 'silent' }), rejects: join(dir, 'late.rejects.csv') });
+    const loaded = await loadBatch({
+      file,
+      batch: 'late',
+      profile,
+      redis,
+      keys,
+      logger: createLogger({ level: 'silent' }),
+      rejects: join(dir, 'late.rejects.csv'),
+    });
     expect(loaded.enqueued).toBe(1);
     // Meanwhile another batch's worker got it to the registry.
     const inn = profile.organization.inn;
-    await redis.hset(keys.ledgerEntry(inn, BY_SUGGEST), { dealId: BY_SUGGEST, bank: inn, n: 0, rid: `${inn}:0:${BY_SUGGEST}`, state: 'submitted', docflowId: 'df-of-batch-early', outcome: 'queued', batch: 'early', row: 7, at: new Date().toISOString(), via: 'answer' });
-    const dealWorker = createDealWorker({ processor: createDealProcessor, connection: redis, keys, apiUrl: sandbox.url, sessionId: SESSION, concurrency: 2, attempts: 3, backoffMs: 100, timeoutMs: 2000, logger: createLogger({ level: 'silent' }) });
+    await redis.hset(keys.ledgerEntry(inn, BY_SUGGEST), {
+      dealId: BY_SUGGEST,
+      bank: inn,
+      n: 0,
+      rid: `${inn}:0:${BY_SUGGEST}`,
+      state: 'submitted',
+      docflowId: 'df-of-batch-early',
+      outcome: 'queued',
+      batch: 'early',
+      row: 7,
+      at: new Date().toISOString(),
+      via: 'answer',
+    });
+    const dealWorker = createDealWorker({
+      processor: createDealProcessor,
+      connection: redis,
+      keys,
+      apiUrl: sandbox.url,
+      sessionId: SESSION,
+      concurrency: 2,
+      attempts: 3,
+      backoffMs: 100,
+      timeoutMs: 2000,
+      logger: createLogger({ level: 'silent' }),
+    });
     try {
-      await waitFor(async () => (await redis.hlen(keys.outcomes('late'))) !== 0, { timeoutMs: 30_000, intervalMs: 20, what: 'the outcome' });
+      await waitFor(async () => (await redis.hlen(keys.outcomes('late'))) !== 0, {
+        timeoutMs: 30_000,
+        intervalMs: 20,
+        what: 'the outcome',
+      });
     } finally {
       await dealWorker.close(5000);
     }
@@ -251,14 +293,37 @@ describe('the worker against every answer of the gateway', () => {
     monitor.on('monitor', (_time: string, args: string[]) => {
       if (args[0]?.toLowerCase() === 'evalsha' && args.includes(keys.checkpoints('first'))) scripts.push(args);
     });
-    const dealWorker = createDealWorker({ processor: createDealProcessor, connection: redis, keys, apiUrl: sandbox.url, sessionId: SESSION, concurrency: 2, attempts: 3, backoffMs: 100, timeoutMs: 2000, logger });
+    const dealWorker = createDealWorker({
+      processor: createDealProcessor,
+      connection: redis,
+      keys,
+      apiUrl: sandbox.url,
+      sessionId: SESSION,
+      concurrency: 2,
+      attempts: 3,
+      backoffMs: 100,
+      timeoutMs: 2000,
+      logger,
+    });
     try {
       // The fleet's follower takes the feed's cursor as it starts; the claims come after it.
-      await waitFor(async () => (await redis.hexists(keys.feed, 'since')) !== 0, { timeoutMs: 30_000, intervalMs: 20, what: "the feed's cursor" });
-      await waitFor(async () => (await dealWorker.queue.getDelayedCount()) >= 2, { timeoutMs: 30_000, intervalMs: 20, what: 'both jobs held back' });
+      await waitFor(async () => (await redis.hexists(keys.feed, 'since')) !== 0, {
+        timeoutMs: 30_000,
+        intervalMs: 20,
+        what: "the feed's cursor",
+      });
+      await waitFor(async () => (await dealWorker.queue.getDelayedCount()) >= 2, {
+        timeoutMs: 30_000,
+        intervalMs: 20,
+        what: 'both jobs held back',
+      });
       await redis.hset(keys.batch('first'), 'state', 'loaded');
       for (const job of await dealWorker.queue.getDelayed()) await job.promote();
-      await waitFor(async () => (await redis.hlen(keys.outcomes('first'))) >= 2, { timeoutMs: 30_000, intervalMs: 20, what: 'both outcomes' });
+      await waitFor(async () => (await redis.hlen(keys.outcomes('first'))) >= 2, {
+        timeoutMs: 30_000,
+        intervalMs: 20,
+        what: 'both outcomes',
+      });
       await new Promise((r) => setTimeout(r, 100));
     } finally {
       await dealWorker.close(5000);
@@ -283,7 +348,10 @@ describe('the worker against every answer of the gateway', () => {
   it('logs per job with batch, row, dealId and attempt, and no personal data or session id even at debug', async () => {
     await start({ egronRegions: ['Москва'] });
     await run([WITH_NUMBER, BY_SUGGEST], { attempts: 2 });
-    const lines = logs.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = logs
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines.some((l) => l.dealId === WITH_NUMBER && l.attempt === 2 && l.batch === 'b' && l.row === 1)).toBe(true);
     expect(logs).not.toContain(SESSION);
     for (const id of [WITH_NUMBER, BY_SUGGEST]) {

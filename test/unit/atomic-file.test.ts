@@ -43,10 +43,12 @@ describe('an output file written whole or not at all', () => {
       }
       await file.commit();
     };
-    await expect(produce().catch(async (err: unknown) => {
-      await file.abort();
-      throw err;
-    })).rejects.toThrow('the producer failed');
+    await expect(
+      produce().catch(async (err: unknown) => {
+        await file.abort();
+        throw err;
+      }),
+    ).rejects.toThrow('the producer failed');
     expect(await readFile(out, 'utf8')).toBe(PREVIOUS);
     expect(await temporaries(dir)).toEqual([]);
   });
@@ -77,24 +79,32 @@ describe('an output file written whole or not at all', () => {
     await expect(waiting).rejects.toThrow('EIO');
   });
 
-  it('rejects with one sentence naming the file when a stream of the chain fails while a write waits for drain', { timeout: 2000 }, async () => {
-    const out = join(dir, 'results.csv');
-    await writeFile(out, PREVIOUS);
-    // Holds every chunk: the head fills up and the writer waits for 'drain'.
-    const stalled = new Transform({ highWaterMark: 4, transform: () => undefined });
-    const file = await createAtomicFile(out, { through: [stalled] });
-    const waiting = file.write('more than four bytes');
-    setImmediate(() => stalled.destroy(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', syscall: 'write' })));
-    const err = await waiting.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(OutputError);
-    expect((err as OutputError).message).toBe(`Could not write ${out} (no space left on device); the previous file, if any, is unchanged.`);
-    await file.abort();
-    expect(await readFile(out, 'utf8')).toBe(PREVIOUS);
-    expect(await temporaries(dir)).toEqual([]);
-  });
+  it(
+    'rejects with one sentence naming the file when a stream of the chain fails while a write waits for drain',
+    { timeout: 2000 },
+    async () => {
+      const out = join(dir, 'results.csv');
+      await writeFile(out, PREVIOUS);
+      // Holds every chunk: the head fills up and the writer waits for 'drain'.
+      const stalled = new Transform({ highWaterMark: 4, transform: () => undefined });
+      const file = await createAtomicFile(out, { through: [stalled] });
+      const waiting = file.write('more than four bytes');
+      setImmediate(() =>
+        stalled.destroy(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', syscall: 'write' })),
+      );
+      const err = await waiting.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(OutputError);
+      expect((err as OutputError).message).toBe(
+        `Could not write ${out} (no space left on device); the previous file, if any, is unchanged.`,
+      );
+      await file.abort();
+      expect(await readFile(out, 'utf8')).toBe(PREVIOUS);
+      expect(await temporaries(dir)).toEqual([]);
+    },
+  );
 
   it('writes a device such as /dev/full in place and says in one sentence that it could not', { timeout: 2000 }, async () => {
     const err = await writeFileAtomically('/dev/full', 'x'.repeat(100_000)).then(

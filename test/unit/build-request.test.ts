@@ -32,8 +32,23 @@ const deal: Deal = {
       snils: '000-000-000 55',
       gender: 'male',
       citizenship: 'Российская федерация',
-      doc: { type: 'russPassport', series: '1234', number: '123456', issueDate: '2001-01-01', issuerCode: '010-001', issuerName: 'МВД НСО' },
-      address: { kind: 'structured', region: 'Новосибирская область', city: 'Новосибирск', street: 'Челюскинцев', streetType: 'ул', house: '14', apartment: '81' },
+      doc: {
+        type: 'russPassport',
+        series: '1234',
+        number: '123456',
+        issueDate: '2001-01-01',
+        issuerCode: '010-001',
+        issuerName: 'МВД НСО',
+      },
+      address: {
+        kind: 'structured',
+        region: 'Новосибирская область',
+        city: 'Новосибирск',
+        street: 'Челюскинцев',
+        streetType: 'ул',
+        house: '14',
+        apartment: '81',
+      },
     },
   ],
   agreement: {
@@ -58,9 +73,17 @@ describe('the encumbrance_request a deal becomes', () => {
 
   it('uses cooperativeOwnership with spouse1 and spouse2 for two owners', () => {
     const spouse = { ...deal.owners[0], name: 'Тестина', gender: 'female' as const };
-    const built = buildEncumbranceRequest({ ...deal, owners: [deal.owners[0], spouse] }, '47:14:1203001:814', profileOfExample(), 'https://host/');
+    const built = buildEncumbranceRequest(
+      { ...deal, owners: [deal.owners[0], spouse] },
+      '47:14:1203001:814',
+      profileOfExample(),
+      'https://host/',
+    );
     expect(built.options.whoseRightRestricted).toEqual({
-      cooperativeOwnership: { spouse1: { person: expect.objectContaining({ name: 'Тест' }) }, spouse2: { person: expect.objectContaining({ name: 'Тестина' }) } },
+      cooperativeOwnership: {
+        spouse1: { person: expect.objectContaining({ name: 'Тест' }) },
+        spouse2: { person: expect.objectContaining({ name: 'Тестина' }) },
+      },
     });
     expect(built.options.appliedDocuments.mortgageAgreement.content.info.contentPointer.contentLink).toBe(
       'https://host/realty/v1/contents/b35ecbab-adde-488f-b01c-7133c90a261e',
@@ -68,18 +91,27 @@ describe('the encumbrance_request a deal becomes', () => {
   });
 
   it('sends no signatures when the deal has none, so the gateway suspends it', () => {
-    const built = buildEncumbranceRequest({ ...deal, agreement: { ...deal.agreement, signatureIds: [] } }, '47:14:1203001:814', profileOfExample(), 'https://host');
+    const built = buildEncumbranceRequest(
+      { ...deal, agreement: { ...deal.agreement, signatureIds: [] } },
+      '47:14:1203001:814',
+      profileOfExample(),
+      'https://host',
+    );
     expect(built.options.appliedDocuments.mortgageAgreement.content).not.toHaveProperty('signatures');
   });
 
   it('derives the requestId from the bank and the deal alone, and a new one only for a resubmission number', () => {
     const inn = profileOfExample().organization.inn;
-    expect(buildEncumbranceRequest(deal, '47:14:1203001:814', profileOfExample(), 'https://host').requestId).toBe(`${inn}:0:client-request-12345`);
+    expect(buildEncumbranceRequest(deal, '47:14:1203001:814', profileOfExample(), 'https://host').requestId).toBe(
+      `${inn}:0:client-request-12345`,
+    );
     expect(requestIdOf(inn, deal.dealId, 2)).toBe(`${inn}:2:client-request-12345`);
-    expect(buildEncumbranceRequest(deal, '47:14:1203001:814', profileOfExample(), 'https://host', requestIdOf(inn, deal.dealId, 1)).requestId).toBe(`${inn}:1:client-request-12345`);
+    expect(
+      buildEncumbranceRequest(deal, '47:14:1203001:814', profileOfExample(), 'https://host', requestIdOf(inn, deal.dealId, 1)).requestId,
+    ).toBe(`${inn}:1:client-request-12345`);
   });
 
-  it('reads back the bank, the number and any dealId from a requestId of ours, and nothing from anyone else\'s', () => {
+  it("reads back the bank, the number and any dealId from a requestId of ours, and nothing from anyone else's", () => {
     expect(parseRequestId('7701234567:0:A:1~x y')).toEqual({ bank: '7701234567', n: 0, dealId: 'A:1~x y' });
     expect(parseRequestId('7701234567:12:D')).toEqual({ bank: '7701234567', n: 12, dealId: 'D' });
     expect(parseRequestId('client-request-12345')).toBeUndefined();

@@ -17,7 +17,12 @@ describe("the configuration's LOG_LEVEL and DASHBOARD_* variables", () => {
   });
 
   it('carries the dashboard variables as given, in a frozen object: the dashboard checks them itself', () => {
-    const config = loadConfig({ DASHBOARD_USER: 'ops', DASHBOARD_PASSWORD: 's3cret', DASHBOARD_PUBLIC_URL: 'not even a url', LOG_LEVEL: 'warn' });
+    const config = loadConfig({
+      DASHBOARD_USER: 'ops',
+      DASHBOARD_PASSWORD: 's3cret',
+      DASHBOARD_PUBLIC_URL: 'not even a url',
+      LOG_LEVEL: 'warn',
+    });
     expect(config).toMatchObject({ logLevel: 'warn', dashboard: { user: 'ops', password: 's3cret', publicUrl: 'not even a url' } });
     expect(Object.isFrozen(config)).toBe(true);
     expect(Object.isFrozen(config.dashboard)).toBe(true);

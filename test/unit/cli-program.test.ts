@@ -69,7 +69,19 @@ describe('the command line, parsed in-process', () => {
 
   it('has every command, in the order --help lists them', () => {
     const program = buildProgram({ environment: () => fakeEnvironment().environment(), setExitCode: () => undefined });
-    expect(program.commands.map((c) => c.name())).toEqual(['run', 'load', 'work', 'results', 'retry', 'status', 'track', 'ledger', 'schedule', 'dashboard', 'sandbox']);
+    expect(program.commands.map((c) => c.name())).toEqual([
+      'run',
+      'load',
+      'work',
+      'results',
+      'retry',
+      'status',
+      'track',
+      'ledger',
+      'schedule',
+      'dashboard',
+      'sandbox',
+    ]);
     expect(program.commands.find((c) => c.name() === 'schedule')!.commands.map((c) => c.name())).toEqual(['add', 'list', 'remove']);
   });
 
@@ -78,7 +90,8 @@ describe('the command line, parsed in-process', () => {
     const help = await cli(['--help'], env);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^Usage: realty-batch \[options\] \[command\]/);
-    for (const command of ['run', 'load', 'work', 'results', 'retry', 'status', 'track', 'ledger', 'schedule', 'dashboard', 'sandbox']) expect(help.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
+    for (const command of ['run', 'load', 'work', 'results', 'retry', 'status', 'track', 'ledger', 'schedule', 'dashboard', 'sandbox'])
+      expect(help.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
     const run = await cli(['run', '--help'], env);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('--concurrency <n>');
@@ -104,7 +117,9 @@ describe('the command line, parsed in-process', () => {
     const env = fakeEnvironment();
     const result = await cli(['run', 'deals.csv', '--profile', PROFILE, '--concurrency', '0'], env);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain("error: option '--concurrency <n>' argument '0' is invalid. --concurrency must be a whole number of at least 1.");
+    expect(result.stderr).toContain(
+      "error: option '--concurrency <n>' argument '0' is invalid. --concurrency must be a whole number of at least 1.",
+    );
     expect(env.environment).not.toHaveBeenCalled();
   });
 
@@ -118,7 +133,9 @@ describe('the command line, parsed in-process', () => {
     const env = fakeEnvironment();
     const results = await cli(['results', 'not a batch!', '--out', join(dir, 'r.csv')], env);
     expect(results.code).toBe(2);
-    expect(results.stderr).toBe(`realty-batch: --batch "not a batch!" is not a valid batch id: use letters, digits, '.', '_' or '-' (at most 80).\n`);
+    expect(results.stderr).toBe(
+      `realty-batch: --batch "not a batch!" is not a valid batch id: use letters, digits, '.', '_' or '-' (at most 80).\n`,
+    );
     const ledger = await cli(['ledger', 'D-1', '--profile', PROFILE, '--resolve', 'df-1', '--resolve-none'], env);
     expect(ledger.code).toBe(2);
     expect(ledger.stderr).toBe('realty-batch: Give --resolve <docflowId> or --resolve-none, not both.\n');
@@ -145,7 +162,11 @@ describe('the command line, parsed in-process', () => {
     const half = await cli(['dashboard', '--port', '0'], fakeEnvironment({ DASHBOARD_USER: 'ops' }));
     expect(half.code).toBe(1);
     expect(half.stderr).toMatch(/^realty-batch: DASHBOARD_USER and DASHBOARD_PASSWORD must both be set: .*\.\n$/);
-    const underPath = fakeEnvironment({ DASHBOARD_USER: 'ops', DASHBOARD_PASSWORD: 'x', DASHBOARD_PUBLIC_URL: 'https://ops.example.com/realty' });
+    const underPath = fakeEnvironment({
+      DASHBOARD_USER: 'ops',
+      DASHBOARD_PASSWORD: 'x',
+      DASHBOARD_PUBLIC_URL: 'https://ops.example.com/realty',
+    });
     const refused = await cli(['dashboard', '--port', '0'], underPath);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('--public-url names where the page is served from');
@@ -201,7 +222,10 @@ describe('the command line, parsed in-process', () => {
       const noCron = await cli(['schedule', 'add', '--inbox', dir, '--outbox', dir, '--profile', PROFILE], env);
       expect(noCron.code).toBe(2);
       expect(noCron.stderr).toContain("error: required option '--cron <expr>' not specified");
-      const badSettle = await cli(['schedule', 'add', '--inbox', dir, '--outbox', dir, '--profile', PROFILE, '--cron', '0 3 * * *', '--settle-ms', '-1'], env);
+      const badSettle = await cli(
+        ['schedule', 'add', '--inbox', dir, '--outbox', dir, '--profile', PROFILE, '--cron', '0 3 * * *', '--settle-ms', '-1'],
+        env,
+      );
       expect(badSettle.code).toBe(2);
       expect(badSettle.stderr).toContain('--settle-ms must be a whole number of at least 0.');
       expect(env.connect).not.toHaveBeenCalled();
@@ -211,8 +235,12 @@ describe('the command line, parsed in-process', () => {
       const env = fakeEnvironment();
       const inbox = await mkdtemp(join(dir, 'in-'));
       const outbox = await mkdtemp(join(dir, 'out-'));
-      const add = (...extra: string[]) => cli(['schedule', 'add', '--inbox', inbox, '--outbox', outbox, '--profile', PROFILE, '--cron', '0 3 * * *', ...extra], env);
-      const missing = await cli(['schedule', 'add', '--inbox', join(dir, 'missing'), '--outbox', outbox, '--profile', PROFILE, '--cron', '0 3 * * *'], env);
+      const add = (...extra: string[]) =>
+        cli(['schedule', 'add', '--inbox', inbox, '--outbox', outbox, '--profile', PROFILE, '--cron', '0 3 * * *', ...extra], env);
+      const missing = await cli(
+        ['schedule', 'add', '--inbox', join(dir, 'missing'), '--outbox', outbox, '--profile', PROFILE, '--cron', '0 3 * * *'],
+        env,
+      );
       expect(missing.code).toBe(2);
       expect(missing.stderr).toBe(`realty-batch: --inbox ${join(dir, 'missing')} is not a folder.\n`);
       const webhook = await add('--notify-url', 'ftp://hooks.example.com');
@@ -232,7 +260,10 @@ describe('the command line, parsed in-process', () => {
       expect(none.stderr).toBe('realty-batch: schedule needs --inbox (or --list, or --remove).\n');
       const noCron = await cli(['schedule', '--inbox', dir, '--outbox', dir, '--profile', PROFILE], env);
       expect(noCron.stderr).toBe('realty-batch: schedule needs --cron (or --list, or --remove).\n');
-      const missing = await cli(['schedule', '--inbox', join(dir, 'missing'), '--outbox', dir, '--profile', PROFILE, '--cron', '0 3 * * *'], env);
+      const missing = await cli(
+        ['schedule', '--inbox', join(dir, 'missing'), '--outbox', dir, '--profile', PROFILE, '--cron', '0 3 * * *'],
+        env,
+      );
       expect(missing.code).toBe(2);
       expect(missing.stderr).toBe(`realty-batch: --inbox ${join(dir, 'missing')} is not a folder.\n`);
       expect(env.connect).not.toHaveBeenCalled();

@@ -31,7 +31,9 @@ function setUp(reason: string | null) {
 describe('resumeAfterRefusedSession', () => {
   it('resumes a queue paused for a refused session, forgets why, and warns who resumed it', async () => {
     const s = setUp('session');
-    await expect(resumeAfterRefusedSession({ redis: s.client, keys, queue: s.queue, logger: s.logger, resumedBy: 'for this run' })).resolves.toBe(true);
+    await expect(
+      resumeAfterRefusedSession({ redis: s.client, keys, queue: s.queue, logger: s.logger, resumedBy: 'for this run' }),
+    ).resolves.toBe(true);
     expect(s.queue.resume).toHaveBeenCalledTimes(1);
     expect(s.stored.has(keys.pauseReason)).toBe(false);
     s.logger.flush();
@@ -42,7 +44,9 @@ describe('resumeAfterRefusedSession', () => {
   it('leaves a queue paused by someone else paused', async () => {
     for (const reason of [null, 'operator']) {
       const s = setUp(reason);
-      await expect(resumeAfterRefusedSession({ redis: s.client, keys, queue: s.queue, logger: s.logger, resumedBy: "with this worker's session" })).resolves.toBe(false);
+      await expect(
+        resumeAfterRefusedSession({ redis: s.client, keys, queue: s.queue, logger: s.logger, resumedBy: "with this worker's session" }),
+      ).resolves.toBe(false);
       expect(s.queue.resume).not.toHaveBeenCalled();
       expect(s.redis.del).not.toHaveBeenCalled();
     }

@@ -175,7 +175,13 @@ describe('a deal job run again without its deal', () => {
     const { thrown } = await runOnce(f, jobOf({}));
     expect(f.range).toHaveBeenCalledWith('b', 1, 1);
     expect(f.recorded).toHaveLength(1);
-    expect(f.recorded[0]!.record).toMatchObject({ row: 1, dealId: WITH_NUMBER, outcome: 'failed', errorCode: 'ERR_DATA_REMOVED', attempts: 1 });
+    expect(f.recorded[0]!.record).toMatchObject({
+      row: 1,
+      dealId: WITH_NUMBER,
+      outcome: 'failed',
+      errorCode: 'ERR_DATA_REMOVED',
+      attempts: 1,
+    });
     expect(f.recorded[0]!.record.errorMessage).toContain('realty-batch retry b');
     // Nothing of the deal's ledger entry: the run knows no bank.
     expect(f.recorded[0]!.options?.ledger).toBeUndefined();
@@ -185,7 +191,14 @@ describe('a deal job run again without its deal', () => {
   });
 
   it('fails the job for good without a new outcome when its row has one', async () => {
-    const earlier: OutcomeRecord = { row: 1, dealId: WITH_NUMBER, outcome: 'queued', docflowId: 'DF-0', attempts: 1, finishedAt: '2026-01-01T00:00:00.000Z' };
+    const earlier: OutcomeRecord = {
+      row: 1,
+      dealId: WITH_NUMBER,
+      outcome: 'queued',
+      docflowId: 'DF-0',
+      attempts: 1,
+      finishedAt: '2026-01-01T00:00:00.000Z',
+    };
     const f = fakes({ earlier });
     const { thrown, result } = await runOnce(f, jobOf({}));
     expect(result).toBeUndefined();
@@ -276,10 +289,18 @@ describe("a deal job and the ledger's claim", () => {
     const f = fakes();
     const job = jobOf({ deal: dealOf(WITH_NUMBER) });
     const { result } = await runOnce(f, job);
-    expect(result).toMatchObject({ outcome: 'queued', docflowId: 'DF-1', httpStatus: 200, cadastralNumber: dealOf(WITH_NUMBER).cadastralNumber });
+    expect(result).toMatchObject({
+      outcome: 'queued',
+      docflowId: 'DF-1',
+      httpStatus: 200,
+      cadastralNumber: dealOf(WITH_NUMBER).cadastralNumber,
+    });
     expect(f.createDocflow.mock.calls[0]![1]).toMatchObject({ requestId: REQUEST_ID });
     expect(f.recorded).toHaveLength(1);
-    expect(f.recorded[0]!.options).toMatchObject({ ledger: { bank: profile.organization.inn, requestId: REQUEST_ID, via: 'answer' }, job: { key: '{x}:deals:b.1' } });
+    expect(f.recorded[0]!.options).toMatchObject({
+      ledger: { bank: profile.organization.inn, requestId: REQUEST_ID, via: 'answer' },
+      job: { key: '{x}:deals:b.1' },
+    });
     expect(JSON.parse(f.recorded[0]!.options!.job!.data)).not.toHaveProperty('deal');
     expect(job.data).not.toHaveProperty('deal');
     expect(f.updateJobData).not.toHaveBeenCalled();
@@ -300,8 +321,10 @@ describe("a deal job and the ledger's claim", () => {
     expect(claimRecheckMs(9)).toBeLessThanOrEqual(66_000);
   });
 
-  it('records already_submitted when another row made the deal\'s docflow, and completes the job with it', async () => {
-    const f = fakes({ verdict: { kind: 'elsewhere', deal: { docflowId: 'DF-9', outcome: 'suspended', batch: 'a', row: 4, at: '2026-01-01T00:00:00.000Z' } } });
+  it("records already_submitted when another row made the deal's docflow, and completes the job with it", async () => {
+    const f = fakes({
+      verdict: { kind: 'elsewhere', deal: { docflowId: 'DF-9', outcome: 'suspended', batch: 'a', row: 4, at: '2026-01-01T00:00:00.000Z' } },
+    });
     const { result } = await runOnce(f, jobOf({ deal: dealOf(WITH_NUMBER) }));
     expect(result).toMatchObject({ outcome: 'already_submitted', docflowId: 'DF-9' });
     expect(result!.errorMessage).toContain('batch a, row 4');
@@ -319,7 +342,14 @@ describe("a deal job and the ledger's claim", () => {
   });
 
   it('completes with the outcome the row already has, and takes its deal out of the job', async () => {
-    const record: OutcomeRecord = { row: 1, dealId: WITH_NUMBER, outcome: 'queued', docflowId: 'DF-3', attempts: 1, finishedAt: '2026-01-01T00:00:00.000Z' };
+    const record: OutcomeRecord = {
+      row: 1,
+      dealId: WITH_NUMBER,
+      outcome: 'queued',
+      docflowId: 'DF-3',
+      attempts: 1,
+      finishedAt: '2026-01-01T00:00:00.000Z',
+    };
     const f = fakes({ verdict: { kind: 'done', record } });
     const job = jobOf({ deal: dealOf(WITH_NUMBER) });
     const { result } = await runOnce(f, job);
@@ -328,12 +358,19 @@ describe("a deal job and the ledger's claim", () => {
     expect(job.data).not.toHaveProperty('deal');
   });
 
-  it('records the docflow the ledger names instead of a failure, as the row\'s own', async () => {
+  it("records the docflow the ledger names instead of a failure, as the row's own", async () => {
     const f = fakes({
       created: async () => {
         throw new ApiHttpError({ status: 400, endpoint: 'docflows', body: { code: 'badRequest', message: 'no' } });
       },
-      writes: [{ kind: 'submitted', own: true, deal: { docflowId: 'DF-5', outcome: 'queued', batch: 'b', row: 1, at: '2026-01-01T00:00:00.000Z' }, via: 'feed' }],
+      writes: [
+        {
+          kind: 'submitted',
+          own: true,
+          deal: { docflowId: 'DF-5', outcome: 'queued', batch: 'b', row: 1, at: '2026-01-01T00:00:00.000Z' },
+          via: 'feed',
+        },
+      ],
     });
     const { result } = await runOnce(f, jobOf({ deal: dealOf(WITH_NUMBER) }));
     expect(f.recorded.map((r) => r.record.outcome)).toEqual(['rejected', 'queued']);

@@ -12,10 +12,21 @@ import type { DealJobData } from '../../src/queue/job-data.js';
 const deal = { dealId: 'D-1', ownerSurname: 'Смирнова' } as unknown as Deal;
 const data = (): DealJobData => ({ batch: 'b', row: 3, dealId: 'D-1', deal, waits: 2 });
 const job = () => ({ key: '{x}:deals:b.3', data: data() });
-const failed = (): OutcomeRecord => ({ row: 3, dealId: 'D-1', outcome: 'failed', attempts: 2, errorCode: 'badСмирнова', errorMessage: 'Смирнова is wrong', cadastralNumber: '77:01:1', finishedAt: '2026-01-01T00:00:00.000Z' });
+const failed = (): OutcomeRecord => ({
+  row: 3,
+  dealId: 'D-1',
+  outcome: 'failed',
+  attempts: 2,
+  errorCode: 'badСмирнова',
+  errorMessage: 'Смирнова is wrong',
+  cadastralNumber: '77:01:1',
+  finishedAt: '2026-01-01T00:00:00.000Z',
+});
 const mask = (text: string) => text.replaceAll('Смирнова', '***');
 
-function store(replies: Array<RecordResult | Error>): OutcomeStore & { calls: Array<{ record: OutcomeRecord; options: RecordOptions | undefined }> } {
+function store(
+  replies: Array<RecordResult | Error>,
+): OutcomeStore & { calls: Array<{ record: OutcomeRecord; options: RecordOptions | undefined }> } {
   const calls: Array<{ record: OutcomeRecord; options: RecordOptions | undefined }> = [];
   return {
     calls,
@@ -43,14 +54,36 @@ describe('recordOutcome', () => {
 
   it('leaves the text of a submitted outcome as it is', async () => {
     const s = store([]);
-    const record: OutcomeRecord = { row: 3, dealId: 'D-1', outcome: 'queued', docflowId: 'DF', attempts: 1, errorMessage: 'Смирнова', finishedAt: '' };
+    const record: OutcomeRecord = {
+      row: 3,
+      dealId: 'D-1',
+      outcome: 'queued',
+      docflowId: 'DF',
+      attempts: 1,
+      errorMessage: 'Смирнова',
+      finishedAt: '',
+    };
     await recordOutcome(s, { batch: 'b', job: job(), record, mask });
     expect(s.calls[0]!.record.errorMessage).toBe('Смирнова');
   });
 
   it("records the deal's docflow instead when the ledger names one, with the row's cadastral number and the same options", async () => {
-    const s = store([{ kind: 'submitted', own: true, deal: { docflowId: 'DF-5', outcome: 'suspended', batch: 'b', row: 3, at: '2026-01-02' }, via: 'feed' }]);
-    const done = await recordOutcome(s, { batch: 'b', job: job(), record: failed(), ledger: { bank: '77', resubmit: true, keepClaim: true }, ifAbsent: true, mask });
+    const s = store([
+      {
+        kind: 'submitted',
+        own: true,
+        deal: { docflowId: 'DF-5', outcome: 'suspended', batch: 'b', row: 3, at: '2026-01-02' },
+        via: 'feed',
+      },
+    ]);
+    const done = await recordOutcome(s, {
+      batch: 'b',
+      job: job(),
+      record: failed(),
+      ledger: { bank: '77', resubmit: true, keepClaim: true },
+      ifAbsent: true,
+      mask,
+    });
     expect(s.calls.map((c) => c.record.outcome)).toEqual(['failed', 'suspended']);
     expect(s.calls[1]!.record).toMatchObject({ docflowId: 'DF-5', httpStatus: 201, cadastralNumber: '77:01:1', attempts: 2 });
     expect(s.calls[1]!.options).toMatchObject({ ifAbsent: true, ledger: { bank: '77', resubmit: true, via: 'feed' } });
@@ -59,7 +92,14 @@ describe('recordOutcome', () => {
   });
 
   it("records already_submitted, without the ledger, when another row made the deal's docflow", async () => {
-    const s = store([{ kind: 'submitted', own: false, deal: { docflowId: 'DF-6', outcome: 'queued', batch: 'a', row: 9, at: '2026-01-02' }, via: 'answer' }]);
+    const s = store([
+      {
+        kind: 'submitted',
+        own: false,
+        deal: { docflowId: 'DF-6', outcome: 'queued', batch: 'a', row: 9, at: '2026-01-02' },
+        via: 'answer',
+      },
+    ]);
     await recordOutcome(s, { batch: 'b', job: job(), record: failed(), ledger: { bank: '77', resubmit: false }, mask });
     expect(s.calls[1]!.record).toMatchObject({ outcome: 'already_submitted', docflowId: 'DF-6' });
     expect(s.calls[1]!.options!.ledger).toBeUndefined();
@@ -67,7 +107,12 @@ describe('recordOutcome', () => {
 
   it('reports a second docflow for one deal', async () => {
     const s = store([{ kind: 'conflict', deal: { docflowId: 'DF-0', batch: 'a', row: 1 } }]);
-    const done = await recordOutcome(s, { batch: 'b', job: job(), record: { ...failed(), outcome: 'queued', docflowId: 'DF-1' }, ledger: { bank: '77', resubmit: false } });
+    const done = await recordOutcome(s, {
+      batch: 'b',
+      job: job(),
+      record: { ...failed(), outcome: 'queued', docflowId: 'DF-1' },
+      ledger: { bank: '77', resubmit: false },
+    });
     expect(done).toMatchObject({ kind: 'recorded', conflict: { docflowId: 'DF-0', batch: 'a', row: 1 } });
   });
 
@@ -87,11 +132,17 @@ describe('recordOutcome', () => {
   it('only strips the deal, through the locked job write, for a row that keeps its outcome', async () => {
     const s = store([]);
     const updateJob = vi.fn(async () => true);
-    expect(await recordOutcome(s, { job: job(), updateJob })).toEqual({ kind: 'kept', data: { batch: 'b', row: 3, dealId: 'D-1', waits: 2 } });
+    expect(await recordOutcome(s, { job: job(), updateJob })).toEqual({
+      kind: 'kept',
+      data: { batch: 'b', row: 3, dealId: 'D-1', waits: 2 },
+    });
     expect(updateJob).toHaveBeenCalledWith({ batch: 'b', row: 3, dealId: 'D-1', waits: 2 });
     expect(s.calls).toHaveLength(0);
     // A job without its deal, or whose lock was lost: nothing to keep.
-    expect(await recordOutcome(s, { job: { key: 'k', data: { batch: 'b', row: 3, dealId: 'D-1' } }, updateJob })).toEqual({ kind: 'kept', data: undefined });
+    expect(await recordOutcome(s, { job: { key: 'k', data: { batch: 'b', row: 3, dealId: 'D-1' } }, updateJob })).toEqual({
+      kind: 'kept',
+      data: undefined,
+    });
     expect(updateJob).toHaveBeenCalledTimes(1);
     expect(await recordOutcome(s, { job: job(), updateJob: async () => false })).toEqual({ kind: 'kept', data: undefined });
   });

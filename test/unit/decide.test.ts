@@ -2,7 +2,8 @@ import { describe, it, expect } from 'vitest';
 import { ApiHttpError, ApiNetworkError, ApiResponseError } from '../../src/errors.js';
 import { decide, describeApiError, retryDelay } from '../../src/worker/decide.js';
 
-const http = (status: number, extra: Partial<ConstructorParameters<typeof ApiHttpError>[0]> = {}) => new ApiHttpError({ status, endpoint: 'docflows', ...extra });
+const http = (status: number, extra: Partial<ConstructorParameters<typeof ApiHttpError>[0]> = {}) =>
+  new ApiHttpError({ status, endpoint: 'docflows', ...extra });
 
 describe('what each gateway answer becomes', () => {
   it.each([
@@ -47,11 +48,18 @@ describe('the delay before the next try', () => {
 describe('the error as a results cell', () => {
   it('keeps code, message, target and nested errors of a 400', () => {
     const err = http(400, {
-      body: { code: 'validation', message: 'The request is not valid', target: 'options', errors: [{ code: 'required', message: 'is required', target: 'options.object.cadastralNumber' }] },
+      body: {
+        code: 'validation',
+        message: 'The request is not valid',
+        target: 'options',
+        errors: [{ code: 'required', message: 'is required', target: 'options.object.cadastralNumber' }],
+      },
     });
     const d = describeApiError(err);
     expect(d.errorCode).toBe('validation');
     expect(d.httpStatus).toBe(400);
-    expect(d.errorMessage).toBe('400: validation: The request is not valid @ options; required: is required @ options.object.cadastralNumber');
+    expect(d.errorMessage).toBe(
+      '400: validation: The request is not valid @ options; required: is required @ options.object.cadastralNumber',
+    );
   });
 });

@@ -126,7 +126,10 @@ describe('createDecoder', () => {
   it('stops with the byte offset when Windows-1251 Cyrillic follows 64 KiB of ASCII, never writing mojibake', async () => {
     const ascii = `dealId;region\n${'D-0;x\n'.repeat(12_000)}`;
     expect(ascii.length).toBeGreaterThan(64 * 1024);
-    const file = await fileOf('late-cyrillic.csv', Buffer.concat([Buffer.from(ascii, 'latin1'), iconv.encode('D-1;Новосибирская область\n', 'windows-1251')]));
+    const file = await fileOf(
+      'late-cyrillic.csv',
+      Buffer.concat([Buffer.from(ascii, 'latin1'), iconv.encode('D-1;Новосибирская область\n', 'windows-1251')]),
+    );
     expect(await detectEncoding(file)).toBe('utf8');
 
     const seen: string[] = [];
@@ -135,7 +138,9 @@ describe('createDecoder', () => {
     }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InputError);
     const offset = ascii.length + 'D-1;'.length;
-    expect((err as InputError).message).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} is not valid UTF-8 near byte ${offset}: .*--encoding windows-1251`));
+    expect((err as InputError).message).toMatch(
+      new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is not valid UTF-8 near byte ${offset}: .*--encoding windows-1251`),
+    );
     expect(seen.join('')).not.toMatch(/[\uFFFD\u0400-\u04FF]/);
   });
 

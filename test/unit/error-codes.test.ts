@@ -11,7 +11,9 @@ import { OUTCOMES } from '../../src/outcomes/types.js';
 import { ROOT } from '../helpers/cli.js';
 
 const sources = (dir: string): string[] =>
-  readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 const FILES = [...sources('src'), ...sources('jobs')].map((file) => ({ file, text: readFileSync(join(ROOT, file), 'utf8') }));
 const CODES = new Set<string>(Object.values(ERROR_CODES).map((e) => e.code));
 /** The folders that speak outcomes: any `ERR_...` string of theirs is an outcome's code. */
@@ -24,7 +26,11 @@ function codeLiterals(): Array<{ where: string; code: string }> {
     if (file.endsWith('error-codes.ts')) continue;
     const outcomeFolder = OUTCOME_FOLDERS.some((f) => file.startsWith(f));
     text.split('\n').forEach((line, i) => {
-      const pattern = /errorCode|_CODES\b/.test(line) ? /['"`]([A-Z][A-Z0-9_]{2,})['"`]/g : outcomeFolder ? /['"`](ERR_[A-Z0-9_]+)['"`]/g : undefined;
+      const pattern = /errorCode|_CODES\b/.test(line)
+        ? /['"`]([A-Z][A-Z0-9_]{2,})['"`]/g
+        : outcomeFolder
+          ? /['"`](ERR_[A-Z0-9_]+)['"`]/g
+          : undefined;
       for (const m of pattern ? line.matchAll(pattern) : []) found.push({ where: `${file}:${i + 1}`, code: m[1]! });
     });
   }
@@ -40,7 +46,9 @@ describe('ERROR_CODES', () => {
   });
 
   it('is what the processor, the worker, the loader and the outcomes store write: no errorCode of theirs is a bare string', () => {
-    const bare = FILES.filter(({ file }) => /^(jobs|src\/worker|src\/outcomes|src\/batch)\//.test(file) && !file.endsWith('error-codes.ts')).flatMap(({ file, text }) =>
+    const bare = FILES.filter(
+      ({ file }) => /^(jobs|src\/worker|src\/outcomes|src\/batch)\//.test(file) && !file.endsWith('error-codes.ts'),
+    ).flatMap(({ file, text }) =>
       text.split('\n').flatMap((line, i) => (/errorCode\s*:\s*['"`]/.test(line) ? [`${relative('.', file)}:${i + 1}`] : [])),
     );
     expect(bare).toEqual([]);

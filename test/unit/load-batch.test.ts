@@ -70,12 +70,21 @@ function fakeRedis() {
     // a loaded or loading one is resumed, with the --resubmit it was first loaded with.
     async open(meta) {
       const had = world.batches.get(meta.id);
-      if (had && had.fingerprint !== meta.fingerprint) throw new UsageError(`Batch ${meta.id} holds other rows (${meta.file}); give this input a new --batch.`);
+      if (had && had.fingerprint !== meta.fingerprint)
+        throw new UsageError(`Batch ${meta.id} holds other rows (${meta.file}); give this input a new --batch.`);
       const fresh = !had || had.state === 'failed';
       if (!fresh && had.resubmit !== (meta.resubmit ?? false)) {
-        throw new UsageError(meta.resubmit ? `Batch ${meta.id} was loaded without --resubmit; its rows cannot be sent again now: give this load a new --batch to resubmit its deals.` : `Batch ${meta.id} was loaded with --resubmit; load it again with --resubmit (or give a new --batch).`);
+        throw new UsageError(
+          meta.resubmit
+            ? `Batch ${meta.id} was loaded without --resubmit; its rows cannot be sent again now: give this load a new --batch to resubmit its deals.`
+            : `Batch ${meta.id} was loaded with --resubmit; load it again with --resubmit (or give a new --batch).`,
+        );
       }
-      world.batches.set(meta.id, { fingerprint: meta.fingerprint, resubmit: meta.resubmit ?? false, state: had?.state === 'loaded' ? 'loaded' : 'loading' });
+      world.batches.set(meta.id, {
+        fingerprint: meta.fingerprint,
+        resubmit: meta.resubmit ?? false,
+        state: had?.state === 'loaded' ? 'loaded' : 'loading',
+      });
       return { fresh };
     },
     async heartbeat() {
@@ -148,7 +157,8 @@ function fakeRedis() {
       },
     };
   };
-  const jobsOf = (batch: string): DealJobData[] => [...world.jobs.entries()].filter(([id]) => id.startsWith(`${batch}.`)).map(([, job]) => job);
+  const jobsOf = (batch: string): DealJobData[] =>
+    [...world.jobs.entries()].filter(([id]) => id.startsWith(`${batch}.`)).map(([, job]) => job);
   const outcomesOf = (batch: string): OutcomeRecord[] => [...(world.outcomes.get(batch)?.values() ?? [])];
   return { world, open, jobsOf, outcomesOf };
 }
@@ -184,7 +194,17 @@ describe('loadBatch over a fake load context (no Redis)', () => {
     const fake = fakeRedis();
     const summary = await load(fake, samples, { chunkSize: 5 });
 
-    expect(summary).toMatchObject({ batch: 'b', read: SAMPLE_READ, valid: VALID, invalid: SAMPLE_INVALID, enqueued: VALID, alreadyEnqueued: 0, alreadySubmitted: 0, dryRun: false, rejectsFile: join(dir, 'b.rejects.csv') });
+    expect(summary).toMatchObject({
+      batch: 'b',
+      read: SAMPLE_READ,
+      valid: VALID,
+      invalid: SAMPLE_INVALID,
+      enqueued: VALID,
+      alreadyEnqueued: 0,
+      alreadySubmitted: 0,
+      dryRun: false,
+      rejectsFile: join(dir, 'b.rejects.csv'),
+    });
     const jobs = fake.jobsOf('b');
     const outcomes = fake.outcomesOf('b');
     expect(jobs).toHaveLength(VALID);
@@ -218,12 +238,19 @@ describe('loadBatch over a fake load context (no Redis)', () => {
     expect(rejects).toContain('dealId: repeats the dealId of row 2');
   });
 
-  it('a reload of a loaded batch adds no job, counts its jobs as already enqueued, leaves its rows\' outcomes to them, and does not release them again', async () => {
+  it("a reload of a loaded batch adds no job, counts its jobs as already enqueued, leaves its rows' outcomes to them, and does not release them again", async () => {
     const fake = fakeRedis();
     await load(fake, samples);
     const first = new Map(fake.world.jobs);
     // Row 1's deal reached the registry meanwhile: its job says so when it runs; the reload does not look.
-    fake.world.ledger.set(`${BANK}|NSK-2026-000123`, { batch: 'other', row: 4, docflowId: 'DF-OTHER', outcome: 'queued', at: '2026-03-01T10:00:00.000Z', via: 'answer' });
+    fake.world.ledger.set(`${BANK}|NSK-2026-000123`, {
+      batch: 'other',
+      row: 4,
+      docflowId: 'DF-OTHER',
+      outcome: 'queued',
+      at: '2026-03-01T10:00:00.000Z',
+      via: 'answer',
+    });
 
     const again = await load(fake, samples);
     expect(again).toMatchObject({ read: SAMPLE_READ, enqueued: 0, alreadyEnqueued: VALID, alreadySubmitted: 0 });
@@ -245,7 +272,11 @@ describe('loadBatch over a fake load context (no Redis)', () => {
 
     const refused = load(fake, samples, { resubmit: true });
     await expect(refused).rejects.toBeInstanceOf(UsageError);
-    await expect(refused).rejects.toMatchObject({ exitCode: 2, code: 'ERR_USAGE', message: expect.stringContaining('was loaded without --resubmit') });
+    await expect(refused).rejects.toMatchObject({
+      exitCode: 2,
+      code: 'ERR_USAGE',
+      message: expect.stringContaining('was loaded without --resubmit'),
+    });
     expect(fake.world.writes).toBe(writes);
     expect(fake.world.jobs).toEqual(jobsBefore);
     expect(fake.world.batches.get('b')).toMatchObject({ state: 'loaded', resubmit: false });
@@ -287,14 +318,26 @@ describe('loadBatch over a fake load context (no Redis)', () => {
     expect(fake.jobsOf('b').map((j) => j.dealId)).not.toContain('LEFT-1');
     expect(fake.jobsOf('b')).toHaveLength(VALID);
     expect([...fake.world.rows.get('b')!.keys()]).not.toContain(30);
-    expect(fake.outcomesOf('b').map((o) => o.row).sort((a, b) => a - b)).toEqual(INVALID_ROWS);
+    expect(
+      fake
+        .outcomesOf('b')
+        .map((o) => o.row)
+        .sort((a, b) => a - b),
+    ).toEqual(INVALID_ROWS);
     expect(fake.world.batches.get('b')).toMatchObject({ state: 'loaded', total: SAMPLE_READ });
   });
 
-  it('rows whose deal the ledger holds get their outcome at load and no job: another row\'s docflow is already_submitted, the row\'s own is its outcome again', async () => {
+  it("rows whose deal the ledger holds get their outcome at load and no job: another row's docflow is already_submitted, the row's own is its outcome again", async () => {
     const fake = fakeRedis();
     const at = '2026-03-01T10:00:00.000Z';
-    fake.world.ledger.set(`${BANK}|NSK-2026-000123`, { batch: 'other', row: 4, docflowId: 'DF-OTHER', outcome: 'queued', at, via: 'answer' });
+    fake.world.ledger.set(`${BANK}|NSK-2026-000123`, {
+      batch: 'other',
+      row: 4,
+      docflowId: 'DF-OTHER',
+      outcome: 'queued',
+      at,
+      via: 'answer',
+    });
     fake.world.ledger.set(`${BANK}|MSK-2026-004512`, { batch: 'b', row: 5, docflowId: 'DF-OWN', outcome: 'suspended', at, via: 'feed' });
     // A docflow the feed found with no row to hold it: the row's worker claims it, so the row gets a job.
     fake.world.ledger.set(`${BANK}|SPB-2026-010077`, { batch: '', row: 0, docflowId: 'DF-FOUND', outcome: 'queued', at, via: 'feed' });
@@ -302,7 +345,12 @@ describe('loadBatch over a fake load context (no Redis)', () => {
     const summary = await load(fake, samples);
     expect(summary).toMatchObject({ valid: VALID, enqueued: VALID - 2, alreadySubmitted: 2 });
     const outcome = (row: number) => fake.outcomesOf('b').find((o) => o.row === row);
-    expect(outcome(1)).toMatchObject({ dealId: 'NSK-2026-000123', outcome: 'already_submitted', docflowId: 'DF-OTHER', errorMessage: expect.stringContaining('batch other, row 4') });
+    expect(outcome(1)).toMatchObject({
+      dealId: 'NSK-2026-000123',
+      outcome: 'already_submitted',
+      docflowId: 'DF-OTHER',
+      errorMessage: expect.stringContaining('batch other, row 4'),
+    });
     expect(outcome(5)).toMatchObject({ dealId: 'MSK-2026-004512', outcome: 'suspended', docflowId: 'DF-OWN', httpStatus: 201 });
     expect(outcome(4)).toBeUndefined();
     expect(fake.jobsOf('b').map((j) => j.row)).not.toContain(1);
@@ -312,10 +360,17 @@ describe('loadBatch over a fake load context (no Redis)', () => {
     expect(fake.world.metrics.get('outcome|suspended')).toBe(1);
   });
 
-  it('with --resubmit a deal another row made gets a job marked resubmit, while a row\'s own docflow still stands', async () => {
+  it("with --resubmit a deal another row made gets a job marked resubmit, while a row's own docflow still stands", async () => {
     const fake = fakeRedis();
     const at = '2026-03-01T10:00:00.000Z';
-    fake.world.ledger.set(`${BANK}|NSK-2026-000123`, { batch: 'other', row: 4, docflowId: 'DF-OTHER', outcome: 'queued', at, via: 'answer' });
+    fake.world.ledger.set(`${BANK}|NSK-2026-000123`, {
+      batch: 'other',
+      row: 4,
+      docflowId: 'DF-OTHER',
+      outcome: 'queued',
+      at,
+      via: 'answer',
+    });
     fake.world.ledger.set(`${BANK}|MSK-2026-004512`, { batch: 'b', row: 5, docflowId: 'DF-OWN', outcome: 'queued', at, via: 'answer' });
 
     const summary = await load(fake, samples, { resubmit: true });
@@ -325,7 +380,7 @@ describe('loadBatch over a fake load context (no Redis)', () => {
     expect(fake.world.batches.get('b')).toMatchObject({ state: 'loaded', resubmit: true });
   });
 
-  it('a chunk whose enqueue Redis refuses surfaces Redis\' error, marks the batch failed and takes back its jobs', async () => {
+  it("a chunk whose enqueue Redis refuses surfaces Redis' error, marks the batch failed and takes back its jobs", async () => {
     const fake = fakeRedis();
     const oom = Object.assign(new Error("OOM command not allowed when used memory > 'maxmemory'."), { name: 'ReplyError' });
     fake.world.failWrite = failing(oom, 3);
@@ -392,7 +447,12 @@ describe('loadBatch over a fake load context (no Redis)', () => {
 
     const stopped = load(fake, samples);
     await expect(stopped).rejects.toBeInstanceOf(LeftoverJobsHeldError);
-    await expect(stopped).rejects.toMatchObject({ code: 'ERR_LEFTOVER_JOBS_HELD', exitCode: 1, held: 1, message: '1 jobs of an earlier load of batch b are still held by a worker; load again in a minute' });
+    await expect(stopped).rejects.toMatchObject({
+      code: 'ERR_LEFTOVER_JOBS_HELD',
+      exitCode: 1,
+      held: 1,
+      message: '1 jobs of an earlier load of batch b are still held by a worker; load again in a minute',
+    });
     expect(fake.world.batches.get('b')?.state).toBe('failed');
     expect(fake.jobsOf('b')).toEqual([]);
     expectClosed(fake);
@@ -403,7 +463,9 @@ describe('loadBatch over a fake load context (no Redis)', () => {
     await writeFile(empty, csvText([]));
     const fake = fakeRedis();
 
-    await expect(load(fake, empty)).rejects.toThrow(new InputError(`${empty} has no records: a header row and at least one record are expected.`));
+    await expect(load(fake, empty)).rejects.toThrow(
+      new InputError(`${empty} has no records: a header row and at least one record are expected.`),
+    );
     expect(fake.world.batches.get('b')?.state).toBe('failed');
     expect(fake.world.released).toEqual([]);
   });
@@ -429,13 +491,20 @@ describe('loadBatch over a fake load context (no Redis)', () => {
   it('a dry run opens no context, and still counts the rows and writes the rejects file', async () => {
     const fake = fakeRedis();
     const summary = await load(fake, samples, { dryRun: true });
-    expect(summary).toMatchObject({ dryRun: true, read: SAMPLE_READ, valid: VALID, invalid: SAMPLE_INVALID, enqueued: 0, alreadyEnqueued: 0 });
+    expect(summary).toMatchObject({
+      dryRun: true,
+      read: SAMPLE_READ,
+      valid: VALID,
+      invalid: SAMPLE_INVALID,
+      enqueued: 0,
+      alreadyEnqueued: 0,
+    });
     expect(fake.world.opened).toBe(0);
     expect(summary.rejectsFile).toBe(join(dir, 'b.rejects.csv'));
   });
 });
 
-describe('taking back a batch\'s jobs', () => {
+describe("taking back a batch's jobs", () => {
   afterEach(() => {
     vi.useRealTimers();
   });
@@ -459,7 +528,13 @@ describe('taking back a batch\'s jobs', () => {
     fake.world.held.set(dealJobId('b', 'D-1'), Infinity);
 
     const given = takeBackJobs(fake.open().jobs, 'b');
-    const expectation = expect(given).rejects.toMatchObject({ name: 'BatchJobsHeldError', code: 'ERR_BATCH_JOBS_HELD', exitCode: 1, batch: 'b', message: 'some jobs of batch b stayed locked by a worker; run the load again' });
+    const expectation = expect(given).rejects.toMatchObject({
+      name: 'BatchJobsHeldError',
+      code: 'ERR_BATCH_JOBS_HELD',
+      exitCode: 1,
+      batch: 'b',
+      message: 'some jobs of batch b stayed locked by a worker; run the load again',
+    });
     await vi.runAllTimersAsync();
     await expectation;
     await expect(given).rejects.toBeInstanceOf(BatchJobsHeldError);

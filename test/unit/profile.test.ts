@@ -54,7 +54,9 @@ describe('parseProfile', () => {
   });
 
   it('accepts the encumbrancer of the published request example (SNILS below the checked range, no issuer code)', async () => {
-    const example = JSON.parse(await readFile(new URL('../fixtures/gateway-examples/encumbrance-request.json', import.meta.url), 'utf8')) as {
+    const example = JSON.parse(
+      await readFile(new URL('../fixtures/gateway-examples/encumbrance-request.json', import.meta.url), 'utf8'),
+    ) as {
       options: { whoUseRestriction: { encumbrancer: unknown[] } };
     };
     const result = parseProfile(example.options.whoUseRestriction.encumbrancer[0], TODAY);
@@ -78,7 +80,11 @@ describe('parseProfile', () => {
     ['representative.person.identityDocument.number', '31826', 'must be 6 digits for a russPassport number'],
     ['representative.person.identityDocument.series', undefined, 'is required'],
     ['representative.person.identityDocument.issuer.code', '77-0093', 'must be NNN-NNN or NNNNNN'],
-    ['representative.person.identityDocument.documentType', 'passport', 'must be one of russPassport, inostrannyyPassport, vul, voennyyBilet, birthCertificate'],
+    [
+      'representative.person.identityDocument.documentType',
+      'passport',
+      'must be one of russPassport, inostrannyyPassport, vul, voennyyBilet, birthCertificate',
+    ],
     ['representative.person.address.apartment.type', 'квартира', 'must be one of кв, ком, пом, бокс'],
   ])('refuses %s = %j: %s', (path, value, message) => {
     expect(problemsOf(withValue(path, value))).toEqual([{ field: path, message }]);
@@ -139,7 +145,9 @@ describe('parseProfile', () => {
   it('puts no value of the profile into a message', () => {
     const bad = withValue('representative.person.snils', '138-402-715 49');
     (bad.organization as Json).inn = '7701934588';
-    const text = problemsOf(bad).map((p) => `${p.field} ${p.message}`).join('\n');
+    const text = problemsOf(bad)
+      .map((p) => `${p.field} ${p.message}`)
+      .join('\n');
     expect(text).not.toContain('138');
     expect(text).not.toContain('7701934588');
   });

@@ -94,7 +94,9 @@ describe('readJsonRecords', () => {
   });
 
   it('refuses a top level that is neither an array nor an object with a "deals" array', async () => {
-    expect((await failure(readJsonRecords, '{"foo": 1}')).message).toBe('deals.json is an object without a "deals" array: it holds no deals.');
+    expect((await failure(readJsonRecords, '{"foo": 1}')).message).toBe(
+      'deals.json is an object without a "deals" array: it holds no deals.',
+    );
     expect((await failure(readJsonRecords, '42')).message).toMatch(/^deals\.json holds a number, not an array/);
     expect((await failure(readJsonRecords, '"x"')).message).toMatch(/^deals\.json holds a string, not an array/);
     expect((await failure(readJsonRecords, '{"deals": {"a": 1}}')).message).toBe('deals.json has "deals" that is an object, not an array.');
@@ -142,7 +144,10 @@ describe('readJsonRecords', () => {
   });
 
   it("passes the decoder's error on to the consumer", async () => {
-    const file = await fileOf('latin.json', Buffer.concat([Buffer.from('[{"region": "', 'latin1'), iconv.encode('Омск', 'windows-1251'), Buffer.from('"}]')]));
+    const file = await fileOf(
+      'latin.json',
+      Buffer.concat([Buffer.from('[{"region": "', 'latin1'), iconv.encode('Омск', 'windows-1251'), Buffer.from('"}]')]),
+    );
     const err = await collect(readJsonRecords(decoded(file).text, file)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InputError);
     expect((err as Error).message).toContain('is not valid UTF-8 near byte 13');

@@ -75,9 +75,13 @@ describe('masking what the gateway echoes of a deal', () => {
   });
 
   it("masks an owner's street and FIAS id, but not the street of the property itself", () => {
-    const elsewhere = withOwner({ address: { kind: 'structured', region: 'Москва', street: 'Профсоюзная', streetType: 'ул', house: '104' } });
+    const elsewhere = withOwner({
+      address: { kind: 'structured', region: 'Москва', street: 'Профсоюзная', streetType: 'ул', house: '104' },
+    });
     expect(maskPersonalData('owner lives at ул ПРОФСОЮЗНАЯ д 104', elsewhere)).toBe('owner lives at ул *** д 104');
-    const athome = withOwner({ address: { kind: 'structured', region: deal.region, street: deal.street!, streetType: 'ул', house: deal.house } });
+    const athome = withOwner({
+      address: { kind: 'structured', region: deal.region, street: deal.street!, streetType: 'ул', house: deal.house },
+    });
     expect(maskPersonalData(`nearest: ул ${deal.street}`, athome)).toBe(`nearest: ул ${deal.street}`);
     const fias = withOwner({ address: { kind: 'fias', fiasId: '082458d8-7762-4294-affa-07286e8ccad2' } });
     expect(maskPersonalData('fias 082458D8-7762-4294-AFFA-07286E8CCAD2', fias)).toBe('fias ***');
@@ -85,7 +89,9 @@ describe('masking what the gateway echoes of a deal', () => {
   });
 
   it('leaves the rest of the message alone', () => {
-    expect(maskPersonalData('validation: is required @ options.object.cadastralNumber', deal)).toBe('validation: is required @ options.object.cadastralNumber');
+    expect(maskPersonalData('validation: is required @ options.object.cadastralNumber', deal)).toBe(
+      'validation: is required @ options.object.cadastralNumber',
+    );
     expect(maskPersonalData('object 54:35:000000:5911, snils 000-000-000 55', deal)).toBe('object 54:35:000000:5911, snils 000-000-000 55');
   });
 });
@@ -97,7 +103,8 @@ describe("masking the bank's representative", () => {
   });
 
   it("masks the representative's names, SNILS, passport, issuer code and dates from the profile", () => {
-    const text = 'representative ГРИГОРЬЕВА ЕЛЕНА викторовна, snils 138 402 715-48, passport 4507 № 318264 (770093), born 17.05.1982, issued 05.06.2007';
+    const text =
+      'representative ГРИГОРЬЕВА ЕЛЕНА викторовна, snils 138 402 715-48, passport 4507 № 318264 (770093), born 17.05.1982, issued 05.06.2007';
     const masked = maskPersonalData(text, deal, profile);
     expect(masked).toBe('representative *** *** ***, snils ***, passport *** № *** (***), born ***, issued ***');
   });
@@ -106,9 +113,18 @@ describe("masking the bank's representative", () => {
     const err = new ApiHttpError({
       status: 400,
       endpoint: 'docflows',
-      body: { code: `badSnils${owner.snils}`, message: `${owner.surname.toUpperCase()}: not found`, target: 'options', errors: [{ code: 'passport', message: 'representative 45 07 318264', target: 'x' }] },
+      body: {
+        code: `badSnils${owner.snils}`,
+        message: `${owner.surname.toUpperCase()}: not found`,
+        target: 'options',
+        errors: [{ code: 'passport', message: 'representative 45 07 318264', target: 'x' }],
+      },
     });
     const d = describeApiError(err, (text) => maskPersonalData(text, deal, profile));
-    expect(d).toEqual({ errorCode: 'badSnils***', errorMessage: `400: badSnils***: ***: not found @ options; passport: representative *** @ x`, httpStatus: 400 });
+    expect(d).toEqual({
+      errorCode: 'badSnils***',
+      errorMessage: `400: badSnils***: ***: not found @ options; passport: representative *** @ x`,
+      httpStatus: 400,
+    });
   });
 });

@@ -231,14 +231,11 @@ describe('createDealValidator: deal and property fields', () => {
 });
 
 describe('createDealValidator: dates', () => {
-  it.each(['31.02.2015', '2015-02-29', '2015-13-01', '1990/01/01', '1.3.1988', '29.02.1900'])(
-    'refuses %s as not a real date',
-    (value) => {
-      expect(problemsOf(record({ ownerDocIssueDate: value }))).toEqual([
-        { field: 'ownerDocIssueDate', message: 'must be a real date (YYYY-MM-DD or DD.MM.YYYY)' },
-      ]);
-    },
-  );
+  it.each(['31.02.2015', '2015-02-29', '2015-13-01', '1990/01/01', '1.3.1988', '29.02.1900'])('refuses %s as not a real date', (value) => {
+    expect(problemsOf(record({ ownerDocIssueDate: value }))).toEqual([
+      { field: 'ownerDocIssueDate', message: 'must be a real date (YYYY-MM-DD or DD.MM.YYYY)' },
+    ]);
+  });
 
   it('accepts 29 February of a leap year in both forms', () => {
     expect(dealOf(record({ ownerDocIssueDate: '29.02.2008' })).owners[0].doc.issueDate).toBe('2008-02-29');
@@ -279,9 +276,7 @@ describe('createDealValidator: the owner', () => {
   });
 
   it('refuses an unknown gender', () => {
-    expect(problemsOf(record({ ownerGender: 'муж' }))).toEqual([
-      { field: 'ownerGender', message: 'must be male or female (or м/ж, M/F)' },
-    ]);
+    expect(problemsOf(record({ ownerGender: 'муж' }))).toEqual([{ field: 'ownerGender', message: 'must be male or female (or м/ж, M/F)' }]);
   });
 
   it('stores a SNILS as its 11 digits and refuses a wrong checksum or format', () => {
@@ -467,7 +462,10 @@ describe('createDealValidator: problems', () => {
     const validateRow = createDealValidator({ today: TODAY });
     expect(validateRow(record({ dealId: 'A-1' })).ok).toBe(true);
     expect(validateRow(record({ dealId: 'A-2' })).ok).toBe(true);
-    expect(validateRow(record({ dealId: ' A-1 ' }))).toEqual({ ok: false, problems: [{ field: 'dealId', message: 'repeats the dealId of row 1' }] });
+    expect(validateRow(record({ dealId: ' A-1 ' }))).toEqual({
+      ok: false,
+      problems: [{ field: 'dealId', message: 'repeats the dealId of row 1' }],
+    });
     expect(validateRow(record({ dealId: 'A-2', ownerSnils: '' }))).toEqual({
       ok: false,
       problems: [
@@ -530,7 +528,11 @@ describe('samples/deals.csv', () => {
 
     // Each refused row is refused for the one reason (or two) its README line gives.
     const problems = Object.fromEntries(results.flatMap((r, i) => (r.ok ? [] : [[i + 1, r.problems.map((p) => p.field)]])));
-    expect(Object.values(problems).map((fields) => fields.length).sort()).toEqual([1, 1, 2]);
+    expect(
+      Object.values(problems)
+        .map((fields) => fields.length)
+        .sort(),
+    ).toEqual([1, 1, 2]);
 
     // Signatures decide queued (200) against suspended (201).
     for (const [i, r] of results.entries()) {

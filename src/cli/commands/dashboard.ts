@@ -28,7 +28,10 @@ export function registerDashboardCommand(program: Command, context: CliContext):
     .description('the operations web page: the deals queue (Bull Board), the batches with their results and attention files, and /metrics')
     .option('--port <n>', 'listen port (0 = any free; the url is printed)', port, DEFAULT_DASHBOARD_PORT)
     .option('--host <host>', 'listen address (default 127.0.0.1)')
-    .option('--public-url <url>', 'where the page is opened when a proxy serves it (https://ops.example.com; or DASHBOARD_PUBLIC_URL): the only origin allowed to change anything')
+    .option(
+      '--public-url <url>',
+      'where the page is opened when a proxy serves it (https://ops.example.com; or DASHBOARD_PUBLIC_URL): the only origin allowed to change anything',
+    )
     .option('--no-auth', 'no credentials (DASHBOARD_USER, DASHBOARD_PASSWORD): listens on 127.0.0.1 only')
     .option('--read-only', 'hide every action: no retry, clean or pause')
     .action(async (_flags: unknown, cmd: Command) => {
@@ -37,14 +40,30 @@ export function registerDashboardCommand(program: Command, context: CliContext):
       // The configuration reads .env first, so the credentials may come from there too.
       const env = context.environment();
       // The password goes to the server only, never to a log.
-      const access = resolveAccess({ auth: opts.auth, host: opts.host, user: env.config.dashboard.user, password: env.config.dashboard.password });
+      const access = resolveAccess({
+        auth: opts.auth,
+        host: opts.host,
+        user: env.config.dashboard.user,
+        password: env.config.dashboard.password,
+      });
       const publicUrl = opts.publicUrl ?? env.config.dashboard.publicUrl;
       const publicOrigin = publicUrl ? parsePublicUrl(publicUrl) : undefined;
       // fastify and Bull Board load only for this command: `load` and `work` need not carry them.
       const { BATCHES_PATH, BOARD_PATH, startDashboard } = await import('../../dashboard/server.js');
       await withRedis(env, async (redis) => {
-        const dashboard = await startDashboard({ redis, keys: env.keys, host: access.host, port: opts.port, credentials: access.credentials, readOnly, publicOrigin, logger: env.logger });
-        console.log(`dashboard listening on ${dashboard.url}${BATCHES_PATH} (queue at ${BOARD_PATH}, metrics at /metrics)${publicOrigin ? `; served as ${publicOrigin}` : ''}${access.credentials ? '' : '; no credentials asked'}${readOnly ? '; read-only' : ''}`);
+        const dashboard = await startDashboard({
+          redis,
+          keys: env.keys,
+          host: access.host,
+          port: opts.port,
+          credentials: access.credentials,
+          readOnly,
+          publicOrigin,
+          logger: env.logger,
+        });
+        console.log(
+          `dashboard listening on ${dashboard.url}${BATCHES_PATH} (queue at ${BOARD_PATH}, metrics at /metrics)${publicOrigin ? `; served as ${publicOrigin}` : ''}${access.credentials ? '' : '; no credentials asked'}${readOnly ? '; read-only' : ''}`,
+        );
         env.logger.info({ url: dashboard.url, publicOrigin, auth: access.credentials !== undefined, readOnly }, 'dashboard started');
         await new Promise<void>((resolve) => {
           for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve());

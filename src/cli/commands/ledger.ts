@@ -24,10 +24,15 @@ export interface LedgerFlags {
 const iso = (ms: number | undefined): string | undefined => (ms === undefined ? undefined : new Date(ms).toISOString());
 
 function describe(entry: LedgerEntry): string {
-  const lines = [`deal ${entry.dealId} of bank ${entry.bank}: ${entry.state}, requestId ${entry.requestId}, row ${entry.row} of batch ${entry.batch || '(none yet)'}`];
-  if (entry.docflowId) lines.push(`  docflow ${entry.docflowId} (${entry.outcome ?? '?'}, ${entry.at ?? '?'}, known from ${entry.via ?? 'answer'})`);
+  const lines = [
+    `deal ${entry.dealId} of bank ${entry.bank}: ${entry.state}, requestId ${entry.requestId}, row ${entry.row} of batch ${entry.batch || '(none yet)'}`,
+  ];
+  if (entry.docflowId)
+    lines.push(`  docflow ${entry.docflowId} (${entry.outcome ?? '?'}, ${entry.at ?? '?'}, known from ${entry.via ?? 'answer'})`);
   if (entry.state === 'sending') {
-    lines.push(`  a try began ${iso(entry.tryAt) ?? '?'}${entry.endAt ? ` and ended without an answer ${iso(entry.endAt)}` : ' and has no answer yet'}: the news feed decides whether it made a docflow`);
+    lines.push(
+      `  a try began ${iso(entry.tryAt) ?? '?'}${entry.endAt ? ` and ended without an answer ${iso(entry.endAt)}` : ' and has no answer yet'}: the news feed decides whether it made a docflow`,
+    );
   }
   return lines.join('\n');
 }
@@ -40,7 +45,7 @@ function docflowState(value: string): LedgerFlags['state'] {
 export function registerLedgerCommand(program: Command, context: CliContext): Command {
   return program
     .command('ledger')
-    .description("what the ledger holds of one deal; --resolve an uncertain try by hand once the gateway was checked")
+    .description('what the ledger holds of one deal; --resolve an uncertain try by hand once the gateway was checked')
     .argument('<dealId>', "the bank's deal id")
     .requiredOption('--profile <bank.json>', 'the bank profile (the ledger is kept per bank)')
     .option('--json', 'print the entry as one JSON object')
@@ -57,11 +62,19 @@ export function registerLedgerCommand(program: Command, context: CliContext): Co
         if (opts.resolve || opts.resolveNone) {
           const done = await ledger.resolve(bank, dealId, opts.resolve ? { docflowId: opts.resolve, outcome: opts.state } : 'none');
           const entry = await ledger.read(bank, dealId);
-          if (!done) throw new UsageError(`Deal ${dealId} has no try waiting for an answer (${entry ? `it is ${entry.state}` : 'the ledger has no entry for it'}); nothing was changed.`);
+          if (!done)
+            throw new UsageError(
+              `Deal ${dealId} has no try waiting for an answer (${entry ? `it is ${entry.state}` : 'the ledger has no entry for it'}); nothing was changed.`,
+            );
         }
         return ledger.read(bank, dealId);
       });
       if (opts.json) console.log(JSON.stringify(entry ? { ...entry, tryAt: iso(entry.tryAt), endAt: iso(entry.endAt) } : null));
-      else console.log(entry ? describe(entry) : `deal ${dealId} of bank ${bank}: not in the ledger (never claimed, or its entry is older than REALTY_LEDGER_DAYS)`);
+      else
+        console.log(
+          entry
+            ? describe(entry)
+            : `deal ${dealId} of bank ${bank}: not in the ledger (never claimed, or its entry is older than REALTY_LEDGER_DAYS)`,
+        );
     });
 }

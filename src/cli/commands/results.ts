@@ -33,7 +33,8 @@ export function registerResultsCommand(program: Command, context: CliContext): C
       await withRedis(env, async (redis) => {
         const meta = await createBatchStore(redis, env.keys).get(batch);
         if (!meta) throw new UsageError(`There is no batch ${batch} in Redis (realty-batch status lists the batches).`);
-        if (meta.state === 'failed') throw new InputError(`Batch ${batch} did not load completely (${meta.error ?? 'unknown error'}); nothing of it was sent.`);
+        if (meta.state === 'failed')
+          throw new InputError(`Batch ${batch} did not load completely (${meta.error ?? 'unknown error'}); nothing of it was sent.`);
         if (meta.total === undefined) throw new UsageError(`Batch ${batch} is still loading: its total is not known yet.`);
         const summary = await writeResults({ redis, keys: env.keys, batch, total: meta.total, out: opts.out, excel: opts.excel });
         printCounts(batch, summary.counts);

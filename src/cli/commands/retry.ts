@@ -28,7 +28,16 @@ export function registerRetryCommand(program: Command, context: CliContext): Com
       const env = context.environment();
       const outcomes: Outcome[] = opts.outcome ?? (opts.missing ? [] : [...DEFAULT_RETRY_OUTCOMES]);
       const summary = await withRedis(env, (redis) =>
-        retryBatch({ redis, keys: env.keys, batch, outcomes, missing: opts.missing, force: opts.force, input: opts.input, logger: env.logger }),
+        retryBatch({
+          redis,
+          keys: env.keys,
+          batch,
+          outcomes,
+          missing: opts.missing,
+          force: opts.force,
+          input: opts.input,
+          logger: env.logger,
+        }),
       );
       const what = [...outcomes, ...(opts.missing ? ['missing'] : [])].join(', ');
       console.log(

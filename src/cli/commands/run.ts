@@ -87,8 +87,16 @@ function printRun(result: RunResult): void {
   printCounts(result.batch, result.results.counts);
   console.log(`results: ${result.results.file} (${result.results.rows} rows)`);
   if (result.attention) console.log(`attention: ${result.attention.file} (${result.attention.rows} rows need a person)`);
-  if (result.stoppedBecause === 'session') console.error('realty-batch: the gateway refused the session (401); unfinished rows are pending. Set a valid REALTY_SESSION_ID and run again with the same --batch.');
-  if (result.stoppedBecause === 'paused') console.error(`realty-batch: the queue was paused by someone (the dashboard or an operator); unfinished rows are pending. Resume it and run again with --batch ${result.batch}.`);
-  if (result.stoppedBecause === 'signal') console.error(`realty-batch: stopped by a signal; unfinished rows are pending. Run again with --batch ${result.batch} to finish them.`);
-  if (result.stoppedBecause === 'missing' && result.missing) console.error(`realty-batch: ${describeMissing(result.batch, result.missing)}; then run again with --batch ${result.batch}.`);
+  if (result.stoppedBecause === 'session')
+    console.error(
+      'realty-batch: the gateway refused the session (401); unfinished rows are pending. Set a valid REALTY_SESSION_ID and run again with the same --batch.',
+    );
+  if (result.stoppedBecause === 'paused')
+    console.error(
+      `realty-batch: the queue was paused by someone (the dashboard or an operator); unfinished rows are pending. Resume it and run again with --batch ${result.batch}.`,
+    );
+  if (result.stoppedBecause === 'signal')
+    console.error(`realty-batch: stopped by a signal; unfinished rows are pending. Run again with --batch ${result.batch} to finish them.`);
+  if (result.stoppedBecause === 'missing' && result.missing)
+    console.error(`realty-batch: ${describeMissing(result.batch, result.missing)}; then run again with --batch ${result.batch}.`);
 }

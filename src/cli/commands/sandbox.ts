@@ -27,13 +27,15 @@ const list = (value: string): string[] =>
     .filter(Boolean);
 
 /** A bad probability is a usage error (exit 2), like every other flag's. */
-const probability = (flag: string) => (value: string): number => {
-  try {
-    return parseProbability(flag, value);
-  } catch (err) {
-    throw new InvalidArgumentError((err as Error).message);
-  }
-};
+const probability =
+  (flag: string) =>
+  (value: string): number => {
+    try {
+      return parseProbability(flag, value);
+    } catch (err) {
+      throw new InvalidArgumentError((err as Error).message);
+    }
+  };
 
 function requestIdsMode(value: string): RequestIdsMode {
   const mode = REQUEST_IDS_MODES.find((m) => m === value.trim().toLowerCase());

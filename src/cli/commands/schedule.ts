@@ -7,7 +7,14 @@ import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.js';
 import { loadProfile } from '../../input/profile.js';
-import { checkFoldersApart, checkReadySuffix, defaultScheduleName, listSchedules, removeSchedule, upsertSchedule } from '../../schedule/scheduler.js';
+import {
+  checkFoldersApart,
+  checkReadySuffix,
+  defaultScheduleName,
+  listSchedules,
+  removeSchedule,
+  upsertSchedule,
+} from '../../schedule/scheduler.js';
 import { nonNegativeInt, type CliContext, type Env } from '../common.js';
 import { withRedis } from '../with-redis.js';
 
@@ -39,22 +46,33 @@ function addFlags(opts: ScheduleFlags): ScheduleAddFlags {
     if (!value) throw new UsageError(`schedule needs --${flag} (or --list, or --remove).`);
     return value;
   };
-  return { ...opts, inbox: need(opts.inbox, 'inbox'), outbox: need(opts.outbox, 'outbox'), profile: need(opts.profile, 'profile'), cron: need(opts.cron, 'cron') };
+  return {
+    ...opts,
+    inbox: need(opts.inbox, 'inbox'),
+    outbox: need(opts.outbox, 'outbox'),
+    profile: need(opts.profile, 'profile'),
+    cron: need(opts.cron, 'cron'),
+  };
 }
 
 /** The flags of a schedule; `required` on `schedule add`, where commander checks them. */
 function addScheduleOptions(cmd: Command, required: boolean): Command {
-  const needed = (flags: string, description: string) => (required ? cmd.requiredOption(flags, description) : cmd.option(flags, description));
+  const needed = (flags: string, description: string) =>
+    required ? cmd.requiredOption(flags, description) : cmd.option(flags, description);
   needed('--inbox <dir>', 'where banks drop exports');
   needed('--outbox <dir>', 'where <file>.results.csv, .attention.csv and .summary.json land');
   needed('--profile <bank.json>', 'the bank profile');
   needed('--cron <expr>', 'five fields, or six with seconds first (e.g. "0 30 1 * * *")');
   return cmd
     .option('--tz <zone>', 'time zone of the cron, e.g. Europe/Moscow')
-    .option('--notify-url <url>', 'POST each run\'s summary (JSON) to this webhook, with retries')
-    .option('--name <name>', 'the schedule\'s name (default: from the inbox path)')
+    .option('--notify-url <url>', "POST each run's summary (JSON) to this webhook, with retries")
+    .option('--name <name>', "the schedule's name (default: from the inbox path)")
     .option('--ready-suffix <suffix>', 'take <file> only once <file><suffix> exists (e.g. .ready); the marker goes with its file')
-    .option('--settle-ms <n>', 'without --ready-suffix: take a file once it stayed unchanged this long (default 60000)', nonNegativeInt('--settle-ms'));
+    .option(
+      '--settle-ms <n>',
+      'without --ready-suffix: take a file once it stayed unchanged this long (default 60000)',
+      nonNegativeInt('--settle-ms'),
+    );
 }
 
 export function registerScheduleCommand(program: Command, context: CliContext): Command {
@@ -80,9 +98,10 @@ export function registerScheduleCommand(program: Command, context: CliContext): 
       return add(env, addFlags(opts));
     });
 
-  addScheduleOptions(schedule.command('add').description('register a nightly run of an inbox, or replace the one of the same name'), true).action(
-    (_flags: unknown, cmd: Command) => add(context.environment(), cmd.opts<ScheduleAddFlags>()),
-  );
+  addScheduleOptions(
+    schedule.command('add').description('register a nightly run of an inbox, or replace the one of the same name'),
+    true,
+  ).action((_flags: unknown, cmd: Command) => add(context.environment(), cmd.opts<ScheduleAddFlags>()));
   schedule
     .command('list')
     .description('list the schedules: name, cron, next tick, inbox → outbox')
@@ -90,7 +109,7 @@ export function registerScheduleCommand(program: Command, context: CliContext): 
   schedule
     .command('remove')
     .description('remove a schedule')
-    .argument('[name]', 'the schedule\'s name (default: from --inbox)')
+    .argument('[name]', "the schedule's name (default: from --inbox)")
     .option('--inbox <dir>', 'the inbox of the schedule to remove, when it has the default name')
     .action((name: string | undefined, _flags: unknown, cmd: Command) => {
       const { inbox } = cmd.opts<ScheduleRemoveFlags>();
@@ -130,13 +149,16 @@ async function add(env: Env, opts: ScheduleAddFlags): Promise<void> {
       doneMs: env.config.ledgerMs,
     }),
   );
-  console.log(`schedule ${info.name}: "${info.cron}"${info.tz ? ` ${info.tz}` : ''}, next tick ${info.next}; a running \`realty-batch work\` executes it`);
+  console.log(
+    `schedule ${info.name}: "${info.cron}"${info.tz ? ` ${info.tz}` : ''}, next tick ${info.next}; a running \`realty-batch work\` executes it`,
+  );
 }
 
 async function list(env: Env): Promise<void> {
   const schedules = await withRedis(env, (redis) => listSchedules(redis, env.keys));
   if (schedules.length === 0) console.log('no schedules');
-  for (const s of schedules) console.log(`${s.name}  "${s.cron}"${s.tz ? ` ${s.tz}` : ''}  next ${s.next ?? '?'}  ${s.data?.inbox ?? ''} → ${s.data?.outbox ?? ''}`);
+  for (const s of schedules)
+    console.log(`${s.name}  "${s.cron}"${s.tz ? ` ${s.tz}` : ''}  next ${s.next ?? '?'}  ${s.data?.inbox ?? ''} → ${s.data?.outbox ?? ''}`);
 }
 
 async function remove(env: Env, context: CliContext, name: string): Promise<void> {

@@ -34,8 +34,15 @@ async function printBatches(redis: RedisClient, env: Env, opts: StatusFlags): Pr
   const expired = ids.filter((_, i) => found[i] === undefined);
   if (expired.length > 0) await redis.zrem(env.keys.batches, ...expired);
   const metas = found.filter((m) => m !== undefined);
-  if (opts.json) console.log(JSON.stringify(metas.map(({ id, file, createdAt, state, total, loaderDied }) => ({ batch: id, file, createdAt, state, total, loaderDied }))));
-  else for (const m of metas) console.log(`${m.id}  ${m.createdAt}  ${m.state}${m.loaderDied ? ' (loader died)' : ''}  rows ${m.total ?? '?'}  ${m.file}`);
+  if (opts.json)
+    console.log(
+      JSON.stringify(
+        metas.map(({ id, file, createdAt, state, total, loaderDied }) => ({ batch: id, file, createdAt, state, total, loaderDied })),
+      ),
+    );
+  else
+    for (const m of metas)
+      console.log(`${m.id}  ${m.createdAt}  ${m.state}${m.loaderDied ? ' (loader died)' : ''}  rows ${m.total ?? '?'}  ${m.file}`);
 }
 
 async function printBatch(redis: RedisClient, env: Env, batch: string, opts: StatusFlags): Promise<void> {
@@ -45,9 +52,15 @@ async function printBatch(redis: RedisClient, env: Env, batch: string, opts: Sta
     return;
   }
   printCounts(batch, { ...emptyCounts(), ...status.outcomes });
-  const queue = Object.entries(status.queue).map(([s, n]) => `${s} ${n}`).join(', ');
-  console.log(`  load: ${status.state}${status.loaderDied ? ' (its loader died: load the same input again to resume)' : ''}; done: ${status.done ? 'yes' : 'no'}`);
+  const queue = Object.entries(status.queue)
+    .map(([s, n]) => `${s} ${n}`)
+    .join(', ');
+  console.log(
+    `  load: ${status.state}${status.loaderDied ? ' (its loader died: load the same input again to resume)' : ''}; done: ${status.done ? 'yes' : 'no'}`,
+  );
   if (queue) console.log(`  unfinished rows in the queue: ${queue}`);
   if (status.missing > 0) console.log(`  missing: ${describeMissing(batch, { count: status.missing, rows: status.missingRows ?? [] })}`);
-  console.log(`  started ${status.startedAt}${status.finishedAt ? `, finished ${status.finishedAt}` : ''}${status.rowsPerSecond ? `, ${status.rowsPerSecond} rows/s` : ''}`);
+  console.log(
+    `  started ${status.startedAt}${status.finishedAt ? `, finished ${status.finishedAt}` : ''}${status.rowsPerSecond ? `, ${status.rowsPerSecond} rows/s` : ''}`,
+  );
 }

@@ -23,13 +23,18 @@ export function registerTrackCommand(program: Command, context: CliContext): Com
     .description("follow the gateway's news feed for the fleet (lost answers found, deals' docflows recorded) until SIGINT/SIGTERM")
     .option('--poll-ms <ms>', 'how often the feed is read once it has nothing new', positiveInt('--poll-ms'), DEFAULT_FEED_POLL_MS)
     .option('--timeout-ms <ms>', 'per gateway request', positiveInt('--timeout-ms'), 30_000)
-    .option('--reset-cursor', "forget the feed's cursor (the gateway refuses it, or it was lost) and exit: the next follower starts from now")
+    .option(
+      '--reset-cursor',
+      "forget the feed's cursor (the gateway refuses it, or it was lost) and exit: the next follower starts from now",
+    )
     .action(async (_flags: unknown, cmd: Command) => {
       const opts = cmd.opts<TrackFlags>();
       const env = context.environment();
       if (opts.resetCursor) {
         await withRedis(env, (redis) => redis.hdel(env.keys.feed, 'since', 'cursor', 'coveredAt', 'pageMax'));
-        console.log("the news feed's cursor is forgotten: the next follower starts from now. A try made before now whose answer was lost can no longer be found in the feed: its row ends ERR_UNCERTAIN; check the gateway and answer with realty-batch ledger <dealId> --resolve <docflowId> (or --resolve-none).");
+        console.log(
+          "the news feed's cursor is forgotten: the next follower starts from now. A try made before now whose answer was lost can no longer be found in the feed: its row ends ERR_UNCERTAIN; check the gateway and answer with realty-batch ledger <dealId> --resolve <docflowId> (or --resolve-none).",
+        );
         return;
       }
       const gateway = requireGateway(env.config);
@@ -38,8 +43,20 @@ export function registerTrackCommand(program: Command, context: CliContext): Com
         env,
         async (redis) => {
           await requireNoEviction(redis, env.config.redis);
-          const client = createRealtyClient({ baseUrl: gateway.apiUrl, sessionId: gateway.sessionId, timeoutMs: opts.timeoutMs, connections: 2 });
-          const follower = startFeedFollower({ redis, keys: env.keys, client, logger: env.logger, ledgerMs: env.config.ledgerMs, pollMs: opts.pollMs });
+          const client = createRealtyClient({
+            baseUrl: gateway.apiUrl,
+            sessionId: gateway.sessionId,
+            timeoutMs: opts.timeoutMs,
+            connections: 2,
+          });
+          const follower = startFeedFollower({
+            redis,
+            keys: env.keys,
+            client,
+            logger: env.logger,
+            ledgerMs: env.config.ledgerMs,
+            pollMs: opts.pollMs,
+          });
           env.logger.info({ pollMs: opts.pollMs }, 'track started: following the news feed when no other process of the fleet does');
           await aborted(shutdown.signal);
           await follower.close();

@@ -29,10 +29,29 @@ export function registerWorkCommand(program: Command, context: CliContext): Comm
       env,
       async (redis) => {
         await requireNoEviction(redis, env.config.redis);
-        const dealWorker = createDealWorker({ processor: createDealProcessor, ...gateway, connection: redis, keys: env.keys, logger: env.logger, ...dealWorkerSettings(opts, env) });
-        await resumeAfterRefusedSession({ redis, keys: env.keys, queue: dealWorker.queue, logger: env.logger, resumedBy: "with this worker's session" });
+        const dealWorker = createDealWorker({
+          processor: createDealProcessor,
+          ...gateway,
+          connection: redis,
+          keys: env.keys,
+          logger: env.logger,
+          ...dealWorkerSettings(opts, env),
+        });
+        await resumeAfterRefusedSession({
+          redis,
+          keys: env.keys,
+          queue: dealWorker.queue,
+          logger: env.logger,
+          resumedBy: "with this worker's session",
+        });
         // The ticks of nightly schedules (realty-batch schedule) run here too.
-        const tickWorker = createTickWorker({ processor: createTickProcessor, connection: redis, keys: env.keys, logger: env.logger, signal: shutdown.signal });
+        const tickWorker = createTickWorker({
+          processor: createTickProcessor,
+          connection: redis,
+          keys: env.keys,
+          logger: env.logger,
+          signal: shutdown.signal,
+        });
         env.logger.info({ concurrency: opts.concurrency }, 'worker started');
         await aborted(shutdown.signal);
         env.logger.info({ graceMs: opts.graceMs }, 'stopping: no new jobs; active ones may finish');
