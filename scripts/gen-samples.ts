@@ -236,7 +236,7 @@ function packageRoot(): string {
   return dir;
 }
 
-/** The day the samples' dates are checked against: the tests' day (test/validate-deal.test.ts). */
+/** The day the samples' dates are checked against: the tests' day (test/unit/validate-deal.test.ts). */
 const TODAY = new Date(2026, 10, 21);
 
 /** Every sample file's text. Deterministic: the same code writes the same bytes. */
@@ -820,7 +820,7 @@ samples/bank-profile.json\` runs against it with session \`demo-session\`. Expec
 ${summary} (24 rows).
 
 The expected outcome of every row (row = 1-based record index, header not counted).
-\`test/validate-deal.test.ts\` checks that exactly the rows marked \`invalid\` are invalid.
+\`test/unit/validate-deal.test.ts\` checks that exactly the rows marked \`invalid\` are invalid.
 
 | row | dealId | outcome | why |
 |---|---|---|---|

@@ -2,7 +2,7 @@
  * What a load needs of Redis, as one object: the batch's metadata and state (the
  * batch store), its jobs and row index, its rows' outcomes, and the ledger's
  * answers. `loadBatch` runs over it; redis-load-context.ts is the real one, and
- * test/load-batch.test.ts gives a fake one to try each path of a load without Redis.
+ * test/unit/load-batch.test.ts gives a fake one to try each path of a load without Redis.
  *
  * The context does what it is told and decides nothing: which rows become jobs or
  * outcomes, what a job found in Redis means, when a batch is failed or its jobs are

@@ -4,7 +4,7 @@
  * itself are constants of this table (`ERROR_CODES.ERR_UNCERTAIN.code`); the gateway's own
  * codes, and the low-level reasons of a call that got no answer, pass through as they
  * came (the last three entries describe them). README's "Error codes" section has a row
- * for each entry (test/error-codes.test.ts holds both to it).
+ * for each entry (test/unit/error-codes.test.ts holds both to it).
  */
 import type { Outcome } from './types.js';
 
