@@ -147,8 +147,10 @@ export function requireGateway(config: Config, flags: { apiUrl?: string; session
 export const LOADER = Object.freeze({
   /** Rows per chunk, i.e. jobs per `addBulk` (one round trip each): as fast as 1,000 here, and half the rows held (and promoted by the GC) per round trip. */
   chunkRows: 500,
-  /** The batch's `loadingUntil` is pushed on at most this often while it loads (it lasts a minute: LOAD_HEARTBEAT_MS). */
+  /** The batch's `loadingUntil` is pushed on at most this often while it loads (it lasts `claimMs`). */
   heartbeatEveryMs: 1 * SECOND,
+  /** A loader renews its claim on a loading batch at every chunk; one silent this long has died. */
+  claimMs: 1 * MINUTE,
   /** Entries per HSCAN/ZSCAN page when a load walks a batch's row index or the delayed jobs (Redis' COUNT hint). */
   scanCount: 1000,
   /** Passes over a batch's jobs when taking them back while a worker holds some of them ... */

@@ -22,14 +22,15 @@ import type { BankProfile } from '../input/profile.js';
 import type { Keys } from '../redis/keys.js';
 import { luaScript } from '../redis/lua.js';
 import { LEDGER_LUA } from '../ledger/lua.js';
+import { DAY, DEFAULTS, LOADER as LOADER_TUNABLES } from '../config.js';
 
 export type BatchState = 'loading' | 'loaded' | 'failed';
 
 /** Outcomes are kept 30 days after the load unless REALTY_RETENTION_DAYS says otherwise. */
-export const DEFAULT_RETENTION_MS = 30 * 24 * 3600 * 1000;
+export const DEFAULT_RETENTION_MS = DEFAULTS.retentionDays * DAY;
 
 /** A loader renews its claim on a loading batch at every chunk; one silent this long has died. */
-export const LOAD_HEARTBEAT_MS = 60_000;
+export const LOAD_HEARTBEAT_MS = LOADER_TUNABLES.claimMs;
 
 export interface BatchMeta {
   id: string;
