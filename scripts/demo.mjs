@@ -108,6 +108,8 @@ const run = spawnSync(
     out,
     '--rejects',
     join(root, 'out/rejects.csv'),
+    '--attention',
+    join(root, 'out/attention.csv'),
     '--batch',
     'demo',
     '--attempts',
@@ -143,5 +145,21 @@ const rows = parse(readFileSync(out), { columns: true });
 const problems = compareWithExpected(readExpectedOutcomes(join(root, 'samples/README.md')), rows);
 if (problems.length > 0) fail(`the outcomes differ from samples/README.md:\n  ${problems.join('\n  ')}`);
 say(`all ${rows.length} rows ended as samples/README.md expects; results in out/results.csv`);
+// Where to look next: the batch stays in Redis (prefix realty-demo) until the next demo.
+const privateRedis = redisUrl !== (process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+const env = process.env.REDIS_URL ? `REALTY_PREFIX=realty-demo REDIS_URL=${process.env.REDIS_URL}` : 'REALTY_PREFIX=realty-demo';
+const where = privateRedis
+  ? `
+  (the demo's private Redis stops with it: start Redis on 127.0.0.1:6379 and run the demo again to try status and the dashboard)`
+  : `
+  ${env} node dist/src/cli/main.js status demo
+                       the batch at a glance (counts, times, rows/s)
+  ${env} node dist/src/cli/main.js dashboard --no-auth --host 127.0.0.1
+                       the operations page: http://127.0.0.1:3000/batches (Bull Board at /queues)`;
+console.log(`
+next:
+  out/results.csv      one line per input row: outcome, docflowId, errorCode, errorMessage
+  out/attention.csv    the ${rows.filter((r) => !['queued', 'suspended', 'already_submitted'].includes(r.outcome)).length} rows that need a person, in the input's own columns, with a hint each
+  out/rejects.csv      the rows refused at load, with the field and the problem${where}`);
 cleanup();
 process.exit(0);
