@@ -8,10 +8,13 @@
  *
  * The cost: Redis keeps a row's outcome as one JSON value of the batch's outcomes hash, and no
  * count per outcome, so counting a batch's outcomes reads its rows (HMGET pages of 1000). Each
- * batch's counts are kept in this process and read again only when its number of outcomes
- * (HLEN, one command) has changed since; a finished batch is read once. At most ROW_BUDGET rows
- * are read per scrape (but the first batch counted in a scrape is read whole): past that, a batch keeps its counts of an earlier scrape (its pending rows
- * still from its HLEN), and one never counted yet waits for a later scrape.
+ * batch's counts are kept in this process and read again when its number of outcomes (HLEN,
+ * one command) has changed since, or RECOUNT_MS after they were read (a row whose outcome was
+ * replaced, as `retry` does, may leave HLEN as it was): a finished batch is read once every
+ * RECOUNT_MS while it is shown, and not again once it is left out (until its HLEN changes).
+ * At most ROW_BUDGET rows are read per scrape (but the first batch counted in a scrape is read
+ * whole): past that, a batch keeps its counts of an earlier scrape (its pending rows still from
+ * its HLEN), and one never counted yet waits for a later scrape.
  */
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
@@ -23,6 +26,8 @@ export const MAX_BATCHES = 50;
 export const RECENT_MS = 24 * 60 * 60 * 1000;
 /** Rows read per scrape, at most, to count outcomes. */
 export const ROW_BUDGET = 200_000;
+/** Counts this old are read again even when the batch's number of outcomes has not changed. */
+export const RECOUNT_MS = 5 * 60 * 1000;
 const PAGE = 1000;
 
 export interface BatchFigures {
@@ -41,11 +46,13 @@ interface Counted {
   counts: Record<Outcome, number>;
   /** The latest finishedAt among the rows (ms), 0 when none. */
   last: number;
+  /** When they were read (ms). */
+  at: number;
 }
 
 const KNOWN: ReadonlySet<string> = new Set(OUTCOMES);
 
-async function countRows(redis: Redis, keys: Keys, batch: string, total: number): Promise<Omit<Counted, 'finished'>> {
+async function countRows(redis: Redis, keys: Keys, batch: string, total: number): Promise<Pick<Counted, 'counts' | 'last'>> {
   const counts = emptyCounts();
   let last = 0;
   for (let from = 1; from <= total; from += PAGE) {
@@ -90,6 +97,16 @@ async function listBatches(redis: Redis, keys: Keys): Promise<Listed[]> {
   return listed;
 }
 
+/**
+ * Whether a batch's rows are to be read (again): never counted, its number of outcomes changed,
+ * or its counts are RECOUNT_MS old, but for a finished batch left out already (no row for RECENT_MS).
+ */
+function needsCount(b: Listed, counted: Counted | undefined, now: number): boolean {
+  if (!counted || counted.finished !== b.finished) return true;
+  if (now - counted.at < RECOUNT_MS) return false;
+  return b.finished < b.total || now - Math.max(b.loadedAt, counted.last) <= RECENT_MS;
+}
+
 export interface BatchFiguresReader {
   read(now?: number): Promise<BatchFigures[]>;
 }
@@ -103,9 +120,9 @@ export function createBatchFigures(redis: Redis, keys: Keys): BatchFiguresReader
       const figures: BatchFigures[] = [];
       for (const b of listed) {
         let counted = cache.get(b.batch);
-        if ((!counted || counted.finished !== b.finished) && (b.total <= budget || budget === ROW_BUDGET)) {
+        if (needsCount(b, counted, now) && (b.total <= budget || budget === ROW_BUDGET)) {
           budget = Math.max(0, budget - b.total);
-          counted = { finished: b.finished, ...(await countRows(redis, keys, b.batch, b.total)) };
+          counted = { finished: b.finished, at: now, ...(await countRows(redis, keys, b.batch, b.total)) };
           cache.set(b.batch, counted);
         }
         if (!counted) continue;

@@ -10,7 +10,7 @@ import { Queue } from 'bullmq';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { batchStatus } from '../../src/batch/batch-status.js';
 import { createBatchStore } from '../../src/batch/batch-store.js';
-import { createBatchFigures, RECENT_MS } from '../../src/dashboard/batch-figures.js';
+import { createBatchFigures, RECENT_MS, RECOUNT_MS } from '../../src/dashboard/batch-figures.js';
 import { startDashboard, type RunningDashboard } from '../../src/dashboard/server.js';
 import { createLogger } from '../../src/logger.js';
 import { createOutcomeStore } from '../../src/outcomes/store.js';
@@ -112,6 +112,23 @@ describe('/metrics: batches, schedules and the pause, read at each scrape', () =
       await night.redis.hset(night.keys.outcomes(night.batch), '1', row1!);
     }
     expect(await figures.read(first!.lastProgressAt + RECENT_MS + 1000)).toEqual([]);
+  });
+
+  it('reads the rows again RECOUNT_MS after, when an outcome was replaced without changing their number', async () => {
+    const figures = createBatchFigures(night.redis, night.keys);
+    const now = Date.now();
+    const [before] = await figures.read(now);
+    const key = night.keys.outcomes(night.batch);
+    const raw = (await night.redis.hgetall(key)) as Record<string, string>;
+    const [row, json] = Object.entries(raw).find(([, v]) => (JSON.parse(v) as { outcome: string }).outcome === 'unavailable')!;
+    await night.redis.hset(key, row, JSON.stringify({ ...(JSON.parse(json) as object), outcome: 'queued' }));
+    try {
+      expect((await figures.read(now + 1000))?.[0]?.rows).toEqual(before!.rows);
+      const [after] = await figures.read(now + RECOUNT_MS);
+      expect(after?.rows).toMatchObject({ queued: before!.rows.queued + 1, unavailable: before!.rows.unavailable - 1, pending: 0 });
+    } finally {
+      await night.redis.hset(key, row, json);
+    }
   });
 
   it('shows realty_queue_paused on the series of its reason: session, other, and 0 on both once resumed', async () => {
