@@ -3,11 +3,19 @@
  * hash (src/metrics/recorder.ts), and the queue's depth per state, read on each
  * scrape; plus this process's default metrics. A registry of its own, so
  * nothing else in the process leaks into the page.
+ *
+ * Also read on each scrape, with bounded work: the recent batches' rows per outcome
+ * and their load and progress times (batch-figures.ts: at most MAX_BATCHES batches),
+ * each schedule's last tick (src/redis/schedule-ticks.ts: a hash per schedule), and
+ * whether the deals queue is paused and why (BullMQ's paused state, `keys.pauseReason`).
  */
 import type { Queue } from 'bullmq';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { DURATION_BUCKETS } from '../metrics/recorder.js';
+import type { Keys } from '../redis/keys.js';
+import { readTicks, type TickRecord } from '../redis/schedule-ticks.js';
+import { createBatchFigures, type BatchFigures } from './batch-figures.js';
 
 export const METRIC_NAMES = {
   finished: 'realty_deals_finished_total',
@@ -15,7 +23,16 @@ export const METRIC_NAMES = {
   duration: 'realty_gateway_request_duration_seconds',
   queue: 'realty_queue_jobs',
   breaker: 'realty_breaker_transitions_total',
+  batchRows: 'realty_batch_rows',
+  batchLoaded: 'realty_batch_loaded_timestamp_seconds',
+  batchProgress: 'realty_batch_last_progress_timestamp_seconds',
+  tickSuccess: 'realty_schedule_last_tick_success',
+  tickTime: 'realty_schedule_last_tick_timestamp_seconds',
+  paused: 'realty_queue_paused',
 } as const;
+
+/** The reasons of realty_queue_paused: `session` when the tool paused the queue for a 401 (`keys.pauseReason`). */
+export const PAUSE_REASONS = ['session', 'other'] as const;
 
 export interface EndpointDurations {
   /** le → calls in that bucket only (not cumulative), as the workers store them. */
@@ -116,10 +133,13 @@ export function histogramText(name: string, help: string, durations: ReadonlyMap
   return `${lines.join('\n')}\n`;
 }
 
-export function createDashboardMetrics(redis: Redis, metricsKey: string, queue: Queue): DashboardMetrics {
+export function createDashboardMetrics(redis: Redis, keys: Keys, queue: Queue): DashboardMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const fleet = shared(async () => parseFleetCounters(await redis.hgetall(metricsKey)));
+  const fleet = shared(async () => parseFleetCounters(await redis.hgetall(keys.metrics)));
+  const batchFigures = createBatchFigures(redis, keys);
+  const batches = shared(() => batchFigures.read());
+  const ticks = shared(() => readTicks(redis, keys));
 
   new Counter({
     name: METRIC_NAMES.finished,
@@ -166,6 +186,21 @@ export function createDashboardMetrics(redis: Redis, metricsKey: string, queue: 
     },
   });
 
+  registerBatchGauges(registry, batches);
+  registerScheduleGauges(registry, ticks);
+  new Gauge({
+    name: METRIC_NAMES.paused,
+    help: 'Whether the deals queue is paused (1) or not (0), on the series of its reason: session (the tool paused it for a refused session, HTTP 401), other.',
+    labelNames: ['reason'],
+    registers: [registry],
+    async collect() {
+      const [paused, reason] = await Promise.all([queue.isPaused(), redis.get(keys.pauseReason)]);
+      const current = !paused ? undefined : reason === 'session' ? 'session' : 'other';
+      this.reset();
+      for (const r of PAUSE_REASONS) this.set({ reason: r }, r === current ? 1 : 0);
+    },
+  });
+
   return {
     contentType: registry.contentType,
     async metrics() {
@@ -173,4 +208,67 @@ export function createDashboardMetrics(redis: Redis, metricsKey: string, queue: 
       return `${text}\n${histogramText(METRIC_NAMES.duration, 'Gateway request durations in seconds, per endpoint, across every worker.', counters.durations)}`;
     },
   };
+}
+
+type Read<T> = () => Promise<T>;
+
+function registerBatchGauges(registry: Registry, batches: Read<BatchFigures[]>): void {
+  new Gauge({
+    name: METRIC_NAMES.batchRows,
+    help: 'Rows of a batch per outcome, pending for rows without one yet; loaded batches unfinished or finished in the last 24 h, among the 50 most recent.',
+    labelNames: ['batch', 'outcome'],
+    registers: [registry],
+    async collect() {
+      const figures = await batches();
+      this.reset();
+      for (const f of figures) for (const [outcome, n] of Object.entries(f.rows)) this.set({ batch: f.batch, outcome }, n);
+    },
+  });
+  new Gauge({
+    name: METRIC_NAMES.batchLoaded,
+    help: "When the batch's load finished (Unix seconds); the same batches as realty_batch_rows.",
+    labelNames: ['batch'],
+    registers: [registry],
+    async collect() {
+      const figures = await batches();
+      this.reset();
+      for (const f of figures) this.set({ batch: f.batch }, f.loadedAt / 1000);
+    },
+  });
+  new Gauge({
+    name: METRIC_NAMES.batchProgress,
+    help: "When the batch's latest row finished, or its load when none has since (Unix seconds); the same batches as realty_batch_rows.",
+    labelNames: ['batch'],
+    registers: [registry],
+    async collect() {
+      const figures = await batches();
+      this.reset();
+      for (const f of figures) this.set({ batch: f.batch }, f.lastProgressAt / 1000);
+    },
+  });
+}
+
+function registerScheduleGauges(registry: Registry, ticks: Read<TickRecord[]>): void {
+  new Gauge({
+    name: METRIC_NAMES.tickSuccess,
+    help: "1 when the schedule's last tick ran and every file of it ended done or duplicate, 0 when the tick failed or a file of it failed or stopped.",
+    labelNames: ['schedule'],
+    registers: [registry],
+    async collect() {
+      const records = await ticks();
+      this.reset();
+      for (const t of records) this.set({ schedule: t.name }, t.success ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: METRIC_NAMES.tickTime,
+    help: "When the schedule's last tick ended (Unix seconds).",
+    labelNames: ['schedule'],
+    registers: [registry],
+    async collect() {
+      const records = await ticks();
+      this.reset();
+      for (const t of records) this.set({ schedule: t.name }, t.endedAt / 1000);
+    },
+  });
 }

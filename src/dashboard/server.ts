@@ -84,7 +84,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
   });
   await app.register(batchesRoutes({ redis, keys, boardPath: BOARD_PATH, ...(logger && { logger }) }));
 
-  const metrics = createDashboardMetrics(redis, keys.metrics, queue);
+  const metrics = createDashboardMetrics(redis, keys, queue);
   app.get('/metrics', async (_request, reply) => {
     try {
       const text = await metrics.metrics();

@@ -40,6 +40,10 @@ export interface Keys {
   readonly rate: string;
   /** Hash: the fleet's counters (src/metrics/recorder.ts), read by the dashboard's /metrics. */
   readonly metrics: string;
+  /** Hash: how a schedule's last tick ended (src/redis/schedule-ticks.ts); it expires. */
+  scheduleTick(name: string): string;
+  /** Sorted set: schedule names by their last tick's end (ms), to list the hashes above without a SCAN. */
+  readonly scheduleTicks: string;
 }
 
 export function createKeys(prefix: string): Keys {
@@ -58,6 +62,8 @@ export function createKeys(prefix: string): Keys {
     pauseReason: `${tag}:pause-reason`,
     rate: `${tag}:rate`,
     metrics: `${tag}:metrics`,
+    scheduleTick: (name: string) => `${tag}:schedule-tick:${name}`,
+    scheduleTicks: `${tag}:schedule-ticks`,
   });
 }
 

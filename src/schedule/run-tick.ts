@@ -8,12 +8,15 @@
  * A file runs once: its sha256 is remembered, and the same content dropped
  * again, under any name, is reported and set aside. One tick at a time per
  * inbox across every host (a lock in Redis with an expiry). No link is followed,
- * in the inbox or the outbox (safe-files.ts).
+ * in the inbox or the outbox (safe-files.ts). How each tick ended is kept for the
+ * dashboard's /metrics (src/redis/schedule-ticks.ts); a tick skipped for the lock is not.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { RedisUnavailableError } from '../errors.js';
+import type { Logger } from '../logger.js';
 import { isRedisOutage } from '../redis/connection.js';
+import { recordTick, type TickRecord } from '../redis/schedule-ticks.js';
 import type { FileSummary, TickResult } from './file-summary.js';
 import { DEFAULT_DONE_MS, inboxKey, LOCK_MS } from './inbox-keys.js';
 import { scanInbox } from './inbox-scan.js';
@@ -32,7 +35,10 @@ export async function runTick(data: TickData, ctx: TickContext): Promise<TickRes
   const { redis, keys, logger } = ctx;
   const log = logger.child({ schedule: data.name });
   // A schedule registered before `schedule` refused it would take its own outputs as inputs.
-  await checkFoldersApart(data.inbox, data.outbox);
+  await checkFoldersApart(data.inbox, data.outbox).catch(async (err: unknown) => {
+    await noteTick(ctx, log, { name: data.name, endedAt: Date.now(), success: false, files: 0, error: (err as Error).message });
+    throw err;
+  });
   const lockKey = inboxKey(keys, data.inbox, 'lock');
   const token = randomUUID();
   if ((await redis.set(lockKey, token, 'PX', LOCK_MS, 'NX')) !== 'OK') {
@@ -55,50 +61,85 @@ export async function runTick(data: TickData, ctx: TickContext): Promise<TickRes
   }, LOCK_MS / 3);
   const signal = ctx.signal ? AbortSignal.any([ctx.signal, lost.signal]) : lost.signal;
   try {
-    await ensureToolFolders(data.inbox);
-    await mkdir(data.outbox, { recursive: true });
-    await removeOldStaging(data.outbox);
-    // The hash of done files of earlier versions had no expiry: it gets the done entries' own.
-    await redis.pexpire(inboxKey(keys, data.inbox, 'done'), data.doneMs ?? DEFAULT_DONE_MS, 'NX');
-    const files: FileSummary[] = [];
-    const handled = new Set<string>();
-    const runReady = async (names: string[]): Promise<void> => {
-      for (const name of names) {
-        if (signal.aborted || handled.has(name)) continue;
-        handled.add(name);
-        try {
-          const summary = await runFile(data, name, { ...ctx, signal }, log);
-          if (summary) files.push(summary);
-        } catch (err) {
-          // A summary that could not be written, a move that failed, or Redis going away (which stops
-          // the tick): the file stays in the inbox for the next tick.
-          log.error(
-            { file: name, err: { message: (err as Error).message } },
-            'this file could not be finished; it stays in the inbox for the next tick',
-          );
-          if (isRedisOutage(err) || err instanceof RedisUnavailableError) throw err;
-        }
-      }
-    };
-    let scan = await scanInbox(data, redis, keys, log);
-    await runReady(scan.ready);
-    // One second look in this tick, once the waiting files would have settled: a file
-    // dropped a moment before a nightly tick runs that night, not the next one.
-    if (scan.settlesAt !== undefined && !signal.aborted) {
-      await sleep(scan.settlesAt - Date.now() + 50, signal);
-      if (!signal.aborted) {
-        scan = await scanInbox(data, redis, keys, log);
-        await runReady(scan.ready);
-      }
-    }
-    const waiting = scan.waiting.filter((n) => !handled.has(n));
-    const why = data.readySuffix ? `waits for its ready marker (${data.readySuffix})` : 'still being written; it waits for the next tick';
-    for (const name of waiting) log.info({ file: name }, why);
-    return { waiting, files };
+    const { result, unfinished } = await runFiles(data, { ...ctx, signal }, log);
+    // A file that failed, stopped or could not be finished, or a lost lock: the tick did not go well.
+    const failed = result.files.filter((f) => f.status === 'failed' || f.status === 'stopped').length + unfinished;
+    const error = lost.signal.aborted ? 'the tick lost its lock' : failed > 0 ? `${failed} file(s) failed or stopped` : undefined;
+    await noteTick(ctx, log, {
+      name: data.name,
+      endedAt: Date.now(),
+      success: error === undefined,
+      files: result.files.length,
+      ...(error ? { error } : {}),
+    });
+    return result;
+  } catch (err) {
+    // Redis away cannot take the record either (and would hold the error back until it returns).
+    if (!isRedisOutage(err) && !(err instanceof RedisUnavailableError))
+      await noteTick(ctx, log, { name: data.name, endedAt: Date.now(), success: false, files: 0, error: (err as Error).message });
+    throw err;
   } finally {
     clearInterval(renew);
     await redis.eval(RELEASE, 1, lockKey, token).catch(() => undefined);
   }
+}
+
+/** The tick's end, for the dashboard's /metrics; a Redis that cannot take it costs the figure, not the tick. */
+async function noteTick(ctx: TickContext, log: Logger, record: TickRecord): Promise<void> {
+  await recordTick(ctx.redis, ctx.keys, record).catch((err: unknown) => {
+    log.warn({ err: { message: (err as Error).message } }, "this tick's end could not be recorded for /metrics");
+  });
+}
+
+/** The files of one tick, under its lock; `unfinished`: files that could not be finished (they stay in the inbox). */
+async function runFiles(
+  data: TickData,
+  ctx: TickContext & { signal: AbortSignal },
+  log: Logger,
+): Promise<{ result: TickResult; unfinished: number }> {
+  const { redis, keys, signal } = ctx;
+  await ensureToolFolders(data.inbox);
+  await mkdir(data.outbox, { recursive: true });
+  await removeOldStaging(data.outbox);
+  // The hash of done files of earlier versions had no expiry: it gets the done entries' own.
+  await redis.pexpire(inboxKey(keys, data.inbox, 'done'), data.doneMs ?? DEFAULT_DONE_MS, 'NX');
+  const files: FileSummary[] = [];
+  const handled = new Set<string>();
+  let unfinished = 0;
+  const runReady = async (names: string[]): Promise<void> => {
+    for (const name of names) {
+      if (signal.aborted || handled.has(name)) continue;
+      handled.add(name);
+      try {
+        const summary = await runFile(data, name, ctx, log);
+        if (summary) files.push(summary);
+      } catch (err) {
+        // A summary that could not be written, a move that failed, or Redis going away (which stops
+        // the tick): the file stays in the inbox for the next tick.
+        unfinished++;
+        log.error(
+          { file: name, err: { message: (err as Error).message } },
+          'this file could not be finished; it stays in the inbox for the next tick',
+        );
+        if (isRedisOutage(err) || err instanceof RedisUnavailableError) throw err;
+      }
+    }
+  };
+  let scan = await scanInbox(data, redis, keys, log);
+  await runReady(scan.ready);
+  // One second look in this tick, once the waiting files would have settled: a file
+  // dropped a moment before a nightly tick runs that night, not the next one.
+  if (scan.settlesAt !== undefined && !signal.aborted) {
+    await sleep(scan.settlesAt - Date.now() + 50, signal);
+    if (!signal.aborted) {
+      scan = await scanInbox(data, redis, keys, log);
+      await runReady(scan.ready);
+    }
+  }
+  const waiting = scan.waiting.filter((n) => !handled.has(n));
+  const why = data.readySuffix ? `waits for its ready marker (${data.readySuffix})` : 'still being written; it waits for the next tick';
+  for (const name of waiting) log.info({ file: name }, why);
+  return { result: { waiting, files }, unfinished };
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -6,13 +6,15 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { startDashboard, type RunningDashboard } from '../../src/dashboard/server.js';
+import { createLogger } from '../../src/logger.js';
+import { runTick } from '../../src/schedule/run-tick.js';
 import { DEFAULT_GRACE_MS } from '../../src/worker/create-worker.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 import {
@@ -46,11 +48,16 @@ const EXTERNAL: Record<string, string> = {
 /**
  * Queried by the deploy files, marked NOT EXPORTED YET there, and proposed in deploy/README.md:
  * realty-batch does not export them (yet). Once it does, move them out of here and drop the
- * marks in the files.
+ * marks in the files. Empty since issue 23 point 4: every name the files query is exported
+ * (REQUIRED_NOW below), or external.
  */
-const PENDING = [
+const PENDING: string[] = [];
+
+/** Exported since issue 23 point 4 (they were PENDING): the real scrape must carry a sample of each. */
+const REQUIRED_NOW = [
   'realty_batch_rows',
   'realty_batch_loaded_timestamp_seconds',
+  'realty_batch_last_progress_timestamp_seconds',
   'realty_schedule_last_tick_success',
   'realty_schedule_last_tick_timestamp_seconds',
   'realty_queue_paused',
@@ -197,6 +204,7 @@ describe('metricNames: the metric names a PromQL expression reads', () => {
 describe('every metric the dashboard and the rules query is in a real /metrics scrape after a sample run', () => {
   let night: DashboardBatch;
   let dashboard: RunningDashboard;
+  let tickDir: string | undefined;
   let text: string;
   /** Metric name → its samples' labels. */
   const samples = new Map<string, Array<Record<string, string>>>();
@@ -205,6 +213,18 @@ describe('every metric the dashboard and the rules query is in a real /metrics s
 
   beforeAll(async () => {
     night = await runDashboardBatch('deploy-ops', [BY_SUGGEST, WITH_NUMBER, INVALID, EGRON], { egronRegions: [CRIMEA] });
+    // A schedule's tick (an empty inbox), for realty_schedule_last_tick_*.
+    tickDir = await mkdtemp(join(tmpdir(), 'realty-deploy-tick-'));
+    await mkdir(join(tickDir, 'inbox'));
+    await runTick(
+      {
+        name: 'deploy-nightly',
+        inbox: join(tickDir, 'inbox'),
+        outbox: join(tickDir, 'outbox'),
+        profile: join(ROOT, 'samples/bank-profile.json'),
+      },
+      { redis: night.redis, keys: night.keys, logger: createLogger({ level: 'silent' }) },
+    );
     const credentials = { user: 'prometheus', password: 'scrape-password' };
     dashboard = await startDashboard({ redis: night.redis, keys: night.keys, host: '127.0.0.1', port: 0, credentials });
     const answer = await call(`${dashboard.url}/metrics`, { authorization: basic(credentials.user, credentials.password) });
@@ -226,6 +246,7 @@ describe('every metric the dashboard and the rules query is in a real /metrics s
   afterAll(async () => {
     await dashboard?.close();
     await night?.close();
+    if (tickDir) await rm(tickDir, { recursive: true, force: true });
   });
 
   it('the files query realty-batch metrics at all (the extractor found them)', () => {
@@ -236,8 +257,18 @@ describe('every metric the dashboard and the rules query is in a real /metrics s
         'realty_gateway_request_duration_seconds_bucket',
         'realty_queue_jobs',
         'realty_breaker_transitions_total',
+        ...REQUIRED_NOW,
       ]),
     );
+  });
+
+  it('has a sample of each metric exported since issue 23 point 4, with the labels the files use', () => {
+    for (const name of REQUIRED_NOW) expect(samples.has(name), `${name} is not in the scrape`).toBe(true);
+    expect(samples.get('realty_batch_rows')).toEqual(expect.arrayContaining([{ batch: night.batch, outcome: 'pending' }]));
+    expect(samples.get('realty_batch_loaded_timestamp_seconds')).toEqual([{ batch: night.batch }]);
+    expect(samples.get('realty_batch_last_progress_timestamp_seconds')).toEqual([{ batch: night.batch }]);
+    expect(samples.get('realty_schedule_last_tick_success')).toEqual([{ schedule: 'deploy-nightly' }]);
+    expect(samples.get('realty_queue_paused')).toEqual([{ reason: 'session' }, { reason: 'other' }]);
   });
 
   it('has a sample of every queried metric, but the external ones, the pending ones, and the breaker counter (declared only: no breaker opened)', () => {
@@ -292,11 +323,12 @@ describe('the Prometheus rules and scrape config (read)', () => {
     'RealtyBatchBreakerOpen',
     'RealtyBatchSessionRefused',
     'RealtyBatchNoProgress',
+    'RealtyBatchBatchStalled',
     'RealtyBatchScheduleTickFailed',
     'RealtyBatchRedisMemoryHigh',
   ];
 
-  it('has the five alerts of issue 23, each once', () => {
+  it('has the five alerts of issue 23 and the per-batch one of its point 4, each once', () => {
     const names = alertRules.map((r) => r.alert);
     expect(names).toEqual(expect.arrayContaining(REQUIRED));
     expect(new Set(names).size).toBe(names.length);
@@ -314,7 +346,9 @@ describe('the Prometheus rules and scrape config (read)', () => {
     },
   );
 
-  it('keeps the rules over metrics the tool does not export yet in a group of their own that says so', () => {
+  it('keeps the rules over metrics the tool does not export yet in a group of their own that says so (none now: one group)', () => {
+    expect(alerts.groups.map((g) => g.name)).toEqual(['realty-batch']);
+    expect(read('prometheus/alerts.yml')).not.toMatch(/NOT EXPORTED YET/);
     for (const rule of alertRules) {
       const pending = metricNames(rule.expr).filter((n) => PENDING.includes(n));
       expect(
@@ -468,7 +502,7 @@ describe('the systemd units and their environment file (read)', () => {
     expect(parsed.apiUrl).toMatch(/^https:\/\//);
   });
 
-  it('the README of deploy/ names every file it ships, what is external and what is not exported yet', () => {
+  it('the README of deploy/ names every file it ships, what is external, and every metric the tool exports for the files', () => {
     const readme = read('README.md');
     for (const file of [
       'grafana/realty-batch.json',
@@ -481,7 +515,9 @@ describe('the systemd units and their environment file (read)', () => {
       expect(existsSync(join(DEPLOY, file)), file).toBe(true);
       expect(readme, file).toContain(file);
     }
-    for (const name of [...Object.keys(EXTERNAL).filter((n) => n !== 'up'), ...PENDING]) expect(readme, name).toContain(name);
+    for (const name of [...Object.keys(EXTERNAL).filter((n) => n !== 'up'), ...PENDING, ...REQUIRED_NOW])
+      expect(readme, name).toContain(name);
+    expect(readme).not.toMatch(/not exported yet|NOT EXPORTED YET/i);
   });
 });
 
@@ -551,18 +587,16 @@ describe('the tools operations teams check them with', () => {
           ],
         },
         {
-          // A 401 at minute 1, deals waiting and none active: paused. Another deployment: a 401, but its workers run.
+          // Paused for a refused session from minute 1; another deployment paused from Bull Board (other).
           interval: '1m',
           input_series: [
-            { series: `realty_gateway_calls_total{${job},endpoint="docflows",status="401"}`, values: '0 1x30' },
-            { series: `realty_queue_jobs{${job},state="waiting"}`, values: '120x30' },
-            { series: `realty_queue_jobs{${job},state="active"}`, values: '0x30' },
-            { series: `realty_queue_jobs{${job},state="prioritized"}`, values: '0x30' },
-            { series: `realty_gateway_calls_total{job="other",instance="o:3000",endpoint="docflows",status="401"}`, values: '0 1x30' },
-            { series: `realty_queue_jobs{job="other",instance="o:3000",state="waiting"}`, values: '120x30' },
-            { series: `realty_queue_jobs{job="other",instance="o:3000",state="active"}`, values: '20x30' },
+            { series: `realty_queue_paused{${job},reason="session"}`, values: '0 1x30' },
+            { series: `realty_queue_paused{${job},reason="other"}`, values: '0x30' },
+            { series: `realty_queue_paused{job="other",instance="o:3000",reason="session"}`, values: '0x30' },
+            { series: `realty_queue_paused{job="other",instance="o:3000",reason="other"}`, values: '1x30' },
           ],
           alert_rule_test: [
+            { eval_time: '4m', alertname: 'RealtyBatchSessionRefused', exp_alerts: [] },
             {
               eval_time: '10m',
               alertname: 'RealtyBatchSessionRefused',
@@ -602,6 +636,46 @@ describe('the tools operations teams check them with', () => {
               eval_time: '8m',
               alertname: 'RealtyBatchRedisMemoryHigh',
               exp_alerts: [fired('RealtyBatchRedisMemoryHigh', 'warning', { job: 'redis', instance: 'r:9121' })],
+            },
+          ],
+        },
+        {
+          // Schedule nsk-nightly's tick fails at minute 2 and goes well again at minute 10; msk-nightly never fails.
+          interval: '1m',
+          input_series: [
+            { series: `realty_schedule_last_tick_success{${job},schedule="nsk-nightly"}`, values: '1 1 0x7 1x10' },
+            { series: `realty_schedule_last_tick_success{${job},schedule="msk-nightly"}`, values: '1x20' },
+          ],
+          alert_rule_test: [
+            { eval_time: '2m', alertname: 'RealtyBatchScheduleTickFailed', exp_alerts: [] },
+            {
+              eval_time: '5m',
+              alertname: 'RealtyBatchScheduleTickFailed',
+              exp_alerts: [
+                fired('RealtyBatchScheduleTickFailed', 'warning', { job: 'realty-batch', instance: 'dash:3000', schedule: 'nsk-nightly' }),
+              ],
+            },
+            { eval_time: '12m', alertname: 'RealtyBatchScheduleTickFailed', exp_alerts: [] },
+          ],
+        },
+        {
+          // Batch a: pending rows, its last progress at 0 (the Unix epoch, as promtool's clock starts), so stalled from minute 30.
+          // Batch b: pending rows, progressing every minute. Batch c: finished long ago, nothing pending.
+          interval: '1m',
+          input_series: [
+            { series: `realty_batch_rows{${job},batch="a",outcome="pending"}`, values: '10x60' },
+            { series: `realty_batch_last_progress_timestamp_seconds{${job},batch="a"}`, values: '0x60' },
+            { series: `realty_batch_rows{${job},batch="b",outcome="pending"}`, values: '50-1x40' },
+            { series: `realty_batch_last_progress_timestamp_seconds{${job},batch="b"}`, values: '0+60x60' },
+            { series: `realty_batch_rows{${job},batch="c",outcome="pending"}`, values: '0x60' },
+            { series: `realty_batch_last_progress_timestamp_seconds{${job},batch="c"}`, values: '0x60' },
+          ],
+          alert_rule_test: [
+            { eval_time: '30m', alertname: 'RealtyBatchBatchStalled', exp_alerts: [] },
+            {
+              eval_time: '40m',
+              alertname: 'RealtyBatchBatchStalled',
+              exp_alerts: [fired('RealtyBatchBatchStalled', 'warning', { job: 'realty-batch', batch: 'a' })],
             },
           ],
         },
