@@ -100,6 +100,9 @@ describe('the operations page in a real browser', () => {
       const failedJobs = [WITH_NUMBER, EGRON].map((dealId, i) => page.getByText(`deal ${dealId} (batch night, row ${i + 2})`));
       for (const job of failedJobs) await job.waitFor({ timeout: 15_000 });
       expect(page.url()).toBe(`${dashboard.url}/queues/queue/deals?status=failed`);
+      // Times as the rest of the tool writes them: ISO 8601 in UTC, the date even for today's.
+      await expect.poll(() => page.locator('time').count()).toBeGreaterThan(0);
+      for (const time of await page.locator('time').allInnerTexts()) expect(time).toMatch(/^\d{4}-\d{2}-\d{2}, \d{2}:\d{2}:\d{2} UTC$/);
       await page.screenshot({ path: join(SHOTS, 'dashboard-failed.png'), fullPage: true });
 
       // Redis takes writes again; the operator presses "Retry all" and confirms.

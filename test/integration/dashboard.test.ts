@@ -335,6 +335,31 @@ describe('the dashboard over HTTP', () => {
     }
   });
 
+  it("serves Bull Board's page and its styles with no reference to any host but its own", async () => {
+    const page = await call(`${dashboard.url}/queues`, { authorization: AUTH });
+    expect(page.status).toBe(200);
+    // What the page loads by itself: its links and scripts, and what its styles import.
+    const loaded = [...page.text.matchAll(/<(?:link|script)\b[^>]*\b(?:href|src)="([^"]*)"/g)].map((m) => m[1]!);
+    const styles = loaded.filter((href) => /\.css(?:\?|$)/.test(href));
+    expect(styles.length).toBeGreaterThan(0);
+    const texts = [page.text];
+    for (const href of styles) {
+      const css = await call(new URL(href, `${dashboard.url}/queues/`).href, { authorization: AUTH });
+      expect(css.status, href).toBe(200);
+      texts.push(css.text);
+    }
+    // Bull Board's own page links Google Fonts: taken out, the system's fonts stand in.
+    expect(page.text).not.toMatch(/fonts\.googleapis|fonts\.gstatic/);
+    for (const href of loaded) expect(new URL(href, `${dashboard.url}/queues/`).origin, href).toBe(dashboard.url);
+    for (const text of texts) {
+      // Any absolute or protocol-relative address in an attribute, a url() or an @import.
+      const addresses = [
+        ...text.matchAll(/(?:(?:href|src|action)=["']?|url\(\s*["']?|@import\s+["'])((?:[a-z][\w+.-]*:)?\/\/[^"')\s]*)/gi),
+      ];
+      expect(addresses.map((m) => m[1])).toEqual([]);
+    }
+  });
+
   it('answers 404 for an id that is not a batch id and for a batch that is not in Redis', async () => {
     for (const path of [
       '/batches/..%2Fetc/results.csv',
