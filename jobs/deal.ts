@@ -5,7 +5,8 @@
  */
 import { DelayedError, UnrecoverableError, WaitingError, type Processor } from 'bullmq';
 import { BatchAbandonedError } from '../src/errors.js';
-import { SUBMITTED_OUTCOMES, type OutcomeRecord } from '../src/outcomes/types.js';
+import { failsJob } from '../src/outcomes/error-codes.js';
+import type { OutcomeRecord } from '../src/outcomes/types.js';
 import type { DealJobData } from '../src/queue/job-data.js';
 import { createBatchCache } from '../src/worker/batch-cache.js';
 import { DealRun, type DealJob } from '../src/worker/deal-run.js';
@@ -19,16 +20,11 @@ export type { DealProcessorContext };
 async function apply(run: DealRun, decision: Decision): Promise<OutcomeRecord> {
   const { job, token, ctx } = run;
   switch (decision.kind) {
-    case 'outcome': {
-      const record = await run.finish(decision.fields, decision.ledger);
-      // A submitted row's job completes with its record; any other fails with no try left, its
-      // message (masked by finish) its failedReason, stacktrace and failed event.
-      if (SUBMITTED_OUTCOMES.has(record.outcome)) return record;
-      throw new UnrecoverableError(record.errorMessage ?? record.outcome);
-    }
+    case 'outcome':
+      return ended(await run.finish(decision.fields, decision.ledger));
     case 'done':
       await run.forget();
-      return decision.record;
+      return ended(decision.record);
     case 'delay':
       if (decision.patch) await run.patch(decision.patch);
       await job.moveToDelayed(Date.now() + Math.max(0, Math.round(decision.ms)), token);
@@ -46,6 +42,16 @@ async function apply(run: DealRun, decision: Decision): Promise<OutcomeRecord> {
     case 'fail':
       throw decision.error;
   }
+}
+
+/**
+ * A row's outcome at the boundary: its job completes with the record as its return value,
+ * whatever the outcome, unless the machinery failed (failsJob): then the job fails with no try
+ * left, the record's message (masked by finish) its failedReason, stacktrace and failed event.
+ */
+function ended(record: OutcomeRecord): OutcomeRecord {
+  if (failsJob(record)) throw new UnrecoverableError(record.errorMessage ?? record.outcome);
+  return record;
 }
 
 export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJobData, OutcomeRecord> {

@@ -28,6 +28,24 @@ function jobName(job: { name?: string; data?: { batch?: unknown; row?: unknown; 
     : (job.name ?? '');
 }
 
+/**
+ * Times as the rest of the tool writes them (ISO 8601, UTC): `2026-11-24, 19:43:10 UTC`,
+ * with the date even for today's jobs. Bull Board formats with Intl.DateTimeFormat in the
+ * page's language, whose order of day and month the ISO calendar overrides.
+ */
+export const ISO_TIME: Intl.DateTimeFormatOptions = {
+  calendar: 'iso8601',
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  hourCycle: 'h23',
+  timeZone: 'UTC',
+  timeZoneName: 'short',
+};
+
 /** The fastify plugin serving the board; register it with `{ prefix: basePath }`. */
 export function bullBoardPlugin(options: BoardOptions) {
   // Bull Board 9.10 has no option hiding one action: short of readOnlyMode (which hides
@@ -53,6 +71,7 @@ export function bullBoardPlugin(options: BoardOptions) {
         boardTitle: 'realty-batch',
         miscLinks: [{ text: 'Batches and results files', url: options.batchesPath }],
         hideDocsLink: true,
+        dateFormats: { short: ISO_TIME, common: ISO_TIME, full: ISO_TIME },
       },
     },
   });

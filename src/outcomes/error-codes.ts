@@ -109,3 +109,29 @@ export type ErrorCode = (typeof ERROR_CODES)[Exclude<keyof typeof ERROR_CODES, '
 export function httpStatusCode(status: number): string {
   return `HTTP_${status}`;
 }
+
+/**
+ * The codes of a `failed` row whose cause is our own machinery, not the row nor the gateway:
+ * an error of our side that outlasted every try (ERR_INTERNAL), a job BullMQ failed by itself
+ * (ERR_JOB_STALLED, ERR_JOB_FAILED), a job run again after its deal left Redis without an
+ * outcome (ERR_DATA_REMOVED), and a try whose fate the feed could not tell (ERR_UNCERTAIN:
+ * the feed was not followed in time, or its worker died during the call).
+ */
+const MACHINERY_CODES: ReadonlySet<string> = new Set([
+  ERROR_CODES.ERR_INTERNAL.code,
+  ERROR_CODES.ERR_JOB_STALLED.code,
+  ERROR_CODES.ERR_JOB_FAILED.code,
+  ERROR_CODES.ERR_DATA_REMOVED.code,
+  ERROR_CODES.ERR_UNCERTAIN.code,
+]);
+
+/**
+ * Whether a row's outcome fails its job (the queue's failed set, Bull Board's failed list,
+ * `realty_queue_jobs{state="failed"}`) instead of completing it with the record as its return
+ * value: only when the machinery failed. A business outcome (not_found, ambiguous, rejected,
+ * forbidden, unavailable, a `failed` row the gateway or the network caused) completes its job:
+ * the row reached its outcome, and its results line says what a person does about it.
+ */
+export function failsJob(record: { outcome: string; errorCode?: string | undefined }): boolean {
+  return record.outcome === 'failed' && record.errorCode !== undefined && MACHINERY_CODES.has(record.errorCode);
+}

@@ -10,7 +10,7 @@ import { DelayedError, RateLimitError, UnrecoverableError, WaitingError } from '
 import { TUNABLES } from '../config.js';
 import { ApiHttpError } from '../errors.js';
 import type { ClaimVerdict, Lookup } from '../ledger/ledger.js';
-import { ERROR_CODES } from '../outcomes/error-codes.js';
+import { ERROR_CODES, failsJob } from '../outcomes/error-codes.js';
 import type { NewOutcome } from '../outcomes/record-outcome.js';
 import { alreadySubmitted, ownDocflow, SUBMITTED_OUTCOMES, type OutcomeRecord } from '../outcomes/types.js';
 import type { DealJobData } from '../queue/job-data.js';
@@ -24,9 +24,9 @@ import { LockLostError } from './job-boundary.js';
 import { resolveCadastralNumber } from './resolve-cadastral.js';
 
 export type Decision =
-  /** Record this outcome: a submitted one completes the job, any other fails it with no try left. */
+  /** Record this outcome: the job completes with it, or fails with no try left when the machinery failed (failsJob). */
   | { kind: 'outcome'; fields: Final; ledger: NewOutcome['ledger'] }
-  /** The row has its outcome already: the job completes with it, and its deal leaves Redis. */
+  /** The row has its outcome already: the job ends with it as with a new one, and its deal leaves Redis. */
   | { kind: 'done'; record: OutcomeRecord }
   /** Back after `ms` without spending a try, with `patch` merged into the job's data. */
   | { kind: 'delay'; ms: number; patch?: Partial<DealJobData> }
@@ -34,7 +34,7 @@ export type Decision =
   | { kind: 'wait' }
   /** The batch's load failed or died: no outcome (its rows were never the batch's), its deal leaves Redis. */
   | { kind: 'drop' }
-  /** The job fails for good without a new outcome: its row has one. */
+  /** The job fails for good without a new outcome: its row has one, a failure of the machinery. */
   | { kind: 'stop'; message: string }
   /** Thrown as it is: a retry (a plain Error with its cause, for the backoff) or one of BullMQ's signals. */
   | { kind: 'fail'; error: unknown };
@@ -77,11 +77,17 @@ export async function readiness(run: DealRun, batches: BatchCache): Promise<Deci
 
 /**
  * A finished job run again (a retry from the dashboard): its deal left Redis with its
- * outcome. The outcome stands; `realty-batch retry` reads the deal from the input again.
+ * outcome. The outcome stands, and the job ends as it did: completed with the row's record,
+ * or failed again when that record is a failure of the machinery (failsJob), whose row
+ * `realty-batch retry` sends again (it reads the deal from the input).
  */
 export async function dataRemoved(run: DealRun): Promise<Decision> {
   const message = `this job's deal data was removed when the row got its outcome; run: realty-batch retry ${run.batch}`;
   const [earlier] = await run.ctx.outcomes.range(run.batch, run.row, run.row);
+  if (earlier && !failsJob(earlier)) {
+    run.log().info({ outcome: earlier.outcome }, 'run again after its row had its outcome: the outcome stands');
+    return { kind: 'done', record: earlier };
+  }
   if (earlier) {
     run.log().warn({ outcome: earlier.outcome }, message);
     return { kind: 'stop', message };

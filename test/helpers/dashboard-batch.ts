@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { Redis } from 'ioredis';
-import { runBatch, type RunResult } from '../../src/cli/run-batch.js';
+import { runBatch, type RunOptions, type RunResult } from '../../src/cli/run-batch.js';
+import { createDealProcessor } from '../../jobs/deal.js';
 import { createDealValidator } from '../../src/input/validate-deal.js';
 import type { Deal } from '../../src/input/deal.js';
 import { loadProfile } from '../../src/input/profile.js';
@@ -57,6 +58,27 @@ export interface DashboardInput {
   rows?: string[][];
   /** The input file's name; default `<batch>.csv`. */
   fileName?: string;
+  /**
+   * Deals whose claim in the ledger Redis refuses at every try (READONLY, as a replica does
+   * after a failover): a failure of the machinery. Their rows end `failed` ERR_INTERNAL, and
+   * their jobs fail: what Bull Board's failed list shows.
+   */
+  refusedClaims?: string[];
+}
+
+/** jobs/deal.ts, with the ledger's claim of `refused` deals answered by a Redis error. */
+function refusingClaims(refused: ReadonlySet<string>): NonNullable<RunOptions['processor']> {
+  return (ctx) =>
+    createDealProcessor({
+      ...ctx,
+      ledger: {
+        ...ctx.ledger,
+        claim: (request) =>
+          refused.has(request.dealId)
+            ? Promise.reject(new Error("READONLY You can't write against a read only replica."))
+            : ctx.ledger.claim(request),
+      },
+    });
 }
 
 /** A sample row with some of its fields replaced (by their column names). */
@@ -104,6 +126,7 @@ export async function runDashboardBatch(
       timeoutMs: 2000,
       rejects: join(dir, `${batch}.rejects.csv`),
       pollMs: 20,
+      ...(input.refusedClaims && { processor: refusingClaims(new Set(input.refusedClaims)) }),
     });
     return { redis, keys, prefix, dir, sandbox, batch, file, result, close };
   } catch (err) {

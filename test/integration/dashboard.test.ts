@@ -210,9 +210,13 @@ describe('the dashboard over HTTP', () => {
   /** A waiting job that still holds its deal, as one does before a worker takes it. */
   const WAITING = 'EKB-2026-000311';
   const waitingJobId = dealJobId('later', WAITING);
+  /** A deal whose claim Redis refuses at every try: a failure of the machinery, the one failed job. */
+  const REFUSED = 'EKB-2026-000312';
 
   beforeAll(async () => {
-    night = await runDashboardBatch('dashboard', [BY_SUGGEST, WITH_NUMBER, INVALID, EGRON], { egronRegions: [CRIMEA] });
+    night = await runDashboardBatch('dashboard', [BY_SUGGEST, WITH_NUMBER, INVALID, EGRON, REFUSED], { egronRegions: [CRIMEA] }, 'night', {
+      refusedClaims: [REFUSED],
+    });
     const queue = new Queue<DealJobData>(night.keys.queueName, { connection: night.redis, prefix: night.keys.bullPrefix });
     await queue.add(DEAL_JOB, { batch: 'later', row: 1, dealId: WAITING, deal: sampleDeal(WAITING) }, { jobId: waitingJobId });
     await queue.close();
@@ -270,6 +274,7 @@ describe('the dashboard over HTTP', () => {
     expect(page.text).toMatch(/queued&nbsp;2/);
     expect(page.text).toMatch(/invalid&nbsp;1/);
     expect(page.text).toMatch(/unavailable&nbsp;1/);
+    expect(page.text).toMatch(/failed&nbsp;1/);
     expect(page.text).toContain('loaded, <span class="done">done</span>');
     expect(page.text).toContain('href="/batches/night/results.csv"');
     expect(page.text).toContain('href="/batches/night/attention.csv"');
@@ -289,6 +294,7 @@ describe('the dashboard over HTTP', () => {
       [WITH_NUMBER, 'queued'],
       [INVALID, 'invalid'],
       [EGRON, 'unavailable'],
+      [REFUSED, 'failed'],
     ]);
     const jsonl = await call(`${dashboard.url}/batches/night/results.csv?format=jsonl`, { authorization: AUTH });
     expect(jsonl.headers.get('content-type')).toBe('application/x-ndjson; charset=utf-8');
@@ -298,7 +304,7 @@ describe('the dashboard over HTTP', () => {
         .trim()
         .split('\n')
         .map((l) => (JSON.parse(l) as { outcome: string }).outcome),
-    ).toEqual(['queued', 'queued', 'invalid', 'unavailable']);
+    ).toEqual(['queued', 'queued', 'invalid', 'unavailable', 'failed']);
     const excel = await call(`${dashboard.url}/batches/night/results.csv?excel=1`, { authorization: AUTH });
     expect(excel.bytes.subarray(0, 3)).toEqual(Buffer.from([0xef, 0xbb, 0xbf]));
     expect(excel.text).toMatch(/^\uFEFFrow;dealId;outcome;/);
@@ -313,6 +319,7 @@ describe('the dashboard over HTTP', () => {
     expect(rows.map((r) => [r.dealId, r.outcome])).toEqual([
       [INVALID, 'invalid'],
       [EGRON, 'unavailable'],
+      [REFUSED, 'failed'],
     ]);
     expect(rows[0]).toHaveProperty('ownerSurname');
     expect(rows[1]!.hint).not.toBe('');
@@ -325,6 +332,31 @@ describe('the dashboard over HTTP', () => {
       expect(gone.text).toMatch(/^The input of batch night .* cannot be read any more/);
     } finally {
       await rename(`${night.file}.moved`, night.file);
+    }
+  });
+
+  it("serves Bull Board's page and its styles with no reference to any host but its own", async () => {
+    const page = await call(`${dashboard.url}/queues`, { authorization: AUTH });
+    expect(page.status).toBe(200);
+    // What the page loads by itself: its links and scripts, and what its styles import.
+    const loaded = [...page.text.matchAll(/<(?:link|script)\b[^>]*\b(?:href|src)="([^"]*)"/g)].map((m) => m[1]!);
+    const styles = loaded.filter((href) => /\.css(?:\?|$)/.test(href));
+    expect(styles.length).toBeGreaterThan(0);
+    const texts = [page.text];
+    for (const href of styles) {
+      const css = await call(new URL(href, `${dashboard.url}/queues/`).href, { authorization: AUTH });
+      expect(css.status, href).toBe(200);
+      texts.push(css.text);
+    }
+    // Bull Board's own page links Google Fonts: taken out, the system's fonts stand in.
+    expect(page.text).not.toMatch(/fonts\.googleapis|fonts\.gstatic/);
+    for (const href of loaded) expect(new URL(href, `${dashboard.url}/queues/`).origin, href).toBe(dashboard.url);
+    for (const text of texts) {
+      // Any absolute or protocol-relative address in an attribute, a url() or an @import.
+      const addresses = [
+        ...text.matchAll(/(?:(?:href|src|action)=["']?|url\(\s*["']?|@import\s+["'])((?:[a-z][\w+.-]*:)?\/\/[^"')\s]*)/gi),
+      ];
+      expect(addresses.map((m) => m[1])).toEqual([]);
     }
   });
 
@@ -354,7 +386,7 @@ describe('the dashboard over HTTP', () => {
     expect(job.name).toBe(`deal ${WAITING} (batch later, row 1)`);
   });
 
-  it('lists the failed jobs of the deals queue through Bull Board', async () => {
+  it('lists the failed jobs of the deals queue through Bull Board: failures of the machinery, not rows that reached their outcome', async () => {
     const answer = await call(`${dashboard.url}/queues/api/queues?activeQueue=deals&status=failed&page=1&jobsPerPage=10`, {
       authorization: AUTH,
     });
@@ -367,10 +399,20 @@ describe('the dashboard over HTTP', () => {
       }>;
     };
     expect(queues.map((q) => q.name)).toEqual(['deals']);
-    expect(queues[0]!.counts).toMatchObject({ failed: 1, completed: 2, waiting: 1 });
-    expect(queues[0]!.jobs.map((j) => j.id)).toEqual([dealJobId('night', EGRON)]);
-    expect(queues[0]!.jobs[0]!.failedReason).toMatch(/501/);
+    expect(queues[0]!.counts).toMatchObject({ failed: 1, completed: 3, waiting: 1 });
+    expect(queues[0]!.jobs.map((j) => j.id)).toEqual([dealJobId('night', REFUSED)]);
+    expect(queues[0]!.jobs[0]!.failedReason).toMatch(/^READONLY/);
     expect(queues[0]!.readOnlyMode).toBe(false);
+    // The unavailable row reached its outcome: its job is completed, its record the job's return value.
+    const unavailable = await call(`${dashboard.url}/queues/api/queues/deals/${dealJobId('night', EGRON)}`, { authorization: AUTH });
+    const { job } = JSON.parse(unavailable.text) as { job: { returnValue: Record<string, unknown>; failedReason?: string } };
+    expect(job.returnValue).toMatchObject({
+      row: 4,
+      dealId: EGRON,
+      outcome: 'unavailable',
+      httpStatus: 501,
+      errorCode: 'egronUnavailable',
+    });
   });
 
   it('with --read-only, says so to the page and refuses retry, clean and pause', async () => {
@@ -379,7 +421,7 @@ describe('the dashboard over HTTP', () => {
       readOnlyMode: true,
       allowRetries: false,
     });
-    const failedJob = dealJobId('night', EGRON);
+    const failedJob = dealJobId('night', REFUSED);
     for (const [method, path] of [
       ['PUT', '/queues/api/queues/deals/retry/failed'],
       ['PUT', `/queues/api/queues/deals/${failedJob}/retry`],
@@ -436,7 +478,7 @@ describe('the dashboard over HTTP', () => {
     expect(value('realty_gateway_request_duration_seconds_count', { endpoint: 'docflows' })).toBe(4);
     expect(value('realty_gateway_request_duration_seconds_sum', { endpoint: 'docflows' })).toBeGreaterThan(0);
     expect(value('realty_queue_jobs', { state: 'failed' })).toBe(1);
-    expect(value('realty_queue_jobs', { state: 'completed' })).toBe(2);
+    expect(value('realty_queue_jobs', { state: 'completed' })).toBe(3);
     expect(value('realty_queue_jobs', { state: 'waiting' })).toBe(1);
     expect(all.some((s) => s.name === 'process_cpu_user_seconds_total')).toBe(true);
     expect(all.some((s) => s.name === 'nodejs_heap_size_used_bytes')).toBe(true);

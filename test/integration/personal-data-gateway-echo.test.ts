@@ -204,21 +204,32 @@ describe('personal data echoed by the gateway', () => {
     // The outcomes hash.
     expect(leaks(JSON.stringify(await redis.hgetall(keys.outcomes('echo'))))).toEqual([]);
 
-    // The job as Bull Board shows it: its failedReason, its stacktrace (one trace a try), its data.
+    // The job as Bull Board shows it: completed with its (masked) record, the failedReason and
+    // stacktrace of the try that was retried, its data.
     const queue = openQueue(redis, keys);
     try {
       const job = (await queue.getJob(dealJobId('echo', DEAL_ID)))!;
+      expect(await job.getState()).toBe('completed');
+      expect(job.returnvalue).toMatchObject({ outcome: 'rejected', errorCode: 'badSnils***' });
       expect(job.failedReason).toContain('badSnils***');
-      expect(job.stacktrace).toHaveLength(2);
+      expect(job.stacktrace).toHaveLength(1);
       expect(job.data.deal).toBeUndefined();
       expect(
-        leaks([job.failedReason, ...(job.stacktrace ?? []), JSON.stringify(job.data), JSON.stringify(maskJobData(job.data))].join('\n')),
+        leaks(
+          [
+            job.failedReason,
+            ...(job.stacktrace ?? []),
+            JSON.stringify(job.returnvalue),
+            JSON.stringify(job.data),
+            JSON.stringify(maskJobData(job.data)),
+          ].join('\n'),
+        ),
       ).toEqual([]);
     } finally {
       await queue.close();
     }
 
-    // The queue's events stream: its failed event carries the failedReason.
+    // The queue's events stream: the retried try's failed event carries its failedReason, the completed event the record.
     const events = JSON.stringify(await redis.xrange(`${keys.bullPrefix}:${keys.queueName}:events`, '-', '+'));
     expect(events).toContain('badSnils***');
     expect(leaks(events)).toEqual([]);

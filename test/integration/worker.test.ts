@@ -9,12 +9,12 @@ import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from 'vitest';
 import { runBatch, type RunOptions } from '../../src/cli/run-batch.js';
 import { loadBatch } from '../../src/batch/load-batch.js';
-import { createDealWorker } from '../../src/worker/create-worker.js';
+import { createDealWorker, MAX_STALLS } from '../../src/worker/create-worker.js';
 import { createDealProcessor } from '../../jobs/deal.js';
 import { loadProfile, type BankProfile } from '../../src/input/profile.js';
 import { createLogger } from '../../src/logger.js';
 import { createKeys } from '../../src/redis/keys.js';
-import type { DealJobData } from '../../src/queue/job-data.js';
+import { dealJobId, type DealJobData } from '../../src/queue/job-data.js';
 import type { OutcomeRecord } from '../../src/outcomes/types.js';
 import { startSandbox, type RegistryObject, type RunningSandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 import { createRequestLimiter } from '../../src/worker/rate-limit.js';
@@ -343,6 +343,89 @@ describe('the worker against every answer of the gateway', () => {
     expect(ofRow(1)).toHaveLength(2);
     expect(ofRow(1)[0]).toContain(found.cadastralNumber);
     expect(ofRow(2)).toHaveLength(2);
+  });
+
+  it("completes a not_found row's job with its record as the return value, and leaves nothing in the failed set", async () => {
+    // A register with nothing at the row's address: suggest finds no object.
+    await start({ registry: [] });
+    const { rows, result } = await run([BY_SUGGEST]);
+    expect(rows[0]).toMatchObject({ outcome: 'not_found', errorCode: 'NOT_FOUND', attempts: '1' });
+    expect(result.exitCode).toBe(3);
+    const keys = createKeys(prefix);
+    const queue = new Queue<DealJobData, OutcomeRecord>(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
+    try {
+      expect(await queue.getJobCounts('completed', 'failed')).toEqual({ completed: 1, failed: 0 });
+      const job = (await queue.getJob(dealJobId('b', BY_SUGGEST)))!;
+      expect(await job.getState()).toBe('completed');
+      expect(job.returnvalue).toEqual(JSON.parse((await redis.hget(keys.outcomes('b'), '1'))!));
+      expect(job.returnvalue).toMatchObject({ row: 1, dealId: BY_SUGGEST, outcome: 'not_found', errorCode: 'NOT_FOUND' });
+      expect(job.failedReason).toBeUndefined();
+      expect(job.stacktrace).toEqual([]);
+      expect(Object.keys(job.data).sort()).toEqual(['batch', 'dealId', 'row']);
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it('still fails a job that stalled more than allowed, a failure of the machinery, with its outcome recorded once', async () => {
+    await start();
+    const keys = createKeys(prefix);
+    const file = join(dir, 'stalled.csv');
+    await writeFile(file, csvText([row(WITH_NUMBER)]));
+    await loadBatch({
+      file,
+      batch: 'stalled',
+      profile,
+      redis,
+      keys,
+      logger: createLogger({ level: 'silent' }),
+      rejects: join(dir, 'stalled.rejects.csv'),
+    });
+    // Its workers died under it MAX_STALLS times already, and the last one took it and died too:
+    // active, without a lock, its stall counter at the limit.
+    const id = dealJobId('stalled', WITH_NUMBER);
+    const bull = `${keys.bullPrefix}:${keys.queueName}`;
+    await redis.multi().lrem(`${bull}:wait`, 0, id).lpush(`${bull}:active`, id).hset(`${bull}:${id}`, 'stc', MAX_STALLS).exec();
+    const failed: string[] = [];
+    const dealWorker = createDealWorker({
+      processor: createDealProcessor,
+      connection: redis,
+      keys,
+      apiUrl: sandbox.url,
+      sessionId: SESSION,
+      concurrency: 2,
+      attempts: 3,
+      backoffMs: 100,
+      timeoutMs: 2000,
+      lockMs: 300,
+      logger: createLogger({ level: 'silent' }),
+    });
+    dealWorker.worker.on('failed', (job) => failed.push(job?.id ?? ''));
+    try {
+      await waitFor(async () => (await dealWorker.queue.getJobState(id)) === 'failed', {
+        timeoutMs: 30_000,
+        intervalMs: 20,
+        what: 'the stalled job failed',
+      });
+    } finally {
+      // close() waits for the net's write.
+      await dealWorker.close(5000);
+    }
+    expect(failed).toEqual([id]);
+    const queue = new Queue<DealJobData, OutcomeRecord>(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
+    try {
+      const job = (await queue.getJob(id))!;
+      expect(job.failedReason).toBe('job stalled more than allowable limit');
+      expect(job.returnvalue).toBeNull();
+      expect(job.data).not.toHaveProperty('deal');
+    } finally {
+      await queue.close();
+    }
+    // One outcome, the net's: nothing ran the job, nothing was sent.
+    const outcomes = await redis.hgetall(keys.outcomes('stalled'));
+    expect(Object.keys(outcomes)).toEqual(['1']);
+    expect(JSON.parse(outcomes['1']!)).toMatchObject({ row: 1, dealId: WITH_NUMBER, outcome: 'failed', errorCode: 'ERR_JOB_STALLED' });
+    expect(sandbox.stats().docflowsCreated).toBe(0);
   });
 
   it('logs per job with batch, row, dealId and attempt, and no personal data or session id even at debug', async () => {

@@ -190,12 +190,28 @@ describe('a deal job run again without its deal', () => {
     expect(f.claim).not.toHaveBeenCalled();
   });
 
-  it('fails the job for good without a new outcome when its row has one', async () => {
+  it('completes again with the outcome its row has, without a new one (a completed job retried from Bull Board)', async () => {
+    for (const earlier of [
+      { row: 1, dealId: WITH_NUMBER, outcome: 'queued', docflowId: 'DF-0', attempts: 1, finishedAt: '2026-01-01T00:00:00.000Z' },
+      { row: 1, dealId: WITH_NUMBER, outcome: 'not_found', errorCode: 'NOT_FOUND', attempts: 1, finishedAt: '2026-01-01T00:00:00.000Z' },
+    ] satisfies OutcomeRecord[]) {
+      const f = fakes({ earlier });
+      const { thrown, result } = await runOnce(f, jobOf({}));
+      expect(thrown).toBeUndefined();
+      expect(result).toEqual(earlier);
+      expect(f.record).not.toHaveBeenCalled();
+      expect(f.updateJobData).not.toHaveBeenCalled();
+      expect(f.claim).not.toHaveBeenCalled();
+    }
+  });
+
+  it('fails the job for good without a new outcome when its row has a failure of the machinery (a failed job retried from Bull Board)', async () => {
     const earlier: OutcomeRecord = {
       row: 1,
       dealId: WITH_NUMBER,
-      outcome: 'queued',
-      docflowId: 'DF-0',
+      outcome: 'failed',
+      errorCode: 'ERR_JOB_STALLED',
+      errorMessage: 'its worker stopped 6 times while it ran',
       attempts: 1,
       finishedAt: '2026-01-01T00:00:00.000Z',
     };
@@ -264,14 +280,28 @@ describe('a deal job whose gateway call fails', () => {
     expect(f.settle).toHaveBeenCalledWith(profile.organization.inn, WITH_NUMBER, REQUEST_ID, 'b', 1, expect.any(String), 'definite');
   });
 
-  it('records unavailable on the last try of a 501 and fails the job for good', async () => {
+  it('records unavailable on the last try of a 501 and completes the job with it', async () => {
     const f = fakes({ created: http(501), attempts: 3 });
     const job = jobOf({ deal: dealOf(WITH_NUMBER) }, { attemptsMade: 2 });
-    const { thrown } = await runOnce(f, job);
+    const { thrown, result } = await runOnce(f, job);
     expect(f.recorded).toHaveLength(1);
     expect(f.recorded[0]!.record).toMatchObject({ outcome: 'unavailable', httpStatus: 501, errorCode: 'HTTP_501', attempts: 3 });
     expect(f.recorded[0]!.options?.ledger).toMatchObject({ bank: profile.organization.inn, resubmit: false });
+    expect(thrown).toBeUndefined();
+    expect(result).toEqual(f.recorded[0]!.record);
+  });
+
+  it('records failed ERR_INTERNAL when an error of our own side outlasts the tries, and fails the job for good', async () => {
+    const f = fakes({ attempts: 2 });
+    f.claim.mockRejectedValue(new Error("READONLY You can't write against a read only replica."));
+    const job = jobOf({ deal: dealOf(WITH_NUMBER) }, { attemptsMade: 1 });
+    const { thrown, result } = await runOnce(f, job);
+    expect(f.recorded).toHaveLength(1);
+    expect(f.recorded[0]!.record).toMatchObject({ outcome: 'failed', errorCode: 'ERR_INTERNAL', attempts: 2 });
+    expect(result).toBeUndefined();
     expect(thrown).toBeInstanceOf(UnrecoverableError);
+    expect(thrown!.message).toMatch(/^READONLY/);
+    expect(f.createDocflow).not.toHaveBeenCalled();
   });
 
   it('asks the news feed before the row ends when the last try may have made a docflow', async () => {
@@ -386,13 +416,16 @@ describe('a deal job without a cadastral number', () => {
     return deal;
   };
 
-  it('asks suggest on its first run without a lookup, and ends not_found with NOT_FOUND when suggest finds nothing', async () => {
+  it('asks suggest on its first run without a lookup, and ends not_found with NOT_FOUND when suggest finds nothing, completing its job', async () => {
     const f = fakes();
-    const { thrown } = await runOnce(f, jobOf({ dealId: BY_SUGGEST, deal: withoutNumber() }));
+    const { thrown, result } = await runOnce(f, jobOf({ dealId: BY_SUGGEST, deal: withoutNumber() }));
     expect(f.lookup).not.toHaveBeenCalled();
     expect(f.suggest).toHaveBeenCalledTimes(1);
+    expect(f.recorded).toHaveLength(1);
     expect(f.recorded[0]!.record).toMatchObject({ outcome: 'not_found', errorCode: 'NOT_FOUND' });
-    expect(thrown).toBeInstanceOf(UnrecoverableError);
+    // The row reached its outcome: the job completes with its record.
+    expect(thrown).toBeUndefined();
+    expect(result).toEqual(f.recorded[0]!.record);
     expect(f.claim).not.toHaveBeenCalled();
   });
 

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES } from '../../src/outcomes/error-codes.js';
+import { ERROR_CODES, failsJob } from '../../src/outcomes/error-codes.js';
 import { OUTCOMES } from '../../src/outcomes/types.js';
 import { ROOT } from '../helpers/cli.js';
 
@@ -72,5 +72,29 @@ describe('ERROR_CODES', () => {
     const section = next < 0 ? rest : rest.slice(0, next);
     const missing = [...CODES].filter((code) => !section.includes(`| \`${code}\` |`));
     expect(missing).toEqual([]);
+  });
+});
+
+describe('failsJob: which outcomes fail their job instead of completing it', () => {
+  const MACHINERY = ['ERR_INTERNAL', 'ERR_JOB_STALLED', 'ERR_JOB_FAILED', 'ERR_DATA_REMOVED', 'ERR_UNCERTAIN'];
+
+  it('fails the job of a failed row only when our machinery failed it', () => {
+    for (const code of MACHINERY) expect(failsJob({ outcome: 'failed', errorCode: code }), code).toBe(true);
+    for (const code of ['HTTP_503', 'ECONNRESET', 'UND_ERR_HEADERS_TIMEOUT', 'ERR_API_RESPONSE', 'internalError', undefined])
+      expect(failsJob({ outcome: 'failed', errorCode: code }), String(code)).toBe(false);
+  });
+
+  it('completes the job of every other outcome, whatever its code', () => {
+    for (const outcome of OUTCOMES.filter((o) => o !== 'failed'))
+      for (const errorCode of [undefined, ...Object.values(ERROR_CODES).map((e) => e.code)])
+        expect(failsJob({ outcome, errorCode }), `${outcome} ${errorCode}`).toBe(false);
+  });
+
+  it('names only codes of the table whose entries go with failed rows', () => {
+    for (const entry of Object.values(ERROR_CODES))
+      if (failsJob({ outcome: 'failed', errorCode: entry.code })) {
+        expect(MACHINERY).toContain(entry.code);
+        expect(entry.outcomes).toEqual(['failed']);
+      }
   });
 });
