@@ -76,7 +76,7 @@ export function reportError(err: unknown): number {
  * SIGINT and SIGTERM: the first asks the command to stop cleanly (the signal
  * aborts), a second exits at once.
  */
-export function onShutdownSignals(): AbortController {
+export function onShutdownSignals(stopping = 'finishing active jobs'): AbortController {
   const controller = new AbortController();
   const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
   for (const signal of signals) {
@@ -85,7 +85,7 @@ export function onShutdownSignals(): AbortController {
         console.error(`realty-batch: ${signal} again, exiting now.`);
         process.exit(130);
       }
-      console.error(`realty-batch: ${signal} received, finishing active jobs (send it again to exit at once).`);
+      console.error(`realty-batch: ${signal} received, ${stopping} (send it again to exit at once).`);
       controller.abort();
     });
   }

@@ -2,9 +2,14 @@
 import { OUTCOMES, type Outcome } from '../outcomes/types.js';
 import type { LoadSummary } from '../batch/load-batch.js';
 
+/** `1 row`, `2 rows`: a count with its noun. */
+export function rows(n: number, noun = 'row'): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 export function printCounts(batch: string, counts: Record<Outcome, number>): void {
   const total = OUTCOMES.reduce((sum, o) => sum + counts[o], 0);
-  console.log(`batch ${batch}: ${total} rows`);
+  console.log(`batch ${batch}: ${rows(total)}`);
   const width = Math.max(...OUTCOMES.map((o) => o.length));
   for (const outcome of OUTCOMES) {
     if (counts[outcome] > 0) console.log(`  ${outcome.padEnd(width)}  ${String(counts[outcome]).padStart(7)}`);

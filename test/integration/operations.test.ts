@@ -151,7 +151,11 @@ describe('operations: results, attention file, retry, status', () => {
     ops.sandbox.configure({ egronRegions: [] });
     const retried = await ops.cli(['retry', 'night']);
     expect(retried.code).toBe(0);
-    expect(retried.stdout).toContain('1 rows sent around again');
+    expect(retried.stdout).toContain(': 1 row sent around again');
+    // No worker runs yet: retry says so, naming what to start.
+    expect(retried.stderr).toContain(
+      'realty-batch: no worker is running on this queue: the 1 row sent again wait until `realty-batch work`',
+    );
     const again = await ops.cli(['retry', 'night']);
     // The row is pending again until it finishes: a second retry finds nothing to send.
     expect(again.stdout).toMatch(/: 0 rows sent around again/);
@@ -166,6 +170,8 @@ describe('operations: results, attention file, retry, status', () => {
     expect(ops.sandbox.stats().repeatedRequestIds).toBe(0);
 
     const status = await ops.cli(['status', 'night', '--json']);
+    // Rows need a person: status exits 3, as run and results do.
+    expect(status.code).toBe(3);
     expect(JSON.parse(status.stdout)).toMatchObject({
       batch: 'night',
       total: 24,

@@ -86,8 +86,15 @@ describe('the npm package', () => {
       const suggest = await fetch(`http://127.0.0.1:${port}${SUGGEST_PATH}`, { method: 'POST' });
       // Any answer of the contract (here: no session) proves the gateway's routes run.
       expect(suggest.status).toBe(401);
-    } finally {
+      // A signal stops it, saying so in the sandbox's words (it has no jobs to finish).
+      let stderr = '';
+      sandbox.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise<number | null>((resolve) => sandbox.once('exit', resolve));
       sandbox.kill('SIGTERM');
+      await exited;
+      expect(stderr).toContain('realty-batch: SIGTERM received, stopping the sandbox (send it again to exit at once).');
+    } finally {
+      sandbox.kill('SIGKILL');
     }
   });
 });

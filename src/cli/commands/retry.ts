@@ -2,8 +2,11 @@
 import type { Command } from 'commander';
 import { DEFAULT_RETRY_OUTCOMES, retryBatch } from '../../batch/retry-batch.js';
 import type { Outcome } from '../../outcomes/types.js';
-import type { CliContext } from '../common.js';
+import { openQueue } from '../../queue/deal-queue.js';
+import type { RedisClient } from '../../redis/connection.js';
+import type { CliContext, Env } from '../common.js';
 import { checkBatch } from '../input-options.js';
+import { rows } from '../print.js';
 import { withRedis } from '../with-redis.js';
 
 export interface RetryFlags {
@@ -27,8 +30,8 @@ export function registerRetryCommand(program: Command, context: CliContext): Com
       checkBatch(batch);
       const env = context.environment();
       const outcomes: Outcome[] = opts.outcome ?? (opts.missing ? [] : [...DEFAULT_RETRY_OUTCOMES]);
-      const summary = await withRedis(env, (redis) =>
-        retryBatch({
+      const { summary, workers } = await withRedis(env, async (redis) => ({
+        summary: await retryBatch({
           redis,
           keys: env.keys,
           batch,
@@ -38,10 +41,28 @@ export function registerRetryCommand(program: Command, context: CliContext): Com
           input: opts.input,
           logger: env.logger,
         }),
-      );
+        workers: await countWorkers(redis, env),
+      }));
       const what = [...outcomes, ...(opts.missing ? ['missing'] : [])].join(', ');
       console.log(
-        `batch ${batch}: ${summary.requeued} rows sent around again (${what}); ${summary.reconciled} found in the news feed; ${summary.alreadyGoing} already on their way; ${summary.stillInvalid} still invalid; ${summary.selected} selected${opts.missing ? ` (${summary.missing} missing)` : ''}`,
+        `batch ${batch}: ${rows(summary.requeued)} sent around again (${what}); ${summary.reconciled} found in the news feed; ${summary.alreadyGoing} already on their way; ${summary.stillInvalid} still invalid; ${summary.selected} selected${opts.missing ? ` (${summary.missing} missing)` : ''}`,
       );
+      if (summary.requeued > 0 && workers === 0) {
+        console.error(
+          `realty-batch: no worker is running on this queue: the ${rows(summary.requeued)} sent again wait until \`realty-batch work\` (or a \`run\`) is started.`,
+        );
+      }
     });
+}
+
+/** Workers connected to the deals queue right now; undefined when Redis will not say (CLIENT LIST refused). */
+async function countWorkers(redis: RedisClient, env: Env): Promise<number | undefined> {
+  const queue = openQueue(redis, env.keys);
+  try {
+    return await queue.getWorkersCount();
+  } catch {
+    return undefined;
+  } finally {
+    await queue.close();
+  }
 }

@@ -81,7 +81,7 @@ export function registerSandboxCommand(program: Command): Command {
     .option('--news-lag-ms <n>', 'a docflow appears in the news feed this long after its creation', nonNegativeInt('--news-lag-ms'), 0)
     .action(async (_flags: unknown, cmd: Command) => {
       const options = sandboxOptions(cmd.opts<SandboxFlags>());
-      const shutdown = onShutdownSignals();
+      const shutdown = onShutdownSignals('stopping the sandbox');
       const sandbox = await startSandbox(options);
       console.log(`sandbox listening on ${sandbox.url} (REALTY_API_URL=${sandbox.url}; stats at ${sandbox.url}/__sandbox/stats)`);
       await aborted(shutdown.signal);

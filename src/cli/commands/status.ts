@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { createBatchStore } from '../../batch/batch-store.js';
 import { batchStatus } from '../../batch/batch-status.js';
+import { needsAttention } from '../../batch/exit-code.js';
 import { describeMissing } from '../../batch/missing-rows.js';
 import { emptyCounts } from '../../outcomes/types.js';
 import type { RedisClient } from '../../redis/connection.js';
@@ -22,7 +23,10 @@ export function registerStatusCommand(program: Command, context: CliContext): Co
     .action(async (batch: string | undefined, _flags: unknown, cmd: Command) => {
       const opts = cmd.opts<StatusFlags>();
       const env = context.environment();
-      await withRedis(env, (redis) => (batch ? printBatch(redis, env, batch, opts) : printBatches(redis, env, opts)));
+      const code = await withRedis(env, (redis) =>
+        batch ? printBatch(redis, env, batch, opts) : printBatches(redis, env, opts).then(() => 0),
+      );
+      context.setExitCode(code);
     });
 }
 
@@ -45,11 +49,13 @@ async function printBatches(redis: RedisClient, env: Env, opts: StatusFlags): Pr
       console.log(`${m.id}  ${m.createdAt}  ${m.state}${m.loaderDied ? ' (loader died)' : ''}  rows ${m.total ?? '?'}  ${m.file}`);
 }
 
-async function printBatch(redis: RedisClient, env: Env, batch: string, opts: StatusFlags): Promise<void> {
+/** 3 when some rows need a person (as every command that reports outcomes), 0 otherwise. */
+async function printBatch(redis: RedisClient, env: Env, batch: string, opts: StatusFlags): Promise<0 | 3> {
   const status = await batchStatus(redis, env.keys, batch);
+  const exitCode = needsAttention({ ...emptyCounts(), ...status.outcomes }) ? 3 : 0;
   if (opts.json) {
     console.log(JSON.stringify(status));
-    return;
+    return exitCode;
   }
   printCounts(batch, { ...emptyCounts(), ...status.outcomes });
   const queue = Object.entries(status.queue)
@@ -63,4 +69,5 @@ async function printBatch(redis: RedisClient, env: Env, batch: string, opts: Sta
   console.log(
     `  started ${status.startedAt}${status.finishedAt ? `, finished ${status.finishedAt}` : ''}${status.rowsPerSecond ? `, ${status.rowsPerSecond} rows/s` : ''}`,
   );
+  return exitCode;
 }
