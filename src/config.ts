@@ -23,6 +23,19 @@ export const DEFAULTS = Object.freeze({
   ledgerDays: 400,
 });
 
+/** The languages of the attention file's hints (`--lang`). */
+export const LANGS = ['ru', 'en'] as const;
+export type Lang = (typeof LANGS)[number];
+
+/**
+ * The language of the locale: `ru` when the first of LC_ALL, LC_MESSAGES and LANG that is
+ * set (POSIX order) starts with `ru`, else `en`.
+ */
+export function langOfLocale(env: NodeJS.ProcessEnv): Lang {
+  const locale = [env.LC_ALL, env.LC_MESSAGES, env.LANG].find((v) => v !== undefined && v.trim() !== '');
+  return locale?.trim().toLowerCase().startsWith('ru') ? 'ru' : 'en';
+}
+
 /** pino's levels, and `silent`. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -71,6 +84,8 @@ export interface Config {
   /** How long a deal's ledger entry stays after its last change: far longer than batches. */
   readonly ledgerMs: number;
   readonly dashboard: DashboardConfig;
+  /** The hints' language when no `--lang` is given: from the locale (LC_ALL, LC_MESSAGES, LANG). */
+  readonly lang: Lang;
 }
 
 let dotenvLoaded = false;
@@ -119,6 +134,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     retentionMs: e.REALTY_RETENTION_DAYS * DAY,
     ledgerMs: e.REALTY_LEDGER_DAYS * DAY,
     dashboard: Object.freeze({ user: e.DASHBOARD_USER, password: e.DASHBOARD_PASSWORD, publicUrl: e.DASHBOARD_PUBLIC_URL }),
+    lang: langOfLocale(env),
   });
 }
 

@@ -1,6 +1,6 @@
 /** What every command shares: option parsers, the environment, errors on stderr, signals. */
 import { InvalidArgumentError } from 'commander';
-import { loadConfig, logLevelOf, type Config } from '../config.js';
+import { LANGS, loadConfig, logLevelOf, type Config, type Lang } from '../config.js';
 import { RealtyBatchError } from '../errors.js';
 import { createLogger, type Logger } from '../logger.js';
 import { connectRedis, isRedisOutage, type ConnectOptions, type RedisClient, type RedisTarget } from '../redis/connection.js';
@@ -30,6 +30,15 @@ export function share(name: string) {
     return n;
   };
 }
+
+/** `--lang ru|en`: the attention file's hints. */
+export function langFlag(value: string): Lang {
+  const lang = value.trim().toLowerCase();
+  if ((LANGS as readonly string[]).includes(lang)) return lang as Lang;
+  throw new InvalidArgumentError(`--lang must be one of ${LANGS.join(', ')}.`);
+}
+
+export const LANG_HELP = "the attention file's hints: ru or en (default: from the locale, LC_ALL, LC_MESSAGES or LANG)";
 
 /** What a command runs with: the configuration, the logger, the keys, and how it reaches Redis. */
 export interface Env {

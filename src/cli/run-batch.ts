@@ -5,6 +5,7 @@
  */
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { BankProfile } from '../input/profile.js';
+import type { Lang } from '../config.js';
 import { defaultBatchId } from '../batch/batch-id.js';
 import { exitCodeFor } from '../batch/exit-code.js';
 import { BATCH_ID } from '../redis/keys.js';
@@ -35,6 +36,8 @@ export interface RunOptions extends Omit<DealWorkerOptions, 'connection' | 'proc
   retentionMs?: number;
   /** The attention file: rows that need a person, in the input's own columns. */
   attention?: string;
+  /** The attention file's hints. */
+  lang?: Lang;
   /** Loading progress: rows read, bytes of the file's size. */
   onLoadProgress?: LoadOptions['onProgress'];
   excel?: boolean;
@@ -107,7 +110,9 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
   }
   const missing = stoppedBecause === 'missing' ? await findMissingRows(redis, keys, batch, load.read) : undefined;
   const results = await writeResults({ redis, keys, batch, total: load.read, out: options.out, excel: options.excel });
-  const attention = options.attention ? await writeAttention({ redis, keys, batch, out: options.attention }) : undefined;
+  const attention = options.attention
+    ? await writeAttention({ redis, keys, batch, out: options.attention, lang: options.lang })
+    : undefined;
   const exitCode = stoppedBecause ? 1 : exitCodeFor(results.counts);
   log.info({ counts: results.counts, exitCode, stoppedBecause }, 'run finished');
   return {

@@ -14,10 +14,12 @@ export interface Mapping {
 }
 
 /**
- * Columns a file of ours carries beside the data (the rejects file's `errors`, the
- * attention file's `outcome` and `hint`): ignored on input, never listed as unknown.
+ * Columns a file of ours carries before the data (the rejects file's `row` and `errors`,
+ * the attention file's `row`, `outcome`, `hint` and `errors`; older files had the last
+ * three after it): wherever they stand, ignored on input, never read as a deal field
+ * (not even through the mapping), never listed as unknown.
  */
-export const OWN_COLUMNS = new Set(['errors', 'outcome', 'hint']);
+export const OWN_COLUMNS: ReadonlySet<string> = new Set(['row', 'outcome', 'hint', 'errors']);
 
 const mappingSchema = z.strictObject({
   columns: z.record(z.string(), z.string()).default({}),

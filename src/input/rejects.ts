@@ -1,7 +1,8 @@
 /**
  * The rejects file: the refused records in the input's own format, encoding and
- * delimiter, unchanged, plus an `errors` column (`field: message; ...`). Fixed
- * in Excel and loaded again as it is, it runs: the loader ignores `errors`.
+ * delimiter, unchanged, after two columns of ours: `row` (the record's number in
+ * the input) and `errors` (`field: message; ...`). Fixed in Excel and loaded again
+ * as it is, it runs: the loader ignores the columns of ours (mapping.ts, OWN_COLUMNS).
  * CSV cells a spreadsheet would run get a leading `'`, which the loader takes
  * off again (csv-cell.ts); a cell with a line break is always quoted.
  */
@@ -12,19 +13,24 @@ import { createAtomicFile, type AtomicFile } from '../files/atomic-file.js';
 import { QUOTE_LINE_BREAKS, safeCell } from './csv-cell.js';
 import type { FieldProblem } from './deal.js';
 import { createEncoder } from './decode.js';
-import { headerKey } from './mapping.js';
+import { headerKey, OWN_COLUMNS } from './mapping.js';
 import type { InputFile, InputRecord } from './open-input.js';
 
+export const ROW_COLUMN = 'row';
 export const ERRORS_COLUMN = 'errors';
+/** The rejects file's columns of ours, first. */
+export const REJECTS_COLUMNS = [ROW_COLUMN, ERRORS_COLUMN] as const;
 
 /**
  * Writes input records back in the input's own format, encoding, delimiter and
- * line ending, unchanged, with columns of ours appended (`errors`; the attention
- * file adds `outcome` and `hint`). The loader ignores those columns on input.
+ * line ending, unchanged, after columns of ours (`row`, `errors`; the attention
+ * file's `row`, `outcome`, `hint`, `errors`). The loader ignores those columns on
+ * input; an input that has them (a rejects or attention file loaded again) has
+ * them replaced by the new ones, never repeated.
  */
 export interface RowsWriter {
-  /** `extra`: the value of each extra column, by name. */
-  write(record: InputRecord, extra: Readonly<Record<string, string>>): Promise<void>;
+  /** `extra`: the value of each column of ours, by name (a number is written as its digits). */
+  write(record: InputRecord, extra: Readonly<Record<string, string | number>>): Promise<void>;
   /**
    * Puts the file in place of any previous one; `rows` is 0 (and nothing was
    * written, the previous file stays) when no record was, unless `always`.
@@ -50,11 +56,11 @@ export function formatProblems(problems: readonly FieldProblem[]): string {
   return problems.map((p) => `${p.field}: ${p.message}`).join('; ');
 }
 
-/** The rejects file: refused records plus `errors`. */
+/** The rejects file: `row`, `errors`, then the refused records. */
 export function createRejectsWriter(file: string, input: InputFile): RejectsWriter {
-  const writer = createRowsWriter(file, input, [ERRORS_COLUMN]);
+  const writer = createRowsWriter(file, input, REJECTS_COLUMNS);
   return {
-    write: (record, problems) => writer.write(record, { [ERRORS_COLUMN]: formatProblems(problems) }),
+    write: (record, problems) => writer.write(record, { [ROW_COLUMN]: record.row, [ERRORS_COLUMN]: formatProblems(problems) }),
     close: () => writer.close(),
     abort: () => writer.abort(),
   };
@@ -64,6 +70,7 @@ export function createRejectsWriter(file: string, input: InputFile): RejectsWrit
  * Opened on the first record, so a clean load leaves no empty file behind (unless
  * `always`). Written to a temporary file beside `file` and put in its place by
  * `close`: until then, and after `abort` or a failure, the previous file stays.
+ * `columns` (ours) come first; then the input's own columns, less any of ours it had.
  */
 export function createRowsWriter(
   file: string,
@@ -74,11 +81,11 @@ export function createRowsWriter(
   let rows = 0;
   let target: AtomicFile | undefined;
   let csv: Stringifier | undefined;
-  /** Where each extra column stands in the CSV header (an input's own `errors` column is reused). */
-  let at: number[] = [];
+  /** CSV: the input's header cells that are columns of ours (a file of ours loaded again): left out. */
+  let dropped = new Set<number>();
   let width = 0;
   let opened: Promise<AtomicFile> | undefined;
-  let dropped = false;
+  let stopped = false;
 
   async function openFile(): Promise<AtomicFile> {
     const encoder = createEncoder(input.encoding);
@@ -92,15 +99,10 @@ export function createRowsWriter(
     }
     target = await createAtomicFile(file, { through: csv ? [csv, encoder] : [encoder] });
     if (csv) {
-      const header = [...(input.header() ?? [])];
+      const header = input.header() ?? [];
       width = header.length;
-      at = columns.map((name) => {
-        const existing = header.findIndex((h) => headerKey(h) === name);
-        if (existing >= 0) return existing;
-        header.push(name);
-        return header.length - 1;
-      });
-      await target.write(header);
+      dropped = new Set(header.flatMap((h, i) => (OWN_COLUMNS.has(headerKey(h)) ? [i] : [])));
+      await target.write([...columns, ...header.filter((_, i) => !dropped.has(i))]);
     } else if (input.format === 'json') {
       await target.write('[\n');
     }
@@ -109,25 +111,19 @@ export function createRowsWriter(
 
   return {
     async write(record, extra) {
-      if (dropped) throw new OutputError(`${file} was already closed; nothing more can be written to it.`);
+      if (stopped) throw new OutputError(`${file} was already closed; nothing more can be written to it.`);
       opened ??= openFile();
       const out = await opened;
       if (csv && record.raw.kind === 'cells') {
-        const cells = [...record.raw.cells];
-        // A row wider than the header keeps every cell it has: our columns go after them.
-        const shift = Math.max(0, cells.length - width);
-        columns.forEach((name, i) => {
-          const position = at[i]! >= width ? at[i]! + shift : at[i]!;
-          while (cells.length < position) cells.push('');
-          cells[position] = extra[name] ?? '';
-        });
-        await out.write(cells);
+        // A row wider than the header keeps every cell it has: those past the header stay at its end.
+        const own = record.raw.cells.filter((_, i) => i >= width || !dropped.has(i));
+        await out.write([...columns.map((name) => String(extra[name] ?? '')), ...own]);
       } else {
-        // JSON: the record as it was, with our fields set; a line that was not JSON is kept as text.
+        // JSON: ours first, then the record as it was (less any fields of ours); a line that was not JSON is kept as text.
         const ours = Object.fromEntries(columns.map((name) => [name, extra[name] ?? '']));
         const value =
           record.raw.kind === 'json' && record.raw.value
-            ? { ...record.raw.value, ...ours }
+            ? { ...ours, ...Object.fromEntries(Object.entries(record.raw.value).filter(([key]) => !OWN_COLUMNS.has(headerKey(key)))) }
             : { ...ours, invalidRecord: record.raw.kind === 'json' ? record.raw.text : '' };
         const text = JSON.stringify(value);
         await out.write(input.format === 'json' ? `${rows > 0 ? ',\n' : ''}${text}` : `${text}\n`);
@@ -135,7 +131,7 @@ export function createRowsWriter(
       rows++;
     },
     async close() {
-      if (dropped) throw new OutputError(`${file} was not written: its writing was stopped before it was closed.`);
+      if (stopped) throw new OutputError(`${file} was not written: its writing was stopped before it was closed.`);
       if (!opened && !options.always) return { file, rows: 0 };
       opened ??= openFile();
       try {
@@ -149,7 +145,7 @@ export function createRowsWriter(
       return { file, rows };
     },
     async abort() {
-      dropped = true;
+      stopped = true;
       await opened?.catch(() => undefined);
       await target?.abort();
     },

@@ -1,12 +1,14 @@
 /**
- * The attention file: every row that needs a person, in the input's own
- * columns, format and encoding, plus `outcome`, `errors` and `hint`. Fixed and
- * loaded again as it is, its rows run: the loader ignores the three columns.
+ * The attention file: every row that needs a person, in the input's own format
+ * and encoding, its columns after four of ours: `row` (its number in the input),
+ * `outcome`, `hint` (in Russian or English) and `errors`. Fixed and loaded again
+ * as it is, its rows run: the loader ignores the four columns.
  *
  * The rows come from the input file itself, read again (after checking it is
  * unchanged), so no personal data has to stay in Redis for it.
  */
 import type { RedisClient as Redis } from '../redis/connection.js';
+import type { Lang } from '../config.js';
 import { UsageError } from '../errors.js';
 import { createRowsWriter } from '../input/rejects.js';
 import { reopenInput } from '../input/reading.js';
@@ -16,6 +18,9 @@ import { ATTENTION_OUTCOMES, type OutcomeRecord } from '../outcomes/types.js';
 import type { Keys } from '../redis/keys.js';
 import { hintFor } from './hints.js';
 
+/** The attention file's columns of ours, first, in this order. */
+export const ATTENTION_COLUMNS = ['row', 'outcome', 'hint', 'errors'] as const;
+
 export interface AttentionOptions {
   redis: Redis;
   keys: Keys;
@@ -23,6 +28,8 @@ export interface AttentionOptions {
   out: string;
   /** The input, when it is no longer where the batch was loaded from. */
   input?: string;
+  /** The hints' language; English when not given. */
+  lang?: Lang;
 }
 
 const PAGE = 1000;
@@ -34,7 +41,7 @@ export async function writeAttention(options: AttentionOptions): Promise<{ file:
   const input = await reopenInput(meta, options.input);
   const store = createOutcomeStore(redis, keys);
   // Written even when no row needs a person: an empty attention file says so.
-  const writer = createRowsWriter(options.out, input, ['outcome', 'errors', 'hint'], { always: true });
+  const writer = createRowsWriter(options.out, input, ATTENTION_COLUMNS, { always: true });
   let page: Array<OutcomeRecord | undefined> = [];
   let pageStart = 1;
   try {
@@ -45,7 +52,12 @@ export async function writeAttention(options: AttentionOptions): Promise<{ file:
       }
       const outcome = page[record.row - pageStart];
       if (!outcome || !ATTENTION_OUTCOMES.has(outcome.outcome)) continue;
-      await writer.write(record, { outcome: outcome.outcome, errors: outcome.errorMessage ?? '', hint: hintFor(outcome, batch) });
+      await writer.write(record, {
+        row: record.row,
+        outcome: outcome.outcome,
+        hint: hintFor(outcome, batch, options.lang),
+        errors: outcome.errorMessage ?? '',
+      });
     }
   } catch (err) {
     // The previous attention file stays as it was: nothing half-written takes its place.

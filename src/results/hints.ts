@@ -1,7 +1,16 @@
-/** What a bank clerk should do with a row that needs a person, in a sentence. */
+/**
+ * What a bank clerk should do with a row that needs a person, in a sentence, in
+ * Russian or English (`--lang`). Column names, commands and batch ids stay as
+ * they are in both: the clerk types them.
+ */
+import type { Lang } from '../config.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
 
-export function hintFor(record: OutcomeRecord, batch: string): string {
+export function hintFor(record: OutcomeRecord, batch: string, lang: Lang = 'en'): string {
+  return lang === 'ru' ? russianHint(record, batch) : englishHint(record, batch);
+}
+
+function englishHint(record: OutcomeRecord, batch: string): string {
   const numbers = record.candidates?.join(', ');
   switch (record.outcome) {
     case 'invalid':
@@ -26,6 +35,43 @@ export function hintFor(record: OutcomeRecord, batch: string): string {
         return `its last try may have created a docflow: do not submit it by hand before checking the gateway; realty-batch retry ${batch} looks for it in the news feed first`;
       }
       return `the gateway failed after ${record.attempts} tries; run later: realty-batch retry ${batch}`;
+    default:
+      return '';
+  }
+}
+
+/** "после 1 попытки", "после 3 попыток", "после 21 попытки". */
+function attemptsRu(n: number): string {
+  return `${n} ${n % 10 === 1 && n % 100 !== 11 ? 'попытки' : 'попыток'}`;
+}
+
+function russianHint(record: OutcomeRecord, batch: string): string {
+  const numbers = record.candidates?.join(', ');
+  switch (record.outcome) {
+    case 'invalid':
+      return 'исправьте поля, указанные в колонке errors, и загрузите этот файл снова';
+    case 'not_found':
+      return numbers
+        ? `в реестре нет объекта точно по этому адресу (ближайшие: ${numbers}); исправьте адрес или укажите верный кадастровый номер в колонке cadastralNumber`
+        : 'в реестре нет объекта по этому адресу; исправьте адрес или укажите кадастровый номер в колонке cadastralNumber';
+    case 'ambiguous':
+      return numbers
+        ? `укажите в колонке cadastralNumber один из кадастровых номеров: ${numbers}`
+        : 'укажите в колонке cadastralNumber один из кадастровых номеров, перечисленных в колонке errors';
+    case 'rejected':
+      return 'реестр отклонил запрос; исправьте то, что указано в колонке errors, и загрузите этот файл снова';
+    case 'forbidden':
+      return (
+        'учётной записи банка не разрешено подавать эту сделку; запросите доступ у администратора реестра, затем выполните: realty-batch retry ' +
+        `${batch} --outcome forbidden --force`
+      );
+    case 'unavailable':
+      return `государственный реестр не ответил (501); повторите позже: realty-batch retry ${batch}`;
+    case 'failed':
+      if (record.errorCode === 'ERR_UNCERTAIN') {
+        return `последняя попытка могла создать документооборот: не подавайте сделку вручную, не проверив шлюз; realty-batch retry ${batch} сначала ищет его в ленте новостей шлюза`;
+      }
+      return `запрос к шлюзу не удался после ${attemptsRu(record.attempts)}; повторите позже: realty-batch retry ${batch}`;
     default:
       return '';
   }

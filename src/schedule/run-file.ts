@@ -173,7 +173,7 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
       }
       const results = await writeResults({ redis, keys, batch: id, total: load.read, out: join(stage, 'results.csv') });
       // The attention file reads the input again: before it moves.
-      const attention = await writeAttention({ redis, keys, batch: id, out: join(stage, 'attention.csv') });
+      const attention = await writeAttention({ redis, keys, batch: id, out: join(stage, 'attention.csv'), lang: data.lang });
       // The last look before the file is called done and moves: it must still be what was loaded.
       if (!(await unchanged(file, snap))) return changed();
       if (load.rejectsFile) await publish(load.rejectsFile, out(rejectsName));

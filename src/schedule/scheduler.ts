@@ -8,6 +8,7 @@ import { realpath } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { CronExpressionParser } from 'cron-parser';
 import type { RedisClient as Redis } from '../redis/connection.js';
+import type { Lang } from '../config.js';
 import { UsageError } from '../errors.js';
 import type { Keys } from '../redis/keys.js';
 import type { Queue } from 'bullmq';
@@ -29,6 +30,8 @@ export interface TickData {
   settleMs?: number;
   /** How long "this content ran" is remembered (REALTY_LEDGER_DAYS where `schedule` ran; default 400 days). */
   doneMs?: number;
+  /** `--lang`: the attention file's hints (where `schedule add` ran: its flag, else its locale). English when absent (schedules added before). */
+  lang?: Lang;
 }
 
 export interface ScheduleOptions extends Omit<TickData, 'name'> {
@@ -104,6 +107,7 @@ export async function upsertSchedule(redis: Redis, keys: Keys, options: Schedule
   if (options.readySuffix !== undefined) data.readySuffix = options.readySuffix;
   if (options.settleMs !== undefined) data.settleMs = options.settleMs;
   if (options.doneMs !== undefined) data.doneMs = options.doneMs;
+  if (options.lang !== undefined) data.lang = options.lang;
   const queue = scheduleQueue(redis, keys);
   try {
     await queue.upsertJobScheduler(

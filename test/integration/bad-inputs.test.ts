@@ -139,8 +139,8 @@ describe('bad inputs end in one clear sentence or in refused rows, never a crash
       const rejects = readFileSync(join(tmpdir(), `${prefix}-${batch}.rejects`), 'utf8');
       const refused = (name.endsWith('.jsonl') ? rejects.trim().split('\n') : [rejects]).flatMap((t) => JSON.parse(t) as unknown);
       expect(refused).toEqual([
-        { errors: '(row): nested deeper than 64 levels', invalidRecord: expect.stringMatching(/^\[{64}/) },
-        { errors: '(row): nested deeper than 64 levels', invalidRecord: expect.stringMatching(/^(\{"a":){64}/) },
+        { row: expect.any(Number), errors: '(row): nested deeper than 64 levels', invalidRecord: expect.stringMatching(/^\[{64}/) },
+        { row: expect.any(Number), errors: '(row): nested deeper than 64 levels', invalidRecord: expect.stringMatching(/^(\{"a":){64}/) },
       ]);
     },
   );

@@ -99,7 +99,8 @@ describe('the rejects file', () => {
   it("puts an apostrophe before every cell a spreadsheet would run, and gives a bank's own apostrophes back as they were", async () => {
     await writeFile(join(dir, 'risky.csv'), csvText([withRiskyCells(ROWS[0]!)]));
     const [, row] = parse(await refuseAll(join(dir, 'risky.csv'))) as string[][];
-    const cell = (field: string) => row![HEADER.indexOf(field)];
+    // After the rejects file's own row and errors.
+    const cell = (field: string) => row![HEADER.indexOf(field) + 2];
     expect(cell('ownerBirthPlace')).toBe(`'=HYPERLINK("http://x.example","г. Новосибирск")`);
     expect([cell('street'), cell('building'), cell('ownerDocIssuerName'), cell('city')]).toEqual([
       "'-Челюскинцев",
@@ -174,7 +175,11 @@ describe('fixing the rejects or attention file and loading it as it is', () => {
       logger: silent,
       rejects: join(dir, 'attention.rejects.csv'),
     });
-    expect(again).toMatchObject({ read: 2, valid: 1, invalid: 1 });
+    // Its leading row, outcome, hint and errors are ours: not read, not unknown, not repeated in its own rejects file.
+    expect(again).toMatchObject({ read: 2, valid: 1, invalid: 1, unknownColumns: [] });
+    const [againHeader, againRefused] = parse(readFileSync(join(dir, 'attention.rejects.csv'))) as string[][];
+    expect(againHeader).toEqual(['row', 'errors', ...HEADER]);
+    expect(againRefused!.slice(0, 2)).toEqual(['2', expect.stringMatching(/^ownerSnils: /)]);
     const [rerun] = await jobsOf('again');
     expect(rerun!.deal).toEqual(job!.deal);
     expect(job!.deal!.owners[0].birthPlace).toBe('=HYPERLINK("http://x.example","г. Новосибирск")');

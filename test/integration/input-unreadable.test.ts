@@ -88,14 +88,16 @@ describe('a row that cannot be read', () => {
       for (const text of everywhere) expect(text).not.toContain(value);
     }
 
-    // The rejects file is the bank's own data going back: every cell of both rows, unchanged (the narrow one padded to
-    // the header, so that its errors stand under `errors`).
+    // The rejects file is the bank's own data going back: every cell of both rows, unchanged, after their row number
+    // and errors (which stand first, so a narrow row needs no padding to keep them under their headers).
     const [, narrowRow, wideRow] = parse(readFileSync(join(dir, 'mixed.rejects')), {
       delimiter: ';',
       relax_column_count: true,
     }) as string[][];
-    expect(narrowRow!.slice(0, -1)).toEqual([joined.join(','), ...HEADER.slice(1).map(() => '')]);
-    expect(wideRow!.slice(0, -1)).toEqual([...wide, 'x']);
+    expect(narrowRow!.slice(0, 2)).toEqual(['2', expect.stringMatching(/^\(row\): has 1 cell where the header has /)]);
+    expect(narrowRow!.slice(2)).toEqual([joined.join(',')]);
+    expect(wideRow!.slice(0, 2)).toEqual(['3', expect.stringMatching(/^\(row\): has \d+ cells where the header has /)]);
+    expect(wideRow!.slice(2)).toEqual([...wide, 'x']);
   });
 
   it('adds no "is required" of its own to the problem of a JSON Lines line that is not JSON', async () => {

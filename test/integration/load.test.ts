@@ -92,14 +92,15 @@ describe('loading the files banks really produce', () => {
     const text = iconv.decode(bytes, 'win1251');
     expect(text).toContain('\r\n');
     const refused = parse(text, { delimiter: ';' }) as string[][];
-    expect(refused[0]).toEqual([...HEADER, 'errors']);
-    expect(refused.slice(1).map((r) => r[0])).toEqual(['NSK-2026-000127', 'SPB-2026-010079', 'MSK-2026-004511']);
-    // Unchanged, but for the errors column.
-    for (const r of refused.slice(1)) expect(ROWS).toContainEqual(r.slice(0, HEADER.length));
-    expect(refused[1]!.at(-1)).toBe('ownerSnils: checksum does not match');
+    expect(refused[0]).toEqual(['row', 'errors', ...HEADER]);
+    expect(refused.slice(1).map((r) => r[2])).toEqual(['NSK-2026-000127', 'SPB-2026-010079', 'MSK-2026-004511']);
+    // Unchanged, after the row number (its place in the input) and the errors.
+    for (const r of refused.slice(1)) expect(r.slice(2)).toEqual(ROWS[Number(r[0]) - 1]);
+    expect(refused[1]![1]).toBe('ownerSnils: checksum does not match');
 
     // A clerk fixes the two broken rows in Excel and saves the same file.
-    const col = (name: string) => HEADER.indexOf(name);
+    // The input's columns stand after the rejects file's row and errors.
+    const col = (name: string) => HEADER.indexOf(name) + 2;
     const fixedRows = refused.map((r) => [...r]);
     fixedRows[1]![col('ownerSnils')] = `112-233-445${snilsCheckDigits('112233445')}`;
     fixedRows[2]![col('ownerBirthPlace')] = 'г. Санкт-Петербург';

@@ -28,8 +28,18 @@ describe('operations: results, attention file, retry, status', () => {
     sandboxes.push(sandbox);
     const prefix = uniquePrefix(label);
     prefixes.push(prefix);
-    const env = { REDIS_URL, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: 's', REALTY_PREFIX: prefix, LOG_LEVEL: 'silent' };
-    const cli = (args: string[]) => runCli(args, env);
+    // An English locale whatever the machine's: the hints' language comes from it.
+    const env = {
+      REDIS_URL,
+      REALTY_API_URL: sandbox.url,
+      REALTY_SESSION_ID: 's',
+      REALTY_PREFIX: prefix,
+      LOG_LEVEL: 'silent',
+      LANG: 'C.UTF-8',
+      LC_ALL: '',
+      LC_MESSAGES: '',
+    };
+    const cli = (args: string[], more: Record<string, string> = {}) => runCli(args, { ...env, ...more });
     const work = () => {
       // A killed worker's calls in flight are reconciled with the news feed: after their
       // timeout and the feed's lag, both short here.
@@ -186,6 +196,14 @@ describe('operations: results, attention file, retry, status', () => {
     const first = await run(ops.cli, 'samples/deals.csv', 'day1', ['--attention', attentionFile]);
     expect(first.stdout).toContain('attention: ');
     const rows = readCsv(attentionFile);
+    // row, outcome, hint and errors first, then the input's own columns as they were.
+    const inputHeader = readFileSync(join(ROOT, 'samples/deals.csv'), 'utf8')
+      .split('\n')[0]!
+      .replace(/^\uFEFF/, '')
+      .trim();
+    expect(readFileSync(attentionFile, 'utf8').split('\n')[0]).toBe(`row,outcome,hint,errors,${inputHeader}`);
+    const inputRows = parse(readFileSync(join(ROOT, 'samples/deals.csv')), { columns: true, bom: true }) as Row[];
+    for (const r of rows) expect(inputRows[Number(r.row) - 1]!.dealId).toBe(r.dealId);
     expect(rows.map((r) => r.outcome).sort()).toEqual([
       'ambiguous',
       'ambiguous',
@@ -202,6 +220,21 @@ describe('operations: results, attention file, retry, status', () => {
     for (const r of rows) expect(r.hint).not.toBe('');
     // No personal data beyond what the input already holds: the attention file is the input's own rows.
 
+    // The same file with the hints in Russian: by --lang, or by a Russian locale.
+    const russian = join(dir, 'attention-ru.csv');
+    const byFlag = await ops.cli(['results', 'day1', '--out', join(dir, 'day1-again.csv'), '--attention', russian, '--lang', 'ru']);
+    expect(byFlag.stderr).toBe('');
+    const ru = readCsv(russian);
+    expect(ru.map((r) => [r.row, r.outcome, r.errors])).toEqual(rows.map((r) => [r.row, r.outcome, r.errors]));
+    expect(ru.find((r) => r.dealId === 'EKB-2026-000315')!.hint).toMatch(
+      /^укажите в колонке cadastralNumber один из кадастровых номеров: \d{2}:\d{2}:\d{6,7}:\d+, \d{2}:\d{2}:\d{6,7}:\d+$/,
+    );
+    for (const r of ru) expect(r.hint).toMatch(/[а-яё]{3}/);
+    const byLocale = join(dir, 'attention-locale.csv');
+    await ops.cli(['results', 'day1', '--out', join(dir, 'day1-again.csv'), '--attention', byLocale], { LANG: 'ru_RU.UTF-8' });
+    expect(readFileSync(byLocale, 'utf8')).toBe(readFileSync(russian, 'utf8'));
+    expect((await ops.cli(['results', 'day1', '--out', join(dir, 'x.csv'), '--lang', 'de'])).code).toBe(2);
+
     // A clerk puts the cadastral number in, and loads the file as it is.
     ambiguous.cadastralNumber = pick;
     const fixed = join(dir, 'attention-fixed.csv');
@@ -209,6 +242,8 @@ describe('operations: results, attention file, retry, status', () => {
     const suggestBefore = ops.sandbox.stats().suggestCalls;
     const second = await run(ops.cli, fixed, 'day1-fixed');
     expect(second.code).toBe(3);
+    // Its leading columns are ours: not unknown columns, never deal fields.
+    expect(second.stdout).not.toContain('unknown columns');
     const results = readCsv(join(dir, 'day1-fixed.csv'));
     expect(results.find((r) => r.dealId === 'EKB-2026-000315')).toMatchObject({ outcome: 'queued', cadastralNumber: pick });
     // Only the other ambiguous and the not_found rows asked suggest again.

@@ -94,6 +94,8 @@ describe('nightly runs from an inbox, with a cron every two seconds', () => {
         'nightly',
         '--notify-url',
         `http://127.0.0.1:${port}/hook`,
+        '--lang',
+        'ru',
       ],
       env,
     );
@@ -136,7 +138,11 @@ describe('nightly runs from an inbox, with a cron every two seconds', () => {
         outcomes: { queued: 13, suspended: 4, invalid: 3, ambiguous: 2, not_found: 1, unavailable: 1 },
       });
       expect(parse(readFileSync(join(outbox, `${name}.results.csv`)), { columns: true })).toHaveLength(24);
-      expect(parse(readFileSync(join(outbox, `${name}.attention.csv`)), { columns: true })).toHaveLength(7);
+      const attention = parse(readFileSync(join(outbox, `${name}.attention.csv`)), { columns: true }) as Array<Record<string, string>>;
+      expect(attention).toHaveLength(7);
+      // row, outcome, hint and errors first; the hints in Russian, as the schedule was added with --lang ru.
+      expect(Object.keys(attention[0]!).slice(0, 5)).toEqual(['row', 'outcome', 'hint', 'errors', 'dealId']);
+      for (const r of attention) expect(r.hint).toMatch(/[а-яё]{3}/);
       expect(existsSync(join(inbox, '.realty', 'processed', name))).toBe(true);
     }
     expect(summaryOf(outbox, 'bank-a.csv')!.batch).not.toBe(summaryOf(outbox, 'bank-b.csv')!.batch);

@@ -143,8 +143,9 @@ describe('the rejects and attention writers', () => {
     const out = join(dir, 'attention.csv');
     await writeFile(out, PREVIOUS);
     const { input, records } = await sampleRecords();
-    const writer = createRowsWriter(out, input, ['outcome', 'errors', 'hint'], { always: true });
-    for (const record of records.slice(0, 3)) await writer.write(record, { outcome: 'not_found', errors: '', hint: 'check it' });
+    const writer = createRowsWriter(out, input, ['row', 'outcome', 'hint', 'errors'], { always: true });
+    for (const record of records.slice(0, 3))
+      await writer.write(record, { row: record.row, outcome: 'not_found', hint: 'check it', errors: '' });
     expect(await readFile(out, 'utf8')).toBe(PREVIOUS);
     await writer.abort();
     expect(await readFile(out, 'utf8')).toBe(PREVIOUS);
@@ -155,10 +156,10 @@ describe('the rejects and attention writers', () => {
     const out = join(dir, 'attention.csv');
     await writeFile(out, PREVIOUS);
     const { input } = await sampleRecords();
-    const written = await createRowsWriter(out, input, ['outcome', 'errors', 'hint'], { always: true }).close();
+    const written = await createRowsWriter(out, input, ['row', 'outcome', 'hint', 'errors'], { always: true }).close();
     expect(written).toEqual({ file: out, rows: 0 });
     const text = await readFile(out, 'utf8');
-    expect(text).toMatch(/^dealId,.*,outcome,errors,hint\n$/);
+    expect(text).toMatch(/^row,outcome,hint,errors,dealId,.*,agreementFileType\n$/);
     expect(await temporaries(dir)).toEqual([]);
   });
 

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { DAY, loadConfig } from '../../src/config.js';
+import { DAY, langOfLocale, loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 
 describe('the configuration', () => {
@@ -17,5 +17,14 @@ describe('the configuration', () => {
       /REALTY_LEDGER_DAYS \(10\) is shorter than REALTY_RETENTION_DAYS \(30\)/,
     );
     expect(() => loadConfig({ REALTY_LEDGER_DAYS: 'forever' })).toThrow(/REALTY_LEDGER_DAYS/);
+  });
+
+  it("takes the hints' language from the locale: ru when the first of LC_ALL, LC_MESSAGES, LANG set starts with ru", () => {
+    expect(loadConfig({}).lang).toBe('en');
+    expect(loadConfig({ LANG: 'ru_RU.UTF-8' }).lang).toBe('ru');
+    expect(loadConfig({ LANG: 'en_US.UTF-8', LC_MESSAGES: 'ru_RU.CP1251' }).lang).toBe('ru');
+    expect(loadConfig({ LANG: 'ru_RU.UTF-8', LC_ALL: 'C.UTF-8' }).lang).toBe('en');
+    expect(langOfLocale({ LANG: 'ru_RU.UTF-8', LC_ALL: '' })).toBe('ru');
+    expect(langOfLocale({ LANG: 'C.UTF-8' })).toBe('en');
   });
 });

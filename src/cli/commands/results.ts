@@ -2,10 +2,11 @@
 import type { Command } from 'commander';
 import { createBatchStore } from '../../batch/batch-store.js';
 import { exitCodeFor } from '../../batch/exit-code.js';
+import type { Lang } from '../../config.js';
 import { InputError, UsageError } from '../../errors.js';
 import { writeAttention } from '../../results/attention.js';
 import { writeResults } from '../../results/write-results.js';
-import type { CliContext } from '../common.js';
+import { LANG_HELP, langFlag, type CliContext } from '../common.js';
 import { checkBatch } from '../input-options.js';
 import { printCounts } from '../print.js';
 import { withRedis } from '../with-redis.js';
@@ -15,6 +16,7 @@ export interface ResultsFlags {
   excel?: boolean;
   attention?: string;
   input?: string;
+  lang?: Lang;
 }
 
 export function registerResultsCommand(program: Command, context: CliContext): Command {
@@ -24,8 +26,9 @@ export function registerResultsCommand(program: Command, context: CliContext): C
     .argument('<batch>', 'batch id')
     .requiredOption('--out <file>', 'the results file (.csv, or .jsonl)')
     .option('--excel', 'write for Russian Excel (BOM, ";", CRLF)')
-    .option('--attention <file>', "rows that need a person, in the input's own columns, with outcome, errors and hint")
+    .option('--attention <file>', "rows that need a person: row, outcome, hint and errors, then the input's own columns")
     .option('--input <file>', 'the batch input, when it is no longer where it was loaded from (for --attention)')
+    .option('--lang <ru|en>', LANG_HELP, langFlag)
     .action(async (batch: string, _flags: unknown, cmd: Command) => {
       const opts = cmd.opts<ResultsFlags>();
       checkBatch(batch);
@@ -40,7 +43,14 @@ export function registerResultsCommand(program: Command, context: CliContext): C
         printCounts(batch, summary.counts);
         console.log(`results: ${summary.file} (${summary.rows} rows)`);
         if (opts.attention) {
-          const attention = await writeAttention({ redis, keys: env.keys, batch, out: opts.attention, input: opts.input });
+          const attention = await writeAttention({
+            redis,
+            keys: env.keys,
+            batch,
+            out: opts.attention,
+            input: opts.input,
+            lang: opts.lang ?? env.config.lang,
+          });
           console.log(`attention: ${attention.file} (${attention.rows} rows need a person)`);
         }
         context.setExitCode(exitCodeFor(summary.counts));

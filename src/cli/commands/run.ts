@@ -1,11 +1,11 @@
 /** `realty-batch run <file> --profile <bank.json>`: load, process in this process, write the results file. */
 import { basename, dirname, extname, join } from 'node:path';
 import type { Command } from 'commander';
-import { requireGateway } from '../../config.js';
+import { requireGateway, type Lang } from '../../config.js';
 import { describeMissing } from '../../batch/missing-rows.js';
 import { loadProfile } from '../../input/profile.js';
 import { requireNoEviction } from '../../redis/connection.js';
-import { onShutdownSignals, type CliContext } from '../common.js';
+import { LANG_HELP, langFlag, onShutdownSignals, type CliContext } from '../common.js';
 import { addInputOptions, checkBatch, readingOptions, type InputFlags } from '../input-options.js';
 import { printCounts, printLoad } from '../print.js';
 import { createProgress } from '../progress.js';
@@ -19,6 +19,7 @@ export interface RunFlags extends InputFlags, WorkerFlags {
   batch?: string;
   excel?: boolean;
   attention?: string;
+  lang?: Lang;
 }
 
 export function registerRunCommand(program: Command, context: CliContext): Command {
@@ -30,7 +31,8 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
     .option('--out <results>', 'the results file (.csv, or .jsonl); default <file stem>.results.csv beside the input')
     .option('--batch <id>', 'batch id; default <file stem>-<12 hex of its sha256>, so the same file resumes its batch')
     .option('--excel', 'write the results for Russian Excel (BOM, ";", CRLF)')
-    .option('--attention <file>', "rows that need a person, in the input's own columns, with outcome, errors and hint");
+    .option('--attention <file>', "rows that need a person: row, outcome, hint and errors, then the input's own columns")
+    .option('--lang <ru|en>', LANG_HELP, langFlag);
   return addWorkerOptions(addInputOptions(command)).action(async (file: string, _flags: unknown, cmd: Command) => {
     const opts = cmd.opts<RunFlags>();
     checkBatch(opts.batch);
@@ -61,6 +63,7 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
             resubmit: opts.resubmit,
             excel: opts.excel,
             attention: opts.attention,
+            lang: opts.lang ?? env.config.lang,
             retentionMs: env.config.retentionMs,
             signal: shutdown.signal,
             onLoadProgress: ({ rows, bytes, size }) => loading.update({ value: bytes, total: size, rows }),

@@ -5,6 +5,7 @@
  */
 import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
+import type { Lang } from '../../config.js';
 import { UsageError } from '../../errors.js';
 import { loadProfile } from '../../input/profile.js';
 import {
@@ -15,7 +16,7 @@ import {
   removeSchedule,
   upsertSchedule,
 } from '../../schedule/scheduler.js';
-import { nonNegativeInt, type CliContext, type Env } from '../common.js';
+import { LANG_HELP, langFlag, nonNegativeInt, type CliContext, type Env } from '../common.js';
 import { withRedis } from '../with-redis.js';
 
 export interface ScheduleAddFlags {
@@ -28,6 +29,7 @@ export interface ScheduleAddFlags {
   name?: string;
   readySuffix?: string;
   settleMs?: number;
+  lang?: Lang;
 }
 
 export interface ScheduleRemoveFlags {
@@ -72,7 +74,8 @@ function addScheduleOptions(cmd: Command, required: boolean): Command {
       '--settle-ms <n>',
       'without --ready-suffix: take a file once it stayed unchanged this long (default 60000)',
       nonNegativeInt('--settle-ms'),
-    );
+    )
+    .option('--lang <ru|en>', `${LANG_HELP}; stored with the schedule`, langFlag);
 }
 
 export function registerScheduleCommand(program: Command, context: CliContext): Command {
@@ -146,6 +149,7 @@ async function add(env: Env, opts: ScheduleAddFlags): Promise<void> {
       name: opts.name,
       readySuffix: opts.readySuffix,
       settleMs: opts.settleMs,
+      lang: opts.lang ?? env.config.lang,
       doneMs: env.config.ledgerMs,
     }),
   );
