@@ -8,7 +8,7 @@ import { writeAttention } from '../../results/attention.js';
 import { writeResults } from '../../results/write-results.js';
 import { LANG_HELP, langFlag, type CliContext } from '../common.js';
 import { checkBatch } from '../input-options.js';
-import { printCounts } from '../print.js';
+import { printCounts, rows } from '../print.js';
 import { withRedis } from '../with-redis.js';
 
 export interface ResultsFlags {
@@ -41,7 +41,7 @@ export function registerResultsCommand(program: Command, context: CliContext): C
         if (meta.total === undefined) throw new UsageError(`Batch ${batch} is still loading: its total is not known yet.`);
         const summary = await writeResults({ redis, keys: env.keys, batch, total: meta.total, out: opts.out, excel: opts.excel });
         printCounts(batch, summary.counts);
-        console.log(`results: ${summary.file} (${summary.rows} rows)`);
+        console.log(`results: ${summary.file} (${rows(summary.rows)})`);
         if (opts.attention) {
           const attention = await writeAttention({
             redis,
@@ -51,7 +51,7 @@ export function registerResultsCommand(program: Command, context: CliContext): C
             input: opts.input,
             lang: opts.lang ?? env.config.lang,
           });
-          console.log(`attention: ${attention.file} (${attention.rows} rows need a person)`);
+          console.log(`attention: ${attention.file} (${rows(attention.rows)} ${attention.rows === 1 ? 'needs' : 'need'} a person)`);
         }
         context.setExitCode(exitCodeFor(summary.counts));
       });

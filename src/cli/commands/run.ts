@@ -7,7 +7,7 @@ import { loadProfile } from '../../input/profile.js';
 import { requireNoEviction } from '../../redis/connection.js';
 import { LANG_HELP, langFlag, onShutdownSignals, type CliContext } from '../common.js';
 import { addInputOptions, checkBatch, readingOptions, type InputFlags } from '../input-options.js';
-import { printCounts, printLoad } from '../print.js';
+import { printCounts, printLoad, rows } from '../print.js';
 import { createProgress } from '../progress.js';
 import { runBatch, type RunResult } from '../run-batch.js';
 import { withRedis } from '../with-redis.js';
@@ -88,8 +88,11 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
 function printRun(result: RunResult): void {
   printLoad(result.load);
   printCounts(result.batch, result.results.counts);
-  console.log(`results: ${result.results.file} (${result.results.rows} rows)`);
-  if (result.attention) console.log(`attention: ${result.attention.file} (${result.attention.rows} rows need a person)`);
+  console.log(`results: ${result.results.file} (${rows(result.results.rows)})`);
+  if (result.attention)
+    console.log(
+      `attention: ${result.attention.file} (${rows(result.attention.rows)} ${result.attention.rows === 1 ? 'needs' : 'need'} a person)`,
+    );
   if (result.stoppedBecause === 'session')
     console.error(
       'realty-batch: the gateway refused the session (401); unfinished rows are pending. Set a valid REALTY_SESSION_ID and run again with the same --batch.',
