@@ -3,8 +3,7 @@
  * queue, when it started and finished, and how fast it went.
  */
 import type { RedisClient as Redis } from '../redis/connection.js';
-import { UsageError } from '../errors.js';
-import { createBatchStore, type BatchState } from './batch-store.js';
+import { createBatchStore, noSuchBatch, type BatchState } from './batch-store.js';
 import type { Outcome } from '../outcomes/types.js';
 import { dealJobId } from '../queue/job-data.js';
 import type { Keys } from '../redis/keys.js';
@@ -41,7 +40,7 @@ const MAX_STATES = 10_000;
 
 export async function batchStatus(redis: Redis, keys: Keys, batch: string): Promise<BatchStatus> {
   const meta = await createBatchStore(redis, keys).get(batch);
-  if (!meta) throw new UsageError(`There is no batch ${batch} in Redis (realty-batch status lists the batches).`);
+  if (!meta) throw noSuchBatch(redis, keys, batch);
   const total = meta.total ?? 0;
   const counts = emptyCounts();
   const unfinished: string[] = [];

@@ -16,7 +16,7 @@
  * heartbeat while it loads, after its load, or after its failure.
  */
 import { hostname } from 'node:os';
-import type { RedisClient as Redis } from '../redis/connection.js';
+import { whereIs, type RedisClient as Redis } from '../redis/connection.js';
 import { UsageError } from '../errors.js';
 import type { BankProfile } from '../input/profile.js';
 import type { Keys } from '../redis/keys.js';
@@ -288,4 +288,14 @@ function loaderMayLive(loader: string | null | undefined): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/**
+ * The refusal for a batch id Redis does not hold, naming where it looked: a command run
+ * from another folder may read another `.env`, and so another Redis or prefix.
+ */
+export function noSuchBatch(redis: Redis, keys: Keys, batch: string): UsageError {
+  return new UsageError(
+    `There is no batch ${batch} in Redis at ${whereIs(redis)} under the prefix ${keys.prefix} (realty-batch status lists the batches; REDIS_URL and REALTY_PREFIX say where to look: the environment, .env in the working directory, or --env-file <file>).`,
+  );
 }

@@ -13,7 +13,7 @@ import { UsageError } from '../errors.js';
 import { reopenInput } from '../input/reading.js';
 import { createDealValidator } from '../input/validate-deal.js';
 import type { Logger } from '../logger.js';
-import { createBatchStore, type BatchMeta } from './batch-store.js';
+import { createBatchStore, noSuchBatch, type BatchMeta } from './batch-store.js';
 import { createOutcomeStore, type OutcomeStore } from '../outcomes/store.js';
 import { alreadySubmitted, ATTENTION_OUTCOMES, ownDocflow, type Outcome, type OutcomeRecord } from '../outcomes/types.js';
 import { parseLedgerEntry, type LedgerEntry } from '../ledger/entry.js';
@@ -69,7 +69,7 @@ export async function retryBatch(options: RetryOptions): Promise<RetrySummary> {
   checkOutcomes(options.outcomes, options.force === true);
   const batches = createBatchStore(redis, keys);
   const meta = await batches.get(batch);
-  if (!meta) throw new UsageError(`There is no batch ${batch} in Redis (realty-batch status lists the batches).`);
+  if (!meta) throw noSuchBatch(redis, keys, batch);
   if (meta.state !== 'loaded' || meta.total === undefined)
     throw new UsageError(`Batch ${batch} has not finished loading; nothing to retry yet.`);
 

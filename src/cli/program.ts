@@ -2,7 +2,9 @@
  * The `realty-batch` program: every command registered, and how a parse ends in an exit
  * code. main.ts parses process.argv with it; tests parse arrays in-process.
  */
+import { existsSync } from 'node:fs';
 import { Command, CommanderError, type OutputConfiguration } from 'commander';
+import { UsageError } from '../errors.js';
 import { packageVersion } from '../files/package-root.js';
 import { environment, reportError, type CliContext, type Env } from './common.js';
 import { registerDashboardCommand } from './commands/dashboard.js';
@@ -28,6 +30,12 @@ export interface ProgramOptions {
 export function buildProgram(context: CliContext, output?: OutputConfiguration): Command {
   const program = new Command('realty-batch')
     .version(packageVersion(), '-V, --version', 'print the version')
+    .option(
+      '--env-file <file>',
+      'read the environment (REDIS_URL, REALTY_PREFIX, ...) from this file first; the real environment wins, then this file, then .env here',
+    )
+    // Before any command reads the environment: a command run from another folder finds its deployment.
+    .hook('preAction', (program) => loadEnvFile(program.opts<{ envFile?: string }>().envFile))
     .description('Submit mortgage registrations (encumbrance_request docflows) in bulk, on BullMQ and Redis.')
     .showHelpAfterError('(add --help for the usage)')
     // The options after a subcommand are the subcommand's: `schedule add --inbox` is add's
@@ -73,4 +81,11 @@ export async function runProgram(argv: readonly string[], options: ProgramOption
     }
     return reportError(err);
   }
+}
+
+/** `--env-file`: its variables join the environment before the config reads it (set ones are kept). */
+function loadEnvFile(file: string | undefined): void {
+  if (file === undefined) return;
+  if (!existsSync(file)) throw new UsageError(`--env-file ${file}: there is no such file.`);
+  process.loadEnvFile(file);
 }

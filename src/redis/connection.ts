@@ -174,3 +174,15 @@ export async function requireNoEviction(redis: RedisClient, target: RedisTarget)
     );
   }
 }
+
+/** Where a client looks, for messages: `host:port[/db]`, the sentinels' master, or a cluster's nodes. Never its password. */
+export function whereIs(redis: RedisClient): string {
+  if (redis instanceof Cluster) {
+    const nodes = redis.nodes('all').map((n) => `${n.options.host ?? ''}:${n.options.port ?? ''}`);
+    return nodes.length > 0 ? `the cluster of ${nodes.join(', ')}` : 'the cluster';
+  }
+  const o = redis.options;
+  if (o.sentinels && o.sentinels.length > 0)
+    return `the master ${o.name ?? ''} of the sentinels ${o.sentinels.map((s) => `${s.host ?? ''}:${s.port ?? ''}`).join(', ')}`;
+  return `${o.host ?? '127.0.0.1'}:${o.port ?? 6379}${o.db ? `/${o.db}` : ''}`;
+}

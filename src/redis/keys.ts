@@ -11,6 +11,8 @@
 export const DEAL_QUEUE = 'deals';
 
 export interface Keys {
+  /** REALTY_PREFIX: the deployment's name, inside every key's hash tag. */
+  readonly prefix: string;
   /** BullMQ's `prefix` option: its keys become `{realty}:deals:...`. */
   readonly bullPrefix: string;
   readonly queueName: string;
@@ -49,6 +51,7 @@ export interface Keys {
 export function createKeys(prefix: string): Keys {
   const tag = `{${prefix}}`;
   return Object.freeze({
+    prefix,
     bullPrefix: tag,
     queueName: DEAL_QUEUE,
     batch: (id: string) => `${tag}:batch:${id}`,

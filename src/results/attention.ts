@@ -9,10 +9,9 @@
  */
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Lang } from '../config.js';
-import { UsageError } from '../errors.js';
 import { createRowsWriter } from '../input/rejects.js';
 import { reopenInput } from '../input/reading.js';
-import { createBatchStore } from '../batch/batch-store.js';
+import { createBatchStore, noSuchBatch } from '../batch/batch-store.js';
 import { createOutcomeStore } from '../outcomes/store.js';
 import { ATTENTION_OUTCOMES, type OutcomeRecord } from '../outcomes/types.js';
 import type { Keys } from '../redis/keys.js';
@@ -37,7 +36,7 @@ const PAGE = 1000;
 export async function writeAttention(options: AttentionOptions): Promise<{ file: string; rows: number }> {
   const { redis, keys, batch } = options;
   const meta = await createBatchStore(redis, keys).get(batch);
-  if (!meta) throw new UsageError(`There is no batch ${batch} in Redis (realty-batch status lists the batches).`);
+  if (!meta) throw noSuchBatch(redis, keys, batch);
   const input = await reopenInput(meta, options.input);
   const store = createOutcomeStore(redis, keys);
   // Written even when no row needs a person: an empty attention file says so.

@@ -1,6 +1,6 @@
 /** `realty-batch results <batch> --out <file>`: (re)write a batch's results file from its stored outcomes. */
 import type { Command } from 'commander';
-import { createBatchStore } from '../../batch/batch-store.js';
+import { createBatchStore, noSuchBatch } from '../../batch/batch-store.js';
 import { exitCodeFor } from '../../batch/exit-code.js';
 import type { Lang } from '../../config.js';
 import { InputError, UsageError } from '../../errors.js';
@@ -35,7 +35,7 @@ export function registerResultsCommand(program: Command, context: CliContext): C
       const env = context.environment();
       await withRedis(env, async (redis) => {
         const meta = await createBatchStore(redis, env.keys).get(batch);
-        if (!meta) throw new UsageError(`There is no batch ${batch} in Redis (realty-batch status lists the batches).`);
+        if (!meta) throw noSuchBatch(redis, env.keys, batch);
         if (meta.state === 'failed')
           throw new InputError(`Batch ${batch} did not load completely (${meta.error ?? 'unknown error'}); nothing of it was sent.`);
         if (meta.total === undefined) throw new UsageError(`Batch ${batch} is still loading: its total is not known yet.`);

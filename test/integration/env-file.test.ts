@@ -1,0 +1,61 @@
+/**
+ * A command run from another folder reads another `.env` (or none): `--env-file` names the
+ * deployment's, and a batch that is not found says which Redis and prefix were searched.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+
+describe('--env-file and where a missing batch was looked for', () => {
+  const prefix = uniquePrefix('env-file');
+  let dir: string;
+  let envFile: string;
+  // The test's own environment does not say where to look (no REALTY_PREFIX): only the file does.
+  const bare = {};
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'realty-env-file-'));
+    envFile = join(dir, 'realty.env');
+    writeFileSync(envFile, `REDIS_URL=${REDIS_URL}\nREALTY_PREFIX=${prefix}\nREALTY_API_URL=http://127.0.0.1:9\nREALTY_SESSION_ID=s\n`);
+    const load = await runCli(
+      ['load', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--batch', 'found', '--rejects', join(dir, 'rejects.csv')],
+      {
+        REDIS_URL,
+        REALTY_PREFIX: prefix,
+      },
+    );
+    expect(load.code).toBe(3);
+  });
+  afterAll(async () => {
+    await deletePrefix(prefix);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("finds the deployment's batch through the file's REDIS_URL and REALTY_PREFIX", async () => {
+    const status = await runCli(['--env-file', envFile, 'status', 'found'], bare);
+    expect(status.stderr).toBe('');
+    expect(status.stdout).toContain('batch found: 24 rows');
+  });
+
+  it('names the Redis and the prefix it searched when a batch is not there', async () => {
+    const status = await runCli(['--env-file', envFile, 'status', 'elsewhere'], bare);
+    expect(status.code).toBe(2);
+    const where = new URL(REDIS_URL);
+    expect(status.stderr).toContain(
+      `realty-batch: There is no batch elsewhere in Redis at ${where.hostname}:${where.port || 6379} under the prefix ${prefix} (`,
+    );
+    expect(status.stderr).toContain('--env-file <file>');
+  });
+
+  it('refuses a file that is not there, naming it, before anything runs', async () => {
+    const status = await runCli(['--env-file', join(dir, 'nope.env'), 'status', 'found'], bare);
+    // Node 20 reads an --env-file anywhere on its command line itself (exit 9, "node: <file>: not
+    // found") before realty-batch can (exit 2, "--env-file <file>: there is no such file").
+    expect([2, 9]).toContain(status.code);
+    expect(status.stderr).toContain(join(dir, 'nope.env'));
+    expect(status.stdout).toBe('');
+  });
+});
