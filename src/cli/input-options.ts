@@ -1,4 +1,6 @@
 /** The reading flags of `run` and `load` (docs/input-format.md), and the batch id check. */
+import { existsSync } from 'node:fs';
+import { basename, dirname, extname, join } from 'node:path';
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
 import { parseEncodingFlag, type InputEncoding } from '../input/decode.js';
@@ -45,4 +47,13 @@ export function checkBatch(batch: string | undefined): void {
   if (batch !== undefined && !BATCH_ID.test(batch)) {
     throw new UsageError(`--batch ${JSON.stringify(batch)} is not a valid batch id: use letters, digits, '.', '_' or '-' (at most 80).`);
   }
+}
+
+/**
+ * `<input stem>.results.csv` beside the input: where `run` writes its results, and `results`
+ * without `--out` (in the working folder when the input's folder is not on this host).
+ */
+export function defaultResultsPath(input: string): string {
+  const name = `${basename(input, extname(input))}.results.csv`;
+  return existsSync(dirname(input)) ? join(dirname(input), name) : name;
 }

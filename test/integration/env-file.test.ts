@@ -2,11 +2,11 @@
  * A command run from another folder reads another `.env` (or none): `--env-file` names the
  * deployment's, and a batch that is not found says which Redis and prefix were searched.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
+import { ROOT, runCli } from '../helpers/cli.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 
 describe('--env-file and where a missing batch was looked for', () => {
@@ -48,6 +48,20 @@ describe('--env-file and where a missing batch was looked for', () => {
       `realty-batch: There is no batch elsewhere in Redis at ${where.hostname}:${where.port || 6379} under the prefix ${prefix} (`,
     );
     expect(status.stderr).toContain('--env-file <file>');
+  });
+
+  it("writes a batch's results beside its input without --out, as run does", async () => {
+    const input = join(dir, 'night.csv');
+    copyFileSync(join(ROOT, 'samples/deals.csv'), input);
+    const load = await runCli(['--env-file', envFile, 'load', input, '--profile', 'samples/bank-profile.json', '--batch', 'beside'], bare);
+    expect(load.code).toBe(3);
+    const results = await runCli(['--env-file', envFile, 'results', 'beside'], bare);
+    // Loaded, not processed: its valid rows are pending, so the command could not finish (exit 1).
+    expect(results.code).toBe(1);
+    expect(results.stdout).toContain(`results: ${join(dir, 'night.results.csv')} (24 rows)`);
+    expect(readFileSync(join(dir, 'night.results.csv'), 'utf8').split('\n')[0]).toBe(
+      'row,dealId,outcome,docflowId,cadastralNumber,httpStatus,attempts,errorCode,errorMessage,finishedAt',
+    );
   });
 
   it('refuses a file that is not there, naming it, before anything runs', async () => {

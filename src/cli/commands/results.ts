@@ -7,12 +7,12 @@ import { InputError, UsageError } from '../../errors.js';
 import { writeAttention } from '../../results/attention.js';
 import { writeResults } from '../../results/write-results.js';
 import { LANG_HELP, langFlag, type CliContext } from '../common.js';
-import { checkBatch } from '../input-options.js';
+import { checkBatch, defaultResultsPath } from '../input-options.js';
 import { printCounts, rows } from '../print.js';
 import { withRedis } from '../with-redis.js';
 
 export interface ResultsFlags {
-  out: string;
+  out?: string;
   excel?: boolean;
   attention?: string;
   input?: string;
@@ -24,7 +24,10 @@ export function registerResultsCommand(program: Command, context: CliContext): C
     .command('results')
     .description("(re)write a batch's results file from the stored outcomes, at any time")
     .argument('<batch>', 'batch id')
-    .requiredOption('--out <file>', 'the results file (.csv, or .jsonl)')
+    .option(
+      '--out <file>',
+      "the results file (.csv, or .jsonl); default <input stem>.results.csv beside the batch's input, as run writes it",
+    )
     .option('--excel', 'write for Russian Excel (BOM, ";", CRLF)')
     .option('--attention <file>', "rows that need a person: row, outcome, hint and errors, then the input's own columns")
     .option('--input <file>', 'the batch input, when it is no longer where it was loaded from (for --attention)')
@@ -39,7 +42,8 @@ export function registerResultsCommand(program: Command, context: CliContext): C
         if (meta.state === 'failed')
           throw new InputError(`Batch ${batch} did not load completely (${meta.error ?? 'unknown error'}); nothing of it was sent.`);
         if (meta.total === undefined) throw new UsageError(`Batch ${batch} is still loading: its total is not known yet.`);
-        const summary = await writeResults({ redis, keys: env.keys, batch, total: meta.total, out: opts.out, excel: opts.excel });
+        const out = opts.out ?? defaultResultsPath(meta.file);
+        const summary = await writeResults({ redis, keys: env.keys, batch, total: meta.total, out, excel: opts.excel });
         printCounts(batch, summary.counts);
         console.log(`results: ${summary.file} (${rows(summary.rows)})`);
         if (opts.attention) {

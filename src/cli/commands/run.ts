@@ -1,12 +1,11 @@
 /** `realty-batch run <file> --profile <bank.json>`: load, process in this process, write the results file. */
-import { basename, dirname, extname, join } from 'node:path';
 import type { Command } from 'commander';
 import { requireGateway, type Lang } from '../../config.js';
 import { describeMissing } from '../../batch/missing-rows.js';
 import { loadProfile } from '../../input/profile.js';
 import { requireNoEviction } from '../../redis/connection.js';
 import { LANG_HELP, langFlag, onShutdownSignals, type CliContext } from '../common.js';
-import { addInputOptions, checkBatch, readingOptions, type InputFlags } from '../input-options.js';
+import { addInputOptions, checkBatch, readingOptions, type InputFlags, defaultResultsPath } from '../input-options.js';
 import { printCounts, printLoad, rows } from '../print.js';
 import { createProgress } from '../progress.js';
 import { runBatch, type RunResult } from '../run-batch.js';
@@ -52,7 +51,7 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
           return await runBatch({
             file,
             profile,
-            out: opts.out ?? join(dirname(file), `${basename(file, extname(file))}.results.csv`),
+            out: opts.out ?? defaultResultsPath(file),
             batch: opts.batch,
             redis,
             keys: env.keys,
