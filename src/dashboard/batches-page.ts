@@ -83,6 +83,15 @@ function downloads(status: BatchStatus): string {
   ].join(' · ');
 }
 
+/** The rows, and while a loaded batch runs, how far it got: a bar and `N finished (P %)`. */
+function progress(status: BatchStatus): string {
+  const total = escapeHtml(status.total);
+  if (status.done || status.state !== 'loaded' || status.total === 0) return total;
+  const finished = status.total - (status.outcomes.pending ?? 0);
+  const percent = Math.floor((finished / status.total) * 100);
+  return `${total}<div class="muted"><progress max="${status.total}" value="${finished}"></progress> ${finished} finished (${percent}&nbsp;%)</div>`;
+}
+
 function row(status: BatchStatus): string {
   const times = [
     `started ${status.startedAt}`,
@@ -95,7 +104,7 @@ function row(status: BatchStatus): string {
   return `<tr>
 <td><code>${escapeHtml(status.batch)}</code><div class="muted">${escapeHtml(status.file)}</div></td>
 <td>${loadState(status)}</td>
-<td class="n">${escapeHtml(status.total)}</td>
+<td class="n">${progress(status)}</td>
 <td>${counts(status)}</td>
 <td>${queueStates(status)}</td>
 <td class="muted">${times}</td>
