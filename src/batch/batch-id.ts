@@ -1,4 +1,5 @@
 /** A batch's id when `--batch` does not give one. */
+
 import { basename, extname } from 'node:path';
 
 /**

@@ -1,8 +1,7 @@
 /** The flags of every process that runs deal workers (`run`, `work`), and the settings they make. */
 import type { Command } from 'commander';
 import { DEFAULTS, TUNABLES } from '../config.js';
-import { DEFAULT_BREAKER } from '../worker/circuit-breaker.js';
-import { DEFAULT_FEED_LAG_MS, DEFAULT_RECONCILE_TIMEOUT_MS, type DealWorkerOptions } from '../worker/create-worker.js';
+import type { DealWorkerOptions } from '../worker/create-worker.js';
 import { nonNegativeInt, positiveInt, share, type Env } from './common.js';
 
 /** What `addWorkerOptions` puts in a command's `opts()`. */
@@ -38,25 +37,25 @@ export function addWorkerOptions(cmd: Command): Command {
       '--breaker-threshold <share>',
       'share of 501/5xx/timeouts among recent calls that opens the circuit breaker',
       share('--breaker-threshold'),
-      DEFAULT_BREAKER.threshold,
+      TUNABLES.breaker.threshold,
     )
     .option(
       '--breaker-cooldown-ms <ms>',
       'how long an open breaker waits before its probe',
       positiveInt('--breaker-cooldown-ms'),
-      DEFAULT_BREAKER.cooldownMs,
+      TUNABLES.breaker.cooldownMs,
     )
     .option(
       '--feed-lag-ms <ms>',
       "how long after a call the gateway's news feed may take to show its docflow",
       nonNegativeInt('--feed-lag-ms'),
-      DEFAULT_FEED_LAG_MS,
+      TUNABLES.feedLagMs,
     )
     .option(
       '--reconcile-timeout-ms <ms>',
       'how long past that a row whose answer was lost waits for the feed before it ends ERR_UNCERTAIN',
       positiveInt('--reconcile-timeout-ms'),
-      DEFAULT_RECONCILE_TIMEOUT_MS,
+      TUNABLES.reconcileTimeoutMs,
     )
     .option('--no-track', 'never follow the news feed in this process (another process of the fleet must)');
 }

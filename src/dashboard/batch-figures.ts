@@ -19,6 +19,7 @@
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { emptyCounts, OUTCOMES, type Outcome } from '../outcomes/types.js';
+import { createOutcomeStore } from '../outcomes/store.js';
 
 /** Batches looked at per scrape: the most recently created ones. */
 export const MAX_BATCHES = 50;
@@ -54,14 +55,12 @@ const KNOWN: ReadonlySet<string> = new Set(OUTCOMES);
 
 async function countRows(redis: Redis, keys: Keys, batch: string, total: number): Promise<Pick<Counted, 'counts' | 'last'>> {
   const counts = emptyCounts();
+  const store = createOutcomeStore(redis, keys);
   let last = 0;
   for (let from = 1; from <= total; from += PAGE) {
-    const fields: string[] = [];
-    for (let row = from; row <= Math.min(total, from + PAGE - 1); row++) fields.push(String(row));
-    for (const raw of await redis.hmget(keys.outcomes(batch), ...fields)) {
-      if (!raw) continue;
-      const record = JSON.parse(raw) as { outcome?: string; finishedAt?: string };
-      if (record.outcome && KNOWN.has(record.outcome) && record.outcome !== 'pending') counts[record.outcome as Outcome]++;
+    for (const record of await store.range(batch, from, Math.min(total, from + PAGE - 1))) {
+      if (!record) continue;
+      if (KNOWN.has(record.outcome) && record.outcome !== 'pending') counts[record.outcome]++;
       const at = record.finishedAt ? Date.parse(record.finishedAt) : NaN;
       if (Number.isFinite(at)) last = Math.max(last, at);
     }

@@ -8,7 +8,6 @@
  * The state machine is pure (time is passed in) and unit-tested; the worker
  * wires its transitions to pausing and resuming itself.
  */
-import { TUNABLES } from '../config.js';
 
 export type BreakerState = 'closed' | 'open' | 'half_open';
 
@@ -24,9 +23,6 @@ export interface BreakerOptions {
   /** Failed probes in a row after which it closes anyway (the gateway is down for good). */
   maxProbes: number;
 }
-
-/** The breaker's settings unless flags say otherwise: src/config.ts, TUNABLES.breaker. */
-export const DEFAULT_BREAKER: BreakerOptions = { ...TUNABLES.breaker };
 
 /** What counts against the gateway: no answer, 501, and 5xx. 4xx are the request's own fault. */
 export function isGatewayFailure(status: number): boolean {

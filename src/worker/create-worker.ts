@@ -27,7 +27,7 @@ import { createRequestLimiter } from './rate-limit.js';
 import { createMetricsRecorder } from '../metrics/recorder.js';
 import { ApiHttpError, BatchAbandonedError } from '../errors.js';
 import { TUNABLES } from '../config.js';
-import { CircuitBreaker, DEFAULT_BREAKER, type BreakerOptions } from './circuit-breaker.js';
+import { CircuitBreaker, type BreakerOptions } from './circuit-breaker.js';
 import { openQueue } from '../queue/deal-queue.js';
 
 export interface DealWorkerOptions {
@@ -50,7 +50,7 @@ export interface DealWorkerOptions {
    * TUNABLES.jobLockMs when undefined.
    */
   lockMs?: number;
-  /** The circuit breaker's settings; DEFAULT_BREAKER (TUNABLES.breaker) when undefined. */
+  /** The circuit breaker's settings; TUNABLES.breaker when undefined. */
   breaker?: Partial<BreakerOptions>;
   /** How long after a try's end its docflow may take to show in the news feed (`--feed-lag-ms`). */
   feedLagMs?: number;
@@ -66,10 +66,6 @@ export interface DealWorkerOptions {
 }
 
 // The worker's tunables live in src/config.ts (TUNABLES); these names stay for the CLI's defaults.
-export const DEFAULT_FEED_LAG_MS = TUNABLES.feedLagMs;
-export const DEFAULT_RECONCILE_TIMEOUT_MS = TUNABLES.reconcileTimeoutMs;
-export const MAX_STALLS = TUNABLES.maxStalls;
-export const DEFAULT_GRACE_MS = TUNABLES.graceMs;
 
 export interface DealWorker {
   /** The worker's circuit breaker (its state, for status lines and tests). */
@@ -90,7 +86,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   const queue = openQueue(connection, keys);
   queue.on('error', (err) => logger.error({ err: { message: err.message } }, 'queue error'));
   const metrics = createMetricsRecorder(connection, keys.metrics);
-  const breakerOptions: BreakerOptions = { ...DEFAULT_BREAKER, ...options.breaker };
+  const breakerOptions: BreakerOptions = { ...TUNABLES.breaker, ...options.breaker };
   let probeTimer: NodeJS.Timeout | undefined;
   let closing = false;
   const breaker = new CircuitBreaker(breakerOptions, (from, to, detail) => {
@@ -167,7 +163,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   const outcomes = createOutcomeStore(storeConnection, keys, { batched: true, ledgerMs });
   const ledger = createLedger(storeConnection, keys, {
     timeoutMs: options.timeoutMs,
-    feedLagMs: options.feedLagMs ?? DEFAULT_FEED_LAG_MS,
+    feedLagMs: options.feedLagMs ?? TUNABLES.feedLagMs,
     ledgerMs,
     run: createScriptBatcher(storeConnection),
   });
@@ -195,7 +191,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     ensureFeed: () => ensureFeed(connection, keys, feedClient),
     apiUrl: options.apiUrl,
     attempts: options.attempts,
-    reconcileTimeoutMs: options.reconcileTimeoutMs ?? DEFAULT_RECONCILE_TIMEOUT_MS,
+    reconcileTimeoutMs: options.reconcileTimeoutMs ?? TUNABLES.reconcileTimeoutMs,
     timeoutMs: options.timeoutMs,
     // A processor always has its token; a job without one (never, in a Worker) is written as BullMQ would.
     updateJobData: async (job, token, data) =>
@@ -235,7 +231,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     // A job whose worker died is run again by another, with the same requestId: safe, so
     // BullMQ's default of one stall is far too few for a fleet that gets restarted. A job
     // that kills its worker five times is failed (and `retry` can send it again).
-    maxStalledCount: MAX_STALLS,
+    maxStalledCount: TUNABLES.maxStalls,
     // BullMQ honours worker.rateLimit() only on a worker with a limiter; the per-request
     // budget above is the real bound (a job makes one or two requests).
     ...(options.rate ? { limiter: { max: options.rate, duration: 1000 } } : {}),
@@ -273,9 +269,9 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
       attempts: Math.max(1, job.attemptsMade),
       errorCode: (uncertain ? ERR_UNCERTAIN : stalled ? ERR_JOB_STALLED : ERR_JOB_FAILED).code,
       errorMessage: uncertain
-        ? `its worker stopped ${MAX_STALLS + 1} times while it ran, once during a call that may have created a docflow; realty-batch retry ${batch} looks for it in the news feed before sending it again`
+        ? `its worker stopped ${TUNABLES.maxStalls + 1} times while it ran, once during a call that may have created a docflow; realty-batch retry ${batch} looks for it in the news feed before sending it again`
         : stalled
-          ? `its worker stopped ${MAX_STALLS + 1} times while it ran (no call of it was in flight); realty-batch retry ${batch} sends it again`
+          ? `its worker stopped ${TUNABLES.maxStalls + 1} times while it ran (no call of it was in flight); realty-batch retry ${batch} sends it again`
           : // Whatever the processor threw (a masked message, or a defect's own): masked by recordOutcome.
             err.message,
       finishedAt: new Date().toISOString(),
@@ -295,7 +291,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     breaker,
     worker,
     queue,
-    async close(graceMs = DEFAULT_GRACE_MS) {
+    async close(graceMs = TUNABLES.graceMs) {
       closing = true;
       clearTimeout(probeTimer);
       await follower?.close();

@@ -15,7 +15,7 @@ import { loadConfig } from '../../src/config.js';
 import { startDashboard, type RunningDashboard } from '../../src/dashboard/server.js';
 import { createLogger } from '../../src/logger.js';
 import { runTick } from '../../src/schedule/run-tick.js';
-import { DEFAULT_GRACE_MS } from '../../src/worker/create-worker.js';
+import { TUNABLES } from '../../src/config.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 import {
   basic,
@@ -453,8 +453,8 @@ describe('the systemd units and their environment file (read)', () => {
 
   it("gives the worker longer to stop than its grace period, and the schedules' folders to write", () => {
     const args = service('work', 'ExecStart')!.split(/\s+/);
-    const grace = args.includes('--grace-ms') ? Number(args[args.indexOf('--grace-ms') + 1]) : DEFAULT_GRACE_MS;
-    expect(grace).toBe(DEFAULT_GRACE_MS);
+    const grace = args.includes('--grace-ms') ? Number(args[args.indexOf('--grace-ms') + 1]) : TUNABLES.graceMs;
+    expect(grace).toBe(TUNABLES.graceMs);
     expect(seconds(service('work', 'TimeoutStopSec')!) * 1000).toBeGreaterThanOrEqual(grace + 15_000);
     expect(service('work', 'ReadWritePaths')).toMatch(/^\/\S+/);
   });

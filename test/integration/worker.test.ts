@@ -9,7 +9,8 @@ import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from 'vitest';
 import { runBatch, type RunOptions } from '../../src/cli/run-batch.js';
 import { loadBatch } from '../../src/batch/load-batch.js';
-import { createDealWorker, MAX_STALLS } from '../../src/worker/create-worker.js';
+import { createDealWorker } from '../../src/worker/create-worker.js';
+import { TUNABLES } from '../../src/config.js';
 import { createDealProcessor } from '../../jobs/deal.js';
 import { loadProfile, type BankProfile } from '../../src/input/profile.js';
 import { createLogger } from '../../src/logger.js';
@@ -381,11 +382,11 @@ describe('the worker against every answer of the gateway', () => {
       logger: createLogger({ level: 'silent' }),
       rejects: join(dir, 'stalled.rejects.csv'),
     });
-    // Its workers died under it MAX_STALLS times already, and the last one took it and died too:
+    // Its workers died under it TUNABLES.maxStalls times already, and the last one took it and died too:
     // active, without a lock, its stall counter at the limit.
     const id = dealJobId('stalled', WITH_NUMBER);
     const bull = `${keys.bullPrefix}:${keys.queueName}`;
-    await redis.multi().lrem(`${bull}:wait`, 0, id).lpush(`${bull}:active`, id).hset(`${bull}:${id}`, 'stc', MAX_STALLS).exec();
+    await redis.multi().lrem(`${bull}:wait`, 0, id).lpush(`${bull}:active`, id).hset(`${bull}:${id}`, 'stc', TUNABLES.maxStalls).exec();
     const failed: string[] = [];
     const dealWorker = createDealWorker({
       processor: createDealProcessor,

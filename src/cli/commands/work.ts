@@ -5,7 +5,8 @@ import { createTickProcessor } from '../../../jobs/tick.js';
 import { requireGateway } from '../../config.js';
 import { requireNoEviction } from '../../redis/connection.js';
 import { createTickWorker } from '../../schedule/tick-worker.js';
-import { createDealWorker, DEFAULT_GRACE_MS } from '../../worker/create-worker.js';
+import { createDealWorker } from '../../worker/create-worker.js';
+import { TUNABLES } from '../../config.js';
 import { aborted, nonNegativeInt, onShutdownSignals, type CliContext } from '../common.js';
 import { resumeAfterRefusedSession } from '../session-pause.js';
 import { withRedis } from '../with-redis.js';
@@ -19,7 +20,7 @@ export function registerWorkCommand(program: Command, context: CliContext): Comm
   const command = program
     .command('work')
     .description('a long-running worker: processes deals of every batch until SIGINT/SIGTERM (a second signal exits at once)')
-    .option('--grace-ms <ms>', 'on a signal, how long active jobs may take to finish', nonNegativeInt('--grace-ms'), DEFAULT_GRACE_MS);
+    .option('--grace-ms <ms>', 'on a signal, how long active jobs may take to finish', nonNegativeInt('--grace-ms'), TUNABLES.graceMs);
   return addWorkerOptions(command).action(async (_flags: unknown, cmd: Command) => {
     const opts = cmd.opts<WorkFlags>();
     const env = context.environment();
