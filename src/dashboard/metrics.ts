@@ -15,6 +15,8 @@ import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { DURATION_BUCKETS } from '../metrics/recorder.js';
 import type { Keys } from '../redis/keys.js';
 import { readTicks, type TickRecord } from '../redis/schedule-ticks.js';
+import { docflowStateCounts } from '../ledger/docflows.js';
+import { readFeedState } from '../feed/feed-store.js';
 import { createBatchFigures, type BatchFigures } from './batch-figures.js';
 
 export const METRIC_NAMES = {
@@ -29,6 +31,8 @@ export const METRIC_NAMES = {
   tickSuccess: 'realty_schedule_last_tick_success',
   tickTime: 'realty_schedule_last_tick_timestamp_seconds',
   paused: 'realty_queue_paused',
+  docflows: 'realty_docflows',
+  feedItems: 'realty_feed_items_total',
 } as const;
 
 /** The reasons of realty_queue_paused: `session` when the tool paused the queue for a 401 (`keys.pauseReason`). */
@@ -198,6 +202,29 @@ export function createDashboardMetrics(redis: Redis, keys: Keys, queue: Queue): 
       const current = !paused ? undefined : reason === 'session' ? 'session' : 'other';
       this.reset();
       for (const r of PAUSE_REASONS) this.set({ reason: r }, r === current ? 1 : 0);
+    },
+  });
+
+  new Gauge({
+    name: METRIC_NAMES.docflows,
+    help: 'Docflows of ours per state at the registry (queued, sent, suspended, completed, error), as the news feed last showed them.',
+    labelNames: ['state'],
+    registers: [registry],
+    async collect() {
+      const counts = await docflowStateCounts(redis, keys);
+      this.reset();
+      for (const [state, n] of Object.entries(counts)) this.set({ state }, n);
+    },
+  });
+  new Counter({
+    name: METRIC_NAMES.feedItems,
+    help: 'News feed items stored, by kind: followed (a state of a docflow of ours), resolved (a lost answer found), unknown (not ours: counted and ignored), conflicts.',
+    labelNames: ['kind'],
+    registers: [registry],
+    async collect() {
+      const feed = await readFeedState(redis, keys);
+      this.reset();
+      for (const kind of ['followed', 'resolved', 'unknown', 'conflicts'] as const) this.inc({ kind }, feed[kind]);
     },
   });
 

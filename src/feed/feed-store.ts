@@ -20,6 +20,10 @@ import { luaScript } from '../redis/lua.js';
 import type { RealtyClient } from '../realty/client.js';
 import type { NewsItem } from '../realty/types.js';
 import { LEDGER_LUA } from '../ledger/lua.js';
+import { statusOfItem } from './item-status.js';
+
+/** Arguments per news item in STORE. */
+const ITEM_ARGS = 10;
 
 /** KEYS: feed. ARGV: the feed's newest token. Takes the cursor unless there is one. */
 const INIT = luaScript(`${LEDGER_LUA}
@@ -33,39 +37,73 @@ const TIME = luaScript(`${LEDGER_LUA}
 return tostring(now_ms())`);
 
 /**
- * KEYS: feed, lock. ARGV: lock token, the cursor read after, the new cursor, the time the
- * read began, the key tag, ledger ms, then per item: requestId, docflowId, state, date.
+ * KEYS: feed, lock, docflow states. ARGV: lock token, the cursor read after, the new cursor,
+ * the time the read began, the key tag, ledger ms, then per item (ITEM_ARGS): requestId,
+ * docflowId, state, date, requirement, payment uin, payment amount, payer (masked),
+ * registry error (masked), result files.
  * Stored only while the lock is this follower's and the cursor has not moved: a follower
  * that lost its lock (a long pause) can never move the cursor back. The page size is the
  * gateway's own (it is not asked for one): a page as large as the largest seen may have
  * been cut short, any smaller one was all the feed had.
+ *
+ * A docflow of ours (one the ledger names, or found for a deal of ours here, or followed
+ * already) gets its state from every item, in the feed's order: `{prefix}:docflow:<id>`.
+ * Others' docflows are counted and ignored.
  */
 const STORE = luaScript(`${LEDGER_LUA}
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return {'lost'} end
 if redis.call('HGET', KEYS[1], 'cursor') ~= ARGV[2] then return {'moved'} end
-local resolved, unknown, conflicts = 0, 0, {}
-for i = 7, #ARGV, 4 do
+local resolved, unknown, conflicts, followed = 0, 0, {}, 0
+local optional = {'req', 'uin', 'amt', 'payer', 'rerr', 'files'}
+-- The docflow's state as this item shows it; the gauge's counts move with it.
+local function follow(dkey, rid, state, date, i)
+  local v = redis.call('HMGET', dkey, 'st', 'req', 'reqAt')
+  local old, old_req = v[1] or nil, v[2] or nil
+  if old ~= state then
+    if old then redis.call('HINCRBY', KEYS[3], old, -1) end
+    redis.call('HINCRBY', KEYS[3], state, 1)
+  end
+  redis.call('HSET', dkey, 'st', state, 'at', date, 'rid', rid)
+  for k = 1, #optional do
+    local value = ARGV[i + 3 + k]
+    if value == '' then redis.call('HDEL', dkey, optional[k]) else redis.call('HSET', dkey, optional[k], value) end
+  end
+  local req = ARGV[i + 4]
+  if req == '' then redis.call('HDEL', dkey, 'reqAt')
+  elseif req ~= old_req or not v[3] then redis.call('HSET', dkey, 'reqAt', date) end
+  redis.call('PEXPIRE', dkey, ARGV[6])
+  followed = followed + 1
+end
+for i = 7, #ARGV, ${ITEM_ARGS} do
   local rid, docflow_id, state, date = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  local dkey = ARGV[5] .. ':docflow:' .. docflow_id
+  -- Followed already (its creation's item was stored, or its answer came): a state change.
+  local ours = redis.call('EXISTS', dkey) == 1
   local bank, n, deal_id = string.match(rid, '^(%d+):(%d+):(.+)$')
   local e = {}
   local key
-  if bank then
+  if bank and not ours then
     key = ARGV[5] .. ':ledger:' .. bank .. ':' .. deal_id
     -- Only what is needed here: most items are of docflows the ledger knows already.
     local v = redis.call('HMGET', key, 'state', 'rid', 'docflowId', 'batch', 'row')
     e = {state = v[1] or nil, rid = v[2] or nil, docflowId = v[3] or nil, batch = v[4] or nil, row = v[5] or nil}
   end
-  if bank and not e.state then
+  if ours or not bank then
+    if not ours then unknown = unknown + 1 end
+  elseif not e.state then
     -- A docflow of one of our deals that the ledger does not know: its claim was lost (a Redis
     -- crash without fsync), or another fleet of the bank made it. Either way the deal has it;
     -- the first row that claims the deal takes it as its own.
     redis.call('HSET', key, 'n', n, 'rid', rid, 'batch', '', 'row', '')
     submit(key, docflow_id, state == 'suspended' and 'suspended' or 'queued', date, 'feed', ARGV[6])
     resolved = resolved + 1
-  elseif not e.state or e.rid ~= rid then
+    ours = true
+  elseif e.state == 'submitted' and e.docflowId == docflow_id then
+    ours = true
+  elseif e.rid ~= rid then
     unknown = unknown + 1
   elseif e.state == 'submitted' then
-    if e.docflowId ~= docflow_id then conflicts[#conflicts + 1] = rid .. ' ' .. e.docflowId .. ' ' .. docflow_id end
+    conflicts[#conflicts + 1] = rid .. ' ' .. e.docflowId .. ' ' .. docflow_id
   else
     -- A try of ours whose answer has not come (or never will): the feed answers for it.
     local outcome = state == 'suspended' and 'suspended' or 'queued'
@@ -85,10 +123,12 @@ for i = 7, #ARGV, 4 do
         redis.call('HSET', okey, e.row, cjson.encode(o))
       end
     end
+    ours = true
   end
+  if ours then follow(dkey, rid, state, date, i) end
 end
 redis.call('HSET', KEYS[1], 'cursor', ARGV[3])
-local items = (#ARGV - 6) / 4
+local items = (#ARGV - 6) / ${ITEM_ARGS}
 local page_max = tonumber(redis.call('HGET', KEYS[1], 'pageMax') or '0')
 local complete = items == 0 or items < page_max
 if complete and tonumber(ARGV[4]) > tonumber(redis.call('HGET', KEYS[1], 'coveredAt') or '0') then
@@ -100,6 +140,7 @@ if items > 0 then
   redis.call('HINCRBY', KEYS[1], 'resolved', resolved)
   redis.call('HINCRBY', KEYS[1], 'unknown', unknown)
   redis.call('HINCRBY', KEYS[1], 'conflicts', #conflicts)
+  redis.call('HINCRBY', KEYS[1], 'followed', followed)
 end
 return {'ok', resolved, unknown, conflicts, complete and 1 or 0}`);
 
@@ -130,8 +171,22 @@ export async function storePage(
   page: { lockToken: string; after: string; lastToken: string; readAt: number; items: readonly NewsItem[]; ledgerMs: number },
 ): Promise<StoreResult> {
   const args: Array<string | number> = [page.lockToken, page.after, page.lastToken, page.readAt, keys.bullPrefix, page.ledgerMs];
-  for (const item of page.items) args.push(item.docflow.requestId ?? '', item.docflow.docflowId, item.docflow.state, item.date);
-  const [kind, resolved, unknown, conflicts, complete] = (await STORE.run(redis, [keys.feed, keys.feedLock], args)) as [
+  for (const item of page.items) {
+    const status = statusOfItem(item.docflow, item.date);
+    args.push(
+      item.docflow.requestId ?? '',
+      item.docflow.docflowId,
+      item.docflow.state,
+      item.date,
+      status.requirement ?? '',
+      status.paymentUin ?? '',
+      status.paymentAmount ?? '',
+      status.payer ?? '',
+      status.registryError ?? '',
+      status.resultFiles ?? '',
+    );
+  }
+  const [kind, resolved, unknown, conflicts, complete] = (await STORE.run(redis, [keys.feed, keys.feedLock, keys.docflowStates], args)) as [
     string,
     number,
     number,
@@ -150,6 +205,8 @@ export interface FeedState {
   resolved: number;
   unknown: number;
   conflicts: number;
+  /** Items that moved a docflow of ours (its state). */
+  followed: number;
 }
 
 export async function readFeedState(redis: Redis, keys: Keys): Promise<FeedState> {
@@ -159,6 +216,7 @@ export async function readFeedState(redis: Redis, keys: Keys): Promise<FeedState
     resolved: Number(h.resolved ?? 0),
     unknown: Number(h.unknown ?? 0),
     conflicts: Number(h.conflicts ?? 0),
+    followed: Number(h.followed ?? 0),
   };
   if (h.cursor) state.cursor = h.cursor;
   if (h.since) state.since = Number(h.since);

@@ -40,6 +40,43 @@ export interface OutcomeRecord {
   finishedAt: string;
   /** ambiguous: the equal objects' cadastral numbers; not_found: the nearest ones. Not a results column. */
   candidates?: string[];
+  /** Where the row's docflow stands at the registry (read from the news feed, never stored with the outcome). */
+  state?: string;
+  stateAt?: string;
+  requirement?: Requirement;
+  paymentUin?: string;
+  paymentAmount?: string;
+  registryError?: string;
+}
+
+/**
+ * A docflow's life at the registry (docs/gateway.md, "After creation"): queued → sent →
+ * completed or error; suspended while a requirement (a signature, a payment) stands.
+ */
+export const DOCFLOW_STATES = ['queued', 'sent', 'suspended', 'completed', 'error'] as const;
+export type DocflowState = (typeof DOCFLOW_STATES)[number];
+/** States after which the registry does nothing more with the docflow. */
+export const FINAL_STATES: ReadonlySet<string> = new Set<DocflowState>(['completed', 'error']);
+/** What a suspended docflow waits for. */
+export type Requirement = 'signature' | 'payment';
+
+/** Where a docflow stands, as the news feed last showed it. */
+export interface DocflowStatus {
+  state: string;
+  /** When the feed's item said so (ISO 8601). */
+  stateAt: string;
+  requirement?: Requirement;
+  /** Payment requirement: the payment's identifier(s) and amount(s), space-separated when several. */
+  paymentUin?: string;
+  paymentAmount?: string;
+  /** Who is to pay, masked (initials only for a person). */
+  payer?: string;
+  /** Since when the current requirement stands (ISO 8601). */
+  requirementAt?: string;
+  /** `code: message` of a registry error, personal data masked. */
+  registryError?: string;
+  /** Result files of a completed docflow. */
+  resultFiles?: number;
 }
 
 /** Outcomes that need a person: the rows of the attention file. */
@@ -65,6 +102,30 @@ export const RESULT_COLUMNS = [
   'errorMessage',
   'finishedAt',
 ] as const satisfies ReadonlyArray<keyof OutcomeRecord>;
+
+/** Appended to the results file after RESULT_COLUMNS (which stay first, unchanged): the docflow's state at the registry. */
+export const STATE_COLUMNS = [
+  'state',
+  'stateAt',
+  'requirement',
+  'paymentUin',
+  'paymentAmount',
+  'registryError',
+] as const satisfies ReadonlyArray<keyof OutcomeRecord>;
+
+/** Every column of the results file, in order. */
+export const RESULTS_FILE_COLUMNS = [...RESULT_COLUMNS, ...STATE_COLUMNS] as const;
+
+/**
+ * The row is done with at the registry: refused before sending (invalid, not_found,
+ * ambiguous, rejected, forbidden, unavailable, failed: no automatic try is left), or its
+ * docflow reached a final state (completed, error). `pending` and docflows on their way are not.
+ */
+export function isRowFinal(record: Pick<OutcomeRecord, 'outcome' | 'state'>): boolean {
+  if (record.outcome === 'pending') return false;
+  if (!SUBMITTED_OUTCOMES.has(record.outcome)) return true;
+  return record.state !== undefined && FINAL_STATES.has(record.state);
+}
 
 /** How a deal's docflow became known: the gateway's answer, the news feed after an answer was lost, or an operator. */
 export type Via = 'answer' | 'feed' | 'operator';

@@ -36,6 +36,14 @@ export interface Keys {
   readonly feed: string;
   /** String: the token of the one process following the feed (src/feed/follower.ts). */
   readonly feedLock: string;
+  /**
+   * Hash: where one docflow of ours stands at the registry, as the news feed last showed it
+   * (src/feed/feed-store.ts): state, when, its requirement, payment, registry error. It
+   * expires with the ledger (REALTY_LEDGER_DAYS) after its last change.
+   */
+  docflow(docflowId: string): string;
+  /** Hash: state → how many docflows of ours the feed last showed in it (the `realty_docflows` gauge). */
+  readonly docflowStates: string;
   /** String: why the queue was paused by the project (e.g. `session`), when it was. */
   readonly pauseReason: string;
   /** String: `<second>:<count>` of gateway requests, for `--rate`. */
@@ -62,6 +70,8 @@ export function createKeys(prefix: string): Keys {
     ledgerEntry: (bank: string, dealId: string) => `${tag}:ledger:${bank}:${dealId}`,
     feed: `${tag}:feed`,
     feedLock: `${tag}:feed:lock`,
+    docflow: (docflowId: string) => `${tag}:docflow:${docflowId}`,
+    docflowStates: `${tag}:docflow-states`,
     pauseReason: `${tag}:pause-reason`,
     rate: `${tag}:rate`,
     metrics: `${tag}:metrics`,

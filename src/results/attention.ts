@@ -13,9 +13,19 @@ import { createRowsWriter } from '../input/rejects.js';
 import { reopenInput } from '../input/reading.js';
 import { createBatchStore, noSuchBatch } from '../batch/batch-store.js';
 import { createOutcomeStore } from '../outcomes/store.js';
-import { ATTENTION_OUTCOMES, type OutcomeRecord } from '../outcomes/types.js';
+import { withStatus } from '../outcomes/batch-outcomes.js';
+import { ATTENTION_OUTCOMES, SUBMITTED_OUTCOMES, type OutcomeRecord } from '../outcomes/types.js';
+import { readDocflowStatuses } from '../ledger/docflows.js';
 import type { Keys } from '../redis/keys.js';
-import { hintFor } from './hints.js';
+import { hintFor, stateHintFor } from './hints.js';
+
+/**
+ * A submitted row whose docflow waits for the bank (a signature, a payment) or that the
+ * registry refused: a person acts on it too, though nothing is sent again by loading it.
+ */
+export function stateNeedsAttention(record: OutcomeRecord): boolean {
+  return record.state === 'error' || (record.state === 'suspended' && record.requirement !== undefined);
+}
 
 /** The attention file's columns of ours, first, in this order. */
 export const ATTENTION_COLUMNS = ['row', 'outcome', 'hint', 'errors'] as const;
@@ -48,15 +58,30 @@ export async function writeAttention(options: AttentionOptions): Promise<{ file:
       if (record.row >= pageStart + page.length) {
         pageStart = record.row;
         page = await store.range(batch, pageStart, pageStart + PAGE - 1);
+        const statuses = await readDocflowStatuses(
+          redis,
+          keys,
+          page.map((r) => (r && SUBMITTED_OUTCOMES.has(r.outcome) ? r.docflowId : undefined)),
+        );
+        page = page.map((r, i) => r && withStatus(r, statuses[i]));
       }
       const outcome = page[record.row - pageStart];
-      if (!outcome || !ATTENTION_OUTCOMES.has(outcome.outcome)) continue;
-      await writer.write(record, {
-        row: record.row,
-        outcome: outcome.outcome,
-        hint: hintFor(outcome, batch, options.lang),
-        errors: outcome.errorMessage ?? '',
-      });
+      if (!outcome) continue;
+      if (ATTENTION_OUTCOMES.has(outcome.outcome)) {
+        await writer.write(record, {
+          row: record.row,
+          outcome: outcome.outcome,
+          hint: hintFor(outcome, batch, options.lang),
+          errors: outcome.errorMessage ?? '',
+        });
+      } else if (stateNeedsAttention(outcome)) {
+        await writer.write(record, {
+          row: record.row,
+          outcome: outcome.outcome,
+          hint: stateHintFor(outcome, batch, options.lang),
+          errors: outcome.registryError ?? '',
+        });
+      }
     }
   } catch (err) {
     // The previous attention file stays as it was: nothing half-written takes its place.

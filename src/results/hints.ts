@@ -76,3 +76,30 @@ function russianHint(record: OutcomeRecord, batch: string): string {
       return '';
   }
 }
+
+/**
+ * What the bank does for a docflow that waits for it or that the registry refused (README,
+ * "The life of a deal"). Loading the row again sends nothing: the ledger holds its docflow.
+ */
+export function stateHintFor(record: OutcomeRecord, batch: string, lang: Lang = 'en'): string {
+  const docflow = record.docflowId ?? '';
+  const payment = [record.paymentUin && `uin ${record.paymentUin}`, record.paymentAmount && `${record.paymentAmount} ₽`]
+    .filter(Boolean)
+    .join(', ');
+  if (lang === 'ru') {
+    if (record.state === 'error')
+      return `реестр отказал в регистрации (колонка errors); исправьте сделку и загрузите этот файл снова с --resubmit`;
+    if (record.requirement === 'payment')
+      return `реестр ждёт оплаты госпошлины (${payment}); список платежей: realty-batch payments ${batch} --out payments.csv; после оплаты сделка пойдёт дальше сама`;
+    if (record.requirement === 'signature')
+      return `заявители должны подписать файлы заявления документооборота ${docflow}, затем его нужно отправить; до этого регистрация не начнётся`;
+    return '';
+  }
+  if (record.state === 'error')
+    return 'the registry refused the registration (errors); correct the deal, then load this file again with --resubmit';
+  if (record.requirement === 'payment')
+    return `the registry waits for the state duty (${payment}); the list: realty-batch payments ${batch} --out payments.csv; once paid the deal moves on by itself`;
+  if (record.requirement === 'signature')
+    return `the applicants must sign the application files of docflow ${docflow}, then it must be sent; registration does not start before`;
+  return '';
+}

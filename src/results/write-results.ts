@@ -11,7 +11,7 @@ import { QUOTE_LINE_BREAKS, safeCell } from '../input/csv-cell.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { batchOutcomes } from '../outcomes/batch-outcomes.js';
-import { emptyCounts, RESULT_COLUMNS, type Outcome } from '../outcomes/types.js';
+import { emptyCounts, RESULTS_FILE_COLUMNS, type Outcome } from '../outcomes/types.js';
 
 export interface WriteResultsOptions {
   redis: Redis;
@@ -40,7 +40,7 @@ export async function writeResults(options: WriteResultsOptions): Promise<Result
     ? undefined
     : stringify({
         header: true,
-        columns: [...RESULT_COLUMNS],
+        columns: [...RESULTS_FILE_COLUMNS],
         bom: options.excel ?? false,
         delimiter: options.excel ? ';' : ',',
         record_delimiter: options.excel ? '\r\n' : '\n',
@@ -51,11 +51,11 @@ export async function writeResults(options: WriteResultsOptions): Promise<Result
   // Written beside `out` and renamed over it at the end: a failure part-way leaves the previous file.
   const file = await createAtomicFile(out, { through: sink ? [sink] : [], signal: options.signal });
   try {
-    for await (const record of batchOutcomes(options.redis, options.keys, options.batch, options.total)) {
+    for await (const record of batchOutcomes(options.redis, options.keys, options.batch, options.total, { states: true })) {
       rows++;
       counts[record.outcome]++;
-      if (sink) await file.write(Object.fromEntries(RESULT_COLUMNS.map((c) => [c, record[c] ?? ''])));
-      else await file.write(`${JSON.stringify(Object.fromEntries(RESULT_COLUMNS.map((c) => [c, record[c] ?? null])))}\n`);
+      if (sink) await file.write(Object.fromEntries(RESULTS_FILE_COLUMNS.map((c) => [c, record[c] ?? ''])));
+      else await file.write(`${JSON.stringify(Object.fromEntries(RESULTS_FILE_COLUMNS.map((c) => [c, record[c] ?? null])))}\n`);
     }
     await file.commit();
   } catch (err) {

@@ -1,0 +1,113 @@
+/**
+ * What a news item says of its docflow, in the few fields the bank acts on (README, "The
+ * life of a deal"): its state, the requirement it waits for (a signature, a payment: its
+ * uin, amount and payer), and the registry's error. The gateway's shapes are read
+ * loosely (docs/gateway.md, "After creation"): any part may be missing, unknown extras are
+ * ignored. Nothing personal leaves here: a payer who is a person becomes initials, and an
+ * error's text loses names, numbers and dates the registry may echo.
+ */
+import type { NewsDocflow } from '../realty/types.js';
+import type { DocflowStatus, Requirement } from '../outcomes/types.js';
+
+export const MASK = '***';
+
+type Loose = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Loose => typeof v === 'object' && v !== null && !Array.isArray(v);
+const text = (v: unknown): string | undefined =>
+  typeof v === 'string' && v.trim() !== '' ? v.trim() : typeof v === 'number' && Number.isFinite(v) ? String(v) : undefined;
+
+/** `requirements` as an object of lists ({signature: [...]}, {payment: [...]}) or a list of such objects. */
+function requirementLists(requirements: unknown): { signature: unknown[]; payment: unknown[] } {
+  const lists = { signature: [] as unknown[], payment: [] as unknown[] };
+  const parts = Array.isArray(requirements) ? requirements : [requirements];
+  for (const part of parts) {
+    if (!isObject(part)) continue;
+    for (const kind of ['signature', 'payment'] as const) {
+      const value = part[kind];
+      if (Array.isArray(value)) lists[kind].push(...(value as unknown[]));
+      else if (isObject(value)) lists[kind].push(value);
+    }
+  }
+  return lists;
+}
+
+/** The first letter of each word, as `И. П.`: enough for a bank to know whom it concerns. */
+function initials(words: Array<string | undefined>): string | undefined {
+  const letters = words.flatMap((w) => (w ?? '').split(/[\s-]+/)).flatMap((w) => (w ? [`${w.charAt(0).toUpperCase()}.`] : []));
+  return letters.length > 0 ? letters.join(' ') : undefined;
+}
+
+/**
+ * Who pays, without personal data: an organisation by its name (and INN), a person by
+ * initials. A bare string is taken for a person's name.
+ */
+export function maskPayer(payer: unknown): string | undefined {
+  if (typeof payer === 'string') return initials([payer]);
+  if (!isObject(payer)) return undefined;
+  const org = isObject(payer.organization) ? payer.organization : undefined;
+  if (org) {
+    const name = text(org.name);
+    const inn = text(org.inn);
+    return [name, inn && `INN ${inn}`].filter(Boolean).join(', ') || undefined;
+  }
+  const person = isObject(payer.person) ? payer.person : payer;
+  const named = initials([text(person.lastName), text(person.firstName), text(person.patronymic)]);
+  return named ?? initials([text(person.name) ?? text(person.fullName)]);
+}
+
+const CADASTRAL = /\b\d{2}:\d{2}:\d{6,7}:\d+\b/g;
+/** A run of at least 4 digits, however separated (SNILS, passport, phone, INN of a person). */
+const NUMBER = /\d(?:[\s\-./]{0,2}\d){3,}/g;
+/** Two or three capitalised Cyrillic words in a row: a person's name as registries write it. */
+const NAME = /[А-ЯЁ][а-яёА-ЯЁ-]+(?:\s+[А-ЯЁ][а-яёА-ЯЁ-]+){1,2}/g;
+
+/**
+ * A registry's text, safe for a results file: names, numbers and dates masked; a
+ * cadastral number (the property's, not a person's) kept. Over-masking a place name
+ * costs a word; letting a passport number through costs a bank its licence.
+ */
+export function maskRegistryText(value: string): string {
+  const kept: string[] = [];
+  const held = value.replace(CADASTRAL, (cn) => `\u0000${kept.push(cn) - 1}\u0000`);
+  const masked = held.replace(NAME, MASK).replace(NUMBER, MASK);
+  // eslint-disable-next-line no-control-regex
+  return masked.replace(/\u0000(\d+)\u0000/g, (_, i: string) => kept[Number(i)]!);
+}
+
+/** `code: message` of an Error object (nested errors' messages after it), masked; undefined when there is none. */
+export function registryErrorOf(error: unknown): string | undefined {
+  if (!isObject(error)) return text(error) && maskRegistryText(text(error)!);
+  const messages = [text(error.message)];
+  if (Array.isArray(error.errors)) for (const nested of error.errors) if (isObject(nested)) messages.push(text(nested.message));
+  const message = messages.filter(Boolean).join('; ');
+  const code = text(error.code);
+  const whole = code && message ? `${code}: ${message}` : (code ?? message);
+  return whole ? maskRegistryText(whole).slice(0, 500) : undefined;
+}
+
+/** Where a docflow stands, as this item shows it (`stateAt` is the item's date). */
+export function statusOfItem(docflow: NewsDocflow, date: string): DocflowStatus {
+  const status: DocflowStatus = { state: docflow.state, stateAt: date };
+  const lists = requirementLists(docflow.requirements);
+  const requirement: Requirement | undefined = lists.payment.length > 0 ? 'payment' : lists.signature.length > 0 ? 'signature' : undefined;
+  if (requirement && docflow.state === 'suspended') {
+    status.requirement = requirement;
+    if (requirement === 'payment') {
+      const payments = lists.payment.filter(isObject);
+      const uins = payments.flatMap((p) => text(p.uin) ?? []);
+      const amounts = payments.flatMap((p) => text(p.amount) ?? []);
+      const payers = [...new Set(payments.flatMap((p) => maskPayer(p.payer) ?? []))];
+      if (uins.length > 0) status.paymentUin = uins.join(' ');
+      if (amounts.length > 0) status.paymentAmount = amounts.join(' ');
+      if (payers.length > 0) status.payer = payers.join('; ');
+    }
+  }
+  if (docflow.state === 'error' || docflow.error !== undefined) {
+    const registryError = registryErrorOf(docflow.error);
+    if (registryError) status.registryError = registryError;
+  }
+  const result = isObject(docflow.result) ? docflow.result : undefined;
+  if (result && Array.isArray(result.files)) status.resultFiles = result.files.length;
+  return status;
+}

@@ -1,0 +1,146 @@
+/**
+ * The follower's store of a page, on the real Redis: every item of a docflow of ours moves
+ * its state (in the feed's order), others' docflows are counted and ignored, and the
+ * per-state gauge follows. The end-to-end life against the sandbox is in deal-life.test.ts.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { storePage, readFeedState } from '../../src/feed/feed-store.js';
+import { docflowStateCounts, readDocflowStatuses } from '../../src/ledger/docflows.js';
+import { createKeys, type Keys } from '../../src/redis/keys.js';
+import type { NewsItem } from '../../src/realty/types.js';
+import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+
+const BANK = '7701234567';
+const DAY = 24 * 3600 * 1000;
+
+describe('following docflow states from the news feed', () => {
+  let redis: Redis;
+  let prefix: string;
+  let keys: Keys;
+  let cursor = 0;
+
+  const item = (docflowId: string, state: string, extra: Partial<NewsItem['docflow']> = {}, dealId = 'D-1'): NewsItem => ({
+    token: String(++cursor),
+    date: new Date(Date.UTC(2026, 10, 24, 21, 0, cursor)).toISOString(),
+    docflow: { docflowId, docflowType: 'encumbrance_request', state, requestId: `${BANK}:0:${dealId}`, ...extra },
+  });
+  const store = (items: NewsItem[]) =>
+    storePage(redis, keys, {
+      lockToken: 'me',
+      after: String(cursor - items.length),
+      lastToken: String(cursor),
+      readAt: Date.now(),
+      items,
+      ledgerMs: DAY,
+    });
+
+  beforeAll(() => {
+    redis = new Redis(REDIS_URL);
+  });
+  beforeEach(async () => {
+    prefix = uniquePrefix('feed-states');
+    keys = createKeys(prefix);
+    cursor = 0;
+    await redis.hset(keys.feed, 'since', Date.now() - 60_000, 'cursor', '0', 'coveredAt', Date.now() - 60_000);
+    await redis.set(keys.feedLock, 'me', 'PX', 60_000);
+    // D-1 made its docflow d-1, the gateway's answer said so.
+    await redis.hset(
+      keys.ledgerEntry(BANK, 'D-1'),
+      'n',
+      0,
+      'rid',
+      `${BANK}:0:D-1`,
+      'state',
+      'submitted',
+      'docflowId',
+      'd-1',
+      'outcome',
+      'queued',
+      'batch',
+      'b',
+      'row',
+      1,
+    );
+  });
+  afterEach(async () => {
+    await deletePrefix(prefix);
+  });
+  afterAll(() => {
+    redis.disconnect();
+  });
+
+  it('moves a docflow of ours through its states, in the feed order, with the gauge', async () => {
+    const first = await store([item('d-1', 'queued'), item('d-1', 'sent')]);
+    expect(first).toMatchObject({ kind: 'stored', unknown: 0 });
+    let [status] = await readDocflowStatuses(redis, keys, ['d-1']);
+    expect(status).toMatchObject({ state: 'sent' });
+    expect(await docflowStateCounts(redis, keys)).toMatchObject({ queued: 0, sent: 1 });
+
+    const payment = { payment: [{ uin: '188100', amount: 2000, payer: { lastName: 'Семёнов', firstName: 'Андрей' } }] };
+    await store([item('d-1', 'suspended', { requirements: payment })]);
+    [status] = await readDocflowStatuses(redis, keys, ['d-1']);
+    expect(status).toMatchObject({
+      state: 'suspended',
+      requirement: 'payment',
+      paymentUin: '188100',
+      paymentAmount: '2000',
+      payer: 'С. А.',
+    });
+    const since = status!.requirementAt;
+    expect(since).toBe(status!.stateAt);
+
+    const done = item('d-1', 'completed', { result: { files: [{ id: 'r1' }, { id: 'r2' }] } });
+    await store([done]);
+    [status] = await readDocflowStatuses(redis, keys, ['d-1']);
+    expect(status).toEqual({ state: 'completed', stateAt: done.date, resultFiles: 2 });
+    expect(await docflowStateCounts(redis, keys)).toMatchObject({ queued: 0, sent: 0, suspended: 0, completed: 1 });
+    expect((await readFeedState(redis, keys)).followed).toBe(4);
+    // Nothing personal is kept: the payer was initials, and is gone with the requirement.
+    expect(JSON.stringify(await redis.hgetall(keys.docflow('d-1')))).not.toMatch(/Семёнов|Андрей/);
+  });
+
+  it('counts and ignores docflows that are not ours, and never follows them', async () => {
+    const stored = await store([
+      item('x-1', 'queued', { requestId: 'erp-1' }),
+      item('x-2', 'sent', { requestId: undefined }),
+      // Our bank's requestId format, a deal this fleet never had: the ledger learns of it (another fleet).
+      item('x-3', 'queued', {}, 'D-OTHER'),
+    ]);
+    expect(stored).toMatchObject({ kind: 'stored', unknown: 2, resolved: 1 });
+    const statuses = await readDocflowStatuses(redis, keys, ['x-1', 'x-2', 'x-3']);
+    expect(statuses.map((s) => s?.state)).toEqual([undefined, undefined, 'queued']);
+  });
+
+  it('a lost answer found in the feed is followed from its first item on', async () => {
+    await redis.hset(
+      keys.ledgerEntry(BANK, 'D-2'),
+      'n',
+      0,
+      'rid',
+      `${BANK}:0:D-2`,
+      'state',
+      'sending',
+      'batch',
+      'b',
+      'row',
+      2,
+      'tryAt',
+      Date.now(),
+    );
+    const stored = await store([
+      item('d-2', 'sent', {}, 'D-2'),
+      item('d-2', 'error', { error: { code: 'refused', message: 'ИВАНОВ ИВАН не собственник' } }, 'D-2'),
+    ]);
+    expect(stored).toMatchObject({ kind: 'stored', resolved: 1 });
+    expect(await redis.hget(keys.ledgerEntry(BANK, 'D-2'), 'docflowId')).toBe('d-2');
+    const [status] = await readDocflowStatuses(redis, keys, ['d-2']);
+    expect(status).toMatchObject({ state: 'error', registryError: 'refused: *** не собственник' });
+  });
+
+  it('a follower that lost its lock stores nothing', async () => {
+    await redis.set(keys.feedLock, 'someone-else');
+    expect(await store([item('d-1', 'sent')])).toEqual({ kind: 'lost' });
+    expect(await readDocflowStatuses(redis, keys, ['d-1'])).toEqual([undefined]);
+  });
+});
