@@ -53,7 +53,7 @@ export function checkBatch(batch: string | undefined): void {
  * `<input stem>.results.csv` beside the input: where `run` writes its results, and `results`
  * without `--out` (in the working folder when the input's folder is not on this host).
  */
-export function defaultResultsPath(input: string): string {
-  const name = `${basename(input, extname(input))}.results.csv`;
+export function defaultResultsPath(input: string, kind = 'results'): string {
+  const name = `${basename(input, extname(input))}.${kind}.csv`;
   return existsSync(dirname(input)) ? join(dirname(input), name) : name;
 }

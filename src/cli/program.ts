@@ -10,6 +10,7 @@ import { environment, reportError, type CliContext, type Env } from './common.js
 import { registerDashboardCommand } from './commands/dashboard.js';
 import { registerLedgerCommand } from './commands/ledger.js';
 import { registerLoadCommand } from './commands/load.js';
+import { registerPaymentsCommand } from './commands/payments.js';
 import { registerResultsCommand } from './commands/results.js';
 import { registerRetryCommand } from './commands/retry.js';
 import { registerRunCommand } from './commands/run.js';
@@ -48,6 +49,7 @@ export function buildProgram(context: CliContext, output?: OutputConfiguration):
   registerLoadCommand(program, context);
   registerWorkCommand(program, context);
   registerResultsCommand(program, context);
+  registerPaymentsCommand(program, context);
   registerRetryCommand(program, context);
   registerStatusCommand(program, context);
   registerTrackCommand(program, context);

@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { parse } from 'csv-parse/sync';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createOutcomeStore } from '../../src/outcomes/store.js';
-import { RESULT_COLUMNS } from '../../src/outcomes/types.js';
+import { RESULT_COLUMNS, RESULTS_FILE_COLUMNS } from '../../src/outcomes/types.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { writeResults } from '../../src/results/write-results.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
@@ -63,7 +63,9 @@ describe('the results file', () => {
     const out = join(dir, 'r.csv');
     const summary = await writeResults({ redis, keys, batch: 'b', total: 3, out });
     const lines = readFileSync(out, 'utf8').trimEnd().split('\n');
-    expect(lines[0]).toBe(RESULT_COLUMNS.join(','));
+    // The contract's ten columns first, unchanged; the docflow's state after them.
+    expect(lines[0]).toBe(`${RESULT_COLUMNS.join(',')},state,stateAt,requirement,paymentUin,paymentAmount,registryError`);
+    expect(lines[0]).toBe(RESULTS_FILE_COLUMNS.join(','));
     expect(lines.slice(1).map((l) => l.split(',').slice(0, 3).join(','))).toEqual([
       '1,D-1,queued',
       '2,D-2,pending',
@@ -78,7 +80,7 @@ describe('the results file', () => {
     const bytes = readFileSync(out);
     expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     const text = bytes.subarray(3).toString('utf8');
-    expect(text.split('\r\n')[0]).toBe(RESULT_COLUMNS.join(';'));
+    expect(text.split('\r\n')[0]).toBe(RESULTS_FILE_COLUMNS.join(';'));
     expect(text).toContain(`"'-1 is not; a value"`);
     expect(text).not.toMatch(/[^\r]\n/);
   });
@@ -105,6 +107,6 @@ describe('the results file', () => {
       .split('\n')
       .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(rows.map((r) => r.outcome)).toEqual(['queued', 'pending', 'rejected']);
-    expect(Object.keys(rows[0]!)).toEqual([...RESULT_COLUMNS]);
+    expect(Object.keys(rows[0]!)).toEqual([...RESULTS_FILE_COLUMNS]);
   });
 });

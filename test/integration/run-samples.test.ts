@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import { RESULT_COLUMNS } from '../../src/outcomes/types.js';
+import { RESULTS_FILE_COLUMNS } from '../../src/outcomes/types.js';
 // @ts-expect-error: a plain .mjs module shared with the demo, without types
 import { compareWithExpected, readExpectedOutcomes } from '../../scripts/sample-expectations.mjs';
 import { ROOT, runCli } from '../helpers/cli.js';
@@ -58,7 +58,7 @@ describe('realty-batch run on the samples, through real Redis and the real sandb
     expect(result.code).toBe(3);
 
     const text = readFileSync(out, 'utf8');
-    expect(text.split('\n')[0]).toBe(RESULT_COLUMNS.join(','));
+    expect(text.split('\n')[0]).toBe(RESULTS_FILE_COLUMNS.join(','));
     const rows = parse(text, { columns: true }) as Array<Record<string, string>>;
     const expected = readExpectedOutcomes(join(ROOT, 'samples/README.md')) as Map<number, { dealId: string; outcome: string }>;
     expect(rows).toHaveLength(expected.size);

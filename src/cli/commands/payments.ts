@@ -1,0 +1,40 @@
+/** `realty-batch payments <batch> --out <file>`: the deals whose docflow waits for the state duty. */
+import type { Command } from 'commander';
+import { createBatchStore, noSuchBatch } from '../../batch/batch-store.js';
+import { UsageError } from '../../errors.js';
+import { writePayments } from '../../results/payments.js';
+import type { CliContext } from '../common.js';
+import { checkBatch, defaultResultsPath } from '../input-options.js';
+import { withRedis } from '../with-redis.js';
+
+interface PaymentsFlags {
+  out?: string;
+  excel?: boolean;
+}
+
+export function registerPaymentsCommand(program: Command, context: CliContext): Command {
+  return program
+    .command('payments')
+    .description('list the deals whose docflow waits for the state duty (dealId, docflowId, uin, amount, payer, since)')
+    .argument('<batch>', 'batch id')
+    .option('--out <file>', "the payments file (.csv, or .jsonl); default <input stem>.payments.csv beside the batch's input")
+    .option('--excel', 'write for Russian Excel (BOM, ";", CRLF)')
+    .action(async (batch: string, _flags: unknown, cmd: Command) => {
+      const opts = cmd.opts<PaymentsFlags>();
+      checkBatch(batch);
+      const env = context.environment();
+      await withRedis(env, async (redis) => {
+        const meta = await createBatchStore(redis, env.keys).get(batch);
+        if (!meta) throw noSuchBatch(redis, env.keys, batch);
+        if (meta.total === undefined) throw new UsageError(`Batch ${batch} is still loading: its total is not known yet.`);
+        const out = opts.out ?? defaultResultsPath(meta.file, 'payments');
+        const summary = await writePayments({ redis, keys: env.keys, batch, total: meta.total, out, excel: opts.excel });
+        const total = summary.amount.toLocaleString('en-US', { maximumFractionDigits: 2 }).replace(/,/g, ' ');
+        console.log(
+          summary.rows === 0
+            ? `payments: ${summary.file} (no deal of batch ${batch} waits for a payment)`
+            : `payments: ${summary.file} (${summary.rows} ${summary.rows === 1 ? 'deal waits' : 'deals wait'} for the state duty, ${total} ₽ in all)`,
+        );
+      });
+    });
+}

@@ -1,0 +1,93 @@
+/**
+ * The payments file (`realty-batch payments <batch>`): every deal of a batch whose
+ * docflow waits for the state duty, for the bank's accounting: dealId, docflowId, uin,
+ * amount, payer (initials for a person), since. Once the registry learns of a payment it
+ * moves the docflow on by itself; the news feed follower shows it, and the row leaves
+ * this file the next time it is written. Written whole (a temporary file, then renamed).
+ */
+import { stringify } from 'csv-stringify';
+import { createAtomicFile } from '../files/atomic-file.js';
+import { QUOTE_LINE_BREAKS, safeCell } from '../input/csv-cell.js';
+import { batchOutcomes } from '../outcomes/batch-outcomes.js';
+import { readDocflowStatuses } from '../ledger/docflows.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
+import type { Keys } from '../redis/keys.js';
+import { SUBMITTED_OUTCOMES, type OutcomeRecord } from '../outcomes/types.js';
+
+export const PAYMENT_COLUMNS = ['dealId', 'docflowId', 'uin', 'amount', 'payer', 'since'] as const;
+export type PaymentLine = Record<(typeof PAYMENT_COLUMNS)[number], string>;
+
+export interface PaymentsOptions {
+  redis: Redis;
+  keys: Keys;
+  batch: string;
+  total: number;
+  out: string;
+  /** For Russian Excel: BOM, `;`, CRLF. */
+  excel?: boolean;
+}
+
+/** The batch's deals that wait for a payment, in input order; a docflow two rows share is listed once. */
+export async function* waitingPayments(redis: Redis, keys: Keys, batch: string, total: number): AsyncGenerator<PaymentLine> {
+  const seen = new Set<string>();
+  let page: OutcomeRecord[] = [];
+  const flush = async function* (): AsyncGenerator<PaymentLine> {
+    const statuses = await readDocflowStatuses(
+      redis,
+      keys,
+      page.map((r) => r.docflowId),
+    );
+    for (let i = 0; i < page.length; i++) {
+      const status = statuses[i];
+      const record = page[i]!;
+      if (status?.state !== 'suspended' || status.requirement !== 'payment' || seen.has(record.docflowId!)) continue;
+      seen.add(record.docflowId!);
+      yield {
+        dealId: record.dealId,
+        docflowId: record.docflowId!,
+        uin: status.paymentUin ?? '',
+        amount: status.paymentAmount ?? '',
+        payer: status.payer ?? '',
+        since: status.requirementAt ?? status.stateAt,
+      };
+    }
+    page = [];
+  };
+  for await (const record of batchOutcomes(redis, keys, batch, total)) {
+    if (!SUBMITTED_OUTCOMES.has(record.outcome) || !record.docflowId) continue;
+    page.push(record);
+    if (page.length >= 1000) yield* flush();
+  }
+  yield* flush();
+}
+
+export async function writePayments(options: PaymentsOptions): Promise<{ file: string; rows: number; amount: number }> {
+  const { out } = options;
+  const jsonl = out.endsWith('.jsonl');
+  const sink = jsonl
+    ? undefined
+    : stringify({
+        header: true,
+        columns: [...PAYMENT_COLUMNS],
+        bom: options.excel ?? false,
+        delimiter: options.excel ? ';' : ',',
+        record_delimiter: options.excel ? '\r\n' : '\n',
+        cast: { string: safeCell },
+        quoted_match: QUOTE_LINE_BREAKS,
+      });
+  const file = await createAtomicFile(out, { through: sink ? [sink] : [] });
+  let rows = 0;
+  let amount = 0;
+  try {
+    for await (const line of waitingPayments(options.redis, options.keys, options.batch, options.total)) {
+      rows++;
+      for (const part of line.amount.split(' ')) amount += Number(part) || 0;
+      await file.write(sink ? line : `${JSON.stringify(line)}\n`);
+    }
+    await file.commit();
+  } catch (err) {
+    await file.abort();
+    throw err;
+  }
+  return { file: out, rows, amount };
+}
