@@ -1,9 +1,16 @@
-/** The processor of `tick` jobs: one tick of a nightly schedule (src/schedule/run-tick.ts). */
+/**
+ * The processor of the `schedule` queue: a `tick` job is one tick of a nightly schedule
+ * (src/schedule/run-tick.ts), a `report` job its morning report (src/schedule/morning-report.ts).
+ */
 import type { Job, Processor } from 'bullmq';
-import { runTick, type TickResult } from '../src/schedule/run-tick.js';
-import type { TickData } from '../src/schedule/scheduler.js';
-import type { TickProcessorContext } from '../src/schedule/tick-worker.js';
+import { writeMorningReport } from '../src/schedule/morning-report.js';
+import { runTick } from '../src/schedule/run-tick.js';
+import { REPORT_JOB, type TickData } from '../src/schedule/scheduler.js';
+import type { ScheduleJobResult, TickProcessorContext } from '../src/schedule/tick-worker.js';
 
-export function createTickProcessor(ctx: TickProcessorContext): Processor<TickData, TickResult> {
-  return async (job: Job<TickData, TickResult>) => runTick(job.data, ctx);
+export function createTickProcessor(ctx: TickProcessorContext): Processor<TickData, ScheduleJobResult> {
+  return async (job: Job<TickData, ScheduleJobResult>) => {
+    if (job.name === REPORT_JOB) return { report: (await writeMorningReport(job.data, ctx)).json };
+    return runTick(job.data, ctx);
+  };
 }

@@ -12,6 +12,7 @@ import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { batchOutcomes } from '../outcomes/batch-outcomes.js';
 import { emptyCounts, RESULTS_FILE_COLUMNS, type Outcome } from '../outcomes/types.js';
+import { createStateTally, type StateCounts } from '../outcomes/state-tally.js';
 
 export interface WriteResultsOptions {
   redis: Redis;
@@ -29,12 +30,15 @@ export interface ResultsSummary {
   file: string;
   rows: number;
   counts: Record<Outcome, number>;
+  /** The rows by docflow state, and whether the batch is registered (every row final). */
+  states: StateCounts;
 }
 
 export async function writeResults(options: WriteResultsOptions): Promise<ResultsSummary> {
   const { out } = options;
   const jsonl = out.endsWith('.jsonl');
   const counts = emptyCounts();
+  const tally = createStateTally();
   let rows = 0;
   const sink = jsonl
     ? undefined
@@ -54,6 +58,7 @@ export async function writeResults(options: WriteResultsOptions): Promise<Result
     for await (const record of batchOutcomes(options.redis, options.keys, options.batch, options.total, { states: true })) {
       rows++;
       counts[record.outcome]++;
+      tally.add(record);
       if (sink) await file.write(Object.fromEntries(RESULTS_FILE_COLUMNS.map((c) => [c, record[c] ?? ''])));
       else await file.write(`${JSON.stringify(Object.fromEntries(RESULTS_FILE_COLUMNS.map((c) => [c, record[c] ?? null])))}\n`);
     }
@@ -62,5 +67,5 @@ export async function writeResults(options: WriteResultsOptions): Promise<Result
     await file.abort();
     throw err;
   }
-  return { file: out, rows, counts };
+  return { file: out, rows, counts, states: tally.result(counts.pending === 0) };
 }

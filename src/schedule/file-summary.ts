@@ -9,6 +9,13 @@ export interface FileSummary {
   batch?: string;
   rows?: number;
   outcomes?: Partial<Record<Outcome, number>>;
+  /**
+   * done: every row has its outcome. registered: besides, every docflow reached completed
+   * or error (rarely at the end of the night: the morning report, --report-cron, follows it).
+   */
+  registered?: boolean;
+  /** Submitted rows per docflow state, when the file was done. */
+  states?: Record<string, number>;
   /** As `run` would exit: 0 all submitted, 3 some rows need attention, 1 could not finish. */
   exitStatus: 0 | 1 | 3;
   startedAt: string;

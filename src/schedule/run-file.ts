@@ -195,7 +195,17 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
         });
       }
       return finish(
-        { status: 'done', batch: id, rows: load.read, outcomes, exitStatus: exitCodeFor(results.counts), ...files },
+        {
+          status: 'done',
+          batch: id,
+          rows: load.read,
+          outcomes,
+          exitStatus: exitCodeFor(results.counts),
+          ...files,
+          // Every row has its outcome (done); registered once every docflow is completed or refused, days later.
+          registered: results.states.registered,
+          states: results.states.states,
+        },
         'processed',
       );
     });

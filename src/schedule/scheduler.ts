@@ -16,6 +16,9 @@ import { openQueue } from '../queue/deal-queue.js';
 
 export const SCHEDULE_QUEUE = 'schedule';
 export const TICK_JOB = 'tick';
+/** The morning report's jobs (`--report-cron`), on the same queue, under `<name>:report`. */
+export const REPORT_JOB = 'report';
+export const reportSchedulerName = (name: string): string => `${name}:report`;
 
 /** What each tick needs: the job template's data. Paths are absolute, as every worker host must see them. */
 export interface TickData {
@@ -39,6 +42,8 @@ export interface ScheduleOptions extends Omit<TickData, 'name'> {
   name?: string;
   cron: string;
   tz?: string;
+  /** `--report-cron`: when to write the morning report of the batches' states (same time zone). */
+  reportCron?: string;
 }
 
 export interface ScheduleInfo {
@@ -47,6 +52,8 @@ export interface ScheduleInfo {
   tz?: string;
   next?: string;
   data?: TickData;
+  /** The morning report's scheduler, when the schedule has one. */
+  report?: { cron: string; next?: string };
 }
 
 export function scheduleQueue(redis: Redis, keys: Keys): Queue<TickData> {
@@ -99,6 +106,7 @@ export function checkReadySuffix(suffix: string): void {
 
 export async function upsertSchedule(redis: Redis, keys: Keys, options: ScheduleOptions): Promise<ScheduleInfo> {
   const next = checkCron(options.cron, options.tz);
+  const reportNext = options.reportCron === undefined ? undefined : checkCron(options.reportCron, options.tz);
   await checkFoldersApart(options.inbox, options.outbox);
   if (options.readySuffix !== undefined) checkReadySuffix(options.readySuffix);
   const name = options.name ?? defaultScheduleName(options.inbox);
@@ -115,23 +123,38 @@ export async function upsertSchedule(redis: Redis, keys: Keys, options: Schedule
       { pattern: options.cron, ...(options.tz ? { tz: options.tz } : {}) },
       { name: TICK_JOB, data, opts: { removeOnComplete: 200, removeOnFail: 200 } },
     );
+    // Added with the schedule, replaced with it, and gone when it is added again without one.
+    if (options.reportCron !== undefined)
+      await queue.upsertJobScheduler(
+        reportSchedulerName(name),
+        { pattern: options.reportCron, ...(options.tz ? { tz: options.tz } : {}) },
+        { name: REPORT_JOB, data, opts: { removeOnComplete: 50, removeOnFail: 50 } },
+      );
+    else await queue.removeJobScheduler(reportSchedulerName(name));
   } finally {
     await queue.close();
   }
-  return { name, cron: options.cron, next: next.toISOString(), data, ...(options.tz ? { tz: options.tz } : {}) };
+  const info: ScheduleInfo = { name, cron: options.cron, next: next.toISOString(), data, ...(options.tz ? { tz: options.tz } : {}) };
+  if (options.reportCron !== undefined && reportNext) info.report = { cron: options.reportCron, next: reportNext.toISOString() };
+  return info;
 }
 
 export async function listSchedules(redis: Redis, keys: Keys): Promise<ScheduleInfo[]> {
   const queue = scheduleQueue(redis, keys);
   try {
     const schedulers = await queue.getJobSchedulers(0, -1, true);
-    return schedulers.map((s) => {
-      const info: ScheduleInfo = { name: s.key, cron: s.pattern ?? `every ${s.every} ms` };
-      if (s.tz) info.tz = s.tz;
-      if (s.next) info.next = new Date(s.next).toISOString();
-      if (s.template?.data) info.data = s.template.data;
-      return info;
-    });
+    const reports = new Map(schedulers.filter((s) => s.name === REPORT_JOB).map((s) => [s.key, s]));
+    return schedulers
+      .filter((s) => s.name !== REPORT_JOB)
+      .map((s) => {
+        const info: ScheduleInfo = { name: s.key, cron: s.pattern ?? `every ${s.every} ms` };
+        if (s.tz) info.tz = s.tz;
+        if (s.next) info.next = new Date(s.next).toISOString();
+        if (s.template?.data) info.data = s.template.data;
+        const report = reports.get(reportSchedulerName(s.key));
+        if (report) info.report = { cron: report.pattern ?? '', ...(report.next ? { next: new Date(report.next).toISOString() } : {}) };
+        return info;
+      });
   } finally {
     await queue.close();
   }
@@ -140,6 +163,7 @@ export async function listSchedules(redis: Redis, keys: Keys): Promise<ScheduleI
 export async function removeSchedule(redis: Redis, keys: Keys, name: string): Promise<boolean> {
   const queue = scheduleQueue(redis, keys);
   try {
+    await queue.removeJobScheduler(reportSchedulerName(name));
     return await queue.removeJobScheduler(name);
   } finally {
     await queue.close();

@@ -6,6 +6,9 @@ import type { Keys } from '../redis/keys.js';
 import type { TickResult } from './run-tick.js';
 import { SCHEDULE_QUEUE, type TickData } from './scheduler.js';
 
+/** What a job of the schedule queue ends with: a tick's files, or the morning report's path. */
+export type ScheduleJobResult = TickResult | { report: string };
+
 /** What a tick's processor gets (jobs/tick.ts). */
 export interface TickProcessorContext {
   redis: Redis;
@@ -20,14 +23,14 @@ export interface TickWorkerOptions {
   keys: Keys;
   logger: Logger;
   /** Makes the processor of `tick` jobs from its context (jobs/tick.ts: createTickProcessor). */
-  processor: (ctx: TickProcessorContext) => Processor<TickData, TickResult>;
+  processor: (ctx: TickProcessorContext) => Processor<TickData, ScheduleJobResult>;
   signal?: AbortSignal;
   pollMs?: number;
 }
 
-export function createTickWorker(options: TickWorkerOptions): Worker<TickData, TickResult> {
+export function createTickWorker(options: TickWorkerOptions): Worker<TickData, ScheduleJobResult> {
   const { connection, keys, logger } = options;
-  const worker = new Worker<TickData, TickResult>(
+  const worker = new Worker<TickData, ScheduleJobResult>(
     SCHEDULE_QUEUE,
     options.processor({
       redis: connection,

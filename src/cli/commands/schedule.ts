@@ -30,6 +30,7 @@ export interface ScheduleAddFlags {
   readySuffix?: string;
   settleMs?: number;
   lang?: Lang;
+  reportCron?: string;
 }
 
 export interface ScheduleRemoveFlags {
@@ -75,7 +76,11 @@ function addScheduleOptions(cmd: Command, required: boolean): Command {
       'without --ready-suffix: take a file once it stayed unchanged this long (default 60000)',
       nonNegativeInt('--settle-ms'),
     )
-    .option('--lang <ru|en>', `${LANG_HELP}; stored with the schedule`, langFlag);
+    .option('--lang <ru|en>', `${LANG_HELP}; stored with the schedule`, langFlag)
+    .option(
+      '--report-cron <expr>',
+      'also write a morning report (report-<date>.json and .csv in the outbox, and to --notify-url) of where the recent batches stand at the registry',
+    );
 }
 
 export function registerScheduleCommand(program: Command, context: CliContext): Command {
@@ -151,18 +156,22 @@ async function add(env: Env, opts: ScheduleAddFlags): Promise<void> {
       settleMs: opts.settleMs,
       lang: opts.lang ?? env.config.lang,
       doneMs: env.config.ledgerMs,
+      reportCron: opts.reportCron,
     }),
   );
   console.log(
     `schedule ${info.name}: "${info.cron}"${info.tz ? ` ${info.tz}` : ''}, next tick ${info.next}; a running \`realty-batch work\` executes it`,
   );
+  if (info.report) console.log(`  morning report: "${info.report.cron}", next ${info.report.next}, to ${opts.outbox}`);
 }
 
 async function list(env: Env): Promise<void> {
   const schedules = await withRedis(env, (redis) => listSchedules(redis, env.keys));
   if (schedules.length === 0) console.log('no schedules');
   for (const s of schedules)
-    console.log(`${s.name}  "${s.cron}"${s.tz ? ` ${s.tz}` : ''}  next ${s.next ?? '?'}  ${s.data?.inbox ?? ''} → ${s.data?.outbox ?? ''}`);
+    console.log(
+      `${s.name}  "${s.cron}"${s.tz ? ` ${s.tz}` : ''}  next ${s.next ?? '?'}  ${s.data?.inbox ?? ''} → ${s.data?.outbox ?? ''}${s.report ? `  report "${s.report.cron}" next ${s.report.next ?? '?'}` : ''}`,
+    );
 }
 
 async function remove(env: Env, context: CliContext, name: string): Promise<void> {

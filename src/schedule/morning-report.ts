@@ -1,0 +1,138 @@
+/**
+ * The morning report (`schedule add --report-cron`): where every recent batch's deals
+ * stand at the registry, written to the outbox as `report-<date>.json` and `.csv`, and
+ * POSTed to `--notify-url`. It covers the batches loaded in the last day and every older
+ * one (still within its retention) that is not registered yet: the stuck ones stay in the
+ * report until they are done with. Nothing personal: counts, ids, file names.
+ */
+import { join } from 'node:path';
+import { stringify } from 'csv-stringify/sync';
+import type { RedisClient as Redis } from '../redis/connection.js';
+import type { Keys } from '../redis/keys.js';
+import type { Logger } from '../logger.js';
+import { writeFileAtomically } from '../files/atomic-file.js';
+import { createBatchStore } from '../batch/batch-store.js';
+import { batchStates } from '../batch/batch-states.js';
+import { DOCFLOW_STATES, OUTCOMES, type Outcome } from '../outcomes/types.js';
+import { notify } from './notify.js';
+import { publish, withStaging } from './safe-files.js';
+import type { TickData } from './scheduler.js';
+
+/** Batches looked at, newest first: as many as `status` lists. */
+const MAX_BATCHES = 50;
+const DAY_MS = 24 * 3600 * 1000;
+
+export interface ReportBatch {
+  batch: string;
+  file: string;
+  createdAt: string;
+  rows: number;
+  done: boolean;
+  registered: boolean;
+  outcomes: Partial<Record<Outcome, number>>;
+  states: Record<string, number>;
+  waitingFor: Record<string, number>;
+  oldestUnfinished?: { row: number; since: string };
+}
+
+export interface MorningReport {
+  schedule: string;
+  at: string;
+  batches: ReportBatch[];
+  /** Rows over every batch reported: registered batches, and rows waiting for the bank. */
+  totals: { batches: number; registered: number; payment: number; signature: number; error: number };
+}
+
+export async function buildMorningReport(redis: Redis, keys: Keys, schedule: string, now = Date.now()): Promise<MorningReport> {
+  const store = createBatchStore(redis, keys);
+  const ids = await redis.zrevrange(keys.batches, 0, MAX_BATCHES - 1, 'WITHSCORES');
+  const batches: ReportBatch[] = [];
+  for (let i = 0; i < ids.length; i += 2) {
+    const meta = await store.get(ids[i]!);
+    if (!meta || meta.state === 'failed') continue;
+    const recent = now - Number(ids[i + 1]) <= DAY_MS;
+    const states = await batchStates(redis, keys, meta);
+    if (!recent && states.registered) continue;
+    const line: ReportBatch = {
+      batch: meta.id,
+      file: meta.file,
+      createdAt: meta.createdAt,
+      rows: meta.total ?? 0,
+      done: states.done,
+      registered: states.registered,
+      outcomes: Object.fromEntries(Object.entries(states.outcomes).filter(([, n]) => n > 0)),
+      states: states.states,
+      waitingFor: states.waitingFor,
+    };
+    if (states.oldestUnfinished) line.oldestUnfinished = states.oldestUnfinished;
+    batches.push(line);
+  }
+  const sum = (pick: (b: ReportBatch) => number) => batches.reduce((n, b) => n + pick(b), 0);
+  return {
+    schedule,
+    at: new Date(now).toISOString(),
+    batches,
+    totals: {
+      batches: batches.length,
+      registered: batches.filter((b) => b.registered).length,
+      payment: sum((b) => b.waitingFor.payment ?? 0),
+      signature: sum((b) => b.waitingFor.signature ?? 0),
+      error: sum((b) => b.states.error ?? 0),
+    },
+  };
+}
+
+/** One line per batch: its counts by outcome and by state, as columns a spreadsheet sums. */
+export function reportCsv(report: MorningReport): string {
+  const columns = [
+    'batch',
+    'file',
+    'createdAt',
+    'rows',
+    'done',
+    'registered',
+    ...OUTCOMES,
+    ...DOCFLOW_STATES.map((s) => `state_${s}`),
+    'waiting_payment',
+    'waiting_signature',
+    'oldestUnfinishedSince',
+  ];
+  const records = report.batches.map((b) => [
+    b.batch,
+    b.file,
+    b.createdAt,
+    b.rows,
+    b.done ? 'yes' : 'no',
+    b.registered ? 'yes' : 'no',
+    ...OUTCOMES.map((o) => b.outcomes[o] ?? 0),
+    ...DOCFLOW_STATES.map((s) => b.states[s] ?? 0),
+    b.waitingFor.payment ?? 0,
+    b.waitingFor.signature ?? 0,
+    b.oldestUnfinished?.since ?? '',
+  ]);
+  return stringify(records, { header: true, columns });
+}
+
+/** Builds the report, writes it to the outbox (whole, never through a link), and POSTs it. */
+export async function writeMorningReport(
+  data: Pick<TickData, 'name' | 'outbox' | 'notifyUrl'>,
+  ctx: { redis: Redis; keys: Keys; logger: Logger },
+): Promise<{ json: string; csv: string; report: MorningReport }> {
+  const report = await buildMorningReport(ctx.redis, ctx.keys, data.name);
+  const day = report.at.slice(0, 10);
+  const json = join(data.outbox, `report-${day}.json`);
+  const csv = join(data.outbox, `report-${day}.csv`);
+  await withStaging(data.outbox, async (stage) => {
+    await writeFileAtomically(join(stage, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
+    await writeFileAtomically(join(stage, 'report.csv'), reportCsv(report));
+    await publish(join(stage, 'report.json'), json);
+    await publish(join(stage, 'report.csv'), csv);
+  });
+  const t = report.totals;
+  ctx.logger.info(
+    { schedule: data.name, report: json, totals: t },
+    `morning report: ${t.batches} batches, ${t.registered} registered; waiting: ${t.payment} payments, ${t.signature} signatures; ${t.error} refused by the registry`,
+  );
+  if (data.notifyUrl) await notify(data.notifyUrl, { kind: 'report', ...report }, ctx.logger);
+  return { json, csv, report };
+}
