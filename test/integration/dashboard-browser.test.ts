@@ -19,7 +19,8 @@ import {
 
 /** Debian's chromium, which `npm test` installs when it is missing (scripts/prepare-tests.mjs), or CHROMIUM_PATH. */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = join(ROOT, 'test/.tmp');
+/** Written on every run (gitignored); `npm run screenshots` copies two of them into docs/screenshots/. */
+const SHOTS = join(ROOT, 'artifacts/screenshots');
 const credentials = { username: 'ops', password: 'night shift 2026' };
 const LAUNCH = {
   executablePath: CHROMIUM,
@@ -94,7 +95,7 @@ describe('the operations page in a real browser', () => {
       await expect.poll(() => page.locator('td code', { hasText: 'night' }).count()).toBe(1);
       expect(await page.locator('tbody tr').first().innerText()).toMatch(/queued\s1[\s\S]*failed\s2/);
       await mkdir(SHOTS, { recursive: true });
-      await page.screenshot({ path: join(SHOTS, 'dashboard-batches.png'), fullPage: true });
+      await page.screenshot({ path: join(SHOTS, 'batches.png'), fullPage: true });
 
       await page.getByRole('link', { name: 'Failed jobs' }).click();
       const failedJobs = [WITH_NUMBER, EGRON].map((dealId, i) => page.getByText(`deal ${dealId} (batch night, row ${i + 2})`));
@@ -103,7 +104,7 @@ describe('the operations page in a real browser', () => {
       // Times as the rest of the tool writes them: ISO 8601 in UTC, the date even for today's.
       await expect.poll(() => page.locator('time').count()).toBeGreaterThan(0);
       for (const time of await page.locator('time').allInnerTexts()) expect(time).toMatch(/^\d{4}-\d{2}-\d{2}, \d{2}:\d{2}:\d{2} UTC$/);
-      await page.screenshot({ path: join(SHOTS, 'dashboard-failed.png'), fullPage: true });
+      await page.screenshot({ path: join(SHOTS, 'bull-board-failed.png'), fullPage: true });
 
       // Redis takes writes again; the operator presses "Retry all" and confirms.
       await page.getByRole('button', { name: 'Retry all' }).click();
@@ -121,8 +122,9 @@ describe('the operations page in a real browser', () => {
       await page.goto(`${dashboard.url}/queues/queue/deals?status=waiting`);
       for (const job of [WITH_NUMBER, EGRON].map((dealId, i) => page.getByText(`deal ${dealId} (batch night, row ${i + 2})`)))
         await job.waitFor({ timeout: 15_000 });
-      await page.screenshot({ path: join(SHOTS, 'dashboard.png'), fullPage: true });
-      expect(existsSync(join(SHOTS, 'dashboard.png'))).toBe(true);
+      await page.screenshot({ path: join(SHOTS, 'bull-board-retried.png'), fullPage: true });
+      for (const shot of ['batches.png', 'bull-board-failed.png', 'bull-board-retried.png'])
+        expect(existsSync(join(SHOTS, shot))).toBe(true);
       expect(elsewhere).toEqual([]);
     },
   );
