@@ -12,15 +12,18 @@ export const AREA_UNITS = ['кв.м', 'га'] as const;
 export const DOC_TYPES = ['russPassport', 'inostrannyyPassport', 'vul', 'voennyyBilet', 'birthCertificate'] as const;
 
 export type OwnerAddress =
-  | { kind: 'fias'; fiasId: string; apartment?: string }
+  | { kind: 'fias'; fiasId: string; apartment?: string; apartmentType?: string }
   | {
       kind: 'structured';
       region: string;
       city?: string;
       street?: string;
       streetType: string;
+      /** One name: `39 к1 стр2` when the cell named a building or structure. */
       house: string;
       apartment?: string;
+      /** The type the apartment cell's word named (`ком. 5`); `кв` when absent. */
+      apartmentType?: string;
     };
 
 export interface Owner {

@@ -2,6 +2,8 @@
  * One raw record (canonical field names, raw strings) to one `Deal`, or every
  * problem of the record (docs/input-format.md, "The fields" and "Rules across fields").
  */
+import { houseName, housePartNumber, splitApartment, splitHouse } from './address-parts.js';
+import type { ApartmentParts, HouseParts } from './address-parts.js';
 import { APARTMENT_TYPES, AREA_UNITS, DOC_TYPES, OBJECT_TYPES } from './deal.js';
 import type { Deal, DealValidation, FieldProblem, Owner, OwnerAddress } from './deal.js';
 import { ownerFieldNames } from './fields.js';
@@ -49,6 +51,17 @@ const dealId = convert((value) => {
 const signatureIds = convert((value) => {
   const ids = value.split(/[|,\s]+/).filter((id) => id !== '');
   return ids.every((id) => UUID.test(id)) ? ids : problem('must be UUIDs separated by |, comma or space');
+});
+
+/** `д. 39`, `39 корп. 1`, `39/1` → its parts, compact (src/input/address-parts.ts). */
+const house = convert((value): HouseParts | Problem => {
+  const parts = splitHouse(value);
+  return typeof parts === 'string' ? problem(parts) : parts;
+});
+const housePart = convert((value) => housePartNumber(value) || problem('must be a number'));
+const apartment = convert((value): ApartmentParts | Problem => {
+  const parts = splitApartment(value);
+  return parts.name === '' ? problem('must be a flat or premises number (33, кв. 33)') : parts;
 });
 
 const objectType = oneOf(OBJECT_TYPES);
@@ -124,28 +137,27 @@ function complete<T extends object>(reader: RecordReader, problemsBefore: number
 function readOwnerAddress(r: RecordReader, prefix: OwnerPrefix): OwnerAddress | undefined {
   const before = r.problems.length;
   const field = (suffix: OwnerFieldSuffix): CanonicalField => `${prefix}${suffix}`;
-  const [fiasId, region, house] = [field('FiasId'), field('Region'), field('House')];
+  const [fiasId, region, houseField] = [field('FiasId'), field('Region'), field('House')];
+  const flat = r.optional(field('Apartment'), apartment);
+  const flatParts = { apartment: flat?.name, apartmentType: flat?.type };
   if (r.has(fiasId)) {
-    return complete<OwnerAddress>(r, before, {
-      kind: 'fias',
-      fiasId: r.optional(fiasId, uuid),
-      apartment: r.optional(field('Apartment'), text),
-    });
+    return complete<OwnerAddress>(r, before, { kind: 'fias', fiasId: r.optional(fiasId, uuid), ...flatParts });
   }
-  if (!r.has(region) && !r.has(house)) {
-    r.report(`${prefix}Address`, `is required: ${fiasId}, or ${region} and ${house}`);
+  if (!r.has(region) && !r.has(houseField)) {
+    r.report(`${prefix}Address`, `is required: ${fiasId}, or ${region} and ${houseField}`);
     return undefined;
   }
+  const ownerHouse = r.optional(houseField, house);
   const address: Draft<OwnerAddress> = {
     kind: 'structured',
     region: r.optional(region, text),
     city: r.optional(field('City'), text),
     street: r.optional(field('Street'), text),
     streetType: r.withDefault(field('StreetType'), text, DEFAULT_STREET_TYPE),
-    house: r.optional(house, text),
-    apartment: r.optional(field('Apartment'), text),
+    house: ownerHouse && houseName(ownerHouse.house, ownerHouse.building, ownerHouse.structure),
+    ...flatParts,
   };
-  for (const missing of [region, house].filter((f) => !r.has(f))) r.report(missing, `is required without ${fiasId}`);
+  for (const missing of [region, houseField].filter((f) => !r.has(f))) r.report(missing, `is required without ${fiasId}`);
   return complete<OwnerAddress>(r, before, address);
 }
 
@@ -181,6 +193,35 @@ function readOwner(r: RecordReader, prefix: OwnerPrefix, date: Field<string>): O
 }
 
 /**
+ * The property's house, building, structure, apartment and its type, normalised once for
+ * suggest, the matcher and the docflow: `д. 39 корп. 1` and `кв. 33` as 39, 1 and 33. A
+ * part the house cell names and its own column gives otherwise is a problem of the row.
+ */
+function readHouseAndApartment(r: RecordReader): Draft<Pick<Deal, 'house' | 'building' | 'structure' | 'apartment' | 'apartmentType'>> {
+  const parts = r.required('house', house);
+  // Messages name the parts, never their values (docs/input-format.md: no value in a message).
+  const inCell = (part: 'building' | 'structure', word: string): string | undefined => {
+    const column = r.optional(part, housePart);
+    const named = parts?.[part];
+    if (named !== undefined && column !== undefined && column !== named) r.report('house', `names a ${word} other than ${part}`);
+    return column ?? named;
+  };
+  const building = inCell('building', 'корпус (building)');
+  const structure = inCell('structure', 'строение (structure)');
+  const flat = r.optional('apartment', apartment);
+  const typeColumn = r.optional('apartmentType', apartmentType);
+  if (flat?.type !== undefined && typeColumn !== undefined && flat.type !== typeColumn)
+    r.report('apartment', 'names a type (кв, ком, пом, бокс) other than apartmentType');
+  return {
+    house: parts?.house,
+    building,
+    structure,
+    apartment: flat?.name,
+    apartmentType: typeColumn ?? flat?.type ?? 'кв',
+  };
+}
+
+/**
  * A validator for the records of one file, in order: it remembers the dealIds it
  * has seen, so that a repeated id rejects every later occurrence.
  */
@@ -212,11 +253,7 @@ export function createDealValidator(options: DealValidatorOptions = {}): DealVal
       settlement: r.optional('settlement', text),
       street: r.optional('street', text),
       streetType: r.withDefault('streetType', text, DEFAULT_STREET_TYPE),
-      house: r.required('house', text),
-      building: r.optional('building', text),
-      structure: r.optional('structure', text),
-      apartment: r.optional('apartment', text),
-      apartmentType: r.withDefault('apartmentType', apartmentType, 'кв'),
+      ...readHouseAndApartment(r),
       areaValue: r.optional('areaValue', positiveDecimal),
       areaUnit: r.withDefault('areaUnit', areaUnit, 'кв.м'),
     };

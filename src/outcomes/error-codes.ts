@@ -29,7 +29,8 @@ export const ERROR_CODES = {
   NOT_FOUND: {
     code: 'NOT_FOUND',
     outcomes: ['not_found'],
-    meaning: "suggest found no object equal to the row's address; errorMessage names up to three nearest candidates",
+    meaning:
+      "suggest found no object equal to the row's address; errorMessage names the address searched (as sent to suggest) and says that suggest returned nothing, or how many candidates it returned, naming up to three",
     action: 'give the row its cadastralNumber, or correct its address, and load it again',
   },
   AMBIGUOUS: {

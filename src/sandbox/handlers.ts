@@ -15,7 +15,7 @@ import { pickFault, rollLost, type FaultRates, type InjectedFault, type RandomSo
 import { readJsonBody, sendError, sendJson, sendJsonText } from './http.js';
 import { userIdOf, type NewsFeed } from './news.js';
 import { normaliseName } from './normalise.js';
-import type { RequestIdsMode } from './options.js';
+import type { RequestIdsMode, SandboxDocflow } from './options.js';
 import type { SandboxState, StoredDocflow } from './state.js';
 import { parseSuggestQuery, suggest, type indexRegistry } from './suggest.js';
 
@@ -157,6 +157,7 @@ export async function handleCreateDocflow(rt: Runtime, req: IncomingMessage, res
   if (earlier !== undefined && rt.config.requestIds === 'dedupe') return answer(earlier.status, earlier.answer);
 
   const docflow = createDocflow(requestId, hasSignatures(body.value));
+  docflow.object = objectOf(body.value);
   rt.state.add(docflow);
   // Before the lost roll: a docflow whose answer is lost is in the feed all the same.
   rt.news.record(docflow, userIdOf(session), rt.config.newsLagMs);
@@ -167,6 +168,12 @@ export async function handleCreateDocflow(rt: Runtime, req: IncomingMessage, res
     return;
   }
   answer(docflow.status, docflow.answer);
+}
+
+/** The request's property, for `GET /__sandbox/docflows`: what a test checks was sent. The persons stay out. */
+function objectOf(body: unknown): SandboxDocflow['object'] {
+  const object = (body as { options?: { object?: { cadastralNumber?: unknown; address?: unknown } } }).options?.object;
+  return { cadastralNumber: object?.cadastralNumber, address: object?.address };
 }
 
 function createDocflow(requestId: string | undefined, signed: boolean): StoredDocflow {

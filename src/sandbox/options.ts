@@ -74,6 +74,8 @@ export interface SandboxDocflow {
   state: 'queued' | 'suspended';
   status: 200 | 201;
   createdAt: string;
+  /** The property as the request named it (`options.object`'s cadastral number and address): no person's data. */
+  object?: { cadastralNumber?: unknown; address?: unknown };
 }
 
 export interface RunningSandbox {

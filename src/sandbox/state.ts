@@ -91,6 +91,7 @@ export class SandboxState {
         createdAt: d.createdAt,
       };
       if (d.requestId !== undefined) out.requestId = d.requestId;
+      if (d.object !== undefined) out.object = d.object;
       return out;
     });
   }

@@ -3,6 +3,7 @@
  * the published example. Its requestId is the one the ledger gave the try
  * (src/ledger/entry.ts: the bank, the dealId and the resubmission number).
  */
+import { houseName } from '../input/address-parts.js';
 import type { Deal, Owner, OwnerAddress } from '../input/deal.js';
 import type { BankProfile } from '../input/profile.js';
 import { requestIdOf } from '../ledger/entry.js';
@@ -56,10 +57,6 @@ export function buildEncumbranceRequest(
   };
 }
 
-function houseName(house: string, building?: string, structure?: string): string {
-  return [house, building ? `к${building}` : '', structure ? `стр${structure}` : ''].filter(Boolean).join(' ');
-}
-
 function propertyAddress(deal: Deal): StructuredAddress {
   const address: StructuredAddress = { region: deal.region };
   const locality = deal.city ?? deal.settlement;
@@ -72,13 +69,13 @@ function propertyAddress(deal: Deal): StructuredAddress {
 
 function ownerAddress(a: OwnerAddress): Address {
   if (a.kind === 'fias') {
-    return a.apartment ? { fiasId: a.fiasId, apartment: { type: 'кв', name: a.apartment } } : { fiasId: a.fiasId };
+    return a.apartment ? { fiasId: a.fiasId, apartment: { type: a.apartmentType ?? 'кв', name: a.apartment } } : { fiasId: a.fiasId };
   }
   const address: StructuredAddress = { region: a.region };
   if (a.city) address.city = { name: a.city, abbreviation: 'г' };
   if (a.street) address.street = { name: a.street, abbreviation: a.streetType };
   address.house = { name: a.house, type: 'д' };
-  if (a.apartment) address.apartment = { type: 'кв', name: a.apartment };
+  if (a.apartment) address.apartment = { type: a.apartmentType ?? 'кв', name: a.apartment };
   return address;
 }
 

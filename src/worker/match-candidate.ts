@@ -1,8 +1,11 @@
 /**
  * Picks the one suggest candidate that IS the row's property. Suggest returns
  * near matches (house 39 brings 39/1 too), so equality is decided here, after
- * normalising case, ё, street-type words, spaces and edge punctuation.
+ * normalising case, ё, street-type words, spaces and edge punctuation. The row's house
+ * and apartment come normalised from the load (`д.` and `кв.` gone: src/input/address-parts.ts);
+ * both sides' numbers are compared in the one form that module gives.
  */
+import { numberKey } from '../input/address-parts.js';
 import type { SuggestCandidate } from '../realty/types.js';
 
 export interface AddressToMatch {
@@ -45,8 +48,6 @@ const STREET_TYPE_WORDS = new Set([
   'мкр',
   'микрорайон',
 ]);
-const HOUSE_WORDS = new Set(['д', 'дом']);
-const APARTMENT_WORDS = new Set(['кв', 'квартира', 'ком', 'комната', 'пом', 'помещение', 'бокс']);
 
 const EDGE_PUNCTUATION = /^[\s.,;:!?"'«»()[\]{}\-–—/\\№#]+|[\s.,;:!?"'«»()[\]{}\-–—/\\№#]+$/g;
 
@@ -56,7 +57,7 @@ function base(value: string): string {
 
 /** Drops type words (`ул.`, `улица`, `проспект`) wherever they stand, then edge punctuation. */
 function withoutWords(value: string | undefined, words: ReadonlySet<string>): string {
-  // Most rows have no building, structure or apartment part.
+  // A row in a village may have no street.
   if (!value) return '';
   const kept = base(value)
     .split(/[\s,]+/)
@@ -66,15 +67,6 @@ function withoutWords(value: string | undefined, words: ReadonlySet<string>): st
 
 export function normalizeStreet(value: string | undefined): string {
   return withoutWords(value, STREET_TYPE_WORDS);
-}
-
-/** House parts compare without inner spaces: `39 / 1` is `39/1`, `15 А` is `15а`; `39` is never `39/1`. */
-export function normalizeHousePart(value: string | undefined): string {
-  return withoutWords(value, HOUSE_WORDS).replace(/\s+/g, '');
-}
-
-export function normalizeApartment(value: string | undefined): string {
-  return withoutWords(value, APARTMENT_WORDS).replace(/\s+/g, '');
 }
 
 /** Candidates repeat from deal to deal (one building, many flats): their keys are kept, up to a bound. */
@@ -87,27 +79,20 @@ function candidateKey(c: SuggestCandidate): string {
   if (key === undefined) {
     const [number, building, structure] = c.house.split('|');
     const streetName = c.street.split('|')[0];
-    key = [
-      normalizeStreet(streetName),
-      normalizeHousePart(number),
-      normalizeHousePart(building),
-      normalizeHousePart(structure),
-      normalizeApartment(c.apartment),
-    ].join('\u0000');
+    key = [normalizeStreet(streetName), numberKey(number), numberKey(building), numberKey(structure), numberKey(c.apartment)].join(
+      '\u0000',
+    );
     if (candidateKeys.size >= MAX_CACHED_KEYS) candidateKeys.clear();
     candidateKeys.set(raw, key);
   }
   return key;
 }
 
+/** House parts and apartments compare whole, without inner spaces: `39 / 1` is `39/1`, `15 А` is `15а`; `39` is never `39/1`. */
 function rowKey(a: AddressToMatch): string {
-  return [
-    normalizeStreet(a.street),
-    normalizeHousePart(a.house),
-    normalizeHousePart(a.building),
-    normalizeHousePart(a.structure),
-    normalizeApartment(a.apartment),
-  ].join('\u0000');
+  return [normalizeStreet(a.street), numberKey(a.house), numberKey(a.building), numberKey(a.structure), numberKey(a.apartment)].join(
+    '\u0000',
+  );
 }
 
 export function matchCandidate(address: AddressToMatch, candidates: readonly SuggestCandidate[]): MatchResult {

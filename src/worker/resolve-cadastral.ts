@@ -23,9 +23,32 @@ export function suggestQuery(deal: Deal): SuggestRequest {
   return query;
 }
 
+/**
+ * The query as sent, as a clerk reads it: `region "Свердловская область", city "Екатеринбург",
+ * street "Малышева", house "120", apartment "33"` (an address, no person's data).
+ */
+export function describeQuery(query: SuggestRequest): string {
+  const parts: Array<[string, string | undefined]> = [
+    ['region', query.region.name],
+    ['district', query.district?.name],
+    ['city', query.city?.name],
+    ['settlement', query.settlement?.name],
+    ['street', query.street?.name],
+    ['house', query.house?.number],
+    ['building', query.house?.buildingNumber],
+    ['structure', query.house?.sructureNumber],
+    ['apartment', query.room?.number],
+  ];
+  return parts
+    .filter((p): p is [string, string] => p[1] !== undefined)
+    .map(([name, value]) => `${name} "${value}"`)
+    .join(', ');
+}
+
 export async function resolveCadastralNumber(deal: Deal, client: RealtyClient): Promise<Resolution> {
   if (deal.cadastralNumber) return { kind: 'found', cadastralNumber: deal.cadastralNumber, viaSuggest: false };
-  const candidates = await client.suggest(suggestQuery(deal));
+  const query = suggestQuery(deal);
+  const candidates = await client.suggest(query);
   const match = matchCandidate(deal, candidates);
   switch (match.kind) {
     case 'found':
@@ -38,14 +61,18 @@ export async function resolveCadastralNumber(deal: Deal, client: RealtyClient): 
         message: `suggest found ${numbers.length} objects at this address: ${match.candidates.map(describeCandidate).join('; ')}`,
       };
     }
-    case 'not_found':
+    case 'not_found': {
+      const searched = `searched ${describeQuery(query)}`;
+      const { nearest } = match;
+      const more = candidates.length > nearest.length ? `; ${candidates.length - nearest.length} more` : '';
       return {
         kind: 'not_found',
-        cadastralNumbers: match.nearest.map((c) => c.objectCn),
+        cadastralNumbers: nearest.map((c) => c.objectCn),
         message:
-          match.nearest.length === 0
-            ? 'suggest found no object at this address'
-            : `suggest found no object equal to this address; nearest: ${match.nearest.map(describeCandidate).join('; ')}`,
+          candidates.length === 0
+            ? `${searched}: suggest returned nothing`
+            : `${searched}: suggest returned ${candidates.length} candidate${candidates.length === 1 ? '' : 's'}, none equal to it: ${nearest.map(describeCandidate).join('; ')}${more}`,
       };
+    }
   }
 }

@@ -7,19 +7,13 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { startDashboard, type RunningDashboard } from '../../src/dashboard/server.js';
 import { DEAL_JOB, dealJobId, type DealJobData } from '../../src/queue/job-data.js';
 import { ROOT } from '../helpers/cli.js';
-import {
-  BY_SUGGEST,
-  changedRow,
-  EGRON,
-  WITH_NUMBER,
-  runDashboardBatch,
-  sampleDeal,
-  type DashboardBatch,
-} from '../helpers/dashboard-batch.js';
+import { ROWS } from '../helpers/fixtures.js';
+import { changedRow, EGRON, WITH_NUMBER, runDashboardBatch, sampleDeal, type DashboardBatch } from '../helpers/dashboard-batch.js';
 
 /** Debian's chromium, which `npm test` installs when it is missing (scripts/prepare-tests.mjs), or CHROMIUM_PATH. */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = join(ROOT, 'test/.tmp');
+/** Written on every run (gitignored); `npm run screenshots` copies two of them into docs/screenshots/. */
+const SHOTS = join(ROOT, 'artifacts/screenshots');
 const credentials = { username: 'ops', password: 'night shift 2026' };
 const LAUNCH = {
   executablePath: CHROMIUM,
@@ -40,11 +34,19 @@ describe('the operations page in a real browser', () => {
   let dashboard: RunningDashboard;
   let browser: Browser | undefined;
 
+  /** The failed jobs' deals, and their rows in the samples. */
+  const FAILED = [
+    { dealId: WITH_NUMBER, row: 2 },
+    { dealId: EGRON, row: 24 },
+  ];
+
   beforeAll(async () => {
-    // Redis refuses the claims of two deals at every try (a failure of the machinery): two failed
-    // jobs. The third row is queued; a row that reaches any outcome completes its job.
-    night = await runDashboardBatch('dashboard-browser', [BY_SUGGEST, WITH_NUMBER, EGRON], {}, 'night', {
-      refusedClaims: [WITH_NUMBER, EGRON],
+    // The samples' 24 rows (samples/README.md), with Redis refusing the claims of two deals at
+    // every try (a failure of the machinery): two failed jobs. Every other row reaches its
+    // outcome (queued, suspended, invalid, ambiguous, not_found) and completes its job.
+    night = await runDashboardBatch('dashboard-browser', [], {}, 'night', {
+      rows: ROWS,
+      refusedClaims: FAILED.map((f) => f.dealId),
     });
     dashboard = await startDashboard({
       redis: night.redis,
@@ -61,7 +63,7 @@ describe('the operations page in a real browser', () => {
   });
 
   it(
-    'logs in, finds the failed jobs, retries them from Bull Board, sees them leave failed, and saves a screenshot',
+    'logs in, finds the failed jobs, retries them from Bull Board, sees them leave failed, and saves screenshots of each page',
     { timeout: 90_000 },
     async () => {
       expect(
@@ -92,18 +94,20 @@ describe('the operations page in a real browser', () => {
 
       expect((await page.goto(`${dashboard.url}/batches`))?.status()).toBe(200);
       await expect.poll(() => page.locator('td code', { hasText: 'night' }).count()).toBe(1);
-      expect(await page.locator('tbody tr').first().innerText()).toMatch(/queued\s1[\s\S]*failed\s2/);
+      const counts = await page.locator('tbody tr').first().innerText();
+      for (const count of ['queued 12', 'suspended 4', 'invalid 3', 'ambiguous 2', 'not_found 1', 'failed 2'])
+        expect(counts.replace(/\s+/g, ' ')).toContain(count);
       await mkdir(SHOTS, { recursive: true });
-      await page.screenshot({ path: join(SHOTS, 'dashboard-batches.png'), fullPage: true });
+      await page.screenshot({ path: join(SHOTS, 'batches.png'), fullPage: true });
 
       await page.getByRole('link', { name: 'Failed jobs' }).click();
-      const failedJobs = [WITH_NUMBER, EGRON].map((dealId, i) => page.getByText(`deal ${dealId} (batch night, row ${i + 2})`));
+      const failedJobs = FAILED.map(({ dealId, row }) => page.getByText(`deal ${dealId} (batch night, row ${row})`));
       for (const job of failedJobs) await job.waitFor({ timeout: 15_000 });
       expect(page.url()).toBe(`${dashboard.url}/queues/queue/deals?status=failed`);
       // Times as the rest of the tool writes them: ISO 8601 in UTC, the date even for today's.
       await expect.poll(() => page.locator('time').count()).toBeGreaterThan(0);
       for (const time of await page.locator('time').allInnerTexts()) expect(time).toMatch(/^\d{4}-\d{2}-\d{2}, \d{2}:\d{2}:\d{2} UTC$/);
-      await page.screenshot({ path: join(SHOTS, 'dashboard-failed.png'), fullPage: true });
+      await page.screenshot({ path: join(SHOTS, 'bull-board-failed.png'), fullPage: true });
 
       // Redis takes writes again; the operator presses "Retry all" and confirms.
       await page.getByRole('button', { name: 'Retry all' }).click();
@@ -113,16 +117,17 @@ describe('the operations page in a real browser', () => {
       const queue = new Queue(night.keys.queueName, { connection: night.redis, prefix: night.keys.bullPrefix });
       try {
         expect(await queue.getJobCounts('failed', 'waiting')).toEqual({ failed: 0, waiting: 2 });
-        for (const dealId of [WITH_NUMBER, EGRON]) expect(await queue.getJobState(dealJobId('night', dealId))).toBe('waiting');
+        for (const { dealId } of FAILED) expect(await queue.getJobState(dealJobId('night', dealId))).toBe('waiting');
       } finally {
         await queue.close();
       }
 
       await page.goto(`${dashboard.url}/queues/queue/deals?status=waiting`);
-      for (const job of [WITH_NUMBER, EGRON].map((dealId, i) => page.getByText(`deal ${dealId} (batch night, row ${i + 2})`)))
+      for (const job of FAILED.map(({ dealId, row }) => page.getByText(`deal ${dealId} (batch night, row ${row})`)))
         await job.waitFor({ timeout: 15_000 });
-      await page.screenshot({ path: join(SHOTS, 'dashboard.png'), fullPage: true });
-      expect(existsSync(join(SHOTS, 'dashboard.png'))).toBe(true);
+      await page.screenshot({ path: join(SHOTS, 'bull-board-retried.png'), fullPage: true });
+      for (const shot of ['batches.png', 'bull-board-failed.png', 'bull-board-retried.png'])
+        expect(existsSync(join(SHOTS, shot))).toBe(true);
       expect(elsewhere).toEqual([]);
     },
   );

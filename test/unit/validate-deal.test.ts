@@ -5,6 +5,9 @@ import type { Deal, DealValidation, FieldProblem } from '../../src/input/deal.js
 import { CANONICAL_FIELDS, canonicalFieldName } from '../../src/input/fields.js';
 import { createDealValidator } from '../../src/input/validate-deal.js';
 import type { DealRecord } from '../../src/input/validate-deal.js';
+import { parseProfile } from '../../src/input/profile.js';
+import { buildEncumbranceRequest } from '../../src/worker/build-request.js';
+import { suggestQuery } from '../../src/worker/resolve-cadastral.js';
 
 const TODAY = new Date(2026, 10, 21); // local 2026-11-21
 const CONTENT_ID = 'b35ecbab-adde-488f-b01c-7133c90a261e';
@@ -323,6 +326,52 @@ describe('createDealValidator: the owner', () => {
     expect(problemsOf(record({ ownerDocIssuerCode: '54-0001' }))).toEqual([
       { field: 'ownerDocIssuerCode', message: 'must be NNN-NNN or NNNNNN' },
     ]);
+  });
+});
+
+describe('createDealValidator: the house and apartment, normalised once at load', () => {
+  const parsed = parseProfile(JSON.parse(readFileSync(new URL('../../samples/bank-profile.json', import.meta.url), 'utf8')));
+  if (!parsed.ok) throw new Error('samples/bank-profile.json is not valid');
+  const PROFILE = parsed.profile;
+
+  it('takes кв. 33 and д. 39 as 33 and 39, and suggest and the docflow get those', () => {
+    const deal = dealOf(record({ house: 'д. 39', apartment: 'кв. 33' }));
+    expect(deal).toMatchObject({ house: '39', apartment: '33', apartmentType: 'кв' });
+    expect(suggestQuery(deal)).toMatchObject({ house: { number: '39' }, room: { number: '33' } });
+    const request = buildEncumbranceRequest(deal, '54:35:000000:5911', PROFILE, 'http://gateway');
+    expect(request.options.object.address).toMatchObject({ house: { name: '39', type: 'д' }, apartment: { type: 'кв', name: '33' } });
+  });
+
+  it('moves корпус and строение of the house cell to building and structure', () => {
+    const deal = dealOf(record({ house: 'д. 87 корп. 2 стр. 1', apartment: '140' }));
+    expect(deal).toMatchObject({ house: '87', building: '2', structure: '1' });
+    expect(suggestQuery(deal).house).toEqual({ number: '87', buildingNumber: '2', sructureNumber: '1' });
+    expect(dealOf(record({ house: '87', building: 'корп. 2' }))).toMatchObject({ house: '87', building: '2' });
+    expect(dealOf(record({ house: '87 к2', building: '2' }))).toMatchObject({ house: '87', building: '2' });
+  });
+
+  it('keeps the type the apartment cell names when apartmentType is empty, and refuses two types', () => {
+    expect(dealOf(record({ apartment: 'пом. 5' }))).toMatchObject({ apartment: '5', apartmentType: 'пом' });
+    expect(dealOf(record({ apartment: 'пом. 5', apartmentType: 'пом' }))).toMatchObject({ apartment: '5', apartmentType: 'пом' });
+    expect(dealOf(record({ apartment: '5', apartmentType: 'бокс' }))).toMatchObject({ apartment: '5', apartmentType: 'бокс' });
+    expect(problemsOf(record({ apartment: 'кв. 5', apartmentType: 'пом' }))).toEqual([
+      { field: 'apartment', message: 'names a type (кв, ком, пом, бокс) other than apartmentType' },
+    ]);
+  });
+
+  it('refuses a house cell without a number, a building given twice otherwise, and a bare кв.', () => {
+    expect(problemsOf(record({ house: 'д. 87 к2', building: '3', apartment: 'кв.' }))).toEqual([
+      { field: 'house', message: 'names a корпус (building) other than building' },
+      { field: 'apartment', message: 'must be a flat or premises number (33, кв. 33)' },
+    ]);
+    expect(problemsOf(record({ house: 'корп. 2' }))).toEqual([{ field: 'house', message: 'must start with the house number' }]);
+  });
+
+  it("normalises the owner's house and apartment too", () => {
+    const address = dealOf(record({ ownerHouse: 'д. 14 корп. 1', ownerApartment: 'кв. 81' })).owners[0].address;
+    expect(address).toMatchObject({ house: '14 к1', apartment: '81' });
+    const fias = dealOf(record({ ownerFiasId: FIAS_ID, ownerApartment: 'ком. 3' })).owners[0].address;
+    expect(fias).toEqual({ kind: 'fias', fiasId: FIAS_ID, apartment: '3', apartmentType: 'ком' });
   });
 });
 
