@@ -14,8 +14,17 @@ export interface SandboxFile {
   /** The gateway's `type`: `application`, `egrnExtract` or `signature`. */
   type: string;
   kind: FileKind;
-  /** The lines of a PDF's page; for a signature, the lines of the PDF it signs. */
-  lines: readonly string[];
+  /** An application's signer. */
+  role?: string;
+}
+
+/** What a file's page says of its docflow (no personal data). */
+export interface FileContext {
+  docflowId: string;
+  /** The cadastral number. */
+  object: string;
+  /** The creation's number, for the registration number. */
+  seq: number;
 }
 
 export const CONTENT_TYPES: Record<FileKind, string> = {
@@ -62,6 +71,26 @@ function tinySignature(signed: readonly string[]): Buffer {
   );
 }
 
-export function fileBytes(file: SandboxFile): Buffer {
-  return file.kind === 'signature' ? tinySignature(file.lines) : tinyPdf(file.lines);
+function extractLines(c: FileContext): string[] {
+  return [
+    'Extract from the Unified State Register of Real Estate (sandbox)',
+    `Docflow ${c.docflowId}`,
+    `Object ${c.object}`,
+    `Encumbrance: mortgage, registration number ${c.object}-${String(c.seq).padStart(6, '0')}`,
+  ];
+}
+
+function applicationLines(c: FileContext, role: string): string[] {
+  return [
+    'Application for the registration of a mortgage (sandbox)',
+    `Docflow ${c.docflowId}`,
+    `Object ${c.object}`,
+    `To be signed by: ${role}`,
+  ];
+}
+
+/** The file's bytes, the same every time. A signature signs the extract (the only file the register signs). */
+export function fileBytes(file: SandboxFile, context: FileContext): Buffer {
+  if (file.kind === 'signature') return tinySignature(extractLines(context));
+  return tinyPdf(file.kind === 'extract' ? extractLines(context) : applicationLines(context, file.role ?? ''));
 }

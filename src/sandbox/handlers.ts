@@ -17,7 +17,7 @@ import { readJsonBody, sendError, sendJson, sendJsonText } from './http.js';
 import { userIdOf, type NewsFeed } from './news.js';
 import { normaliseName } from './normalise.js';
 import type { RequestIdsMode } from './options.js';
-import { dateOf, viewOf, type SandboxState, type StoredDocflow } from './state.js';
+import { creationViewOf, dateOf, type SandboxState, type StoredDocflow } from './state.js';
 import { parseSuggestQuery, suggest, type indexRegistry } from './suggest.js';
 
 export interface RuntimeConfig {
@@ -43,6 +43,8 @@ export interface Runtime {
   operationsRandom: RandomSource;
   /** One draw per docflow created, the seed of its life. */
   lifeRandom: RandomSource;
+  /** Each session's user id, made once (a hash) and shared by its docflows. */
+  userIds: Map<string, string>;
   state: SandboxState;
   news: NewsFeed;
   index: ReturnType<typeof indexRegistry>;
@@ -162,12 +164,14 @@ export async function handleCreateDocflow(rt: Runtime, req: IncomingMessage, res
   const rawRequestId = (body.value as { requestId?: unknown }).requestId;
   const requestId = typeof rawRequestId === 'string' ? rawRequestId : undefined;
   const earlier = rt.state.noteRepeat(requestId);
-  if (earlier !== undefined && rt.config.requestIds === 'dedupe') return answer(earlier.status, earlier.answer);
+  if (earlier !== undefined && rt.config.requestIds === 'dedupe') return answer(earlier.status, creationViewOf(earlier));
 
   const now = performance.now();
   // The lives of docflows due before this one come first, in the feed as in time.
   rt.state.advance(now);
-  const docflow = createDocflow(rt, body.value, requestId, userIdOf(session), now);
+  let userId = rt.userIds.get(session);
+  if (userId === undefined) rt.userIds.set(session, (userId = userIdOf(session)));
+  const docflow = createDocflow(rt, body.value, requestId, userId, now);
   // Before the lost roll: a docflow whose answer is lost is in the feed all the same.
   rt.state.add(docflow, now);
   if (rollLost(rt.config.rates, rt.random)) {
@@ -176,14 +180,13 @@ export async function handleCreateDocflow(rt: Runtime, req: IncomingMessage, res
     drop(req);
     return;
   }
-  answer(docflow.status, docflow.answer);
+  answer(docflow.status, creationViewOf(docflow));
 }
 
 function createDocflow(rt: Runtime, body: unknown, requestId: string | undefined, userId: string, now: number): StoredDocflow {
   const docflowId = randomUUID();
   const signed = hasSignatures(body);
   const plan = planDocflow({
-    docflowId,
     seq: rt.state.created + 1,
     docflowSeed: Math.floor(rt.lifeRandom() * 0x100000000),
     rates: rt.config.life,
@@ -196,18 +199,15 @@ function createDocflow(rt: Runtime, body: unknown, requestId: string | undefined
     userId,
     status: signed ? 200 : 201,
     createdAt: dateOf(now),
-    answer: { docflowId, type: DOCFLOW_TYPE, docflowType: DOCFLOW_TYPE, userId, state: 'queued' },
     plan,
     newsLagMs: rt.config.newsLagMs,
     state: signed ? 'queued' : 'suspended',
     paid: false,
-    files: new Map(),
-    unsigned: new Set(),
   };
   if (requestId !== undefined) docflow.requestId = requestId;
   // The gateway's usual first requirement: the participants must sign the application it made.
   if (!signed) {
-    docflow.requirements = {
+    docflow.signatureRequirements = docflow.requirements = {
       signature: plan.applications.map(({ signer, file }) => ({
         person: signer.person,
         role: signer.role,
@@ -215,7 +215,6 @@ function createDocflow(rt: Runtime, body: unknown, requestId: string | undefined
       })),
     };
   }
-  docflow.answer = viewOf(docflow);
   return docflow;
 }
 

@@ -32,12 +32,15 @@ export interface Signer {
 /** What a docflow's life holds in store, decided at its creation. */
 export interface DocflowPlan {
   lifecycleMs: number;
+  /** The creation's number (unique in this sandbox) and the object's cadastral number, for the files' pages. */
+  seq: number;
+  object: string;
   /** The state duty it stops on once sent (`--payment`); none: it goes straight on. */
   payment?: PaymentRequirement & { uin: string; amount: number };
   /** The register's refusal (`--fault-registry`); none: it completes. */
   error?: ApiErrorBody;
   /** The application files, one per signer, of a docflow created without signatures. */
-  applications: Array<{ signer: Signer; file: SandboxFile }>;
+  applications: ReadonlyArray<{ signer: Signer; file: SandboxFile }>;
   /** The result: the extract and its signature, made when it completes. */
   extract: SandboxFile;
   extractSignature: SandboxFile;
@@ -119,19 +122,14 @@ function payerOf(body: unknown): { name: string; inn: string } {
   return { name: typeof name === 'string' ? name : '', inn: typeof inn === 'string' ? inn : '' };
 }
 
+const NO_APPLICATIONS: DocflowPlan['applications'] = Object.freeze([]);
+
 /**
  * Decides a docflow's life. `docflowSeed` is one draw of the lifecycle source; `seq` (the
  * creation's number) makes each payment identifier unique.
  */
-export function planDocflow(input: {
-  docflowId: string;
-  seq: number;
-  docflowSeed: number;
-  rates: LifeRates;
-  body: unknown;
-  signed: boolean;
-}): DocflowPlan {
-  const { docflowId, seq, rates, body, signed } = input;
+export function planDocflow(input: { seq: number; docflowSeed: number; rates: LifeRates; body: unknown; signed: boolean }): DocflowPlan {
+  const { seq, rates, body, signed } = input;
   const random = createRandom(input.docflowSeed);
   // Always drawn, in this order, whatever the rates: a rate changed does not shift the rest.
   const paymentRoll = random();
@@ -146,41 +144,19 @@ export function planDocflow(input: {
 
   const plan: DocflowPlan = {
     lifecycleMs: rates.lifecycleMs,
-    applications: [],
-    extract: {
-      id: extractId,
-      type: 'egrnExtract',
-      kind: 'extract',
-      lines: [
-        'Extract from the Unified State Register of Real Estate (sandbox)',
-        `Docflow ${docflowId}`,
-        `Object ${object}`,
-        `Encumbrance: mortgage, registration number ${object}-${String(seq).padStart(6, '0')}`,
-      ],
-    },
-    extractSignature: { id: signatureId, type: 'signature', kind: 'signature', lines: [] },
+    seq,
+    object,
+    applications: signed
+      ? NO_APPLICATIONS
+      : signersOf(body).map((signer) => ({
+          signer,
+          file: { id: idFrom(random), type: 'application', kind: 'application', role: signer.role },
+        })),
+    extract: { id: extractId, type: 'egrnExtract', kind: 'extract' },
+    extractSignature: { id: signatureId, type: 'signature', kind: 'signature' },
   };
-  plan.extractSignature.lines = plan.extract.lines;
   if (paymentRoll < rates.payment) plan.payment = { uin, amount, payer: payerOf(body) };
-  if (errorRoll < rates.faultRegistry) plan.error = { ...refusal };
-  if (!signed) {
-    for (const signer of signersOf(body)) {
-      plan.applications.push({
-        signer,
-        file: {
-          id: idFrom(random),
-          type: 'application',
-          kind: 'application',
-          lines: [
-            'Application for the registration of a mortgage (sandbox)',
-            `Docflow ${docflowId}`,
-            `Object ${object}`,
-            `To be signed by: ${signer.role}`,
-          ],
-        },
-      });
-    }
-  }
+  if (errorRoll < rates.faultRegistry) plan.error = refusal;
   return plan;
 }
 

@@ -10,7 +10,7 @@ import type { ApiErrorBody } from '../realty/types.js';
 import { CONTENT_TYPES, EXTENSIONS, fileBytes } from './files.js';
 import { addLatency, authenticate, FAULT_BODIES, FORBIDDEN, injectFault, type Runtime } from './handlers.js';
 import { readRawBody, sendBytes, sendJson } from './http.js';
-import { viewOf, type StoredDocflow } from './state.js';
+import { fileOf, viewOf, type StoredDocflow } from './state.js';
 
 export type Operation = 'get' | 'send' | 'signature' | 'file';
 
@@ -149,10 +149,11 @@ export async function handleDownloadFile(
   const answer = answering(rt, res, 'file');
   const found = await begin(rt, req, res, 'file', docflowId, answer, false);
   if (found === undefined) return;
-  const file = found.docflow.files.get(fileId);
+  const { docflow } = found;
+  const file = fileOf(docflow, fileId);
   if (file === undefined) return answer(404, NO_FILE);
   rt.state.countOperationCall('file', 200);
-  sendBytes(res, 200, fileBytes(file), {
+  sendBytes(res, 200, fileBytes(file, { docflowId: docflow.docflowId, object: docflow.plan.object, seq: docflow.plan.seq }), {
     'content-type': CONTENT_TYPES[file.kind],
     'content-disposition': `attachment; filename="${file.id}.${EXTENSIONS[file.kind]}"`,
   });

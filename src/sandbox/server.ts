@@ -204,6 +204,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     random: createRandom(seed),
     operationsRandom: createRandom(seed === undefined ? undefined : (seed ^ OPERATIONS_STREAM) >>> 0),
     lifeRandom: createRandom(seed === undefined ? undefined : (seed ^ LIFE_STREAM) >>> 0),
+    userIds: new Map(),
     // Every change of a docflow is an item of the feed, `newsLagMs` (as at its creation) after it.
     state: new SandboxState((docflow, at) => news.record(viewOf(docflow), docflow.newsLagMs, at)),
     news,

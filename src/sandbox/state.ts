@@ -32,9 +32,9 @@ export interface StoredDocflow {
   status: 200 | 201;
   /** Wall-clock ISO date of the creation. */
   createdAt: string;
-  /** The creation's answer, as dedupe mode answers it again. */
-  answer: DocflowView;
   plan: DocflowPlan;
+  /** A 201 docflow's signature requirement, as created. */
+  signatureRequirements?: DocflowRequirements;
   /** Milliseconds between a change and its news item, as set when the docflow was made. */
   newsLagMs: number;
   state: DocflowState;
@@ -42,10 +42,8 @@ export interface StoredDocflow {
   error?: ApiErrorBody;
   result?: DocflowResult;
   paid: boolean;
-  /** Every file that can be downloaded now, by id. */
-  files: Map<string, SandboxFile>;
-  /** Application files still waiting for a signature. */
-  unsigned: Set<string>;
+  /** Application files still waiting for a signature (a 201 docflow's only). */
+  unsigned?: Set<string>;
 }
 
 export type SendAnswer =
@@ -65,6 +63,29 @@ function bump(counts: Record<string, number>, key: string): void {
 /** The wall-clock date of a performance.now() time. */
 export function dateOf(at: number): string {
   return new Date(performance.timeOrigin + at).toISOString();
+}
+
+/** The docflow as its creation answered it (and dedupe mode answers it again). */
+export function creationViewOf(d: StoredDocflow): DocflowView {
+  const view: DocflowView = {
+    docflowId: d.docflowId,
+    type: d.type,
+    docflowType: d.type,
+    userId: d.userId,
+    state: d.status === 200 ? 'queued' : 'suspended',
+  };
+  if (d.requestId !== undefined) view.requestId = d.requestId;
+  if (d.signatureRequirements !== undefined) view.requirements = d.signatureRequirements;
+  return view;
+}
+
+/** A file the docflow has now: an application, or once completed the extract and its signature. */
+export function fileOf(d: StoredDocflow, fileId: string): SandboxFile | undefined {
+  const application = d.plan.applications.find((a) => a.file.id === fileId);
+  if (application !== undefined) return application.file;
+  if (d.state !== 'completed') return undefined;
+  const { extract, extractSignature } = d.plan;
+  return extract.id === fileId ? extract : extractSignature.id === fileId ? extractSignature : undefined;
 }
 
 /** The docflow as it is now, in the gateway's shape. The parts are never changed once made, so sharing them is safe. */
@@ -148,10 +169,7 @@ export class SandboxState {
     this.byId.set(docflow.docflowId, docflow);
     this.docflowsCreated += 1;
     bump(this.docflowStates, docflow.state);
-    for (const { file } of docflow.plan.applications) {
-      docflow.files.set(file.id, file);
-      docflow.unsigned.add(file.id);
-    }
+    if (docflow.plan.applications.length > 0) docflow.unsigned = new Set(docflow.plan.applications.map((a) => a.file.id));
     this.onChange(docflow, now);
     if (docflow.state === 'queued') this.steps.push(now + docflow.plan.lifecycleMs, docflow, 'sent');
     if (docflow.requestId === undefined) return;
@@ -203,8 +221,6 @@ export class SandboxState {
 
   private complete(d: StoredDocflow, at: number): void {
     const { extract, extractSignature } = d.plan;
-    d.files.set(extract.id, extract);
-    d.files.set(extractSignature.id, extractSignature);
     const link = (file: SandboxFile) => ({ id: file.id, type: file.type, contentLink: this.fileLink(d.docflowId, file.id) });
     this.change(d, at, 'completed', { result: { files: [{ ...link(extract), signatures: [link(extractSignature)] }] } });
   }
@@ -216,10 +232,10 @@ export class SandboxState {
 
   /** A signature posted on a file: only an application file, while its docflow awaits signatures. */
   sign(d: StoredDocflow, fileId: string): SignAnswer {
-    const file = d.files.get(fileId);
+    const file = fileOf(d, fileId);
     if (file === undefined) return 'unknown';
     if (file.kind !== 'application' || d.state !== 'suspended' || d.requirements?.signature === undefined) return 'closed';
-    d.unsigned.delete(fileId);
+    d.unsigned?.delete(fileId);
     return 'signed';
   }
 
@@ -229,7 +245,7 @@ export class SandboxState {
       return { kind: 'unpaid', uin: d.plan.payment.uin };
     }
     if (d.state !== 'suspended' || d.requirements?.signature === undefined) return { kind: 'nothing' };
-    if (d.unsigned.size > 0) return { kind: 'unsigned', files: [...d.unsigned] };
+    if (d.unsigned !== undefined && d.unsigned.size > 0) return { kind: 'unsigned', files: [...d.unsigned] };
     this.change(d, now, 'queued');
     this.steps.push(now + d.plan.lifecycleMs, d, 'sent');
     return { kind: 'sent' };
