@@ -39,6 +39,8 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
     const gateway = requireGateway(env.config);
     const reading = await readingOptions(opts);
     const profile = await loadProfile(opts.profile);
+    // The first line: on a terminal it opens the log file, whose name then comes before the bars.
+    env.logger.info({ file, batch: opts.batch }, 'run started');
     // Signals are ours from the start: a SIGTERM while connecting must not kill the process raw.
     const shutdown = onShutdownSignals();
     const result = await withRedis(
