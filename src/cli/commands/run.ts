@@ -42,14 +42,14 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
     const gateway = requireGateway(env.config);
     const reading = await readingOptions(opts);
     const profile = await loadProfile(opts.profile);
-    // The first line: on a terminal it opens the log file, whose name then comes before the bars.
-    env.logger.info({ file, batch: opts.batch }, 'run started');
     // Signals are ours from the start: a SIGTERM while connecting must not kill the process raw.
     const shutdown = onShutdownSignals();
     const result = await withRedis(
       env,
       async (redis) => {
         await requireNoEviction(redis, env.config.redis);
+        // The first line: on a terminal it opens the log file, whose name then comes before the bars.
+        env.logger.info({ file, batch: opts.batch }, 'run started');
         const loading = createProgress('load', { unit: 'bytes', logger: env.logger });
         const progress = createProgress('run ', { unit: 'rows', logger: env.logger });
         try {
