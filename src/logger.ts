@@ -68,6 +68,8 @@ export interface LogFileOptions {
   path: string;
   /** Called once, when the first line opens the file (a command that logs nothing leaves no file). */
   onOpen?: (path: string) => void;
+  /** Called once when the file cannot be made: its lines then go to the destination, as without a file. */
+  onError?: (path: string, err: Error) => void;
 }
 
 export interface LoggerOptions {
@@ -84,7 +86,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const stream = options.file
     ? pino.multistream([
         { level: 'warn', stream: destination },
-        { level, stream: lazyFile(options.file) },
+        { level, stream: lazyFile(options.file, destination) },
       ])
     : destination;
   return pino(
@@ -104,16 +106,32 @@ export function createLogger(options: LoggerOptions = {}): Logger {
  * owner alone (the lines carry deal ids), so pino's asynchronous writer never waits on an
  * open and flushes what it holds when the process exits.
  */
-function lazyFile(options: LogFileOptions): LineSink {
+function lazyFile(options: LogFileOptions, destination: LineSink): LineSink {
   let file: LineSink | undefined;
   return {
     write(line: string) {
       if (!file) {
-        mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
-        file = pino.destination({ fd: openSync(options.path, 'a', 0o600), sync: false });
-        options.onOpen?.(options.path);
+        try {
+          mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
+          file = pino.destination({ fd: openSync(options.path, 'a', 0o600), sync: false });
+          options.onOpen?.(options.path);
+        } catch (err) {
+          // A log file that cannot be made must not stop the command: its lines go where they went before.
+          file = belowWarn(destination);
+          options.onError?.(options.path, err as Error);
+        }
       }
       return file.write(line);
+    },
+  };
+}
+
+/** The lines below `warn` (the destination has the others already). */
+function belowWarn(destination: LineSink): LineSink {
+  return {
+    write(line: string) {
+      const level = Number(/^\{"level":(\d+)/.exec(line)?.[1] ?? 0);
+      return level < 40 ? destination.write(line) : true;
     },
   };
 }

@@ -72,7 +72,12 @@ export function commandLogger(config: Config, command: string, stderr: NodeJS.Wr
   return createLogger({
     level: config.logLevel,
     destination: { write: (line: string) => writeAbove(line, stderr) },
-    file: { path, onOpen: (opened) => writeAbove(`logs: ${opened}\n`, stderr) },
+    file: {
+      path,
+      onOpen: (opened) => writeAbove(`logs: ${opened}\n`, stderr),
+      onError: (failed, err) =>
+        writeAbove(`logs: ${failed} cannot be written (${err.message}); the log lines stay on this terminal\n`, stderr),
+    },
   });
 }
 

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, expect, afterAll } from 'vitest';
@@ -41,6 +41,25 @@ describe('a logger with a log file', () => {
     expect(opened).toEqual([path]);
     // Readable by its owner alone: the lines carry deal ids.
     expect(statSync(path).mode & 0o077).toBe(0);
+  });
+
+  it('keeps the lines on its destination, once each, when the file cannot be made', async () => {
+    const blocker = join(dir, 'blocker');
+    writeFileSync(blocker, '');
+    const shown: string[] = [];
+    const failed: string[] = [];
+    const logger = createLogger({
+      level: 'info',
+      destination: { write: (line: string) => shown.push(line) },
+      // Under a regular file: no folder can be made there.
+      file: { path: join(blocker, 'logs', 'run.log'), onError: (p) => failed.push(p) },
+    });
+    logger.info('deal finished');
+    logger.warn('breaker open');
+    logger.info('run finished');
+    await settle();
+    expect(shown.map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual(['deal finished', 'breaker open', 'run finished']);
+    expect(failed).toHaveLength(1);
   });
 
   it('leaves no file when nothing is logged', () => {
