@@ -4,6 +4,7 @@
  */
 import cliProgress from 'cli-progress';
 import type { Logger } from '../logger.js';
+import { holdBottomLine } from './terminal.js';
 
 export interface ProgressUpdate {
   /** Where the bar is, of `total`: bytes of the file while loading, rows while processing. */
@@ -49,15 +50,26 @@ export function createProgress(label: string, options: ProgressOptions): Progres
 
   const counter = options.unit === 'bytes' ? '{percentage}% | {rows} rows' : '{value}/{total} rows';
   const bar = new cliProgress.SingleBar(
-    { stream, format: `${label} [{bar}] ${counter} | {rate} rows/s | ETA {eta_formatted}`, hideCursor: true, etaBuffer: 50, fps: 5 },
+    {
+      stream,
+      format: `${label} [{bar}] ${counter} | {rate} rows/s | ETA {eta_formatted}`,
+      hideCursor: true,
+      etaBuffer: 50,
+      fps: 5,
+      // Redrawn even when unchanged: a line written above the bar cleared it.
+      forceRedraw: true,
+    },
     cliProgress.Presets.shades_classic,
   );
   let begun = false;
+  // Log lines of `warn` and above are written above the bar (src/cli/terminal.ts).
+  let release = (): void => undefined;
   return {
     update({ value, total, rows }) {
       const payload = { rows, rate: rate(rows) };
       if (!begun) {
         bar.start(Math.max(1, total), value, payload);
+        release = holdBottomLine(stream, { redraw: () => bar.render() });
         begun = true;
       } else {
         bar.setTotal(Math.max(1, total));
@@ -65,6 +77,7 @@ export function createProgress(label: string, options: ProgressOptions): Progres
       }
     },
     stop() {
+      release();
       if (begun) bar.stop();
       begun = false;
     },

@@ -38,6 +38,8 @@ export interface RunOptions extends Omit<DealWorkerOptions, 'connection' | 'proc
   attention?: string;
   /** The attention file's hints. */
   lang?: Lang;
+  /** The attention file in the input's own form, not Russian Excel's. */
+  attentionAsInput?: boolean;
   /** Loading progress: rows read, bytes of the file's size. */
   onLoadProgress?: LoadOptions['onProgress'];
   excel?: boolean;
@@ -111,7 +113,7 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
   const missing = stoppedBecause === 'missing' ? await findMissingRows(redis, keys, batch, load.read) : undefined;
   const results = await writeResults({ redis, keys, batch, total: load.read, out: options.out, excel: options.excel });
   const attention = options.attention
-    ? await writeAttention({ redis, keys, batch, out: options.attention, lang: options.lang })
+    ? await writeAttention({ redis, keys, batch, out: options.attention, lang: options.lang, asInput: options.attentionAsInput })
     : undefined;
   const exitCode = stoppedBecause ? 1 : exitCodeFor(results.counts);
   log.info({ counts: results.counts, exitCode, stoppedBecause }, 'run finished');

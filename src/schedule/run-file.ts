@@ -171,7 +171,14 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
       } finally {
         await queue.close();
       }
-      const results = await writeResults({ redis, keys, batch: id, total: load.read, out: join(stage, 'results.csv') });
+      const results = await writeResults({
+        redis,
+        keys,
+        batch: id,
+        total: load.read,
+        out: join(stage, 'results.csv'),
+        excel: profile.excel,
+      });
       // The attention file reads the input again: before it moves.
       const attention = await writeAttention({ redis, keys, batch: id, out: join(stage, 'attention.csv'), lang: data.lang });
       // The last look before the file is called done and moves: it must still be what was loaded.

@@ -21,9 +21,9 @@ async function read(file: string): Promise<{ input: InputFile; records: InputRec
 }
 
 /** An attention file of every record of `file`, as writeAttention writes it. */
-async function attentionOf(file: string, out: string): Promise<InputRecord[]> {
+async function attentionOf(file: string, out: string, options: { excel?: boolean } = {}): Promise<InputRecord[]> {
   const { input, records } = await read(file);
-  const writer = createRowsWriter(out, input, ATTENTION_COLUMNS, { always: true });
+  const writer = createRowsWriter(out, input, ATTENTION_COLUMNS, { always: true, ...options });
   for (const record of records) await writer.write(record, { row: record.row, outcome: 'invalid', hint: 'исправьте', errors: 'dealId: x' });
   await writer.close();
   return records;
@@ -152,6 +152,45 @@ describe('the attention and rejects files: our columns first, the input after', 
     expect(back.input).toMatchObject({ encoding: 'windows-1251', delimiter: ';', lineEnding: '\r\n' });
     expect(back.input.unknownColumns()).toEqual([]);
     expect(back.records.map((r) => r.fields)).toEqual(records.map((r) => r.fields));
+  });
+
+  it("writes Russian Excel's form when asked (BOM, ';', CRLF) and loads it back with the same deals; written again, the same bytes", async () => {
+    const out = join(dir, 'attention.csv');
+    const records = await attentionOf(SAMPLE, out, { excel: true });
+    const bytes = await readFile(out);
+    expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+    const text = bytes.toString('utf8').slice(1);
+    expect(text.startsWith('row;outcome;hint;errors;dealId;')).toBe(true);
+    expect(text.split('\r\n')[1]).toMatch(/^1;invalid;исправьте;dealId: x;/);
+    expect(text.replace(/\r\n/g, '')).not.toContain('\n');
+    const back = await read(out);
+    expect(back.input).toMatchObject({ encoding: 'utf8-bom', delimiter: ';', lineEnding: '\r\n' });
+    expect(back.input.unknownColumns()).toEqual([]);
+    expect(back.records.map((r) => r.fields)).toEqual(records.map((r) => r.fields));
+    expect(back.records.map((r) => r.problems)).toEqual(records.map((r) => r.problems));
+
+    const again = join(dir, 'attention-2.csv');
+    await attentionOf(out, again, { excel: true });
+    expect((await readFile(again)).equals(bytes)).toBe(true);
+  });
+
+  it("keeps a Windows-1251 input in Windows-1251 in Excel's form (Russian Excel reads its own code page), and JSON as JSON", async () => {
+    const sample = await readFile(SAMPLE, 'utf8');
+    const file = join(dir, 'cp1251.csv');
+    await writeFile(file, iconv.encode(sample, 'windows-1251'));
+    const out = join(dir, 'attention.csv');
+    const records = await attentionOf(file, out, { excel: true });
+    const back = await read(out);
+    expect(back.input).toMatchObject({ encoding: 'windows-1251', delimiter: ';', lineEnding: '\r\n' });
+    expect(back.records.map((r) => r.fields)).toEqual(records.map((r) => r.fields));
+
+    const json = join(dir, 'deals.json');
+    await writeFile(json, JSON.stringify([{ dealId: 'D-1', city: 'Новосибирск' }]));
+    const jsonOut = join(dir, 'attention.json');
+    await attentionOf(json, jsonOut, { excel: true });
+    expect(JSON.parse(await readFile(jsonOut, 'utf8'))).toEqual([
+      { row: 1, outcome: 'invalid', hint: 'исправьте', errors: 'dealId: x', dealId: 'D-1', city: 'Новосибирск' },
+    ]);
   });
 
   it('gives the rejects file row and errors first, and a JSON file our fields first', async () => {

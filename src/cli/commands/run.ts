@@ -18,6 +18,7 @@ export interface RunFlags extends InputFlags, WorkerFlags {
   batch?: string;
   excel?: boolean;
   attention?: string;
+  attentionAsInput?: boolean;
   lang?: Lang;
 }
 
@@ -29,8 +30,10 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
     .requiredOption('--profile <bank.json>', 'the bank profile (encumbrancer and representative)')
     .option('--out <results>', 'the results file (.csv, or .jsonl); default <file stem>.results.csv beside the input')
     .option('--batch <id>', 'batch id; default <file stem>-<12 hex of its sha256>, so the same file resumes its batch')
-    .option('--excel', 'write the results for Russian Excel (BOM, ";", CRLF)')
+    .option('--excel', 'write the results for Russian Excel (BOM, ";", CRLF); the default when the profile says "excel": true')
+    .option('--no-excel', 'write the results as UTF-8 with "," even when the profile says "excel": true')
     .option('--attention <file>', "rows that need a person: row, outcome, hint and errors, then the input's own columns")
+    .option('--attention-as-input', "write the attention file in the input's own delimiter, encoding and line ending, not Russian Excel's")
     .option('--lang <ru|en>', LANG_HELP, langFlag);
   return addWorkerOptions(addInputOptions(command)).action(async (file: string, _flags: unknown, cmd: Command) => {
     const opts = cmd.opts<RunFlags>();
@@ -45,6 +48,8 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
       env,
       async (redis) => {
         await requireNoEviction(redis, env.config.redis);
+        // The first line: on a terminal it opens the log file, whose name then comes before the bars.
+        env.logger.info({ file, batch: opts.batch }, 'run started');
         const loading = createProgress('load', { unit: 'bytes', logger: env.logger });
         const progress = createProgress('run ', { unit: 'rows', logger: env.logger });
         try {
@@ -60,8 +65,9 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
             ...dealWorkerSettings(opts, env),
             ...reading,
             resubmit: opts.resubmit,
-            excel: opts.excel,
+            excel: opts.excel ?? profile.excel,
             attention: opts.attention,
+            attentionAsInput: opts.attentionAsInput,
             lang: opts.lang ?? env.config.lang,
             retentionMs: env.config.retentionMs,
             signal: shutdown.signal,
