@@ -13,8 +13,8 @@ import { loadBatch, type LoadOptions, type LoadSummary } from '../batch/load-bat
 import type { InputOptions } from '../input/open-input.js';
 import { writeAttention } from '../results/attention.js';
 import { waitForBatch, type StopReason, type WaitingSummary } from '../batch/wait-batch.js';
-import { findWaitingRows, type WaitingRows } from '../batch/waiting-rows.js';
-import { deadlineHint, deadlineMessage } from '../results/deadline-hint.js';
+import type { WaitingRows } from '../batch/waiting-rows.js';
+import { deadlineNotes } from '../results/deadline-hint.js';
 import { findMissingRows, type MissingRows } from '../batch/missing-rows.js';
 import { writeResults, type ResultsSummary } from '../results/write-results.js';
 import { createDealWorker, type DealWorkerOptions } from '../worker/create-worker.js';
@@ -72,15 +72,6 @@ export interface RunResult {
 }
 
 /**
- * At the deadline the unfinished rows keep their jobs (a later `work` or `run` finishes them,
- * once each): their lines say why they wait, when they are tried next, and what to run.
- */
-function pendingMessages(waiting: WaitingRows): (row: number) => string {
-  const byRow = new Map(waiting.rows.map((w) => [w.row, w]));
-  return (row) => deadlineMessage(byRow.get(row));
-}
-
-/**
  * The run's pace: rows finished while it waited over the time it waited. Rows finished before
  * the wait (refused at load, an earlier run of the batch) are not this run's.
  */
@@ -97,9 +88,6 @@ function createPace(report: RunOptions['onProgress']) {
     now: () => ({ rows: Math.max(0, latest - (first ?? latest)), ms: Date.now() - began }),
   };
 }
-
-/** Waiting rows whose reasons the files carry at a deadline; the others say only that they wait. */
-const WAITING_REASONS = 10_000;
 
 export async function runBatch(options: RunOptions): Promise<RunResult> {
   const { redis, keys, logger } = options;
@@ -149,8 +137,9 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
     await dealWorker.close();
   }
   const missing = stoppedBecause === 'missing' ? await findMissingRows(redis, keys, batch, load.read) : undefined;
-  const waiting = stoppedBecause === 'deadline' ? await findWaitingRows(redis, keys, batch, WAITING_REASONS) : undefined;
-  const pendingMessage = waiting && pendingMessages(waiting);
+  // At the deadline the unfinished rows keep their jobs (a later `work` or `run` finishes them,
+  // once each): their lines say why they wait, when they are tried next, and what to run.
+  const notes = stoppedBecause === 'deadline' ? await deadlineNotes(redis, keys, batch, options.lang) : undefined;
   const results = await writeResults({
     redis,
     keys,
@@ -158,7 +147,7 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
     total: load.read,
     out: options.out,
     excel: options.excel,
-    ...(pendingMessage && { pendingMessage }),
+    ...(notes && { pendingMessage: notes.errors }),
   });
   const attention = options.attention
     ? await writeAttention({
@@ -167,7 +156,7 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
         batch,
         out: options.attention,
         lang: options.lang,
-        ...(pendingMessage && { pending: { hint: deadlineHint(batch, options.lang), errors: pendingMessage } }),
+        ...(notes && { pending: notes }),
       })
     : undefined;
   // A deadline is the night's plan, not a failure: the rows it left need a person's next step (3).
@@ -181,7 +170,7 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
     ...(attention ? { attention } : {}),
     ...(stoppedBecause ? { stoppedBecause } : {}),
     ...(missing ? { missing } : {}),
-    ...(waiting ? { waiting } : {}),
+    ...(notes ? { waiting: notes.waiting } : {}),
     pace: pace.now(),
   };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseDeadline } from '../../src/batch/deadline.js';
+import { parseDeadline, parseTickDeadline } from '../../src/batch/deadline.js';
+import { tickDeadline } from '../../src/schedule/scheduler.js';
 import { UsageError } from '../../src/errors.js';
 
 // Local times built with the Date constructor: the tests hold in any TZ the machine has.
@@ -53,5 +54,23 @@ describe('--deadline', () => {
     expect(message).toContain(`--deadline ${JSON.stringify(value)} ${why}`);
     expect(message.split('\n')).toHaveLength(1);
     expect((thrown as UsageError).exitCode).toBe(2);
+  });
+});
+
+describe("a schedule's --deadline", () => {
+  it('keeps a clock time or a duration, and refuses a date: a schedule runs every night', () => {
+    expect(parseTickDeadline('06:00')).toEqual({ at: [6, 0, 0] });
+    expect(parseTickDeadline('5h')).toEqual({ afterMs: 5 * 3600_000 });
+    expect(() => parseTickDeadline('2026-11-25T06:00')).toThrow(/is a date, and a schedule runs every night/);
+    expect(() => parseTickDeadline('soon')).toThrow(UsageError);
+  });
+
+  it("reckons each tick's deadline from its start: the next such clock time in the schedule's zone, or the duration after it", () => {
+    // A tick at 01:30 Moscow (22:30 UTC the evening before) must end by 06:00 Moscow, 03:00 UTC.
+    const tick = new Date(Date.UTC(2026, 10, 24, 22, 30, 0));
+    expect(tickDeadline({ at: [6, 0, 0] }, tick, 'Europe/Moscow')).toBe(Date.UTC(2026, 10, 25, 3, 0, 0));
+    // In Vladivostok (UTC+10) it is already 08:30 on the 25th: the next 06:00 is on the 26th.
+    expect(tickDeadline({ at: [6, 0, 0] }, tick, 'Asia/Vladivostok')).toBe(Date.UTC(2026, 10, 25, 20, 0, 0));
+    expect(tickDeadline({ afterMs: 3600_000 }, tick, 'Europe/Moscow')).toBe(tick.getTime() + 3600_000);
   });
 });

@@ -12,6 +12,8 @@ import { withRedis } from '../with-redis.js';
 
 /** Waiting rows printed one a line; the rest are counted. */
 const WAITING_SHOWN = 20;
+/** A delayed job is taken within a moment of its time by a running worker. */
+const DUE_SLACK_MS = 5000;
 
 export interface StatusFlags {
   json?: boolean;
@@ -69,7 +71,10 @@ async function printBatch(redis: RedisClient, env: Env, batch: string, opts: Sta
   );
   if (queue) console.log(`  unfinished rows in the queue: ${queue}`);
   if (status.waiting && status.waiting.count > 0) {
-    console.log(`  waiting for their next try: ${rows(status.waiting.count)}, the first at ${status.waiting.nextTryAt}`);
+    // A try past due waits for a worker to take it: none runs, or all are busy.
+    const due =
+      Date.parse(status.waiting.nextTryAt ?? '') < Date.now() - DUE_SLACK_MS ? ' (past due: is a realty-batch work running?)' : '';
+    console.log(`  waiting for their next try: ${rows(status.waiting.count)}, the first at ${status.waiting.nextTryAt}${due}`);
     for (const w of status.waiting.rows.slice(0, WAITING_SHOWN))
       console.log(`    row ${w.row} (${w.dealId}): next try ${w.nextTryAt}; ${w.reason}`);
     if (status.waiting.count > WAITING_SHOWN)
