@@ -61,7 +61,7 @@ export async function waitForBatch(options: WaitOptions): Promise<StopReason | u
   // The deadline ends the wait as a signal does, on its own reason.
   const deadline = options.deadline === undefined ? undefined : new AbortController();
   const timer = deadline ? setTimeout(() => deadline.abort(), Math.max(0, options.deadline! - Date.now())) : undefined;
-  const signal = anySignal(options.signal, deadline?.signal);
+  const signal = deadline && options.signal ? AbortSignal.any([options.signal, deadline.signal]) : (options.signal ?? deadline?.signal);
   try {
     for (;;) {
       const stop = await look();
@@ -106,7 +106,11 @@ export async function waitForBatch(options: WaitOptions): Promise<StopReason | u
   /** Counts the rows waiting for a retry, for the progress, about once a second; false when stopped meanwhile. */
   async function lookAtWaiting(): Promise<boolean> {
     if (!options.onProgress || Date.now() < nextWaitingLook) return true;
-    const found = await untilAborted(findWaitingRows(redis, keys, batch), signal);
+    // Only for the progress: a failed look keeps the last count rather than ending the wait.
+    const found = await untilAborted(
+      findWaitingRows(redis, keys, batch).catch(() => waiting),
+      signal,
+    );
     if (found === undefined) return false;
     waiting = { count: found.count, ...(found.nextAt !== undefined && { nextAt: found.nextAt }) };
     nextWaitingLook = Date.now() + WAITING_EVERY_MS;
@@ -116,17 +120,6 @@ export async function waitForBatch(options: WaitOptions): Promise<StopReason | u
   function stopped(): StopReason {
     return options.signal?.aborted ? 'signal' : 'deadline';
   }
-}
-
-/** Aborts when either does. */
-function anySignal(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
-  if (!a || !b) return a ?? b;
-  const both = new AbortController();
-  const abort = () => both.abort();
-  if (a.aborted || b.aborted) both.abort();
-  a.addEventListener('abort', abort, { once: true });
-  b.addEventListener('abort', abort, { once: true });
-  return both.signal;
 }
 
 /** The promise's value, or undefined as soon as the signal aborts. */

@@ -104,6 +104,8 @@ describe('schedule add --deadline: a nightly tick that must end before the morni
       expect(attention.find((r) => r.row === '24')!.hint).toContain('its job stays in the queue');
       // Left in the inbox: the next tick resumes the same batch and writes its results again.
       expect(existsSync(file)).toBe(true);
+      // A tick that kept its deadline went as planned: /metrics' last tick is no failure to page about.
+      expect(await redis.hget(createKeys(prefix).scheduleTick('b'), 'success')).toBe('1');
     } finally {
       redis.disconnect();
     }
