@@ -106,6 +106,7 @@ export async function waitForBatch(options: WaitOptions): Promise<StopReason | u
   /** Counts the rows waiting for a retry, for the progress, about once a second; false when stopped meanwhile. */
   async function lookAtWaiting(): Promise<boolean> {
     if (!options.onProgress || Date.now() < nextWaitingLook) return true;
+    const began = Date.now();
     // Only for the progress: a failed look keeps the last count rather than ending the wait.
     const found = await untilAborted(
       findWaitingRows(redis, keys, batch).catch(() => waiting),
@@ -113,7 +114,8 @@ export async function waitForBatch(options: WaitOptions): Promise<StopReason | u
     );
     if (found === undefined) return false;
     waiting = { count: found.count, ...(found.nextAt !== undefined && { nextAt: found.nextAt }) };
-    nextWaitingLook = Date.now() + WAITING_EVERY_MS;
+    // Less often the longer a look takes: a delayed set of a big outage is scanned, not polled.
+    nextWaitingLook = Date.now() + Math.max(WAITING_EVERY_MS, 10 * (Date.now() - began));
     return true;
   }
 
