@@ -33,6 +33,8 @@ export interface AttentionOptions {
   lang?: Lang;
   /** A CSV input's own delimiter, encoding and line ending instead of Russian Excel's form. */
   asInput?: boolean;
+  /** Rows without an outcome go in too, with this hint and these errors (a run stopped at its deadline). */
+  pending?: { hint: string; errors: (row: number) => string };
 }
 
 const PAGE = 1000;
@@ -54,7 +56,17 @@ export async function writeAttention(options: AttentionOptions): Promise<{ file:
         page = await store.range(batch, pageStart, pageStart + PAGE - 1);
       }
       const outcome = page[record.row - pageStart];
-      if (!outcome || !ATTENTION_OUTCOMES.has(outcome.outcome)) continue;
+      if (!outcome) {
+        if (options.pending)
+          await writer.write(record, {
+            row: record.row,
+            outcome: 'pending',
+            hint: options.pending.hint,
+            errors: options.pending.errors(record.row),
+          });
+        continue;
+      }
+      if (!ATTENTION_OUTCOMES.has(outcome.outcome)) continue;
       await writer.write(record, {
         row: record.row,
         outcome: outcome.outcome,

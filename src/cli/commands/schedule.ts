@@ -7,6 +7,7 @@ import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { Lang } from '../../config.js';
 import { UsageError } from '../../errors.js';
+import { parseTickDeadline } from '../../batch/deadline.js';
 import { loadProfile } from '../../input/profile.js';
 import {
   checkFoldersApart,
@@ -30,6 +31,7 @@ export interface ScheduleAddFlags {
   readySuffix?: string;
   settleMs?: number;
   lang?: Lang;
+  deadline?: string;
 }
 
 export interface ScheduleRemoveFlags {
@@ -75,7 +77,11 @@ function addScheduleOptions(cmd: Command, required: boolean): Command {
       'without --ready-suffix: take a file once it stayed unchanged this long (default 60000)',
       nonNegativeInt('--settle-ms'),
     )
-    .option('--lang <ru|en>', `${LANG_HELP}; stored with the schedule`, langFlag);
+    .option('--lang <ru|en>', `${LANG_HELP}; stored with the schedule`, langFlag)
+    .option(
+      '--deadline <when>',
+      "each tick stops waiting then: a clock time (06:00, in --tz) or a duration from the tick's start (5h); unfinished rows are written pending and their file waits in the inbox for the next tick",
+    );
 }
 
 export function registerScheduleCommand(program: Command, context: CliContext): Command {
@@ -137,6 +143,7 @@ async function add(env: Env, opts: ScheduleAddFlags): Promise<void> {
   if (opts.readySuffix !== undefined) checkReadySuffix(opts.readySuffix);
   if (opts.notifyUrl && !/^https?:\/\//.test(opts.notifyUrl)) throw new UsageError(`--notify-url ${opts.notifyUrl} is not an http(s) url.`);
   await loadProfile(opts.profile);
+  const deadline = opts.deadline === undefined ? undefined : parseTickDeadline(opts.deadline);
   const info = await withRedis(env, (redis) =>
     // "This content ran" is remembered as long as the ledger remembers its deals (REALTY_LEDGER_DAYS).
     upsertSchedule(redis, env.keys, {
@@ -151,6 +158,7 @@ async function add(env: Env, opts: ScheduleAddFlags): Promise<void> {
       settleMs: opts.settleMs,
       lang: opts.lang ?? env.config.lang,
       doneMs: env.config.ledgerMs,
+      ...(deadline && { deadline }),
     }),
   );
   console.log(
