@@ -226,16 +226,21 @@ describe('loadBatch over a fake load context (no Redis)', () => {
 
     const outcomes = fake.outcomesOf('b').sort((a, b) => a.row - b.row);
     expect(outcomes.map((o) => o.row)).toEqual(INVALID_ROWS);
-    expect(outcomes.every((o) => o.outcome === 'invalid' && o.errorCode === 'INVALID' && o.attempts === 0)).toBe(true);
+    expect(outcomes.every((o) => o.outcome === 'invalid' && o.attempts === 0)).toBe(true);
+    // The repeated dealId is another property's (row 2 is 77:06:0005011:2376, this one 77:06:0001003:1578).
+    expect(outcomes.map((o) => o.errorCode)).toEqual(['INVALID', 'INVALID', 'DEAL_ID_CONFLICT']);
     expect(outcomes[0]).toMatchObject({ dealId: 'NSK-2026-000127', errorMessage: 'ownerSnils: checksum does not match' });
     expect(outcomes[1]!.errorMessage).toMatch(/^ownerBirthPlace: .+; ownerDocIssueDate: /);
-    expect(outcomes[2]).toMatchObject({ dealId: 'MSK-2026-004511', errorMessage: 'dealId: repeats the dealId of row 2' });
+    expect(outcomes[2]).toMatchObject({
+      dealId: 'MSK-2026-004511',
+      errorMessage: 'dealId: repeats the dealId of row 2, which is for another property',
+    });
     expect(fake.jobsOf('b').some((j) => INVALID_ROWS.includes(j.row))).toBe(false);
     expect(fake.world.metrics.get('outcome|invalid')).toBe(SAMPLE_INVALID);
     expect(summary.invalidByField).toMatchObject({ ownerSnils: 1, dealId: 1, ownerBirthPlace: 1 });
     const rejects = readFileSync(summary.rejectsFile!, 'utf8');
     expect(rejects.trim().split('\n')).toHaveLength(1 + SAMPLE_INVALID);
-    expect(rejects).toContain('dealId: repeats the dealId of row 2');
+    expect(rejects).toContain('dealId: repeats the dealId of row 2, which is for another property');
   });
 
   it("a reload of a loaded batch adds no job, counts its jobs as already enqueued, leaves its rows' outcomes to them, and does not release them again", async () => {
