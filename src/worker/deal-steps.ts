@@ -120,9 +120,10 @@ export async function resolution(run: DealRun): Promise<Decision | undefined> {
   try {
     if (!first) {
       const look = await ctx.ledger.lookup(run.bank, run.dealId, run.batch, run.row);
+      // The checkpoint's number first: the lookup compares it with the one the deal's docflow was made for.
+      run.cadastralNumber = look.cadastralNumber;
       const known = lookedUp(run, look);
       if (known) return known;
-      run.cadastralNumber = look.cadastralNumber;
     }
     if (run.cadastralNumber) return undefined;
     await ctx.throttle?.();

@@ -365,6 +365,48 @@ describe('loadBatch over a fake load context (no Redis)', () => {
     expect(fake.world.metrics.get('outcome|suspended')).toBe(1);
   });
 
+  it('refuses at load a row whose dealId the ledger has for another cadastral number, --resubmit or not; the same property stays already_submitted', async () => {
+    for (const resubmit of [false, true]) {
+      const fake = fakeRedis();
+      const at = '2026-03-01T10:00:00.000Z';
+      const made = { batch: 'other', row: 4, docflowId: 'DF-OTHER', outcome: 'queued' as const, at, via: 'answer' as const };
+      // Row 2 (77:06:0005011:2376): the ledger has its dealId for another flat.
+      fake.world.ledger.set(`${BANK}|MSK-2026-004511`, { ...made, property: { cadastralNumber: '77:06:0001003:1578' } });
+      // Row 6 (78:06:0002123:4471): the same number, the address written otherwise: the same deal.
+      fake.world.ledger.set(`${BANK}|SPB-2026-010078`, { ...made, property: { cadastralNumber: '78:06:0002123:4471', address: 'спб' } });
+      // Row 1 (no number, Челюскинцев 14-81): another address; only the worker's claim can tell, once suggest gave the number.
+      fake.world.ledger.set(`${BANK}|NSK-2026-000123`, {
+        ...made,
+        property: { cadastralNumber: '54:35:1:1', address: 'новосибирск, ленина, 1' },
+      });
+      // Row 3 (no number): the same address: the same deal.
+      fake.world.ledger.set(`${BANK}|NSK-2026-000124`, {
+        ...made,
+        property: { address: 'новосибирская область, новосибирск, татьяны снежиной, 39, 57' },
+      });
+
+      const summary = await load(fake, samples, { resubmit });
+      const outcome = (row: number) => fake.outcomesOf('b').find((o) => o.row === row);
+      const jobRows = fake.jobsOf('b').map((j) => j.row);
+      expect(outcome(2)).toMatchObject({ outcome: 'invalid', errorCode: 'DEAL_ID_CONFLICT', cadastralNumber: '77:06:0005011:2376' });
+      expect(outcome(2)!.errorMessage).toBe(
+        'dealId MSK-2026-004511 was registered for 77:06:0001003:1578 (batch other, row 4, docflow DF-OTHER); this row is for 77:06:0005011:2376: give this deal its own dealId',
+      );
+      expect(jobRows).not.toContain(2);
+      expect(jobRows).toContain(1);
+      expect(summary).toMatchObject({ valid: VALID - 1, invalid: SAMPLE_INVALID + 1, invalidByField: { dealId: 2 } });
+      if (resubmit) {
+        expect(jobRows).toEqual(expect.arrayContaining([3, 6]));
+        expect(summary.alreadySubmitted).toBe(0);
+      } else {
+        expect(outcome(6)).toMatchObject({ outcome: 'already_submitted', docflowId: 'DF-OTHER' });
+        expect(outcome(3)).toMatchObject({ outcome: 'already_submitted', docflowId: 'DF-OTHER' });
+        expect(summary.alreadySubmitted).toBe(2);
+      }
+      expect(fake.world.metrics.get('outcome|invalid')).toBe(SAMPLE_INVALID + 1);
+    }
+  });
+
   it("with --resubmit a deal another row made gets a job marked resubmit, while a row's own docflow still stands", async () => {
     const fake = fakeRedis();
     const at = '2026-03-01T10:00:00.000Z';
