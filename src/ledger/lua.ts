@@ -61,10 +61,10 @@ end
 -- before entries kept it) is taken as before, never a conflict on missing data.
 -- Whether a docflow's entry is for the property a row names (its cadastral number cn, its canonical
 -- address addr): two cadastral numbers decide, else equal addresses. An entry that kept neither
--- (written before entries kept them) is taken as before: the same deal.
+-- (written before entries kept them), or a caller that names none, is taken as before: the same deal.
 local function same_property(x, cn, addr)
   local xcn, xaddr = x.cn or '', x.addr or ''
-  if xcn == '' and xaddr == '' then return true end
+  if (xcn == '' and xaddr == '') or (cn == '' and addr == '') then return true end
   if xcn ~= '' and cn ~= '' then return xcn == cn end
   return xaddr ~= '' and xaddr == addr
 end

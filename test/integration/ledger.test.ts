@@ -248,6 +248,9 @@ describe('the ledger', () => {
         ledger: { bank: BANK, resubmit: false, property: { address: P101.address } },
       });
       expect(same).toMatchObject({ kind: 'submitted', own: false, deal: { docflowId: 'df-1' } });
+      // A writer that names no property is taken as before.
+      const unnamed = await store.record('d', record(7, 'D-7', { outcome: 'failed' }), { ledger: { bank: BANK, resubmit: false } });
+      expect(unnamed).toMatchObject({ kind: 'submitted', own: false, deal: { docflowId: 'df-1' } });
     });
   });
 
