@@ -92,6 +92,9 @@ describe('a dealId repeated for another property (issue 23, point 7)', () => {
       "this dealId is another property's (see errors): give this deal its own dealId, correct any other field named in errors, then load this file again",
     );
     expect(sandbox.stats().docflowsCreated).toBe(4);
+    // The ledger keeps the property the deal was registered for.
+    const shown = await cli(['ledger', DEAL, '--profile', 'samples/bank-profile.json']);
+    expect(shown.stdout).toContain(`  for the property ${PROFSOYUZNAYA![CN]} (москва, профсоюзная, 104, 215)`);
 
     // The operator loads the attention file back as it is.
     expect((await run(join(dir, 'night.attention.csv'), 'again')).code).toBe(3);
