@@ -12,7 +12,7 @@
 import type { Queue } from 'bullmq';
 import { LOADER } from '../config.js';
 import { LeftoverJobsHeldError } from '../errors.js';
-import { compareProperties, propertyKeyOf } from '../input/property-key.js';
+import { compareProperties, propertyKeyOf, storedProperty } from '../input/property-key.js';
 import { dealIdConflict } from '../outcomes/deal-conflict.js';
 import { alreadySubmitted, ownDocflow, type OutcomeRecord } from '../outcomes/types.js';
 import type { DealJobData } from '../queue/job-data.js';
@@ -125,7 +125,7 @@ export function enqueueInto(store: JobStore, options: ChunkOptions): Enqueuer {
       else if (deal) {
         const property = propertyKeyOf(job.deal ?? {});
         // An entry that kept no property (written before entries did) is taken as before: the same deal.
-        const same = deal.property ? compareProperties(deal.property, property) : 'same';
+        const same = deal.property ? compareProperties(deal.property, storedProperty(property)) : 'same';
         // Another cadastral number: another deal under this dealId, refused, --resubmit or not.
         if (same === 'different') conflicts.push(dealIdConflict(job.row, job.dealId, deal, deal.property!, property, 0));
         // Addresses written differently, a cadastral number on one side only: the worker finds

@@ -35,7 +35,8 @@ export interface LedgerEntry {
   tryAt?: number;
   endAt?: number;
   /**
-   * The property the deal was claimed for (hash fields `cn`, `addr`): a dealId that comes back
+   * The property the deal was claimed for (hash fields `cn`, and `addr`: its address's digest,
+   * storedProperty in src/input/property-key.ts): a dealId that comes back
    * for another property is a conflict, never the same deal. Absent in an entry written before
    * entries kept it (and in one the feed made with no row): such an entry is taken as before,
    * for whatever property the row names; nothing is called a conflict on missing data.

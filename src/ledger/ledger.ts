@@ -21,6 +21,7 @@ import {
   type SubmittedDeal,
   type Via,
 } from './entry.js';
+import { storedProperty } from '../input/property-key.js';
 import { LEDGER_LUA } from './lua.js';
 
 /** What a row may do about its deal now. */
@@ -123,7 +124,7 @@ export interface Ledger {
  * KEYS: entry, feed, outcomes, checkpoints, batch hash (the row's own).
  * ARGV: batch, row, job, dealId, bank, resubmit ('1'), timeoutMs, feedLagMs, ledgerMs,
  * cadastral number ('' for none), mode, key tag, nonce (this run's claim), the row's property:
- * its cadastral number and its canonical address ('' for none).
+ * its cadastral number and its address's digest ('' for none: propertyArgs).
  */
 const CLAIM = luaScript(`${LEDGER_LUA}
 local now = now_ms()
@@ -276,6 +277,12 @@ const pairs = (flat: string[]): Record<string, string> => {
   return hash;
 };
 
+/** A row's property as a script's two arguments, as the ledger keeps it (storedProperty); '' for what it has not. */
+export function propertyArgs(property: PropertyKey | undefined): [string, string] {
+  const stored = property && storedProperty(property);
+  return [stored?.cadastralNumber ?? '', stored?.address ?? ''];
+}
+
 /** CLAIM's reply, read. */
 function claimVerdict([kind, a, b, c, d, e, f, g]: string[]): ClaimVerdict {
   const deal = (): SubmittedDeal => ({
@@ -336,8 +343,7 @@ export function createLedger(redis: Redis, keys: Keys, options: LedgerOptions): 
           r.mode,
           tag,
           r.nonce,
-          r.property?.cadastralNumber ?? '',
-          r.property?.address ?? '',
+          ...propertyArgs(r.property),
         ],
       )) as Array<string | number>;
       return claimVerdict(reply.map(String));

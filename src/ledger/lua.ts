@@ -9,8 +9,8 @@
  * or made the docflow), job (that row's job key); when sending: tryAt and endAt (ms of
  * Redis' clock), timeoutMs, lagMs (the feed lag allowed, as the claiming worker had it),
  * nonce (the run that claimed); when submitted: docflowId, outcome, at, via (answer | feed);
- * cn and addr: the property the deal was claimed for (its cadastral number, its canonical
- * address: src/input/property-key.ts), absent in entries written before they were kept;
+ * cn and addr: the property the deal was claimed for (its cadastral number, a digest of its
+ * canonical address: src/input/property-key.ts), absent in entries written before they were kept;
  * prev: the docflow a resubmission would replace (JSON), kept until the new one exists.
  */
 export const LEDGER_LUA = `
@@ -60,7 +60,7 @@ end
 -- asking (cn: its cadastral number). Only two cadastral numbers tell: an entry without one (written
 -- before entries kept it) is taken as before, never a conflict on missing data.
 -- Whether a docflow's entry is for the property a row names (its cadastral number cn, its canonical
--- address addr): two cadastral numbers decide, else equal addresses. An entry that kept neither
+-- address's digest addr): two cadastral numbers decide, else equal addresses. An entry that kept neither
 -- (written before entries kept them), or a caller that names none, is taken as before: the same deal.
 local function same_property(x, cn, addr)
   local xcn, xaddr = x.cn or '', x.addr or ''

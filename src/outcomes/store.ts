@@ -10,6 +10,7 @@ import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { createScriptBatcher, luaScript, type ScriptRunner } from '../redis/lua.js';
 import { LEDGER_LUA } from '../ledger/lua.js';
+import { propertyArgs } from '../ledger/ledger.js';
 import type { PropertyKey, SubmittedDeal, Via } from '../ledger/entry.js';
 import type { OutcomeRecord } from './types.js';
 
@@ -65,7 +66,7 @@ export interface OutcomeStore {
  * batch hash. ARGV: row, outcome JSON, ledger mode ('' | submitted | release | keep), docflowId,
  * outcome, at, via, job data ('' to leave the job be), ledger ms, batch, if absent ('1'),
  * resubmit ('1'), requestId (for an entry the deal does not have yet), the row's property: its
- * cadastral number and its canonical address ('' for none).
+ * cadastral number and its address's digest ('' for none: propertyArgs).
  */
 const RECORD = luaScript(`${LEDGER_LUA}
 local now = now_ms()
@@ -115,11 +116,6 @@ function ledgerMode(record: OutcomeRecord, ledger: RecordOptions['ledger']): '' 
   if (SUBMITTED_OUTCOMES.has(record.outcome) && record.docflowId) return 'submitted';
   // `keep`: the claim stays (the try may have made a docflow), unless the feed already found it.
   return ledger.keepClaim ? 'keep' : 'release';
-}
-
-/** The row's property as RECORD's last two arguments ('' for what it has not). */
-function propertyArgs(property: PropertyKey | undefined): [string, string] {
-  return [property?.cadastralNumber ?? '', property?.address ?? ''];
 }
 
 /** RECORD's reply, read. */

@@ -10,7 +10,7 @@ import { DelayedError, RateLimitError, UnrecoverableError, WaitingError } from '
 import { TUNABLES } from '../config.js';
 import { ApiHttpError } from '../errors.js';
 import type { ClaimVerdict, Lookup } from '../ledger/ledger.js';
-import { compareProperties, type PropertyKey } from '../input/property-key.js';
+import { compareProperties, storedProperty, type PropertyKey } from '../input/property-key.js';
 import { dealIdConflict } from '../outcomes/deal-conflict.js';
 import { ERROR_CODES, failsJob } from '../outcomes/error-codes.js';
 import type { NewOutcome } from '../outcomes/record-outcome.js';
@@ -158,7 +158,7 @@ export function lookedUp(run: DealRun, look: Lookup): Decision | undefined {
       ledger: run.ledger({ requestId: e.requestId, via }),
     };
   // An entry that kept no property (written before entries did) is taken as before: the same deal.
-  const same = e.property ? compareProperties(e.property, run.property()) : 'same';
+  const same = e.property ? compareProperties(e.property, storedProperty(run.property())) : 'same';
   if (same === 'different') return conflictOutcome(run, made, e.property!);
   // Not told yet (no cadastral number of the row's): suggest finds it, and the claim tells.
   if (same === 'unknown') return undefined;

@@ -94,7 +94,7 @@ describe('a dealId repeated for another property (issue 23, point 7)', () => {
     expect(sandbox.stats().docflowsCreated).toBe(4);
     // The ledger keeps the property the deal was registered for.
     const shown = await cli(['ledger', DEAL, '--profile', 'samples/bank-profile.json']);
-    expect(shown.stdout).toContain(`  for the property ${PROFSOYUZNAYA![CN]} (москва, профсоюзная, 104, 215)`);
+    expect(shown.stdout).toContain(`  for the property ${PROFSOYUZNAYA![CN]}\n`);
 
     // The operator loads the attention file back as it is.
     expect((await run(join(dir, 'night.attention.csv'), 'again')).code).toBe(3);

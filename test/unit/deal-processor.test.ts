@@ -10,6 +10,7 @@ import { createDealProcessor, type DealProcessorContext } from '../../jobs/deal.
 import { ApiHttpError, BatchAbandonedError } from '../../src/errors.js';
 import type { Deal } from '../../src/input/deal.js';
 import { loadProfile, type BankProfile } from '../../src/input/profile.js';
+import { storedProperty } from '../../src/input/property-key.js';
 import { createDealValidator } from '../../src/input/validate-deal.js';
 import type { ClaimVerdict, Lookup } from '../../src/ledger/ledger.js';
 import { createLogger } from '../../src/logger.js';
@@ -449,7 +450,8 @@ describe('a deal job whose dealId the ledger has for another property', () => {
     state: 'submitted' as const,
     ...made,
     via: 'answer' as const,
-    ...(property && { property }),
+    // The ledger keeps the address as a digest.
+    ...(property && { property: storedProperty(property) }),
   });
 
   it('claims with the property the row is for, and on a conflict is refused DEAL_ID_CONFLICT naming both, nothing sent', async () => {

@@ -15,6 +15,7 @@ import { loadBatchWith, type LoadRequest, type LoadSummary } from '../../src/bat
 import { takeBackJobs, type JobStore, type LedgerDeal, type LoadContext } from '../../src/batch/load-context.js';
 import { BatchJobsHeldError, InputError, LeftoverJobsHeldError, UsageError } from '../../src/errors.js';
 import { loadProfile, type BankProfile } from '../../src/input/profile.js';
+import { storedProperty } from '../../src/input/property-key.js';
 import { createLogger } from '../../src/logger.js';
 import type { OutcomeRecord } from '../../src/outcomes/types.js';
 import { dealJobId, type DealJobData } from '../../src/queue/job-data.js';
@@ -373,7 +374,10 @@ describe('loadBatch over a fake load context (no Redis)', () => {
       // Row 2 (77:06:0005011:2376): the ledger has its dealId for another flat.
       fake.world.ledger.set(`${BANK}|MSK-2026-004511`, { ...made, property: { cadastralNumber: '77:06:0001003:1578' } });
       // Row 6 (78:06:0002123:4471): the same number, the address written otherwise: the same deal.
-      fake.world.ledger.set(`${BANK}|SPB-2026-010078`, { ...made, property: { cadastralNumber: '78:06:0002123:4471', address: 'спб' } });
+      fake.world.ledger.set(`${BANK}|SPB-2026-010078`, {
+        ...made,
+        property: storedProperty({ cadastralNumber: '78:06:0002123:4471', address: 'спб' }),
+      });
       // Row 1 (no number, Челюскинцев 14-81): another address; only the worker's claim can tell, once suggest gave the number.
       fake.world.ledger.set(`${BANK}|NSK-2026-000123`, {
         ...made,
@@ -382,7 +386,7 @@ describe('loadBatch over a fake load context (no Redis)', () => {
       // Row 3 (no number): the same address: the same deal.
       fake.world.ledger.set(`${BANK}|NSK-2026-000124`, {
         ...made,
-        property: { address: 'новосибирская область, новосибирск, татьяны снежиной, 39, 57' },
+        property: storedProperty({ address: 'новосибирская область, новосибирск, татьяны снежиной, 39, 57' }),
       });
 
       const summary = await load(fake, samples, { resubmit });

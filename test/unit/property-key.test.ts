@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalAddress, compareProperties, describeProperty, propertyKeyOf } from '../../src/input/property-key.js';
+import { canonicalAddress, compareProperties, describeProperty, propertyKeyOf, storedProperty } from '../../src/input/property-key.js';
 
 const FLAT = { region: 'Новосибирская область', city: 'Новосибирск', street: 'Челюскинцев', house: '14', apartment: '81' };
 
@@ -32,5 +32,15 @@ describe('the key of the property a deal is for', () => {
   it('names a property by its cadastral number, else its address', () => {
     expect(describeProperty(propertyKeyOf({ ...FLAT, cadastralNumber: '54:35:012345:101' }))).toBe('54:35:012345:101');
     expect(describeProperty(propertyKeyOf(FLAT))).toBe('новосибирская область, новосибирск, челюскинцев, 14, 81');
+  });
+
+  it('is kept in the ledger with the address as a digest that compares as the address does', () => {
+    const key = propertyKeyOf({ ...FLAT, cadastralNumber: '54:35:012345:101' });
+    const stored = storedProperty(key);
+    expect(stored).toEqual({ cadastralNumber: '54:35:012345:101', address: expect.stringMatching(/^[0-9a-f]{16}$/) });
+    expect(storedProperty(propertyKeyOf({ ...FLAT, city: 'НОВОСИБИРСК' }))).toEqual({ address: stored.address });
+    expect(compareProperties(stored, storedProperty(propertyKeyOf(FLAT)))).toBe('same');
+    expect(compareProperties(stored, storedProperty(propertyKeyOf({ ...FLAT, apartment: '82' })))).toBe('unknown');
+    expect(storedProperty({ cadastralNumber: '1:1:1:1' })).toEqual({ cadastralNumber: '1:1:1:1' });
   });
 });
