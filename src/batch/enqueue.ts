@@ -3,7 +3,8 @@
  * their rows enter the batch's row index and the chunk's invalid rows get their
  * outcomes, in one round trip. Before it, one read of the ledger: a deal that
  * reached the registry gets its outcome here, without a job or a gateway call:
- * `already_submitted` when another row or batch made its docflow, the row's own
+ * `already_submitted` when another row or batch made its docflow for the same property,
+ * `invalid` (DEAL_ID_CONFLICT) when it made it for another cadastral number, the row's own
  * outcome again when this very row did (its batch expired and was loaded again).
  * One chunk is in Redis while the loader reads and validates the next: Redis runs
  * BullMQ's scripts on its own core meanwhile, and the rows held stay two chunks.
