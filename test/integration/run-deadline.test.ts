@@ -1,22 +1,15 @@
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse } from 'csv-parse/sync';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKeys } from '../../src/redis/keys.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../helpers/cli.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { readCsvFile } from '../helpers/csv.js';
 
-type Row = Record<string, string>;
-/** The results file is plain (`,`); the attention file is written for Russian Excel (`;`): the header says which. */
-const readCsv = (file: string): Row[] => {
-  const bytes = readFileSync(file);
-  const header = bytes.toString('utf8').split(/\r?\n/, 1)[0]!;
-  return parse(bytes, { columns: true, bom: true, delimiter: header.includes(';') ? ';' : ',' }) as Row[];
-};
+const readCsv = readCsvFile;
 /** samples/deals.csv's row in an EGRON region: the sandbox answers it 501. */
 const CRIMEA_ROW = '24';
 

@@ -1,9 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse } from 'csv-parse/sync';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
@@ -13,14 +12,9 @@ import { listSchedules } from '../../src/schedule/scheduler.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { CLI, ROOT, runCli } from '../helpers/cli.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { readCsvFile } from '../helpers/csv.js';
 
-type Row = Record<string, string>;
-/** The results file is plain (`,`); the attention file is written for Russian Excel (`;`): the header says which. */
-const readCsv = (file: string): Row[] => {
-  const bytes = readFileSync(file);
-  const header = bytes.toString('utf8').split(/\r?\n/, 1)[0]!;
-  return parse(bytes, { columns: true, bom: true, delimiter: header.includes(';') ? ';' : ',' }) as Row[];
-};
+const readCsv = readCsvFile;
 
 describe('schedule add --deadline: a nightly tick that must end before the morning', () => {
   const prefix = uniquePrefix('sched-deadline');

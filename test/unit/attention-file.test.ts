@@ -44,6 +44,8 @@ describe('the hints, in Russian and English', () => {
     record('ambiguous', { candidates: ['54:35:012345:10', '54:35:012345:11'] }),
     record('not_found', { candidates: ['54:35:012345:10'] }),
     record('failed', { errorCode: 'ERR_UNCERTAIN' }),
+    record('invalid', { errorCode: 'DEAL_ID_CONFLICT', errorMessage: 'dealId: repeats the dealId of row 2' }),
+    record('invalid', { errorCode: 'DUPLICATE_ROW', errorMessage: 'dealId: repeats row 2: the same dealId for the same property' }),
   ];
 
   it('has a Russian sentence for every outcome and error code an English one has, keeping commands and columns as typed', () => {
@@ -53,7 +55,9 @@ describe('the hints, in Russian and English', () => {
       expect(en, r.outcome).not.toBe('');
       expect(ru, r.outcome).toMatch(/[а-яё]{3}/);
       // Nothing English left but what the clerk types: the command, the column names.
-      expect(ru.replace(/realty-batch retry night( --outcome forbidden --force)?|cadastralNumber|errors/g, '')).not.toMatch(/[a-z]/i);
+      expect(ru.replace(/realty-batch retry night( --outcome forbidden --force)?|cadastralNumber|dealId|errors/g, '')).not.toMatch(
+        /[a-z]/i,
+      );
       for (const kept of ['realty-batch retry night', 'cadastralNumber', '54:35:012345:10']) {
         expect(ru.includes(kept), `${r.outcome}: ${kept}`).toBe(en.includes(kept));
       }
@@ -71,6 +75,26 @@ describe('the hints, in Russian and English', () => {
     expect(hintFor(record('failed', { attempts: 8 }), 'night', 'ru')).toMatch(/после 8 попыток;/);
     expect(hintFor(record('failed', { attempts: 21 }), 'night', 'ru')).toMatch(/после 21 попытки;/);
     expect(hintFor(record('failed', { attempts: 11 }), 'night', 'ru')).toMatch(/после 11 попыток;/);
+  });
+
+  it("tells a row whose dealId is another property's to take its own dealId, and a repeated row that it repeats row N", () => {
+    // Loaded again unchanged such a row can never be sent: "correct the fields" would send the clerk round in a circle.
+    const conflict = record('invalid', { errorCode: 'DEAL_ID_CONFLICT', errorMessage: 'dealId: repeats the dealId of row 2' });
+    expect(hintFor(conflict, 'night')).toBe(
+      "this dealId is another property's (see errors): give this deal its own dealId, correct any other field named in errors, then load this file again",
+    );
+    expect(hintFor(conflict, 'night', 'ru')).toMatch(/^этот dealId принадлежит другому объекту .*присвойте сделке собственный dealId/);
+    const repeated = record('invalid', {
+      errorCode: 'DUPLICATE_ROW',
+      errorMessage: 'dealId: repeats row 2: the same dealId for the same property',
+    });
+    expect(hintFor(repeated, 'night')).toBe(
+      'this row duplicates row 2 (the same deal for the same property), which carries the deal: remove this row',
+    );
+    expect(hintFor(repeated, 'night', 'ru')).toMatch(/^эта строка повторяет строку 2 .*удалите эту строку$/);
+    expect(hintFor(record('invalid', { errorCode: 'INVALID' }), 'night')).toBe(
+      'correct the fields named in errors, then load this file again',
+    );
   });
 });
 
