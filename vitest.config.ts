@@ -9,5 +9,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Fails the run when a test left keys under a prefix it made (test/redis-keys-guard.ts).
+    globalSetup: ['test/redis-keys-guard.ts'],
   },
 });

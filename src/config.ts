@@ -3,6 +3,8 @@
  * written with their units.
  */
 import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import type { RedisTarget } from './redis/connection.js';
@@ -79,6 +81,10 @@ export interface Config {
   readonly sessionId: string | undefined;
   readonly prefix: string;
   readonly logLevel: LogLevel;
+  /** LOG_LEVEL was given (the environment, .env or --env-file): lines go to stderr as they are, even on a terminal. */
+  readonly logLevelGiven: boolean;
+  /** Where a command on a terminal writes its log file: $XDG_STATE_HOME/realty-batch/logs (~/.local/state without it). */
+  readonly logDir: string;
   /** How long a batch's outcomes, rows and metadata stay in Redis after its load. */
   readonly retentionMs: number;
   /** How long a deal's ledger entry stays after its last change: far longer than batches. */
@@ -131,11 +137,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sessionId: e.REALTY_SESSION_ID,
     prefix: e.REALTY_PREFIX,
     logLevel: e.LOG_LEVEL,
+    logLevelGiven: env.LOG_LEVEL !== undefined,
+    logDir: logDirOf(env),
     retentionMs: e.REALTY_RETENTION_DAYS * DAY,
     ledgerMs: e.REALTY_LEDGER_DAYS * DAY,
     dashboard: Object.freeze({ user: e.DASHBOARD_USER, password: e.DASHBOARD_PASSWORD, publicUrl: e.DASHBOARD_PUBLIC_URL }),
     lang: langOfLocale(env),
   });
+}
+
+/** The XDG base directory spec's state home ("logs, history"); a relative XDG_STATE_HOME is ignored, as the spec says. */
+function logDirOf(env: NodeJS.ProcessEnv): string {
+  const xdg = env.XDG_STATE_HOME;
+  const stateHome = xdg && isAbsolute(xdg) ? xdg : join(env.HOME || homedir(), '.local', 'state');
+  return join(stateHome, 'realty-batch', 'logs');
 }
 
 /**

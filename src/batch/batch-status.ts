@@ -11,6 +11,7 @@ import { batchOutcomes } from '../outcomes/batch-outcomes.js';
 import { emptyCounts } from '../outcomes/types.js';
 import { openQueue } from '../queue/deal-queue.js';
 import { findMissingRows } from './missing-rows.js';
+import { findWaitingRows, type WaitingRow } from './waiting-rows.js';
 
 export interface BatchStatus {
   batch: string;
@@ -29,16 +30,28 @@ export interface BatchStatus {
   missing: number;
   /** The first of them, for the message. */
   missingRows?: number[];
+  /**
+   * Rows waiting for their next try (BullMQ's delayed set), while rows are pending: how many,
+   * the earliest next try, and the first `waitingRows` by next try, each with why it waits.
+   */
+  waiting?: { count: number; nextTryAt?: string; rows: WaitingRow[] };
   startedAt: string;
   finishedAt?: string;
-  /** Rows finished per second, from the load's end to the last outcome. */
+  /** Rows finished per second over the time the batch has been running: from the load's end to the last outcome, or to now while unfinished. */
   rowsPerSecond?: number;
 }
 
 /** Job states looked up one by one: past this many unfinished rows, a sample. */
 const MAX_STATES = 10_000;
+/** Waiting rows given with their reasons (`status --json`); `count` says how many there are. */
+export const WAITING_ROWS = 1000;
 
-export async function batchStatus(redis: Redis, keys: Keys, batch: string): Promise<BatchStatus> {
+export interface BatchStatusOptions {
+  /** Waiting rows to give with their reasons (each is one read of its job); 0 gives the count alone. */
+  waitingRows?: number;
+}
+
+export async function batchStatus(redis: Redis, keys: Keys, batch: string, options: BatchStatusOptions = {}): Promise<BatchStatus> {
   const meta = await createBatchStore(redis, keys).get(batch);
   if (!meta) throw noSuchBatch(redis, keys, batch);
   const total = meta.total ?? 0;
@@ -66,16 +79,35 @@ export async function batchStatus(redis: Redis, keys: Keys, batch: string): Prom
     missing: 0,
     startedAt: meta.createdAt,
   };
-  // Only a loaded batch: one still loading has rows whose jobs are not made yet.
-  if (meta.state === 'loaded' && counts.pending > 0) {
-    const missing = await findMissingRows(redis, keys, batch, total);
-    status.missing = missing.count;
-    if (missing.count > 0) status.missingRows = missing.rows;
+  if (counts.pending > 0) {
+    status.waiting = await waitingOf(redis, keys, batch, options.waitingRows ?? 0);
+    // Only a loaded batch: one still loading has rows whose jobs are not made yet.
+    if (meta.state === 'loaded') {
+      const missing = await findMissingRows(redis, keys, batch, total);
+      status.missing = missing.count;
+      if (missing.count > 0) status.missingRows = missing.rows;
+    }
   }
   if (meta.loaderDied) status.loaderDied = true;
   if (done && last > 0) status.finishedAt = new Date(last).toISOString();
-  if (last > began && finishedRows > 0) status.rowsPerSecond = Math.round((finishedRows / ((last - began) / 1000)) * 10) / 10;
+  // A batch still running has been running until now, not until its last outcome.
+  const rate = pace(finishedRows, began, done ? last : Date.now());
+  if (rate !== undefined) status.rowsPerSecond = rate;
   return status;
+}
+
+/** Rows finished per second from `began` to `end` (ms), one decimal; none before a row or a moment. */
+function pace(rows: number, began: number, end: number): number | undefined {
+  return end > began && rows > 0 ? Math.round((rows / ((end - began) / 1000)) * 10) / 10 : undefined;
+}
+
+async function waitingOf(redis: Redis, keys: Keys, batch: string, limit: number): Promise<NonNullable<BatchStatus['waiting']>> {
+  const waiting = await findWaitingRows(redis, keys, batch, limit);
+  return {
+    count: waiting.count,
+    ...(waiting.nextAt !== undefined && { nextTryAt: new Date(waiting.nextAt).toISOString() }),
+    rows: waiting.rows,
+  };
 }
 
 /** How many of the unfinished rows' jobs are in each BullMQ state (`missing`: no job). */

@@ -3,7 +3,8 @@
  * their rows enter the batch's row index and the chunk's invalid rows get their
  * outcomes, in one round trip. Before it, one read of the ledger: a deal that
  * reached the registry gets its outcome here, without a job or a gateway call:
- * `already_submitted` when another row or batch made its docflow, the row's own
+ * `already_submitted` when another row or batch made its docflow for the same property,
+ * `invalid` (DEAL_ID_CONFLICT) when it made it for another cadastral number, the row's own
  * outcome again when this very row did (its batch expired and was loaded again).
  * One chunk is in Redis while the loader reads and validates the next: Redis runs
  * BullMQ's scripts on its own core meanwhile, and the rows held stay two chunks.
@@ -12,6 +13,8 @@
 import type { Queue } from 'bullmq';
 import { LOADER } from '../config.js';
 import { LeftoverJobsHeldError } from '../errors.js';
+import { compareProperties, propertyKeyOf, storedProperty } from '../input/property-key.js';
+import { dealIdConflict } from '../outcomes/deal-conflict.js';
 import { alreadySubmitted, ownDocflow, type OutcomeRecord } from '../outcomes/types.js';
 import type { DealJobData } from '../queue/job-data.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
@@ -65,6 +68,8 @@ export interface Enqueuer {
   readonly alreadyEnqueued: number;
   /** Rows whose deal the ledger has a docflow for: recorded, not enqueued. */
   readonly alreadySubmitted: number;
+  /** Valid rows whose dealId the ledger has for another property: recorded invalid (DEAL_ID_CONFLICT), not enqueued. */
+  readonly conflicts: number;
 }
 
 /** The enqueue step over Redis itself (as the bench measures it). */
@@ -80,6 +85,7 @@ export function enqueueInto(store: JobStore, options: ChunkOptions): Enqueuer {
   let enqueued = 0;
   let alreadyEnqueued = 0;
   let alreadySubmittedRows = 0;
+  let dealIdConflicts = 0;
 
   /**
    * The ledger's docflows for a chunk's deals, asked as soon as the chunk is read: the
@@ -106,25 +112,35 @@ export function enqueueInto(store: JobStore, options: ChunkOptions): Enqueuer {
   const sortOutSubmitted = async (
     chunk: DealJobData[],
     ledger: Promise<Array<LedgerDeal | undefined>> | undefined,
-  ): Promise<{ jobs: DealJobData[]; submitted: OutcomeRecord[] }> => {
+  ): Promise<{ jobs: DealJobData[]; submitted: OutcomeRecord[]; conflicts: OutcomeRecord[] }> => {
     const entries = ledger ? await ledger : [];
-    if (entries.every((e) => e === undefined)) return { jobs: chunk, submitted: [] };
+    if (entries.every((e) => e === undefined)) return { jobs: chunk, submitted: [], conflicts: [] };
     const jobs: DealJobData[] = [];
     const submitted: OutcomeRecord[] = [];
+    const conflicts: OutcomeRecord[] = [];
     chunk.forEach((job, i) => {
       const deal = entries[i];
       // A docflow the feed found with no row to hold it: the worker's claim gives it to this row.
       if (deal?.batch === '') jobs.push(job);
       else if (deal && deal.batch === batch && deal.row === job.row) submitted.push(ownDocflow(job.row, job.dealId, deal, deal.via, 0));
-      else if (deal && !options.resubmit) submitted.push(alreadySubmitted(job.row, job.dealId, deal, 0));
-      else jobs.push(job);
+      else if (deal) {
+        const property = propertyKeyOf(job.deal ?? {});
+        // An entry that kept no property (written before entries did) is taken as before: the same deal.
+        const same = deal.property ? compareProperties(deal.property, storedProperty(property)) : 'same';
+        // Another cadastral number: another deal under this dealId, refused, --resubmit or not.
+        if (same === 'different') conflicts.push(dealIdConflict(job.row, job.dealId, deal, deal.property!, property, 0));
+        // Addresses written differently, a cadastral number on one side only: the worker finds
+        // the row's cadastral number (suggest) and its claim tells, before anything is sent.
+        else if (same === 'unknown' || options.resubmit) jobs.push(job);
+        else submitted.push(alreadySubmitted(job.row, job.dealId, deal, 0));
+      } else jobs.push(job);
     });
-    return { jobs, submitted };
+    return { jobs, submitted, conflicts };
   };
 
   const send = async (chunk: EnqueueChunk, ledger: Promise<Array<LedgerDeal | undefined>> | undefined): Promise<void> => {
-    const { jobs, submitted } = await sortOutSubmitted(chunk.jobs, ledger);
-    const outcomes = submitted.length > 0 ? [...chunk.invalid, ...submitted] : chunk.invalid;
+    const { jobs, submitted, conflicts } = await sortOutSubmitted(chunk.jobs, ledger);
+    const outcomes = submitted.length + conflicts.length > 0 ? [...chunk.invalid, ...submitted, ...conflicts] : chunk.invalid;
     const now = Date.now();
     const beat = now - lastHeartbeat >= LOADER.heartbeatEveryMs ? options.heartbeat() : undefined;
     if (beat) lastHeartbeat = now;
@@ -135,6 +151,7 @@ export function enqueueInto(store: JobStore, options: ChunkOptions): Enqueuer {
     alreadyEnqueued += already;
     enqueued += jobs.length - already;
     alreadySubmittedRows += submitted.length;
+    dealIdConflicts += conflicts.length;
   };
 
   /** Replaces leftover jobs of an earlier life of the batch id (the write kept them as they were). */
@@ -166,6 +183,9 @@ export function enqueueInto(store: JobStore, options: ChunkOptions): Enqueuer {
     },
     get alreadySubmitted() {
       return alreadySubmittedRows;
+    },
+    get conflicts() {
+      return dealIdConflicts;
     },
   };
 }

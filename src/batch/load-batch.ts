@@ -146,6 +146,12 @@ function countEnqueued(summary: LoadSummary, enqueuer: Enqueuer): void {
   summary.enqueued = enqueuer.enqueued;
   summary.alreadyEnqueued = enqueuer.alreadyEnqueued;
   summary.alreadySubmitted = enqueuer.alreadySubmitted;
+  // A dealId the ledger has for another property: the row was valid on its own, and is refused now.
+  if (enqueuer.conflicts > 0) {
+    summary.valid -= enqueuer.conflicts;
+    summary.invalid += enqueuer.conflicts;
+    summary.invalidByField.dealId = (summary.invalidByField.dealId ?? 0) + enqueuer.conflicts;
+  }
 }
 
 /** Opens (or reopens) the batch; true when this load starts it afresh, after taking back what a failed load left. */
@@ -225,13 +231,23 @@ async function readRows(
   await flush(pending);
 }
 
+/**
+ * A refused row's code: a dealId another property of the file has first (its hint says to give
+ * the deal its own dealId), then a row that repeats another (its hint says to remove it), else INVALID.
+ */
+function invalidCode(problems: readonly FieldProblem[]): string {
+  if (problems.some((p) => p.kind === 'dealIdConflict')) return ERROR_CODES.DEAL_ID_CONFLICT.code;
+  if (problems.some((p) => p.kind === 'duplicateRow')) return ERROR_CODES.DUPLICATE_ROW.code;
+  return ERROR_CODES.INVALID.code;
+}
+
 function invalidOutcome(record: InputRecord, problems: readonly FieldProblem[]): OutcomeRecord {
   return {
     row: record.row,
     dealId: record.fields.dealId?.trim() ?? '',
     outcome: 'invalid',
     attempts: 0,
-    errorCode: ERROR_CODES.INVALID.code,
+    errorCode: invalidCode(problems),
     errorMessage: formatProblems(problems),
     finishedAt: new Date().toISOString(),
   };

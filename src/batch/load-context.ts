@@ -10,13 +10,13 @@
  */
 import { LOADER } from '../config.js';
 import { BatchJobsHeldError } from '../errors.js';
-import type { SubmittedDeal, Via } from '../ledger/entry.js';
+import type { RegisteredDeal } from '../ledger/entry.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
 import type { DealJobData } from '../queue/job-data.js';
 import type { BatchStore } from './batch-store.js';
 
-/** A deal's docflow as the ledger keeps it: which row made it, and how it became known. */
-export type LedgerDeal = SubmittedDeal & { via: Via };
+/** A deal's docflow as the ledger keeps it: which row made it, how it became known, for which property. */
+export type LedgerDeal = RegisteredDeal;
 
 /** A batch's jobs, its row index and its outcomes, and the ledger, as a load uses them. */
 export interface JobStore {

@@ -1,6 +1,8 @@
 /**
  * `retry`: the rows of a batch that ended with given outcomes go around again, and
  * (`--missing`) rows left with neither a job nor an outcome get their jobs back.
+ * `pending` names the rows without an outcome yet: those whose job still waits or runs
+ * are left alone (on their way), those whose job was lost get it back.
  * Their deals are read again from the batch's input (checked unchanged), since a
  * finished job keeps no personal data. Safe to repeat: a row whose job is already
  * on its way is left alone, and a deal that reached the registry is never sent
@@ -93,12 +95,15 @@ export async function retryBatch(options: RetryOptions): Promise<RetrySummary> {
   return summary;
 }
 
-/** Only rows that need attention are retried; invalid and rejected ones only with --force. */
+/** What `--outcome` takes: the outcomes that need attention, and rows still without one. */
+export const RETRYABLE_OUTCOMES: ReadonlySet<Outcome> = new Set([...ATTENTION_OUTCOMES, 'pending']);
+
+/** Only rows that need attention (or have no outcome yet) are retried; invalid and rejected ones only with --force. */
 function checkOutcomes(outcomes: readonly Outcome[], force: boolean): void {
-  const wrong = outcomes.filter((o) => !ATTENTION_OUTCOMES.has(o));
+  const wrong = outcomes.filter((o) => !RETRYABLE_OUTCOMES.has(o));
   if (wrong.length > 0)
     throw new UsageError(
-      `--outcome ${wrong.join(', ')}: only rows that need attention can be retried (${[...ATTENTION_OUTCOMES].join(', ')}).`,
+      `--outcome ${wrong.join(', ')}: only rows that need attention or are pending can be retried (${[...RETRYABLE_OUTCOMES].join(', ')}).`,
     );
   const unchangeable = outcomes.filter((o) => UNCHANGEABLE_OUTCOMES.has(o));
   if (unchangeable.length > 0 && !force) {
@@ -108,16 +113,20 @@ function checkOutcomes(outcomes: readonly Outcome[], force: boolean): void {
   }
 }
 
-/** The rows to send again, with the outcome each has now, read in pages. */
+/**
+ * The rows to send again, with the outcome each has now, read in pages. A pending row has
+ * none: requeue leaves it alone while its job waits or runs, and gives it back when lost.
+ */
 async function selectRows(options: RetryOptions, store: OutcomeStore, total: number): Promise<Map<number, OutcomeRecord | undefined>> {
   const wanted = new Set<Outcome>(options.outcomes);
   const selected = new Map<number, OutcomeRecord | undefined>();
   const PAGE = 1000;
   for (let from = 1; from <= total; from += PAGE) {
     const page = await store.range(options.batch, from, Math.min(total, from + PAGE - 1));
-    page.forEach((r, i) => {
-      if (r && wanted.has(r.outcome)) selected.set(from + i, r);
-    });
+    for (let i = 0; i < Math.min(PAGE, total - from + 1); i++) {
+      const r = page[i];
+      if (r ? wanted.has(r.outcome) : wanted.has('pending')) selected.set(from + i, r);
+    }
   }
   return selected;
 }

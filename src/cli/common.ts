@@ -1,10 +1,12 @@
 /** What every command shares: option parsers, the environment, errors on stderr, signals. */
+import { join } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { LANGS, loadConfig, logLevelOf, type Config, type Lang } from '../config.js';
 import { RealtyBatchError } from '../errors.js';
 import { createLogger, type Logger } from '../logger.js';
 import { connectRedis, isRedisOutage, type ConnectOptions, type RedisClient, type RedisTarget } from '../redis/connection.js';
 import { createKeys, type Keys } from '../redis/keys.js';
+import { writeAbove } from './terminal.js';
 
 export function positiveInt(name: string) {
   return (value: string): number => {
@@ -49,10 +51,43 @@ export interface Env {
   connect: (target: RedisTarget, options: ConnectOptions) => Promise<RedisClient>;
 }
 
-/** Reads the environment (and `.env`): a ConfigError when it is not valid. */
-export function environment(): Env {
+/**
+ * Reads the environment (and `.env`): a ConfigError when it is not valid. `command` names
+ * the log file a terminal gets (commandLogger).
+ */
+export function environment(command = 'realty-batch'): Env {
   const config = loadConfig();
-  return { config, logger: createLogger({ level: config.logLevel }), keys: createKeys(config.prefix), connect: connectRedis };
+  return { config, logger: commandLogger(config, command), keys: createKeys(config.prefix), connect: connectRedis };
+}
+
+/**
+ * Off a terminal, or with LOG_LEVEL given, every line goes to stderr as JSON. On a
+ * terminal without LOG_LEVEL, a line a row writes would run through the progress bar and
+ * the summary: the lines go to a file under config.logDir, named on stderr when the first
+ * one opens it, and only `warn` and above reach the terminal, written above the bar.
+ */
+export function commandLogger(config: Config, command: string, stderr: NodeJS.WriteStream = process.stderr): Logger {
+  if (!stderr.isTTY || config.logLevelGiven) return createLogger({ level: config.logLevel });
+  const path = join(config.logDir, logFileName(command, new Date(), process.pid));
+  return createLogger({
+    level: config.logLevel,
+    destination: { write: (line: string) => writeAbove(line, stderr) },
+    file: {
+      path,
+      onOpen: (opened) => writeAbove(`logs: ${opened}\n`, stderr),
+      onError: (failed, err) =>
+        writeAbove(`logs: ${failed} cannot be written (${err.message}); the log lines stay on this terminal\n`, stderr),
+    },
+  });
+}
+
+/** `run-20261124T210613Z-4242.log`: sorts by time; the pid keeps two commands started in the same second apart. */
+export function logFileName(command: string, at: Date, pid: number): string {
+  const stamp = at
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z')
+    .replace(/[-:]/g, '');
+  return `${command.replace(/[^A-Za-z0-9_-]+/g, '-')}-${stamp}-${pid}.log`;
 }
 
 /** What the program gives each command: its environment, read when the action runs, and where its exit code goes. */

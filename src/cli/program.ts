@@ -68,14 +68,20 @@ export function buildProgram(context: CliContext, output?: OutputConfiguration):
  */
 export async function runProgram(argv: readonly string[], options: ProgramOptions = {}): Promise<number> {
   let exitCode = 0;
+  // The command being run (`schedule-run`), set before its action: it names a terminal's log file.
+  let command: string | undefined;
   const context: CliContext = {
-    environment: options.environment ?? environment,
+    environment: options.environment ?? (() => environment(command)),
     setExitCode: (code) => {
       exitCode = code;
     },
   };
   try {
-    await buildProgram(context, options.output).parseAsync(argv);
+    await buildProgram(context, options.output)
+      .hook('preAction', (_program, action) => {
+        command = commandPath(action);
+      })
+      .parseAsync(argv);
     return exitCode;
   } catch (err) {
     if (err instanceof CommanderError) {
@@ -90,4 +96,11 @@ function loadEnvFile(file: string | undefined): void {
   if (file === undefined) return;
   if (!existsSync(file)) throw new UsageError(`--env-file ${file}: there is no such file.`);
   process.loadEnvFile(file);
+}
+
+/** `schedule run` as `schedule-run`: the command's names below the program's. */
+function commandPath(action: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = action; c?.parent; c = c.parent) names.unshift(c.name());
+  return names.join('-');
 }

@@ -12,7 +12,9 @@ import { BATCH_ID } from '../redis/keys.js';
 import { loadBatch, type LoadOptions, type LoadSummary } from '../batch/load-batch.js';
 import type { InputOptions } from '../input/open-input.js';
 import { writeAttention } from '../results/attention.js';
-import { waitForBatch, type StopReason } from '../batch/wait-batch.js';
+import { waitForBatch, type StopReason, type WaitingSummary } from '../batch/wait-batch.js';
+import type { WaitingRows } from '../batch/waiting-rows.js';
+import { deadlineNotes } from '../results/deadline-hint.js';
 import { findMissingRows, type MissingRows } from '../batch/missing-rows.js';
 import { writeResults, type ResultsSummary } from '../results/write-results.js';
 import { createDealWorker, type DealWorkerOptions } from '../worker/create-worker.js';
@@ -38,13 +40,17 @@ export interface RunOptions extends Omit<DealWorkerOptions, 'connection' | 'proc
   attention?: string;
   /** The attention file's hints. */
   lang?: Lang;
+  /** The attention file in the input's own form, not Russian Excel's. */
+  attentionAsInput?: boolean;
   /** Loading progress: rows read, bytes of the file's size. */
   onLoadProgress?: LoadOptions['onProgress'];
   excel?: boolean;
   /** Stops waiting (a signal): unfinished rows are written `pending`. */
   signal?: AbortSignal;
-  /** Rows finished so far, of the total. */
-  onProgress?: (done: number, total: number) => void;
+  /** Rows finished so far, of the total, and the rows waiting for a retry. */
+  onProgress?: (done: number, total: number, waiting: WaitingSummary) => void;
+  /** When to stop waiting (ms since the epoch): unfinished rows keep their jobs and are written `pending`, exit 3. */
+  deadline?: number;
   /** How often the batch is polled, ms. */
   pollMs?: number;
   /** How long without a new outcome before rows are checked for a job (ms). */
@@ -60,7 +66,29 @@ export interface RunResult {
   stoppedBecause?: StopReason;
   /** The rows with neither a job nor an outcome, when that stopped the run. */
   missing?: MissingRows;
+  /** The rows waiting for a retry when the deadline stopped the run (the first of them with their reasons). */
+  waiting?: WaitingRows;
+  /** The pace: rows finished while this run waited, and how long it waited (ms). */
+  pace: { rows: number; ms: number };
   exitCode: 0 | 1 | 3;
+}
+
+/**
+ * The run's pace: rows finished while it waited over the time it waited. Rows finished before
+ * the wait (refused at load, an earlier run of the batch) are not this run's.
+ */
+function createPace(report: RunOptions['onProgress']) {
+  const began = Date.now();
+  let first: number | undefined;
+  let latest = 0;
+  return {
+    onProgress: (done: number, total: number, waiting: WaitingSummary) => {
+      first ??= done;
+      latest = done;
+      report?.(done, total, waiting);
+    },
+    now: () => ({ rows: Math.max(0, latest - (first ?? latest)), ms: Date.now() - began }),
+  };
 }
 
 export async function runBatch(options: RunOptions): Promise<RunResult> {
@@ -91,6 +119,7 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
 
   const dealWorker = createDealWorker({ ...options, processor: options.processor ?? createDealProcessor, connection: redis, logger });
   let stoppedBecause: RunResult['stoppedBecause'];
+  const pace = createPace(options.onProgress);
   try {
     // A queue this project paused for a refused session resumes with a new run.
     await resumeAfterRefusedSession({ redis, keys, queue: dealWorker.queue, logger: log, resumedBy: 'for this run' });
@@ -101,19 +130,40 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
       batch,
       total: load.read,
       ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      onProgress: pace.onProgress,
       ...(options.pollMs ? { pollMs: options.pollMs } : {}),
       ...(options.stallMs ? { stallMs: options.stallMs } : {}),
+      ...(options.deadline !== undefined ? { deadline: options.deadline } : {}),
     });
   } finally {
     await dealWorker.close();
   }
   const missing = stoppedBecause === 'missing' ? await findMissingRows(redis, keys, batch, load.read) : undefined;
-  const results = await writeResults({ redis, keys, batch, total: load.read, out: options.out, excel: options.excel });
+  // At the deadline the unfinished rows keep their jobs (a later `work` or `run` finishes them,
+  // once each): their lines say why they wait, when they are tried next, and what to run.
+  const notes = stoppedBecause === 'deadline' ? await deadlineNotes(redis, keys, batch, options.lang) : undefined;
+  const results = await writeResults({
+    redis,
+    keys,
+    batch,
+    total: load.read,
+    out: options.out,
+    excel: options.excel,
+    ...(notes && { pendingMessage: notes.errors }),
+  });
   const attention = options.attention
-    ? await writeAttention({ redis, keys, batch, out: options.attention, lang: options.lang })
+    ? await writeAttention({
+        redis,
+        keys,
+        batch,
+        out: options.attention,
+        lang: options.lang,
+        asInput: options.attentionAsInput,
+        ...(notes && { pending: notes }),
+      })
     : undefined;
-  const exitCode = stoppedBecause ? 1 : exitCodeFor(results.counts);
+  // A deadline is the night's plan, not a failure: the rows it left need a person's next step (3).
+  const exitCode = stoppedBecause === 'deadline' ? 3 : stoppedBecause ? 1 : exitCodeFor(results.counts);
   log.info({ counts: results.counts, exitCode, stoppedBecause }, 'run finished');
   return {
     batch,
@@ -123,5 +173,7 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
     ...(attention ? { attention } : {}),
     ...(stoppedBecause ? { stoppedBecause } : {}),
     ...(missing ? { missing } : {}),
+    ...(notes ? { waiting: notes.waiting } : {}),
+    pace: pace.now(),
   };
 }

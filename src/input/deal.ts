@@ -77,6 +77,11 @@ export interface Deal {
 export interface FieldProblem {
   field: string;
   message: string;
+  /**
+   * A dealId an earlier row of the file has: for another property (or one that cannot be
+   * told), or for the same one (the row is a repeat). The outcome's error code says which.
+   */
+  kind?: 'dealIdConflict' | 'duplicateRow';
 }
 
 export type DealValidation = { ok: true; deal: Deal } | { ok: false; problems: FieldProblem[] };

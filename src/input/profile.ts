@@ -31,6 +31,8 @@ import type { Field } from './normalize.js';
 export interface BankProfile {
   organization: Organization;
   representative: { representativeType: string; person: Person };
+  /** The bank's results files in the form Russian Excel opens (as `--excel`), unless `--no-excel`. */
+  excel?: boolean;
 }
 
 export interface ProfileOptions {
@@ -167,6 +169,7 @@ function createProfileSchema(today: Date): z.ZodType<BankProfile> {
       representativeType: withDefault(text, 'authorized'),
       person: createPersonSchema(date),
     }),
+    excel: z.boolean({ error: 'must be true or false' }).optional(),
   });
 }
 

@@ -72,12 +72,19 @@ export function createRejectsWriter(file: string, input: InputFile): RejectsWrit
  * `close`: until then, and after `abort` or a failure, the previous file stays.
  * `columns` (ours) come first; then the input's own columns, less any of ours it had.
  */
-export function createRowsWriter(
-  file: string,
-  input: InputFile,
-  columns: readonly string[],
-  options: { always?: boolean } = {},
-): RowsWriter {
+export interface RowsWriterOptions {
+  /** Written (empty but for the header) even when no record is. */
+  always?: boolean;
+  /**
+   * A CSV input's records in the form Russian Excel opens by a double click (`;`, CRLF,
+   * UTF-8 with a BOM; a Windows-1251 input stays Windows-1251, which it reads as its own
+   * code page) instead of the input's own delimiter, encoding and line ending. The loader
+   * reads it back unchanged: it detects the BOM and the `;`. JSON inputs stay JSON.
+   */
+  excel?: boolean;
+}
+
+export function createRowsWriter(file: string, input: InputFile, columns: readonly string[], options: RowsWriterOptions = {}): RowsWriter {
   let rows = 0;
   let target: AtomicFile | undefined;
   let csv: Stringifier | undefined;
@@ -88,11 +95,12 @@ export function createRowsWriter(
   let stopped = false;
 
   async function openFile(): Promise<AtomicFile> {
-    const encoder = createEncoder(input.encoding);
+    const excel = options.excel === true && input.format === 'csv';
+    const encoder = createEncoder(excel && input.encoding !== 'windows-1251' ? 'utf8-bom' : input.encoding);
     if (input.format === 'csv') {
       csv = stringify({
-        delimiter: input.delimiter,
-        record_delimiter: input.lineEnding === '\r\n' ? 'windows' : 'unix',
+        delimiter: excel ? ';' : input.delimiter,
+        record_delimiter: excel || input.lineEnding === '\r\n' ? 'windows' : 'unix',
         quoted_match: QUOTE_LINE_BREAKS,
         cast: { string: safeCell },
       });

@@ -27,6 +27,7 @@ import {
   UUID,
 } from './normalize.js';
 import { Problem, type Field } from './normalize.js';
+import { propertyKeyOf } from './property-key.js';
 import { SeenIds } from './seen-ids.js';
 import { isUnreadable } from './unreadable.js';
 
@@ -222,6 +223,17 @@ function readHouseAndApartment(r: RecordReader): Draft<Pick<Deal, 'house' | 'bui
 }
 
 /**
+ * A dealId an earlier row of the file has: the same property there is a row repeated (it goes
+ * with its first row), another one (or one that cannot be told) a deal that needs its own dealId.
+ */
+function repeatedDealId(firstRow: number, property: 'same' | 'different' | 'unknown'): FieldProblem {
+  if (property === 'same')
+    return { field: 'dealId', message: `repeats row ${firstRow}: the same dealId for the same property`, kind: 'duplicateRow' };
+  const which = property === 'different' ? ', which is for another property' : '';
+  return { field: 'dealId', message: `repeats the dealId of row ${firstRow}${which}`, kind: 'dealIdConflict' };
+}
+
+/**
  * A validator for the records of one file, in order: it remembers the dealIds it
  * has seen, so that a repeated id rejects every later occurrence.
  */
@@ -238,10 +250,9 @@ export function createDealValidator(options: DealValidatorOptions = {}): DealVal
     const r = new RecordReader(record);
     const id = r.required('dealId', dealId);
     const rawId = r.raw('dealId');
-    if (rawId !== undefined) {
-      const firstRow = seen.firstRow(rawId, row);
-      if (firstRow !== undefined) r.report('dealId', `repeats the dealId of row ${firstRow}`);
-    }
+    // A repeated dealId is told after the property is read (it says whether the row is the same
+    // property as the first), but stands where the dealId's problems do.
+    const dealIdProblems = r.problems.length;
 
     const property = {
       dealId: id,
@@ -257,6 +268,10 @@ export function createDealValidator(options: DealValidatorOptions = {}): DealVal
       areaValue: r.optional('areaValue', positiveDecimal),
       areaUnit: r.withDefault('areaUnit', areaUnit, 'кв.м'),
     };
+    if (rawId !== undefined) {
+      const first = seen.first(rawId, row, propertyKeyOf(property));
+      if (first) r.problems.splice(dealIdProblems, 0, repeatedDealId(first.row, first.property));
+    }
     const owner = readOwner(r, 'owner', date);
     const joint = OWNER2_FIELDS.some((field) => r.has(field));
     const owner2 = joint ? readOwner(r, 'owner2', date) : undefined;

@@ -5,9 +5,10 @@
  * the docflow it reached stays in it for REALTY_LEDGER_DAYS (400), long after batches.
  */
 
+import type { PropertyKey } from '../input/property-key.js';
 import type { SubmittedDeal, Via } from '../outcomes/types.js';
 
-export type { SubmittedDeal, Via };
+export type { PropertyKey, SubmittedDeal, Via };
 
 /** Where a claim stands: held between tries, a try whose answer is not known yet, or done. */
 export type LedgerState = 'idle' | 'sending' | 'submitted';
@@ -33,6 +34,20 @@ export interface LedgerEntry {
   /** A try whose answer is not known: when it began and ended (ms of Redis' clock). */
   tryAt?: number;
   endAt?: number;
+  /**
+   * The property the deal was claimed for (hash fields `cn`, and `addr`: its address's digest,
+   * storedProperty in src/input/property-key.ts): a dealId that comes back
+   * for another property is a conflict, never the same deal. Absent in an entry written before
+   * entries kept it (and in one the feed made with no row): such an entry is taken as before,
+   * for whatever property the row names; nothing is called a conflict on missing data.
+   */
+  property?: PropertyKey;
+}
+
+/** The property of an entry's hash fields `cn` and `addr`; undefined when it has neither (see LedgerEntry.property). */
+export function propertyOf(cn: string | null | undefined, addr: string | null | undefined): PropertyKey | undefined {
+  if (!cn && !addr) return undefined;
+  return { ...(cn && { cadastralNumber: cn }), ...(addr && { address: addr }) };
 }
 
 /**
@@ -69,16 +84,22 @@ export function parseLedgerEntry(hash: Record<string, string>): LedgerEntry | un
   if (hash.via) entry.via = hash.via as Via;
   if (hash.tryAt) entry.tryAt = Number(hash.tryAt);
   if (hash.endAt) entry.endAt = Number(hash.endAt);
+  const property = propertyOf(hash.cn, hash.addr);
+  if (property) entry.property = property;
   return entry;
 }
 
 /** The fields `submittedDeal` and the load's check read, in this order. */
-export const SUBMITTED_FIELDS = ['state', 'docflowId', 'outcome', 'batch', 'row', 'at', 'via'] as const;
+export const SUBMITTED_FIELDS = ['state', 'docflowId', 'outcome', 'batch', 'row', 'at', 'via', 'cn', 'addr'] as const;
+
+/** A submitted deal as the load reads it: its docflow, how it became known, the property it is for (when kept). */
+export type RegisteredDeal = SubmittedDeal & { via: Via; property?: PropertyKey };
 
 /** The docflow of a submitted entry, from SUBMITTED_FIELDS' values; undefined unless submitted. */
-export function submittedDeal(values: ReadonlyArray<string | null>): (SubmittedDeal & { via: Via }) | undefined {
-  const [state, docflowId, outcome, batch, row, at, via] = values;
+export function submittedDeal(values: ReadonlyArray<string | null>): RegisteredDeal | undefined {
+  const [state, docflowId, outcome, batch, row, at, via, cn, addr] = values;
   if (state !== 'submitted' || !docflowId) return undefined;
+  const property = propertyOf(cn, addr);
   return {
     docflowId,
     outcome: outcome === 'suspended' ? 'suspended' : 'queued',
@@ -86,5 +107,6 @@ export function submittedDeal(values: ReadonlyArray<string | null>): (SubmittedD
     row: Number(row ?? 0),
     at: at ?? '',
     via: via === 'feed' || via === 'operator' ? via : 'answer',
+    ...(property && { property }),
   };
 }

@@ -11,7 +11,17 @@ import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { luaScript, type ScriptRunner } from '../redis/lua.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
-import { parseLedgerEntry, submittedDeal, SUBMITTED_FIELDS, type LedgerEntry, type SubmittedDeal, type Via } from './entry.js';
+import {
+  parseLedgerEntry,
+  propertyOf,
+  submittedDeal,
+  SUBMITTED_FIELDS,
+  type LedgerEntry,
+  type PropertyKey,
+  type SubmittedDeal,
+  type Via,
+} from './entry.js';
+import { storedProperty } from '../input/property-key.js';
 import { LEDGER_LUA } from './lua.js';
 
 /** What a row may do about its deal now. */
@@ -24,6 +34,11 @@ export type ClaimVerdict =
   | { kind: 'own'; docflowId: string; outcome: 'queued' | 'suspended'; at: string; via: Via }
   /** Another row or batch made it: nothing is sent. */
   | { kind: 'elsewhere'; deal: SubmittedDeal }
+  /**
+   * Another row made the deal's docflow for another property (another cadastral number):
+   * the dealId is another deal's, nothing is sent, --resubmit or not.
+   */
+  | { kind: 'conflict'; deal: SubmittedDeal; property: PropertyKey }
   /** Another row holds the deal and is still alive: look again later. */
   | { kind: 'wait'; batch: string; row: number }
   /**
@@ -50,6 +65,11 @@ export interface ClaimRequest {
   mode: 'send' | 'check';
   /** A cadastral number suggest just found: checkpointed in the same step. */
   cadastralNumber?: string;
+  /**
+   * The property the row is for (its cadastral number, the row's or the one suggest found, and
+   * its address): kept in the entry it claims, and checked against the one a docflow was made for.
+   */
+  property?: PropertyKey;
   /** This run's claim, unique: run again (a lost reply) it is the same claim; only it may settle it. */
   nonce: string;
 }
@@ -103,7 +123,8 @@ export interface Ledger {
 /**
  * KEYS: entry, feed, outcomes, checkpoints, batch hash (the row's own).
  * ARGV: batch, row, job, dealId, bank, resubmit ('1'), timeoutMs, feedLagMs, ledgerMs,
- * cadastral number ('' for none), mode, key tag, nonce (this run's claim).
+ * cadastral number ('' for none), mode, key tag, nonce (this run's claim), the row's property:
+ * its cadastral number and its address's digest ('' for none: propertyArgs).
  */
 const CLAIM = luaScript(`${LEDGER_LUA}
 local now = now_ms()
@@ -132,12 +153,15 @@ local function claim(n, prev)
   if e.state then redis.call('DEL', KEYS[1]) end
   redis.call('HSET', KEYS[1], 'n', n, 'rid', rid, 'state', 'sending', 'batch', ARGV[1], 'row', ARGV[2], 'job', ARGV[3],
     'tryAt', now, 'timeoutMs', ARGV[7], 'lagMs', ARGV[8], 'nonce', ARGV[13])
+  if ARGV[14] ~= '' then redis.call('HSET', KEYS[1], 'cn', ARGV[14]) end
+  if ARGV[15] ~= '' then redis.call('HSET', KEYS[1], 'addr', ARGV[15]) end
   if prev then redis.call('HSET', KEYS[1], 'prev', prev) end
   -- A new key has no life to keep; an entry made again keeps the longer of the two.
   if e.state then live(KEYS[1], ARGV[9]) else redis.call('PEXPIRE', KEYS[1], ARGV[9]) end
   return {'send', rid}
 end
 local function elsewhere(x) return {'elsewhere', x.docflowId, x.outcome, x.batch, x.row, x.at} end
+local function conflict(x) return {'conflict', x.docflowId, x.outcome, x.batch, x.row, x.at or '', x.cn or '', x.addr or ''} end
 -- The holder runs still: its job exists unfinished and its row has no outcome.
 local function alive(x)
   if not x.job or redis.call('EXISTS', x.job) == 0 then return false end
@@ -150,9 +174,11 @@ if not e.state then
 end
 if e.state == 'submitted' then
   if own then return {'own', e.docflowId, e.outcome, e.at or '', e.via or 'answer'} end
+  -- The dealId's docflow is another property's: this row is another deal, --resubmit or not.
+  if other_property(e, ARGV[14]) then return conflict(e) end
   if ARGV[6] ~= '1' or ARGV[11] == 'check' then return elsewhere(e) end
   local prev = cjson.encode({n = tonumber(e.n), rid = e.rid, docflowId = e.docflowId, outcome = e.outcome,
-    batch = e.batch, row = e.row, at = e.at, via = e.via})
+    batch = e.batch, row = e.row, at = e.at, via = e.via, cn = e.cn, addr = e.addr})
   return claim(tonumber(e.n) + 1, prev)
 end
 -- (check) Another row took the claim over: this row's last try was judged before it did.
@@ -171,6 +197,11 @@ if e.state == 'sending' then
   forget_try(KEYS[1])
 end
 if ARGV[11] == 'check' then return {'notfound'} end
+-- A resubmission that made nothing yet: the docflow it would replace is the one that counts.
+if not own and e.prev then
+  local p = cjson.decode(e.prev)
+  if other_property(p, ARGV[14]) then return conflict(p) end
+end
 if own or ARGV[6] == '1' or not e.prev then return claim(tonumber(e.n), e.prev) end
 -- A resubmission that made nothing, met by a row that does not resubmit: the earlier docflow stands.
 release(KEYS[1], e, ARGV[9])
@@ -246,6 +277,50 @@ const pairs = (flat: string[]): Record<string, string> => {
   return hash;
 };
 
+/** A row's property as a script's two arguments, as the ledger keeps it (storedProperty); '' for what it has not. */
+export function propertyArgs(property: PropertyKey | undefined): [string, string] {
+  const stored = property && storedProperty(property);
+  return [stored?.cadastralNumber ?? '', stored?.address ?? ''];
+}
+
+/** CLAIM's reply, read. */
+function claimVerdict([kind, a, b, c, d, e, f, g]: string[]): ClaimVerdict {
+  const deal = (): SubmittedDeal => ({
+    docflowId: a!,
+    outcome: b === 'suspended' ? 'suspended' : 'queued',
+    batch: c!,
+    row: Number(d),
+    at: e ?? '',
+  });
+  switch (kind) {
+    case 'done':
+      return { kind, record: JSON.parse(a!) as OutcomeRecord };
+    case 'own':
+      return {
+        kind,
+        docflowId: a!,
+        outcome: b === 'suspended' ? 'suspended' : 'queued',
+        at: c!,
+        via: d === 'feed' || d === 'operator' ? d : 'answer',
+      };
+    case 'elsewhere':
+      return { kind, deal: deal() };
+    case 'conflict':
+      return { kind, deal: deal(), property: propertyOf(f, g) ?? {} };
+    case 'wait':
+      return { kind, batch: a!, row: Number(b) };
+    case 'reconcile':
+      return { kind, due: Number(a), now: Number(b), resolvable: c === '1' };
+    case 'send':
+      return { kind, requestId: a! };
+    case 'nofeed':
+    case 'notfound':
+      return { kind };
+    default:
+      throw new Error(`the ledger's claim answered ${String(kind)}`);
+  }
+}
+
 export function createLedger(redis: Redis, keys: Keys, options: LedgerOptions): Ledger {
   const run: ScriptRunner = options.run ?? ((script, k, args) => script.run(redis, k, args));
   const tag = keys.bullPrefix;
@@ -268,37 +343,10 @@ export function createLedger(redis: Redis, keys: Keys, options: LedgerOptions): 
           r.mode,
           tag,
           r.nonce,
+          ...propertyArgs(r.property),
         ],
       )) as Array<string | number>;
-      const [kind, a, b, c, d, e] = reply.map(String);
-      switch (kind) {
-        case 'done':
-          return { kind, record: JSON.parse(a!) as OutcomeRecord };
-        case 'own':
-          return {
-            kind,
-            docflowId: a!,
-            outcome: b === 'suspended' ? 'suspended' : 'queued',
-            at: c!,
-            via: d === 'feed' || d === 'operator' ? d : 'answer',
-          };
-        case 'elsewhere':
-          return {
-            kind,
-            deal: { docflowId: a!, outcome: b === 'suspended' ? 'suspended' : 'queued', batch: c!, row: Number(d), at: e ?? '' },
-          };
-        case 'wait':
-          return { kind, batch: a!, row: Number(b) };
-        case 'reconcile':
-          return { kind, due: Number(a), now: Number(b), resolvable: c === '1' };
-        case 'send':
-          return { kind, requestId: a! };
-        case 'nofeed':
-        case 'notfound':
-          return { kind };
-        default:
-          throw new Error(`the ledger's claim answered ${String(kind)}`);
-      }
+      return claimVerdict(reply.map(String));
     },
     async settle(bank, dealId, requestId, batch, row, nonce, how) {
       await run(SETTLE, [keys.ledgerEntry(bank, dealId)], [requestId, batch, row, how, options.ledgerMs, nonce]);

@@ -9,6 +9,8 @@
  * or made the docflow), job (that row's job key); when sending: tryAt and endAt (ms of
  * Redis' clock), timeoutMs, lagMs (the feed lag allowed, as the claiming worker had it),
  * nonce (the run that claimed); when submitted: docflowId, outcome, at, via (answer | feed);
+ * cn and addr: the property the deal was claimed for (its cadastral number, a digest of its
+ * canonical address: src/input/property-key.ts), absent in entries written before they were kept;
  * prev: the docflow a resubmission would replace (JSON), kept until the new one exists.
  */
 export const LEDGER_LUA = `
@@ -50,6 +52,23 @@ local function release(key, e, ttl)
   if not e.prev then return end
   local p = cjson.decode(e.prev)
   redis.call('HSET', key, 'n', p.n, 'rid', p.rid, 'batch', p.batch, 'row', p.row)
+  if p.cn then redis.call('HSET', key, 'cn', p.cn) end
+  if p.addr then redis.call('HSET', key, 'addr', p.addr) end
   submit(key, p.docflowId, p.outcome, p.at, p.via or 'answer', ttl)
+end
+-- Whether a docflow's entry (or its prev) was registered for another property than the one
+-- asking (cn: its cadastral number). Only two cadastral numbers tell: an entry without one (written
+-- before entries kept it) is taken as before, never a conflict on missing data.
+-- Whether a docflow's entry is for the property a row names (its cadastral number cn, its canonical
+-- address's digest addr): two cadastral numbers decide, else equal addresses. An entry that kept neither
+-- (written before entries kept them), or a caller that names none, is taken as before: the same deal.
+local function same_property(x, cn, addr)
+  local xcn, xaddr = x.cn or '', x.addr or ''
+  if (xcn == '' and xaddr == '') or (cn == '' and addr == '') then return true end
+  if xcn ~= '' and cn ~= '' then return xcn == cn end
+  return xaddr ~= '' and xaddr == addr
+end
+local function other_property(x, cn)
+  return x.cn ~= nil and x.cn ~= '' and cn ~= '' and x.cn ~= cn
 end
 `;

@@ -26,6 +26,19 @@ export const ERROR_CODES = {
     meaning: 'the row failed validation at load; it was never sent, and errorMessage lists `field: problem` for every problem',
     action: 'correct the row in the attention file and load that file',
   },
+  DEAL_ID_CONFLICT: {
+    code: 'DEAL_ID_CONFLICT',
+    outcomes: ['invalid'],
+    meaning:
+      "the row's dealId belongs to another property: an earlier row of the file has it, or the ledger registered it for another cadastral number (errorMessage names both properties and the earlier docflow); it was not sent, --resubmit included",
+    action: 'give this deal its own dealId (and correct any other field errorMessage names), then load the row again',
+  },
+  DUPLICATE_ROW: {
+    code: 'DUPLICATE_ROW',
+    outcomes: ['invalid'],
+    meaning: 'the row repeats an earlier row of the same file: the same dealId for the same property; the earlier row carries the deal',
+    action: 'remove the row (loaded again as it is, it ends already_submitted once the earlier row was sent)',
+  },
   NOT_FOUND: {
     code: 'NOT_FOUND',
     outcomes: ['not_found'],

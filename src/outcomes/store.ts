@@ -10,7 +10,8 @@ import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { createScriptBatcher, luaScript, type ScriptRunner } from '../redis/lua.js';
 import { LEDGER_LUA } from '../ledger/lua.js';
-import type { SubmittedDeal, Via } from '../ledger/entry.js';
+import { propertyArgs } from '../ledger/ledger.js';
+import type { PropertyKey, SubmittedDeal, Via } from '../ledger/entry.js';
 import type { OutcomeRecord } from './types.js';
 
 export interface RecordOptions {
@@ -25,7 +26,17 @@ export interface RecordOptions {
    * any other outcome ends the row's claim (the deal goes back to its earlier docflow,
    * or to none), unless the try may still have made one (`keepClaim`: ERR_UNCERTAIN).
    */
-  ledger?: { bank: string; requestId?: string; resubmit: boolean; via?: Via; keepClaim?: boolean } | undefined;
+  ledger?:
+    | {
+        bank: string;
+        requestId?: string;
+        resubmit: boolean;
+        via?: Via;
+        keepClaim?: boolean;
+        /** The property the row is for: another property's docflow is never this row's instead (src/ledger/lua.ts). */
+        property?: PropertyKey;
+      }
+    | undefined;
   /** Write only when the row has no outcome yet (the net under jobs BullMQ fails by itself). */
   ifAbsent?: boolean;
 }
@@ -54,7 +65,8 @@ export interface OutcomeStore {
  * KEYS: outcomes, ledger entry (or outcomes when none), checkpoints, job (or outcomes),
  * batch hash. ARGV: row, outcome JSON, ledger mode ('' | submitted | release | keep), docflowId,
  * outcome, at, via, job data ('' to leave the job be), ledger ms, batch, if absent ('1'),
- * resubmit ('1'), requestId (for an entry the deal does not have yet).
+ * resubmit ('1'), requestId (for an entry the deal does not have yet), the row's property: its
+ * cadastral number and its address's digest ('' for none: propertyArgs).
  */
 const RECORD = luaScript(`${LEDGER_LUA}
 local now = now_ms()
@@ -62,8 +74,8 @@ if ARGV[11] == '1' and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 
 local reply = {'written'}
 if ARGV[3] ~= '' then
   -- What the modes read; the rest of the entry stays where it is.
-  local v = redis.call('HMGET', KEYS[2], 'state', 'docflowId', 'batch', 'row', 'prev', 'outcome', 'at', 'via')
-  local e = {state = v[1] or nil, docflowId = v[2] or nil, batch = v[3] or nil, row = v[4] or nil, prev = v[5] or nil, outcome = v[6] or nil, at = v[7] or nil, via = v[8] or nil}
+  local v = redis.call('HMGET', KEYS[2], 'state', 'docflowId', 'batch', 'row', 'prev', 'outcome', 'at', 'via', 'cn', 'addr')
+  local e = {state = v[1] or nil, docflowId = v[2] or nil, batch = v[3] or nil, row = v[4] or nil, prev = v[5] or nil, outcome = v[6] or nil, at = v[7] or nil, via = v[8] or nil, cn = v[9] or nil, addr = v[10] or nil}
   -- (A docflow the feed found with no row to hold it is the first asking row's.)
   local own = (e.batch == ARGV[10] and e.row == ARGV[1]) or (e.state == 'submitted' and e.batch == '')
   if ARGV[3] == 'submitted' then
@@ -77,7 +89,7 @@ if ARGV[3] ~= '' then
       if e.batch ~= ARGV[10] or e.row ~= ARGV[1] then redis.call('HSET', KEYS[2], 'batch', ARGV[10], 'row', ARGV[1]) end
       submit(KEYS[2], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[9])
     end
-  elseif e.state == 'submitted' and (own or (ARGV[3] == 'release' and ARGV[12] ~= '1')) then
+  elseif e.state == 'submitted' and (own or (ARGV[3] == 'release' and ARGV[12] ~= '1' and same_property(e, ARGV[14], ARGV[15]))) then
     return {'submitted', own and '1' or '0', e.docflowId, e.outcome, e.batch, e.row, e.at or '', e.via or 'answer'}
   elseif ARGV[3] == 'release' and own and e.state == 'idle' then
     release(KEYS[2], e, ARGV[9])
@@ -155,6 +167,7 @@ export function createOutcomeStore(redis: Redis, keys: Keys, options: OutcomeSto
           options.ifAbsent ? '1' : '',
           ledger?.resubmit ? '1' : '',
           ledger?.requestId ?? '',
+          ...propertyArgs(ledger?.property),
         ],
       )) as string[];
       return recordResult(reply.map(String));

@@ -1,21 +1,31 @@
 /**
- * The typed client of the gateway: suggest, docflow creation and the news feed,
- * exactly as the gateway's contract spells them. undici's `request` over a keep-alive
+ * The typed client of the gateway: suggest, docflow creation and the news feed, exactly
+ * as the gateway's contract spells them; and a docflow's later operations (read, send,
+ * sign a file, download a file) as the public documentation shows them. Every call fails
+ * the same way: ApiHttpError with the status (decide() in src/worker turns it into pause,
+ * retry or a final outcome), ApiNetworkError for no answer or a timeout, ApiResponseError
+ * for an answer it cannot read. undici's `request` over a keep-alive
  * pool: it costs about 70 µs of CPU a call where global fetch costs about 350.
  */
 import { EventEmitter } from 'node:events';
+import { PassThrough, type Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { ApiHttpError, ApiNetworkError, ApiResponseError } from '../errors.js';
 import {
   apiErrorBodySchema,
+  docflowFilePath,
   docflowPath,
+  docflowPathOf,
+  docflowSchema,
+  fileSignaturesPath,
   docflowResponseSchema,
   newsPageSchema,
   NEWS_PATH,
   suggestResponseSchema,
   SUGGEST_PATH,
   type ApiErrorBody,
+  type Docflow,
   type DocflowRequest,
   type DocflowResponse,
   type NewsPage,
@@ -41,14 +51,45 @@ export interface CreatedDocflow {
   docflow: DocflowResponse;
 }
 
+/** A file being downloaded: read `stream` to its end (or destroy it), or call `bytes()`, once. */
+export interface DownloadedFile {
+  /** The answer's Content-Type (`application/pdf`, `application/x-pkcs7-signature`, ...); '' without one. */
+  contentType: string;
+  /** The answer's Content-Length, when it sent one. */
+  length: number | undefined;
+  /** The file name the gateway suggests (Content-Disposition), when it does. */
+  fileName: string | undefined;
+  /**
+   * The body. Its errors are ApiNetworkError; it fails when no byte comes for `timeoutMs`
+   * (the time to write it to disk is not counted against it, whatever the file's size).
+   */
+  stream: Readable;
+  /** The whole body in memory. */
+  bytes(): Promise<Buffer>;
+}
+
 export interface RealtyClient {
   suggest(query: SuggestRequest): Promise<SuggestCandidate[]>;
   /** `timeoutMs`: this call's own deadline, when shorter than the client's. */
   createDocflow(docflowType: string, body: DocflowRequest, options?: { timeoutMs?: number }): Promise<CreatedDocflow>;
   /** The news feed after `after` (without it: no items, the newest token: the feed from now). */
   news(after?: string): Promise<NewsPage>;
+  /** `GET /docflows/{id}`: the docflow as it is now (404: unknown). */
+  getDocflow(docflowId: string): Promise<Docflow>;
+  /** `POST /docflows/{id}`: sends a docflow whose signatures are all there (400 while one is missing). */
+  sendDocflow(docflowId: string): Promise<Docflow>;
+  /**
+   * `POST /docflows/{id}/files/{fileId}/signatures`: a detached signature's bytes (or a
+   * stream of them: not replayable, so a caller that retries passes bytes). `contentType`
+   * defaults to `application/x-pkcs7-signature`.
+   */
+  signFile(docflowId: string, fileId: string, signature: Uint8Array | Readable, options?: { contentType?: string }): Promise<void>;
+  /** `GET /docflows/{id}/files/{fileId}`: the file's bytes, as a stream. */
+  downloadFile(docflowId: string, fileId: string): Promise<DownloadedFile>;
   close(): Promise<void>;
 }
+
+export const SIGNATURE_CONTENT_TYPE = 'application/x-pkcs7-signature';
 
 export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -65,30 +106,38 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
   };
   const readHeaders = { accept: headers.accept, authorization: headers.authorization };
 
-  async function call(
+  /**
+   * Opens a call and waits for the answer's head. One deadline covers the call: until the
+   * head when `streamed`, else the head and the whole body. undici's own header and body
+   * timers tick in coarse steps and do not cover the total. The timer is cleared when the
+   * call ends (AbortSignal.timeout's would stay armed for the whole timeout: thousands of
+   * them a second). A status of 300 or more is an ApiHttpError with the gateway's Error object.
+   */
+  async function open(
     method: 'GET' | 'POST',
     path: string,
     endpoint: string,
-    payload?: unknown,
-    timeoutMs = options.timeoutMs,
-  ): Promise<{ status: number; json: unknown }> {
+    init: { body?: string | Uint8Array | Readable; contentType?: string; timeoutMs?: number; streamed?: boolean },
+  ): Promise<{ response: Dispatcher.ResponseData; text?: string }> {
     const started = performance.now();
     let response: Dispatcher.ResponseData;
-    // One deadline for the whole call, answer and body: undici's own header and
-    // body timers tick in coarse steps and do not cover the total. The timer is
-    // cleared when the call ends (AbortSignal.timeout's would stay armed for the
-    // whole timeout: thousands of them a second).
     const signal = new Deadline();
-    const deadline = setTimeout(() => signal.expire(), timeoutMs);
-    let text: string;
+    const deadline = setTimeout(() => signal.expire(), init.timeoutMs ?? options.timeoutMs);
+    let text: string | undefined;
     try {
       response = await request(
         `${baseUrl}${path}`,
-        method === 'POST'
-          ? { method, headers, body: JSON.stringify(payload), dispatcher, signal }
-          : { method, headers: readHeaders, dispatcher, signal },
+        init.body === undefined
+          ? { method, headers: readHeaders, dispatcher, signal }
+          : {
+              method,
+              headers: init.contentType === undefined ? headers : { ...headers, 'content-type': init.contentType },
+              body: init.body,
+              dispatcher,
+              signal,
+            },
       );
-      text = await response.body.text();
+      if (!init.streamed || response.statusCode >= 300) text = await response.body.text();
     } catch (err) {
       options.onCall?.(endpoint, 0, performance.now() - started);
       throw new ApiNetworkError(endpoint, networkReason(err), err);
@@ -96,16 +145,36 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
       clearTimeout(deadline);
     }
     options.onCall?.(endpoint, response.statusCode, performance.now() - started);
-    const json = parseJson(text);
     if (response.statusCode >= 300) {
       throw new ApiHttpError({
         status: response.statusCode,
         endpoint,
-        body: errorBody(json, text),
+        body: errorBody(parseJson(text ?? ''), text ?? ''),
         retryAfterSeconds: retryAfter(response.headers['retry-after']),
       });
     }
-    return { status: response.statusCode, json };
+    return text === undefined ? { response } : { response, text };
+  }
+
+  async function call(
+    method: 'GET' | 'POST',
+    path: string,
+    endpoint: string,
+    payload?: unknown,
+    timeoutMs = options.timeoutMs,
+  ): Promise<{ status: number; json: unknown }> {
+    const { response, text } = await open(method, path, endpoint, {
+      ...(method === 'POST' && { body: JSON.stringify(payload) }),
+      timeoutMs,
+    });
+    return { status: response.statusCode, json: parseJson(text ?? '') };
+  }
+
+  /** A later operation answers the docflow with 200; any other 2xx is an answer the client cannot trust. */
+  async function docflowCall(method: 'GET' | 'POST', docflowId: string, endpoint: string): Promise<Docflow> {
+    const { status, json } = await call(method, docflowPathOf(docflowId), endpoint, method === 'POST' ? {} : undefined);
+    if (status !== 200) throw new ApiResponseError(endpoint, status, 'a docflow is answered with 200');
+    return checked(docflowSchema, json, endpoint, status);
   }
 
   return {
@@ -133,6 +202,45 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
         'news',
       );
       return checked(newsPageSchema, json, 'news', status);
+    },
+    getDocflow(docflowId) {
+      return docflowCall('GET', docflowId, 'docflow');
+    },
+    sendDocflow(docflowId) {
+      return docflowCall('POST', docflowId, 'send');
+    },
+    async signFile(docflowId, fileId, signature, signOptions) {
+      await open('POST', fileSignaturesPath(docflowId, fileId), 'signature', {
+        body: signature,
+        contentType: signOptions?.contentType ?? SIGNATURE_CONTENT_TYPE,
+      });
+    },
+    async downloadFile(docflowId, fileId) {
+      const endpoint = 'file';
+      const { response } = await open('GET', docflowFilePath(docflowId, fileId), endpoint, { streamed: true });
+      if (response.statusCode !== 200) {
+        await response.body.dump().catch(() => undefined);
+        throw new ApiResponseError(endpoint, response.statusCode, 'a file is answered with 200');
+      }
+      // The body's own errors (a reset, no byte within timeoutMs) become ApiNetworkError.
+      const stream = new PassThrough();
+      response.body.on('error', (err) => stream.destroy(new ApiNetworkError(endpoint, networkReason(err), err)));
+      stream.on('close', () => {
+        if (!response.body.destroyed) response.body.destroy();
+      });
+      response.body.pipe(stream);
+      const length = header(response.headers['content-length'])?.trim();
+      return {
+        contentType: header(response.headers['content-type']) ?? '',
+        length: length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined,
+        fileName: fileNameOf(header(response.headers['content-disposition'])),
+        stream,
+        async bytes() {
+          const chunks: Buffer[] = [];
+          for await (const chunk of stream) chunks.push(chunk as Buffer);
+          return Buffer.concat(chunks);
+        },
+      };
     },
     async close() {
       await dispatcher.close();
@@ -180,6 +288,17 @@ function errorBody(json: unknown, text: string): ApiErrorBody | undefined {
   if (parsed.success) return parsed.data;
   const excerpt = text.trim().slice(0, 200);
   return excerpt ? { message: excerpt } : undefined;
+}
+
+function header(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** `attachment; filename="x.pdf"`: the name, without any directory part. */
+function fileNameOf(disposition: string | undefined): string | undefined {
+  const match = /filename\s*=\s*(?:"([^"]*)"|([^;\s]+))/i.exec(disposition ?? '');
+  const name = (match?.[1] ?? match?.[2])?.split(/[\\/]/).pop();
+  return name === undefined || name === '' || name === '.' || name === '..' ? undefined : name;
 }
 
 /** Retry-After is seconds or an HTTP date (RFC 9110 10.2.3). */

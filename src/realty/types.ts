@@ -149,40 +149,6 @@ export const docflowResponseSchema = z
   .transform((d) => ({ ...d, type: d.type ?? d.docflowType ?? '' }));
 export type DocflowResponse = z.output<typeof docflowResponseSchema>;
 
-// ---- The news feed (docs/gateway.md, "The news feed"; not in the contract's sections) ----
-
-export const NEWS_PATH = `${API_PREFIX}/news`;
-
-/** A docflow as a news item carries it: the creation's `requestId` is how a lost answer is found again. */
-export const newsDocflowSchema = z.looseObject({
-  docflowId: z.string().min(1),
-  docflowType: z.string().optional(),
-  type: z.string().optional(),
-  userId: z.string().optional(),
-  state: z.string(),
-  requestId: z.string().optional(),
-  requirements: z.unknown().optional(),
-  error: z.unknown().optional(),
-  result: z.unknown().optional(),
-});
-export type NewsDocflow = z.infer<typeof newsDocflowSchema>;
-
-export const newsItemSchema = z.looseObject({
-  /** Opaque; `GET /news?after=<token>` answers the items after it, in order. */
-  token: z.string().min(1),
-  /** When the event happened (ISO 8601). */
-  date: z.string(),
-  docflow: newsDocflowSchema,
-});
-export type NewsItem = z.infer<typeof newsItemSchema>;
-
-/** `GET /news?after=<token>`; without `after` the feed starts from now (no items, the newest token). */
-export const newsPageSchema = z.looseObject({
-  news: z.array(newsItemSchema),
-  lastToken: z.string().min(1),
-});
-export type NewsPage = z.infer<typeof newsPageSchema>;
-
 // ---- Errors (docs/gateway.md, "The Error object") ----
 
 export interface ApiErrorBody {
@@ -203,3 +169,113 @@ export const apiErrorBodySchema: z.ZodType<ApiErrorBody> = z.lazy(() =>
     errors: z.array(apiErrorBodySchema).optional(),
   }),
 );
+
+// ---- A docflow's life after creation (docs/gateway.md, "A docflow after its creation") ----
+
+/** The states the public documentation names; a client must still accept any other string. */
+export const DOCFLOW_STATES = ['queued', 'sent', 'suspended', 'completed', 'error'] as const;
+export type DocflowState = (typeof DOCFLOW_STATES)[number];
+
+export const docflowPathOf = (docflowId: string): string => `${API_PREFIX}/docflows/${encodeURIComponent(docflowId)}`;
+export const docflowFilePath = (docflowId: string, fileId: string): string =>
+  `${docflowPathOf(docflowId)}/files/${encodeURIComponent(fileId)}`;
+export const fileSignaturesPath = (docflowId: string, fileId: string): string => `${docflowFilePath(docflowId, fileId)}/signatures`;
+
+/** A file of a docflow: an application to sign, a result, or a result's signature. */
+export const docflowFileSchema = z.looseObject({
+  id: z.string().min(1),
+  contentLink: z.string().optional(),
+  type: z.string().optional(),
+});
+export type DocflowFile = z.infer<typeof docflowFileSchema>;
+
+/** One signer of a signature requirement: who (as the gateway shows it) and the files they sign. */
+export const signatureRequirementSchema = z.looseObject({
+  person: z.looseObject({}).optional(),
+  files: z.array(docflowFileSchema),
+});
+export type SignatureRequirement = z.infer<typeof signatureRequirementSchema>;
+
+/** The state duty: a payment identifier (УИН), the amount and who pays. */
+export const paymentRequirementSchema = z.looseObject({
+  uin: z.string().min(1),
+  amount: z.union([z.number(), z.string()]).optional(),
+  payer: z.union([z.string(), z.looseObject({})]).optional(),
+});
+export type PaymentRequirement = z.infer<typeof paymentRequirementSchema>;
+
+/** What a `suspended` docflow waits for: `{"signature": [...]}` or `{"payment": [...]}`, or both. */
+export const requirementsSchema = z.looseObject({
+  signature: z.array(signatureRequirementSchema).optional(),
+  payment: z.array(paymentRequirementSchema).optional(),
+});
+export type DocflowRequirements = z.infer<typeof requirementsSchema>;
+
+/** A result file (the register's extract) with its detached signatures, each a file of its own. */
+export const resultFileSchema = docflowFileSchema.extend({
+  signatures: z.array(docflowFileSchema).optional(),
+});
+export type ResultFile = z.infer<typeof resultFileSchema>;
+
+export const docflowResultSchema = z.looseObject({
+  files: z.array(resultFileSchema).optional(),
+});
+export type DocflowResult = z.infer<typeof docflowResultSchema>;
+
+/** Why a docflow ended in `error`: the gateway's Error object. */
+export const docflowErrorSchema = apiErrorBodySchema;
+
+/** `GET /docflows/{id}` and `POST /docflows/{id}` (send): the docflow as it is now. */
+export const docflowSchema = z
+  .looseObject({
+    docflowId: z.string().min(1),
+    type: z.string().optional(),
+    docflowType: z.string().optional(),
+    userId: z.string().optional(),
+    state: z.string(),
+    requestId: z.string().optional(),
+    requirements: requirementsSchema.optional(),
+    error: docflowErrorSchema.optional(),
+    result: docflowResultSchema.optional(),
+  })
+  .transform((d) => ({ ...d, type: d.type ?? d.docflowType ?? '' }));
+export type Docflow = z.output<typeof docflowSchema>;
+
+// ---- The news feed (docs/gateway.md, "The news feed"; not in the contract's sections) ----
+
+export const NEWS_PATH = `${API_PREFIX}/news`;
+
+/**
+ * A docflow as a news item carries it: the creation's `requestId` is how a lost answer is
+ * found again. A `requirements`, `error` or `result` that does not have the documented shape
+ * is dropped from the item (its state stays; `GET /docflows/{id}` reads it whole): one odd
+ * item must not stop a follower on its page for ever.
+ */
+export const newsDocflowSchema = z.looseObject({
+  docflowId: z.string().min(1),
+  docflowType: z.string().optional(),
+  type: z.string().optional(),
+  userId: z.string().optional(),
+  state: z.string(),
+  requestId: z.string().optional(),
+  requirements: requirementsSchema.optional().catch(undefined),
+  error: docflowErrorSchema.optional().catch(undefined),
+  result: docflowResultSchema.optional().catch(undefined),
+});
+export type NewsDocflow = z.infer<typeof newsDocflowSchema>;
+
+export const newsItemSchema = z.looseObject({
+  /** Opaque; `GET /news?after=<token>` answers the items after it, in order. */
+  token: z.string().min(1),
+  /** When the event happened (ISO 8601). */
+  date: z.string(),
+  docflow: newsDocflowSchema,
+});
+export type NewsItem = z.infer<typeof newsItemSchema>;
+
+/** `GET /news?after=<token>`; without `after` the feed starts from now (no items, the newest token). */
+export const newsPageSchema = z.looseObject({
+  news: z.array(newsItemSchema),
+  lastToken: z.string().min(1),
+});
+export type NewsPage = z.infer<typeof newsPageSchema>;

@@ -1,8 +1,10 @@
 /**
- * The attention file: every row that needs a person, in the input's own format
- * and encoding, its columns after four of ours: `row` (its number in the input),
- * `outcome`, `hint` (in Russian or English) and `errors`. Fixed and loaded again
- * as it is, its rows run: the loader ignores the four columns.
+ * The attention file: every row that needs a person, in the input's own format,
+ * its columns after four of ours: `row` (its number in the input), `outcome`,
+ * `hint` (in Russian or English) and `errors`. Fixed and loaded again as it is,
+ * its rows run: the loader ignores the four columns. People open it in Excel, so
+ * a CSV one is written as Russian Excel opens it (`;`, CRLF, UTF-8 with a BOM)
+ * unless `asInput` keeps the input's own delimiter, encoding and line ending.
  *
  * The rows come from the input file itself, read again (after checking it is
  * unchanged), so no personal data has to stay in Redis for it.
@@ -39,6 +41,10 @@ export interface AttentionOptions {
   input?: string;
   /** The hints' language; English when not given. */
   lang?: Lang;
+  /** A CSV input's own delimiter, encoding and line ending instead of Russian Excel's form. */
+  asInput?: boolean;
+  /** Rows without an outcome go in too, with this hint and these errors (a run stopped at its deadline). */
+  pending?: { hint: string; errors: (row: number) => string };
 }
 
 const PAGE = 1000;
@@ -50,7 +56,7 @@ export async function writeAttention(options: AttentionOptions): Promise<{ file:
   const input = await reopenInput(meta, options.input);
   const store = createOutcomeStore(redis, keys);
   // Written even when no row needs a person: an empty attention file says so.
-  const writer = createRowsWriter(options.out, input, ATTENTION_COLUMNS, { always: true });
+  const writer = createRowsWriter(options.out, input, ATTENTION_COLUMNS, { always: true, excel: !options.asInput });
   let page: Array<OutcomeRecord | undefined> = [];
   let pageStart = 1;
   try {
@@ -66,7 +72,16 @@ export async function writeAttention(options: AttentionOptions): Promise<{ file:
         page = page.map((r, i) => r && withStatus(r, statuses[i]));
       }
       const outcome = page[record.row - pageStart];
-      if (!outcome) continue;
+      if (!outcome) {
+        if (options.pending)
+          await writer.write(record, {
+            row: record.row,
+            outcome: 'pending',
+            hint: options.pending.hint,
+            errors: options.pending.errors(record.row),
+          });
+        continue;
+      }
       if (ATTENTION_OUTCOMES.has(outcome.outcome)) {
         await writer.write(record, {
           row: record.row,

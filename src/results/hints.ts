@@ -4,16 +4,27 @@
  * they are in both: the clerk types them.
  */
 import type { Lang } from '../config.js';
+import { ERROR_CODES } from '../outcomes/error-codes.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
 
 export function hintFor(record: OutcomeRecord, batch: string, lang: Lang = 'en'): string {
   return lang === 'ru' ? russianHint(record, batch) : englishHint(record, batch);
 }
 
+/** The row a DUPLICATE_ROW repeats, as its errorMessage names it ("dealId: repeats row 2: ..."). */
+function repeatedRow(record: OutcomeRecord): string {
+  return /repeats row (\d+)/.exec(record.errorMessage ?? '')?.[1] ?? '?';
+}
+
 function englishHint(record: OutcomeRecord, batch: string): string {
   const numbers = record.candidates?.join(', ');
   switch (record.outcome) {
     case 'invalid':
+      // Loaded again unchanged, a dealId another property has can never be sent: the hint must not say "correct the fields".
+      if (record.errorCode === ERROR_CODES.DEAL_ID_CONFLICT.code)
+        return "this dealId is another property's (see errors): give this deal its own dealId, correct any other field named in errors, then load this file again";
+      if (record.errorCode === ERROR_CODES.DUPLICATE_ROW.code)
+        return `this row duplicates row ${repeatedRow(record)} (the same deal for the same property), which carries the deal: remove this row`;
       return 'correct the fields named in errors, then load this file again';
     case 'not_found':
       return numbers
@@ -49,6 +60,10 @@ function russianHint(record: OutcomeRecord, batch: string): string {
   const numbers = record.candidates?.join(', ');
   switch (record.outcome) {
     case 'invalid':
+      if (record.errorCode === ERROR_CODES.DEAL_ID_CONFLICT.code)
+        return 'этот dealId принадлежит другому объекту (см. колонку errors): присвойте сделке собственный dealId, исправьте остальные поля, указанные в колонке errors, и загрузите этот файл снова';
+      if (record.errorCode === ERROR_CODES.DUPLICATE_ROW.code)
+        return `эта строка повторяет строку ${repeatedRow(record)} (та же сделка по тому же объекту), по которой сделка и подаётся: удалите эту строку`;
       return 'исправьте поля, указанные в колонке errors, и загрузите этот файл снова';
     case 'not_found':
       return numbers

@@ -24,6 +24,8 @@ export interface WriteResultsOptions {
   excel?: boolean;
   /** Stops the writing: the previous file stays. */
   signal?: AbortSignal;
+  /** The errorMessage of a row without an outcome (a run stopped at its deadline says why it waits). */
+  pendingMessage?: (row: number) => string | undefined;
 }
 
 export interface ResultsSummary {
@@ -55,7 +57,9 @@ export async function writeResults(options: WriteResultsOptions): Promise<Result
   // Written beside `out` and renamed over it at the end: a failure part-way leaves the previous file.
   const file = await createAtomicFile(out, { through: sink ? [sink] : [], signal: options.signal });
   try {
-    for await (const record of batchOutcomes(options.redis, options.keys, options.batch, options.total, { states: true })) {
+    for await (const found of batchOutcomes(options.redis, options.keys, options.batch, options.total, { states: true })) {
+      const note = found.outcome === 'pending' ? options.pendingMessage?.(found.row) : undefined;
+      const record = note ? { ...found, errorMessage: note } : found;
       rows++;
       counts[record.outcome]++;
       tally.add(record);

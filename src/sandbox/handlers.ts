@@ -11,12 +11,13 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DOCFLOW_TYPE, type ApiErrorBody } from '../realty/types.js';
 import { checkEncumbranceRequest, hasSignatures, validationError } from './docflow-validation.js';
+import { planDocflow, type LifeRates } from './lifecycle.js';
 import { pickFault, rollLost, type FaultRates, type InjectedFault, type RandomSource } from './faults.js';
 import { readJsonBody, sendError, sendJson, sendJsonText } from './http.js';
 import { userIdOf, type NewsFeed } from './news.js';
 import { normaliseName } from './normalise.js';
 import type { RequestIdsMode, SandboxDocflow } from './options.js';
-import type { SandboxState, StoredDocflow } from './state.js';
+import { creationViewOf, dateOf, type SandboxState, type StoredDocflow } from './state.js';
 import { parseSuggestQuery, suggest, type indexRegistry } from './suggest.js';
 
 export interface RuntimeConfig {
@@ -30,11 +31,20 @@ export interface RuntimeConfig {
   /** Milliseconds between a docflow's creation and its item in the news feed. */
   newsLagMs: number;
   newsOutage: boolean;
+  /** The docflows' lives, as set for docflows created from now on. */
+  life: LifeRates;
 }
 
 export interface Runtime {
   config: RuntimeConfig;
+  /** The creation and suggest faults' rolls. */
   random: RandomSource;
+  /** The later operations' fault rolls: a follower's reads never shift the creation faults. */
+  operationsRandom: RandomSource;
+  /** One draw per docflow created, the seed of its life. */
+  lifeRandom: RandomSource;
+  /** Each session's user id, made once (a hash) and shared by its docflows. */
+  userIds: Map<string, string>;
   state: SandboxState;
   news: NewsFeed;
   index: ReturnType<typeof indexRegistry>;
@@ -44,12 +54,12 @@ const UNAUTHORIZED: ApiErrorBody = {
   code: 'unauthorized',
   message: 'The Authorization header is absent or its value is incorrect',
 };
-const FORBIDDEN: ApiErrorBody = { code: 'forbidden', message: 'Access is restricted for this account' };
+export const FORBIDDEN: ApiErrorBody = { code: 'forbidden', message: 'Access is restricted for this account' };
 const EGRON_UNAVAILABLE: ApiErrorBody = {
   code: 'egronUnavailable',
   message: 'The request goes to the state real-estate register system, which is temporarily unsupported',
 };
-const FAULT_BODIES: Record<number, ApiErrorBody> = {
+export const FAULT_BODIES: Record<number, ApiErrorBody> = {
   501: EGRON_UNAVAILABLE,
   500: { code: 'internalError', message: 'Internal server error' },
   502: { code: 'badGateway', message: 'Bad gateway' },
@@ -81,7 +91,7 @@ function whenDue(req: IncomingMessage, fn: () => void): void {
 }
 
 /** From here on, the answer to `req` waits until `latencyMs` after now. */
-function addLatency(rt: Runtime, req: IncomingMessage, res: ServerResponse): void {
+export function addLatency(rt: Runtime, req: IncomingMessage, res: ServerResponse): void {
   if (rt.config.latencyMs <= 0) return;
   dueTimes.set(req, performance.now() + rt.config.latencyMs);
   const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
@@ -97,8 +107,8 @@ function drop(req: IncomingMessage): void {
 }
 
 /** Rolls the faults; a reset drops the socket without an answer. Returns the fault, if any. */
-function injectFault(rt: Runtime, req: IncomingMessage): InjectedFault | undefined {
-  const fault = pickFault(rt.config.rates, rt.random);
+export function injectFault(rt: Runtime, req: IncomingMessage, random: RandomSource = rt.random): InjectedFault | undefined {
+  const fault = pickFault(rt.config.rates, random);
   if (fault === undefined) return undefined;
   rt.state.countFault(fault);
   if (fault === 'reset') drop(req);
@@ -154,20 +164,24 @@ export async function handleCreateDocflow(rt: Runtime, req: IncomingMessage, res
   const rawRequestId = (body.value as { requestId?: unknown }).requestId;
   const requestId = typeof rawRequestId === 'string' ? rawRequestId : undefined;
   const earlier = rt.state.noteRepeat(requestId);
-  if (earlier !== undefined && rt.config.requestIds === 'dedupe') return answer(earlier.status, earlier.answer);
+  if (earlier !== undefined && rt.config.requestIds === 'dedupe') return answer(earlier.status, creationViewOf(earlier));
 
-  const docflow = createDocflow(requestId, hasSignatures(body.value));
+  const now = performance.now();
+  // The lives of docflows due before this one come first, in the feed as in time.
+  rt.state.advance(now);
+  let userId = rt.userIds.get(session);
+  if (userId === undefined) rt.userIds.set(session, (userId = userIdOf(session)));
+  const docflow = createDocflow(rt, body.value, requestId, userId, now);
   docflow.object = objectOf(body.value);
-  rt.state.add(docflow);
   // Before the lost roll: a docflow whose answer is lost is in the feed all the same.
-  rt.news.record(docflow, userIdOf(session), rt.config.newsLagMs);
+  rt.state.add(docflow, now);
   if (rollLost(rt.config.rates, rt.random)) {
     rt.state.countFault('lost');
     rt.state.countDocflowCall('lost');
     drop(req);
     return;
   }
-  answer(docflow.status, docflow.answer);
+  answer(docflow.status, creationViewOf(docflow));
 }
 
 /** The request's property, for `GET /__sandbox/docflows`: what a test checks was sent. The persons stay out. */
@@ -176,33 +190,39 @@ function objectOf(body: unknown): SandboxDocflow['object'] {
   return { cadastralNumber: object?.cadastralNumber, address: object?.address };
 }
 
-function createDocflow(requestId: string | undefined, signed: boolean): StoredDocflow {
+function createDocflow(rt: Runtime, body: unknown, requestId: string | undefined, userId: string, now: number): StoredDocflow {
   const docflowId = randomUUID();
-  const state = signed ? 'queued' : 'suspended';
-  const answer: StoredDocflow['answer'] = { docflowId, type: DOCFLOW_TYPE, docflowType: DOCFLOW_TYPE, state };
-  if (requestId !== undefined) answer.requestId = requestId;
-  // The gateway's usual first requirement: the participants must sign the application.
-  if (!signed) answer.requirements = [{ type: 'signature' }];
+  const signed = hasSignatures(body);
+  const plan = planDocflow({
+    seq: rt.state.created + 1,
+    docflowSeed: Math.floor(rt.lifeRandom() * 0x100000000),
+    rates: rt.config.life,
+    body,
+    signed,
+  });
   const docflow: StoredDocflow = {
     docflowId,
     type: DOCFLOW_TYPE,
-    state,
+    userId,
     status: signed ? 200 : 201,
-    createdAt: new Date().toISOString(),
-    answer,
+    createdAt: dateOf(now),
+    plan,
+    newsLagMs: rt.config.newsLagMs,
+    state: signed ? 'queued' : 'suspended',
+    paid: false,
   };
   if (requestId !== undefined) docflow.requestId = requestId;
-  return docflow;
-}
-
-export function handleGetDocflow(rt: Runtime, req: IncomingMessage, res: ServerResponse, docflowId: string): void {
-  if (authenticate(rt, req) === undefined) return sendUnauthorized(res);
-  addLatency(rt, req, res);
-  const docflow = rt.state.get(docflowId);
-  if (docflow === undefined) {
-    return sendError(res, 404, { code: 'notFound', message: 'There is no docflow with this id', target: 'docflowId' });
+  // The gateway's usual first requirement: the participants must sign the application it made.
+  if (!signed) {
+    docflow.signatureRequirements = docflow.requirements = {
+      signature: plan.applications.map(({ signer, file }) => ({
+        person: signer.person,
+        role: signer.role,
+        files: [{ id: file.id, contentLink: rt.state.fileLink(docflowId, file.id), type: file.type }],
+      })),
+    };
   }
-  sendJson(res, 200, docflow.answer);
+  return docflow;
 }
 
 /**
@@ -214,7 +234,9 @@ export function handleNews(rt: Runtime, req: IncomingMessage, res: ServerRespons
   if (authenticate(rt, req) === undefined) return sendUnauthorized(res);
   addLatency(rt, req, res);
   if (rt.config.newsOutage) return sendError(res, 503, NEWS_UNAVAILABLE);
-  const answer = rt.news.page(new URLSearchParams(query));
+  const now = performance.now();
+  rt.state.advance(now);
+  const answer = rt.news.page(new URLSearchParams(query), now);
   if (!answer.ok) return sendError(res, 400, answer.error);
   sendJson(res, 200, answer.page);
 }

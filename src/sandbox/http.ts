@@ -22,16 +22,23 @@ export function sendError(res: ServerResponse, status: number, error: ApiErrorBo
   sendJson(res, status, error, headers);
 }
 
-export type BodyResult = { ok: true; value: unknown } | { ok: false; error: ApiErrorBody; close: boolean };
+/** Raw bytes with their type, e.g. a file download. */
+export function sendBytes(res: ServerResponse, status: number, bytes: Buffer, headers: Record<string, string>): void {
+  res.writeHead(status, { 'content-length': String(bytes.length), ...headers });
+  res.end(bytes);
+}
 
-const TOO_LARGE: BodyResult = {
+type Refused = { ok: false; error: ApiErrorBody; close: boolean };
+export type BodyResult = { ok: true; value: unknown } | Refused;
+
+const TOO_LARGE: Refused = {
   ok: false,
   close: true,
   error: { code: 'validation', message: `The request body is larger than ${MAX_BODY_BYTES} bytes`, target: 'body' },
 };
 
-/** Reads and parses a JSON body; too large or malformed gives the 400 Error object instead. */
-export function readJsonBody(req: IncomingMessage): Promise<BodyResult> {
+/** Reads a body of at most MAX_BODY_BYTES; a larger one gives the 400 Error object instead. */
+export function readRawBody(req: IncomingMessage): Promise<{ ok: true; bytes: Buffer } | Refused> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) return Promise.resolve(TOO_LARGE);
   return new Promise((resolve, reject) => {
@@ -47,22 +54,25 @@ export function readJsonBody(req: IncomingMessage): Promise<BodyResult> {
       }
       chunks.push(chunk);
     };
-    const onEnd = (): void => {
-      const text = Buffer.concat(chunks, size)
-        .toString('utf8')
-        .replace(/^\uFEFF/, '');
-      try {
-        resolve({ ok: true, value: JSON.parse(text) as unknown });
-      } catch {
-        resolve({
-          ok: false,
-          close: false,
-          error: { code: 'validation', message: 'The request body is not valid JSON', target: 'body' },
-        });
-      }
-    };
+    const onEnd = (): void => resolve({ ok: true, bytes: Buffer.concat(chunks, size) });
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', reject);
   });
+}
+
+/** Reads and parses a JSON body; too large or malformed gives the 400 Error object instead. */
+export async function readJsonBody(req: IncomingMessage): Promise<BodyResult> {
+  const raw = await readRawBody(req);
+  if (!raw.ok) return raw;
+  const text = raw.bytes.toString('utf8').replace(/^\uFEFF/, '');
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return {
+      ok: false,
+      close: false,
+      error: { code: 'validation', message: 'The request body is not valid JSON', target: 'body' },
+    };
+  }
 }

@@ -5,5 +5,5 @@
 export { startSandbox } from './server.js';
 export { parseProbability } from './faults.js';
 export { loadRegistry, type RegistryObject } from './registry.js';
-export { REQUEST_IDS_MODES } from './options.js';
+export { DEFAULT_LIFECYCLE_MS, REQUEST_IDS_MODES } from './options.js';
 export type { RequestIdsMode, RunningSandbox, SandboxConfigPatch, SandboxDocflow, SandboxOptions, SandboxStats } from './options.js';

@@ -1,15 +1,16 @@
 /**
- * The news feed: one item per created docflow, in the order items become visible.
+ * The news feed: one item per change of a docflow's state (its creation first), in the
+ * order items become visible.
  *
  * Items are published lazily, when the feed is read, and never by a timer: a docflow waits
- * in `pending` until `newsLagMs` after its creation, and gets its token only when it is
+ * in `pending` until `newsLagMs` after its change, and gets its token only when it is
  * published. Tokens therefore only ever grow along the published list, so a reader that
  * has passed token N never misses an item that becomes visible later, whatever the lags.
  * The feed keeps every item: the sandbox lives for one test or rehearsal.
  */
 import { createHash } from 'node:crypto';
 import type { ApiErrorBody, NewsDocflow, NewsItem, NewsPage } from '../realty/types.js';
-import type { StoredDocflow } from './state.js';
+import { dateOf, type DocflowView } from './state.js';
 
 /** Items per page when the reader names no `limit`, and the most it may ask for. */
 export const DEFAULT_NEWS_LIMIT = 100;
@@ -46,25 +47,26 @@ export class NewsFeed {
   private readonly published: NewsItem[] = [];
 
   /**
-   * Queues the item of a docflow just created. The docflow is copied as it is now: its
-   * state at creation, whatever happens to it afterwards.
+   * Queues the item of a change of a docflow: its state at `at`, copied as it is now,
+   * whatever happens to it afterwards. It shows `lagMs` after the change.
    */
-  record(docflow: StoredDocflow, userId: string, lagMs: number, now = performance.now()): void {
-    const { answer } = docflow;
+  record(docflow: DocflowView, lagMs: number, at: number): void {
     const item: NewsDocflow = {
-      docflowId: answer.docflowId,
-      docflowType: answer.docflowType,
-      type: answer.type,
-      userId,
-      state: answer.state,
+      docflowId: docflow.docflowId,
+      docflowType: docflow.docflowType,
+      type: docflow.type,
+      userId: docflow.userId,
+      state: docflow.state,
     };
-    if (answer.requestId !== undefined) item.requestId = answer.requestId;
-    if (answer.requirements !== undefined) item.requirements = answer.requirements.map((r) => ({ ...r }));
-    this.pending.push({ visibleAt: now + lagMs, date: docflow.createdAt, docflow: item });
+    if (docflow.requestId !== undefined) item.requestId = docflow.requestId;
+    if (docflow.requirements !== undefined) item.requirements = docflow.requirements;
+    if (docflow.error !== undefined) item.error = docflow.error;
+    if (docflow.result !== undefined) item.result = docflow.result;
+    this.pending.push({ visibleAt: at + lagMs, date: dateOf(at), docflow: item });
   }
 
   /**
-   * Publishes every pending item whose time has come, in creation order. A later item may be
+   * Publishes every pending item whose time has come, in the order of the changes. A later item may be
    * due before an earlier one when `newsLagMs` was lowered in between; it is not held back.
    */
   private publishDue(now: number): void {

@@ -1,5 +1,6 @@
 /** The sandbox's public shapes, and the checks on what may be configured at runtime. */
 import { z } from 'zod';
+import type { DocflowState } from '../realty/types.js';
 import type { RegistryObject } from './registry.js';
 
 export interface SandboxOptions {
@@ -32,7 +33,15 @@ export interface SandboxOptions {
   newsLagMs?: number;
   /** While true the news feed answers 503, so tests can see a follower ride out an outage. */
   newsOutage?: boolean;
+  /** Milliseconds between two steps of a docflow's life: queued → sent → completed (default 2000). */
+  lifecycleMs?: number;
+  /** Share of docflows the register refuses: they end in `error` instead of `completed` (default 0). */
+  faultRegistry?: number;
+  /** Share of sent docflows that stop `suspended` on a payment requirement until paid (default 0). */
+  payment?: number;
 }
+
+export const DEFAULT_LIFECYCLE_MS = 2000;
 
 export const REQUEST_IDS_MODES = ['ignore', 'dedupe'] as const;
 export type RequestIdsMode = (typeof REQUEST_IDS_MODES)[number];
@@ -51,6 +60,9 @@ export type SandboxConfigPatch = Partial<
     | 'requestIds'
     | 'newsLagMs'
     | 'newsOutage'
+    | 'lifecycleMs'
+    | 'faultRegistry'
+    | 'payment'
   >
 >;
 
@@ -65,17 +77,29 @@ export interface SandboxStats {
   requestIdsWithSeveralDocflows: number;
   /** Injected faults by kind: "501", "500", "502", "503", "reset", "lost". */
   faultsInjected: Record<string, number>;
+  /** Docflows by their state now (states with none are left out). */
+  docflowStates: Partial<Record<DocflowState, number>>;
+  /** Calls of the later operations (`get`, `send`, `signature`, `file`) by answer, as docflowCalls. */
+  operationCalls: Record<string, Record<string, number>>;
+  /** Payments made through `/__sandbox/payments/<uin>`. */
+  payments: number;
 }
 
 export interface SandboxDocflow {
   docflowId: string;
   requestId?: string;
   type: string;
-  state: 'queued' | 'suspended';
+  /** Its state now. */
+  state: DocflowState;
+  /** The creation's answer: 200 (created queued) or 201 (created suspended for signatures). */
   status: 200 | 201;
   createdAt: string;
   /** The property as the request named it (`options.object`'s cadastral number and address): no person's data. */
   object?: { cadastralNumber?: unknown; address?: unknown };
+  /** While suspended: what it waits for. */
+  requirement?: 'signature' | 'payment';
+  /** While suspended on a payment: the payment identifier that pays it. */
+  uin?: string;
 }
 
 export interface RunningSandbox {
@@ -85,6 +109,8 @@ export interface RunningSandbox {
   stats(): SandboxStats;
   docflows(): SandboxDocflow[];
   configure(patch: SandboxConfigPatch): void;
+  /** Pays the state duty of a docflow suspended on a payment, as `POST /__sandbox/payments/<uin>`; false when no unpaid docflow has this uin. */
+  pay(uin: string): boolean;
   close(): Promise<void>;
 }
 
@@ -105,6 +131,10 @@ export const configPatchSchema = z.strictObject({
   // Same bound as latencyMs: a lag past an hour would hide the feed from any test or rehearsal.
   newsLagMs: z.number().min(0).max(3_600_000).optional(),
   newsOutage: z.boolean().optional(),
+  // A day: a life slower than that is a typo in a sandbox.
+  lifecycleMs: z.number().min(0).max(86_400_000).optional(),
+  faultRegistry: probability.optional(),
+  payment: probability.optional(),
 });
 
 /** Throws one readable sentence naming every bad setting. */

@@ -5,18 +5,25 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { API_PREFIX, NEWS_PATH, SUGGEST_PATH } from '../realty/types.js';
 import { createRandom } from './faults.js';
-import { handleCreateDocflow, handleGetDocflow, handleNews, handleSuggest, type Runtime, type RuntimeConfig } from './handlers.js';
+import { handleCreateDocflow, handleNews, handleSuggest, type Runtime, type RuntimeConfig } from './handlers.js';
 import { readJsonBody, sendError, sendJson } from './http.js';
 import { NewsFeed } from './news.js';
 import { normaliseName } from './normalise.js';
-import { checkConfigPatch, type RunningSandbox, type SandboxConfigPatch, type SandboxOptions } from './options.js';
+import { handleDownloadFile, handleGetDocflow, handlePayment, handleSendDocflow, handleSignFile } from './operations.js';
+import { checkConfigPatch, DEFAULT_LIFECYCLE_MS, type RunningSandbox, type SandboxConfigPatch, type SandboxOptions } from './options.js';
 import { defaultRegistryPath, loadRegistry, validateRegistry, type RegistryObject } from './registry.js';
-import { SandboxState } from './state.js';
+import { SandboxState, viewOf } from './state.js';
 import { indexRegistry } from './suggest.js';
 
 /** A sample request of the public documentation writes the path without `location`. */
 const ALTERNATE_SUGGEST_PATH = `${API_PREFIX}/cadastre/suggest`;
 const DOCFLOWS_PREFIX = `${API_PREFIX}/docflows/`;
+const PAYMENTS_PREFIX = '/__sandbox/payments/';
+/** A docflow id: the docflow types are words, never UUIDs. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Separate streams from one seed: the faults of creation, of the later operations, and the lives. */
+const OPERATIONS_STREAM = 0x9e3779b9;
+const LIFE_STREAM = 0x85ebca6b;
 
 function applyPatch(config: RuntimeConfig, patch: SandboxConfigPatch): void {
   if (patch.sessions !== undefined) config.sessions = new Set(patch.sessions);
@@ -33,6 +40,10 @@ function applyPatch(config: RuntimeConfig, patch: SandboxConfigPatch): void {
   // Applies to docflows created from now on; those already waiting keep their time.
   if (patch.newsLagMs !== undefined) config.newsLagMs = patch.newsLagMs;
   if (patch.newsOutage !== undefined) config.newsOutage = patch.newsOutage;
+  // Each applies to docflows created from now on: a life is decided at its creation.
+  if (patch.lifecycleMs !== undefined) config.life.lifecycleMs = patch.lifecycleMs;
+  if (patch.faultRegistry !== undefined) config.life.faultRegistry = patch.faultRegistry;
+  if (patch.payment !== undefined) config.life.payment = patch.payment;
 }
 
 function methodNotAllowed(res: ServerResponse, allow: string): void {
@@ -77,23 +88,49 @@ async function route(rt: Runtime, req: IncomingMessage, res: ServerResponse): Pr
     return method === 'GET' ? handleNews(rt, req, res, queryAt === -1 ? '' : url.slice(queryAt + 1)) : methodNotAllowed(res, 'GET');
   }
   if (path.startsWith(DOCFLOWS_PREFIX)) return routeDocflow(rt, req, res, path, method);
+  if (path.startsWith(PAYMENTS_PREFIX)) return routePayment(rt, res, path, method);
   const own = SANDBOX_ROUTES[path];
   if (own) return method === own.method ? own.handle(rt, req, res) : methodNotAllowed(res, own.method);
   notFound(res);
 }
 
-/** `/docflows/<type>`: POST creates one, GET reads one. */
+/**
+ * Under `/docflows/`: `<type>` POST creates a docflow; `<id>` GET reads it and POST sends
+ * it; `<id>/files/<fileId>` GET downloads a file; `<id>/files/<fileId>/signatures` POST signs it.
+ */
 async function routeDocflow(rt: Runtime, req: IncomingMessage, res: ServerResponse, path: string, method: string): Promise<void> {
-  let segment: string;
+  let segments: string[];
   try {
-    segment = decodeURIComponent(path.slice(DOCFLOWS_PREFIX.length));
+    segments = path.slice(DOCFLOWS_PREFIX.length).split('/').map(decodeURIComponent);
   } catch {
     return notFound(res);
   }
-  if (segment === '' || segment.includes('/')) return notFound(res);
-  if (method === 'POST') return handleCreateDocflow(rt, req, res, segment);
-  if (method === 'GET') return handleGetDocflow(rt, req, res, segment);
-  return methodNotAllowed(res, 'GET, POST');
+  if (segments.some((s) => s === '')) return notFound(res);
+  const [first = '', files, fileId, signatures] = segments;
+  if (segments.length === 1) {
+    if (method === 'GET') return handleGetDocflow(rt, req, res, first);
+    if (method !== 'POST') return methodNotAllowed(res, 'GET, POST');
+    return UUID.test(first) || rt.state.get(first) !== undefined
+      ? handleSendDocflow(rt, req, res, first)
+      : handleCreateDocflow(rt, req, res, first);
+  }
+  if (files !== 'files' || fileId === undefined) return notFound(res);
+  if (segments.length === 3) return method === 'GET' ? handleDownloadFile(rt, req, res, first, fileId) : methodNotAllowed(res, 'GET');
+  if (segments.length === 4 && signatures === 'signatures') {
+    return method === 'POST' ? handleSignFile(rt, req, res, first, fileId) : methodNotAllowed(res, 'POST');
+  }
+  notFound(res);
+}
+
+function routePayment(rt: Runtime, res: ServerResponse, path: string, method: string): void {
+  if (method !== 'POST') return methodNotAllowed(res, 'POST');
+  let uin: string;
+  try {
+    uin = decodeURIComponent(path.slice(PAYMENTS_PREFIX.length));
+  } catch {
+    return notFound(res);
+  }
+  handlePayment(rt, res, uin);
 }
 
 async function resolveRegistry(registry: SandboxOptions['registry']): Promise<RegistryObject[]> {
@@ -139,6 +176,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         requestIds: options.requestIds,
         newsLagMs: options.newsLagMs,
         newsOutage: options.newsOutage,
+        lifecycleMs: options.lifecycleMs,
+        faultRegistry: options.faultRegistry,
+        payment: options.payment,
       }).filter(([, value]) => value !== undefined),
     ),
   );
@@ -154,13 +194,20 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     requestIds: 'ignore',
     newsLagMs: 0,
     newsOutage: false,
+    life: { lifecycleMs: DEFAULT_LIFECYCLE_MS, faultRegistry: 0, payment: 0 },
   };
   applyPatch(config, patch);
+  const news = new NewsFeed();
+  const seed = options.seed;
   const rt: Runtime = {
     config,
-    random: createRandom(options.seed),
-    state: new SandboxState(),
-    news: new NewsFeed(),
+    random: createRandom(seed),
+    operationsRandom: createRandom(seed === undefined ? undefined : (seed ^ OPERATIONS_STREAM) >>> 0),
+    lifeRandom: createRandom(seed === undefined ? undefined : (seed ^ LIFE_STREAM) >>> 0),
+    userIds: new Map(),
+    // Every change of a docflow is an item of the feed, `newsLagMs` (as at its creation) after it.
+    state: new SandboxState((docflow, at) => news.record(viewOf(docflow), docflow.newsLagMs, at)),
+    news,
     index: indexRegistry(registry),
   };
 
@@ -173,6 +220,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   });
   const boundPort = await listen(server, port, host);
   const urlHost = host.includes(':') ? `[${host}]` : host;
+  rt.state.baseUrl = `http://${urlHost}:${boundPort}`;
 
   let closing: Promise<void> | undefined;
   return {
@@ -181,6 +229,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     stats: () => rt.state.stats(),
     docflows: () => rt.state.docflows(),
     configure: (changes) => applyPatch(config, checkConfigPatch(changes)),
+    pay: (uin) => rt.state.pay(uin).kind === 'paid',
     close: () => {
       closing ??= new Promise<void>((resolve, reject) => {
         server.close((err) => (err ? reject(err) : resolve()));

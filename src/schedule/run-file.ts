@@ -25,6 +25,7 @@ import { loadBatch, removeBatchJobs } from '../batch/load-batch.js';
 import { openQueue } from '../queue/deal-queue.js';
 import { writeAttention } from '../results/attention.js';
 import { writeResults } from '../results/write-results.js';
+import { deadlineNotes } from '../results/deadline-hint.js';
 import { defaultBatchId } from '../batch/batch-id.js';
 import { exitCodeFor } from '../batch/exit-code.js';
 import { waitForBatch } from '../batch/wait-batch.js';
@@ -53,6 +54,8 @@ export interface TickContext {
   /** Stops waiting for a batch (the worker is shutting down); the file stays in the inbox. */
   signal?: AbortSignal;
   pollMs?: number;
+  /** The tick's deadline (ms since the epoch): a batch unfinished then is written with its rows pending, exit 3. */
+  deadline?: number;
 }
 
 type Outcome = Omit<FileSummary, 'file' | 'sha256' | 'startedAt' | 'finishedAt' | 'seconds'>;
@@ -167,13 +170,30 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
           total: load.read,
           ...(ctx.signal ? { signal: ctx.signal } : {}),
           ...(ctx.pollMs ? { pollMs: ctx.pollMs } : {}),
+          ...(ctx.deadline !== undefined && { deadline: ctx.deadline }),
         });
       } finally {
         await queue.close();
       }
-      const results = await writeResults({ redis, keys, batch: id, total: load.read, out: join(stage, 'results.csv') });
+      const pending = stopped === 'deadline' ? await deadlineNotes(redis, keys, id, data.lang) : undefined;
+      const results = await writeResults({
+        redis,
+        keys,
+        batch: id,
+        total: load.read,
+        out: join(stage, 'results.csv'),
+        excel: profile.excel,
+        ...(pending && { pendingMessage: pending.errors }),
+      });
       // The attention file reads the input again: before it moves.
-      const attention = await writeAttention({ redis, keys, batch: id, out: join(stage, 'attention.csv'), lang: data.lang });
+      const attention = await writeAttention({
+        redis,
+        keys,
+        batch: id,
+        out: join(stage, 'attention.csv'),
+        lang: data.lang,
+        ...(pending && { pending }),
+      });
       // The last look before the file is called done and moves: it must still be what was loaded.
       if (!(await unchanged(file, snap))) return changed();
       if (load.rejectsFile) await publish(load.rejectsFile, out(rejectsName));
@@ -183,13 +203,19 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
       const files = { results: out('results.csv'), attention: out('attention.csv') };
       if (stopped) {
         // Left in the inbox: the next tick resumes the same batch.
-        const why = stopped === 'missing' ? describeMissing(id, await findMissingRows(redis, keys, id, load.read)) : stopped;
+        const why =
+          stopped === 'missing'
+            ? describeMissing(id, await findMissingRows(redis, keys, id, load.read))
+            : stopped === 'deadline'
+              ? `the schedule's --deadline came; the pending rows' jobs stay in the queue for a running realty-batch work, and the next tick writes this file's results again`
+              : stopped;
         return finish({
           status: 'stopped',
           batch: id,
           rows: load.read,
           outcomes,
-          exitStatus: 1,
+          // The deadline is the schedule's plan: its rows need a next step (3), nothing broke (1).
+          exitStatus: stopped === 'deadline' ? 3 : 1,
           ...files,
           error: `stopped before every row finished (${why})`,
         });

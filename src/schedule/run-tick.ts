@@ -22,7 +22,7 @@ import { DEFAULT_DONE_MS, inboxKey, LOCK_MS } from './inbox-keys.js';
 import { scanInbox } from './inbox-scan.js';
 import { runFile, type TickContext } from './run-file.js';
 import { ensureToolFolders, removeOldStaging } from './safe-files.js';
-import { checkFoldersApart, type TickData } from './scheduler.js';
+import { checkFoldersApart, tickDeadline, type TickData } from './scheduler.js';
 
 export { describe, type FileSummary, type TickResult } from './file-summary.js';
 export { inboxKey } from './inbox-keys.js';
@@ -60,10 +60,13 @@ export async function runTick(data: TickData, ctx: TickContext): Promise<TickRes
       .catch(() => undefined);
   }, LOCK_MS / 3);
   const signal = ctx.signal ? AbortSignal.any([ctx.signal, lost.signal]) : lost.signal;
+  // The schedule's deadline is reckoned once a tick, from its start: every file of the tick shares it.
+  const deadline = data.deadline ? tickDeadline(data.deadline, new Date(), data.tz) : undefined;
   try {
-    const { result, unfinished } = await runFiles(data, { ...ctx, signal }, log);
+    const { result, unfinished } = await runFiles(data, { ...ctx, signal, ...(deadline !== undefined && { deadline }) }, log);
     // A file that failed, stopped or could not be finished, or a lost lock: the tick did not go well.
-    const failed = result.files.filter((f) => f.status === 'failed' || f.status === 'stopped').length + unfinished;
+    // A file stopped by the schedule's deadline (exit 3) went as planned: its rows wait for a person or a worker.
+    const failed = result.files.filter((f) => f.status === 'failed' || (f.status === 'stopped' && f.exitStatus === 1)).length + unfinished;
     const error = lost.signal.aborted ? 'the tick lost its lock' : failed > 0 ? `${failed} file(s) failed or stopped` : undefined;
     await noteTick(ctx, log, {
       name: data.name,

@@ -13,6 +13,7 @@ import { UsageError } from '../errors.js';
 import type { Keys } from '../redis/keys.js';
 import type { Queue } from 'bullmq';
 import { openQueue } from '../queue/deal-queue.js';
+import type { TickDeadline } from '../batch/deadline.js';
 
 export const SCHEDULE_QUEUE = 'schedule';
 export const TICK_JOB = 'tick';
@@ -35,6 +36,10 @@ export interface TickData {
   doneMs?: number;
   /** `--lang`: the attention file's hints (where `schedule add` ran: its flag, else its locale). English when absent (schedules added before). */
   lang?: Lang;
+  /** `--deadline`: when each tick stops waiting for its batches (a clock time in `tz`, or a duration from the tick's start). */
+  deadline?: TickDeadline;
+  /** The schedule's `--tz`, for a clock-time deadline (the host's zone when absent). */
+  tz?: string;
 }
 
 export interface ScheduleOptions extends Omit<TickData, 'name'> {
@@ -79,6 +84,18 @@ export function checkCron(cron: string, tz?: string): Date {
 }
 
 /**
+ * When a tick that began at `start` stops waiting: a duration after it, or the next such
+ * clock time after it in the schedule's zone (cron-parser knows the zone's offsets and DST).
+ */
+export function tickDeadline(deadline: TickDeadline, start: Date, tz?: string): number {
+  if ('afterMs' in deadline) return start.getTime() + deadline.afterMs;
+  const [h, m, s] = deadline.at;
+  return CronExpressionParser.parse(`${s} ${m} ${h} * * *`, { currentDate: start, ...(tz ? { tz } : {}) })
+    .next()
+    .getTime();
+}
+
+/**
  * The inbox and the outbox must be two folders, neither inside the other (their
  * real paths, through symbolic links, where they exist): a tick would otherwise
  * take its own outputs for inputs.
@@ -116,6 +133,8 @@ export async function upsertSchedule(redis: Redis, keys: Keys, options: Schedule
   if (options.settleMs !== undefined) data.settleMs = options.settleMs;
   if (options.doneMs !== undefined) data.doneMs = options.doneMs;
   if (options.lang !== undefined) data.lang = options.lang;
+  if (options.deadline !== undefined) data.deadline = options.deadline;
+  if (options.tz !== undefined) data.tz = options.tz;
   const queue = scheduleQueue(redis, keys);
   try {
     await queue.upsertJobScheduler(

@@ -10,6 +10,7 @@ import type { DealProcessorContext } from './processor-context.js';
 import type { Logger } from '../logger.js';
 import { createBatchStore } from '../batch/batch-store.js';
 import { createOutcomeStore, DEFAULT_LEDGER_MS } from '../outcomes/store.js';
+import { propertyKeyOf } from '../input/property-key.js';
 import { createLedger } from '../ledger/ledger.js';
 import { ensureFeed } from '../feed/feed-store.js';
 import { startFeedFollower, type FeedFollower } from '../feed/follower.js';
@@ -282,7 +283,14 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
       job: { key: `${job.queueQualifiedName}:${job.id}`, data: job.data },
       record,
       ifAbsent: true,
-      ledger: bank ? { bank, resubmit: job.data.resubmit === true, keepClaim: uncertain } : undefined,
+      ledger: bank
+        ? {
+            bank,
+            resubmit: job.data.resubmit === true,
+            keepClaim: uncertain,
+            ...(job.data.deal && { property: propertyKeyOf(job.data.deal) }),
+          }
+        : undefined,
       mask: (text) => maskPersonalData(text, job.data.deal, profile),
     });
   };

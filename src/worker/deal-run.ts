@@ -6,6 +6,7 @@
 import type { Job } from 'bullmq';
 import type { Deal } from '../input/deal.js';
 import type { BankProfile } from '../input/profile.js';
+import { propertyKeyOf, type PropertyKey } from '../input/property-key.js';
 import type { Logger } from '../logger.js';
 import { recordOutcome, type NewOutcome } from '../outcomes/record-outcome.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
@@ -75,8 +76,13 @@ export class DealRun {
   }
 
   /** The ledger's part of an outcome that speaks of the deal. */
+  /** The property the row is for: its cadastral number (the row's, or the one suggest found) and its address. */
+  property(): PropertyKey {
+    return propertyKeyOf(this.deal ?? {}, this.cadastralNumber);
+  }
+
   ledger(note?: LedgerNote): NonNullable<NewOutcome['ledger']> {
-    return { bank: this.bank, resubmit: this.resubmit, ...note };
+    return { bank: this.bank, resubmit: this.resubmit, property: this.property(), ...note };
   }
 
   /** Writes the row's one outcome (or the docflow the ledger says the deal has instead), and returns it. */

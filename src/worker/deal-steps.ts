@@ -10,9 +10,11 @@ import { DelayedError, RateLimitError, UnrecoverableError, WaitingError } from '
 import { TUNABLES } from '../config.js';
 import { ApiHttpError } from '../errors.js';
 import type { ClaimVerdict, Lookup } from '../ledger/ledger.js';
+import { compareProperties, storedProperty, type PropertyKey } from '../input/property-key.js';
+import { dealIdConflict } from '../outcomes/deal-conflict.js';
 import { ERROR_CODES, failsJob } from '../outcomes/error-codes.js';
 import type { NewOutcome } from '../outcomes/record-outcome.js';
-import { alreadySubmitted, ownDocflow, SUBMITTED_OUTCOMES, type OutcomeRecord } from '../outcomes/types.js';
+import { alreadySubmitted, ownDocflow, SUBMITTED_OUTCOMES, type OutcomeRecord, type SubmittedDeal } from '../outcomes/types.js';
 import type { DealJobData } from '../queue/job-data.js';
 import type { DocflowRequest } from '../realty/types.js';
 import { DOCFLOW_TYPE } from '../realty/types.js';
@@ -118,9 +120,10 @@ export async function resolution(run: DealRun): Promise<Decision | undefined> {
   try {
     if (!first) {
       const look = await ctx.ledger.lookup(run.bank, run.dealId, run.batch, run.row);
+      // The checkpoint's number first: the lookup compares it with the one the deal's docflow was made for.
+      run.cadastralNumber = look.cadastralNumber;
       const known = lookedUp(run, look);
       if (known) return known;
-      run.cadastralNumber = look.cadastralNumber;
     }
     if (run.cadastralNumber) return undefined;
     await ctx.throttle?.();
@@ -154,9 +157,21 @@ export function lookedUp(run: DealRun, look: Lookup): Decision | undefined {
       fields: ownDocflow(run.row, run.dealId, made, via, run.attempt),
       ledger: run.ledger({ requestId: e.requestId, via }),
     };
+  // An entry that kept no property (written before entries did) is taken as before: the same deal.
+  const same = e.property ? compareProperties(e.property, storedProperty(run.property())) : 'same';
+  if (same === 'different') return conflictOutcome(run, made, e.property!);
+  // Not told yet (no cadastral number of the row's): suggest finds it, and the claim tells.
+  if (same === 'unknown') return undefined;
   return run.resubmit
     ? undefined
     : { kind: 'outcome', fields: alreadySubmitted(run.row, run.dealId, made, run.attempt), ledger: undefined };
+}
+
+/** The row's dealId is another property's in the ledger: refused, nothing sent, the ledger's entry left as it is. */
+function conflictOutcome(run: DealRun, deal: SubmittedDeal, registered: PropertyKey): Decision {
+  const property = run.property();
+  run.log().warn({ holderBatch: deal.batch, holderRow: deal.row }, 'the ledger has this dealId for another property: the row is refused');
+  return { kind: 'outcome', fields: dealIdConflict(run.row, run.dealId, deal, registered, property, run.attempt), ledger: undefined };
 }
 
 /** A try the ledger let go: its requestId, this run's claim and when it was made (performance.now()). */
@@ -195,6 +210,7 @@ export async function claim(run: DealRun): Promise<Decision | Claimed> {
       mode: exhausted ? 'check' : 'send',
       nonce,
       ...(found && { cadastralNumber: found }),
+      property: run.property(),
     } as const;
     claimedAt = performance.now();
     verdict = await ctx.ledger.claim(request);
@@ -230,6 +246,8 @@ export function judged(run: DealRun, verdict: Exclude<ClaimVerdict, { kind: 'sen
       };
     case 'elsewhere':
       return { kind: 'outcome', fields: alreadySubmitted(run.row, run.dealId, verdict.deal, run.attempt), ledger: undefined };
+    case 'conflict':
+      return conflictOutcome(run, verdict.deal, verdict.property);
     case 'wait': {
       const waits = run.job.data.waits ?? 0;
       if (waits === 0)

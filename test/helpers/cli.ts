@@ -33,3 +33,35 @@ export function runCli(args: string[], env: Record<string, string>, timeoutMs = 
     });
   });
 }
+
+/**
+ * Runs the built command line on a pseudo-terminal, as an operator at a terminal would
+ * (util-linux `script`): stdout and stderr are the terminal, captured together in `output`.
+ */
+export function runCliOnTerminal(
+  args: string[],
+  env: Record<string, string | undefined>,
+  options: { cwd?: string; timeoutMs?: number } = {},
+): Promise<{ code: number | null; output: string }> {
+  const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  const command = [process.execPath, CLI, ...args].map(quote).join(' ');
+  return new Promise((resolve, reject) => {
+    const child = spawn('script', ['-qfec', command, '/dev/null'], {
+      cwd: options.cwd ?? ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`realty-batch ${args[0]} on a terminal did not finish in ${options.timeoutMs ?? 60_000} ms\n${output}`));
+    }, options.timeoutMs ?? 60_000);
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}

@@ -34,6 +34,8 @@ describe('the gateway client against the sandbox', () => {
       sessions: ['good', 'limited'],
       restrictedSessions: ['limited'],
       egronRegions: ['Республика Крым'],
+      // These tests are about creation: docflows stay as created (test/integration/client-lifecycle.test.ts follows their life).
+      lifecycleMs: 86_400_000,
     });
     client = clientFor('good');
   });

@@ -5,7 +5,7 @@ import { CONTENT_SECURITY_POLICY, FOREIGN_ORIGIN, parsePublicUrl } from '../../s
 import { startDashboard, type RunningDashboard } from '../../src/dashboard/server.js';
 import { runCli } from '../helpers/cli.js';
 import { basic, BY_SUGGEST, INVALID, runDashboardBatch, type DashboardBatch } from '../helpers/dashboard-batch.js';
-import { REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 
 const credentials = { user: 'ops', password: 'the night shift' };
 const AUTH = basic(credentials.user, credentials.password);
@@ -187,13 +187,15 @@ describe("the operations page's headers and origins", () => {
     for (const bad of ['https://ops.example.com/dashboard', 'ftp://ops.example.com', 'ops.example.com', 'https://u:p@ops.example.com']) {
       expect(() => parsePublicUrl(bad), bad).toThrow(expect.objectContaining({ code: 'ERR_USAGE' }));
     }
+    const prefix = uniquePrefix('dashboard-public-url');
     const cli = await runCli(['dashboard', '--port', '0', '--public-url', 'https://ops.example.com/dashboard'], {
       REDIS_URL,
-      REALTY_PREFIX: uniquePrefix('dashboard-public-url'),
+      REALTY_PREFIX: prefix,
       LOG_LEVEL: 'silent',
       DASHBOARD_USER: 'ops',
       DASHBOARD_PASSWORD: 'x',
     });
+    await deletePrefix(prefix);
     expect(cli.code).toBe(2);
     expect(cli.stderr).toMatch(/^realty-batch: --public-url names where the page is served from/);
   });

@@ -315,7 +315,9 @@ describe('the dashboard over HTTP', () => {
     expect(answer.status).toBe(200);
     expect(answer.headers.get('content-type')).toMatch(/^text\/csv/);
     expect(answer.headers.get('content-disposition')).toBe('attachment; filename="night.attention.csv"');
-    const rows = parse(answer.text, { columns: true }) as Array<Record<string, string>>;
+    // In the form Russian Excel opens, as the command line writes it.
+    expect(answer.text).toMatch(/^\uFEFFrow;outcome;hint;errors;/);
+    const rows = parse(answer.text, { columns: true, bom: true, delimiter: ';' }) as Array<Record<string, string>>;
     expect(rows.map((r) => [r.dealId, r.outcome])).toEqual([
       [INVALID, 'invalid'],
       [EGRON, 'unavailable'],

@@ -177,7 +177,11 @@ describe('fixing the rejects or attention file and loading it as it is', () => {
     });
     // Its leading row, outcome, hint and errors are ours: not read, not unknown, not repeated in its own rejects file.
     expect(again).toMatchObject({ read: 2, valid: 1, invalid: 1, unknownColumns: [] });
-    const [againHeader, againRefused] = parse(readFileSync(join(dir, 'attention.rejects.csv'))) as string[][];
+    // The attention file is in Russian Excel's form (BOM, ';'): its rejects file keeps that form.
+    const [againHeader, againRefused] = parse(readFileSync(join(dir, 'attention.rejects.csv')), {
+      bom: true,
+      delimiter: ';',
+    }) as string[][];
     expect(againHeader).toEqual(['row', 'errors', ...HEADER]);
     expect(againRefused!.slice(0, 2)).toEqual(['2', expect.stringMatching(/^ownerSnils: /)]);
     const [rerun] = await jobsOf('again');

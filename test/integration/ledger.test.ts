@@ -5,7 +5,8 @@
  */
 import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll, beforeEach } from 'vitest';
-import { createLedger, type ClaimRequest } from '../../src/ledger/ledger.js';
+import { storedProperty } from '../../src/input/property-key.js';
+import { createLedger, readSubmittedDeals, type ClaimRequest } from '../../src/ledger/ledger.js';
 import { createOutcomeStore } from '../../src/outcomes/store.js';
 import { createBatchStore } from '../../src/batch/batch-store.js';
 import { storePage } from '../../src/feed/feed-store.js';
@@ -169,6 +170,93 @@ describe('the ledger', () => {
     const refused = await store.record('b', record(3, 'D-1', { outcome: 'rejected' }), { ledger: { bank: BANK, resubmit: true } });
     expect(refused).toEqual({ kind: 'written' });
     expect(await entry()).toMatchObject({ state: 'submitted', docflowId: 'df-1', n: '0', batch: 'a', row: '1' });
+  });
+
+  describe('the property a deal was claimed for', () => {
+    const P101 = { cadastralNumber: '54:35:012345:101', address: 'новосибирская область, новосибирск, ленина, 1, 2' };
+    const P222 = { cadastralNumber: '54:35:012345:222', address: 'новосибирская область, новосибирск, ленина, 1, 5' };
+    /** Row 2 of batch a claims D-7 for 54:35:012345:101 and makes df-1. */
+    const registered = async () => {
+      const ledger = createLedger(redis, keys, options);
+      const store = createOutcomeStore(redis, keys, { ledgerMs: LEDGER_MS });
+      const t = await now();
+      await feedAt(t, t);
+      expect(await ledger.claim(request({ dealId: 'D-7', row: 2, property: P101 }))).toMatchObject({ kind: 'send' });
+      await store.record('a', record(2, 'D-7', { docflowId: 'df-1' }), {
+        ledger: { bank: BANK, requestId: `${BANK}:0:D-7`, resubmit: false, via: 'answer', property: P101 },
+      });
+      return { ledger, store };
+    };
+
+    it('keeps the cadastral number and the address in the entry, and the load reads them', async () => {
+      const { ledger } = await registered();
+      // The address as a digest: compared, never read back as text.
+      const stored = storedProperty(P101);
+      expect(stored.address).toMatch(/^[0-9a-f]{16}$/);
+      expect(await entry('D-7')).toMatchObject({ state: 'submitted', cn: P101.cadastralNumber, addr: stored.address });
+      expect(JSON.stringify(await entry('D-7'))).not.toContain('ленина');
+      expect(await ledger.read(BANK, 'D-7')).toMatchObject({ property: stored });
+      expect(await readSubmittedDeals(redis, keys, BANK, ['D-7', 'D-8'])).toEqual([
+        { docflowId: 'df-1', outcome: 'queued', batch: 'a', row: 2, at: '2026-11-24T01:00:00.000Z', via: 'answer', property: stored },
+        undefined,
+      ]);
+    });
+
+    it('answers a claim of the dealId for another cadastral number with a conflict naming the registered one, --resubmit or not', async () => {
+      const { ledger } = await registered();
+      const other = request({ dealId: 'D-7', batch: 'b', row: 5, property: P222 });
+      const conflict = {
+        kind: 'conflict',
+        deal: { docflowId: 'df-1', outcome: 'queued', batch: 'a', row: 2, at: '2026-11-24T01:00:00.000Z' },
+        property: storedProperty(P101),
+      };
+      expect(await ledger.claim(other)).toEqual(conflict);
+      expect(await ledger.claim({ ...other, resubmit: true })).toEqual(conflict);
+      expect(await ledger.claim({ ...other, mode: 'check' })).toEqual(conflict);
+      // The entry is as it was: nothing claimed, nothing to send.
+      expect(await entry('D-7')).toMatchObject({ state: 'submitted', n: '0', batch: 'a', row: '2', cn: P101.cadastralNumber });
+      // The same property from another batch is the same deal: already submitted, as before.
+      const same = request({ dealId: 'D-7', batch: 'c', row: 9, property: { ...P101, address: 'written another way' } });
+      expect(await ledger.claim(same)).toMatchObject({ kind: 'elsewhere', deal: { docflowId: 'df-1' } });
+    });
+
+    it('keeps the property of a docflow a resubmission would replace: another property cannot take its place', async () => {
+      const { ledger } = await registered();
+      const again = request({ dealId: 'D-7', batch: 'b', row: 3, property: P101, resubmit: true });
+      expect(await ledger.claim(again)).toEqual({ kind: 'send', requestId: `${BANK}:1:D-7` });
+      await ledger.settle(BANK, 'D-7', `${BANK}:1:D-7`, 'b', 3, 'run-1', 'definite');
+      // The resubmission made nothing yet (idle, its prev kept aside): another property is still a conflict.
+      const other = request({ dealId: 'D-7', batch: 'c', row: 5, property: P222, resubmit: true });
+      expect(await ledger.claim(other)).toMatchObject({
+        kind: 'conflict',
+        deal: { docflowId: 'df-1', batch: 'a', row: 2 },
+        property: storedProperty(P101),
+      });
+    });
+
+    it('takes an entry written before entries kept a property as before: no conflict on missing data', async () => {
+      const { ledger } = await registered();
+      await redis.hdel(keys.ledgerEntry(BANK, 'D-7'), 'cn', 'addr');
+      const other = request({ dealId: 'D-7', batch: 'b', row: 5, property: P222 });
+      expect(await ledger.claim(other)).toMatchObject({ kind: 'elsewhere', deal: { docflowId: 'df-1' } });
+    });
+
+    it("never gives a row of another property the deal's docflow instead of its own failure", async () => {
+      const { store } = await registered();
+      const notFound = await store.record('b', record(5, 'D-7', { outcome: 'not_found' }), {
+        ledger: { bank: BANK, resubmit: false, property: { address: P222.address } },
+      });
+      expect(notFound).toEqual({ kind: 'written' });
+      expect(JSON.parse((await redis.hget(keys.outcomes('b'), '5'))!)).toMatchObject({ outcome: 'not_found' });
+      // The same address: the deal's docflow, as before.
+      const same = await store.record('c', record(6, 'D-7', { outcome: 'not_found' }), {
+        ledger: { bank: BANK, resubmit: false, property: { address: P101.address } },
+      });
+      expect(same).toMatchObject({ kind: 'submitted', own: false, deal: { docflowId: 'df-1' } });
+      // A writer that names no property is taken as before.
+      const unnamed = await store.record('d', record(7, 'D-7', { outcome: 'failed' }), { ledger: { bank: BANK, resubmit: false } });
+      expect(unnamed).toMatchObject({ kind: 'submitted', own: false, deal: { docflowId: 'df-1' } });
+    });
   });
 
   it("records the deal's docflow instead of a failure when the ledger has one, and reports a second docflow for one deal", async () => {

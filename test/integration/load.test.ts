@@ -125,7 +125,7 @@ describe('loading the files banks really produce', () => {
       .split('\n')
       .map((l) => JSON.parse(l) as Record<string, string>);
     expect(lines.map((l) => l.dealId)).toEqual(['NSK-2026-000127', 'SPB-2026-010079', 'MSK-2026-004511']);
-    expect(lines[2]!.errors).toBe('dealId: repeats the dealId of row 2');
+    expect(lines[2]!.errors).toBe('dealId: repeats the dealId of row 2, which is for another property');
   });
 
   it('enqueues no second job when the same file is loaded twice', async () => {

@@ -342,6 +342,33 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       expect([(await outcomeOf('holes', 2))!.outcome, (await outcomeOf('holes', 3))!.outcome]).toEqual(['queued', 'queued']);
     });
 
+    it('retry --outcome pending leaves rows whose job waits alone, gives a lost row its job back, and sends no deal twice', async () => {
+      await start();
+      const file = await fileOf('waits', [MSK, SPB, BY_SUGGEST]);
+      await loadBatch({ file, batch: 'waits', profile, redis, keys, logger: quiet, rejects: join(dir, 'waits.rejects.csv') });
+      await removeJob('waits', SPB);
+      // Through the command line, as an operator types it.
+      const cli = await runCli(['retry', 'waits', '--outcome', 'pending'], { REDIS_URL, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent' });
+      expect(cli.stderr).not.toMatch(/only rows that need attention/);
+      expect(cli.stdout).toContain('batch waits: 1 row sent around again (pending); 0 found in the news feed; 2 already on their way');
+      // Again at once: the lost row's job now waits too.
+      expect(await retryBatch({ redis, keys, batch: 'waits', outcomes: ['pending'], logger: quiet })).toMatchObject({
+        selected: 3,
+        requeued: 0,
+        alreadyGoing: 3,
+      });
+      worker();
+      await waitFor(async () => (await redis.hlen(keys.outcomes('waits'))) === 3, { ...POLL, what: 'every outcome' });
+      for (const n of [1, 2, 3]) expect((await outcomeOf('waits', n))!.outcome).toBe('queued');
+      for (const dealId of [MSK, SPB, BY_SUGGEST]) expect(docflowsOf(dealId)).toHaveLength(1);
+      // Nothing is pending any more: nothing to send.
+      expect(await retryBatch({ redis, keys, batch: 'waits', outcomes: ['pending'], logger: quiet })).toMatchObject({
+        selected: 0,
+        requeued: 0,
+      });
+      for (const dealId of [MSK, SPB, BY_SUGGEST]) expect(docflowsOf(dealId)).toHaveLength(1);
+    });
+
     it("stops run with exit 1 and the rows named, instead of waiting for ever, when a row's job is removed", async () => {
       await start({ latencyMs: 400 });
       const running = run('gone', [MSK, SPB, BY_SUGGEST], { concurrency: 1, stallMs: 500 });

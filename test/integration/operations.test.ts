@@ -16,6 +16,8 @@ import { waitFor } from '../helpers/wait-for.js';
 type Row = Record<string, string>;
 const CRIMEA = 'Республика Крым';
 const readCsv = (file: string): Row[] => parse(readFileSync(file), { columns: true, bom: true }) as Row[];
+/** An attention file, in the form Russian Excel opens: BOM, ';', CRLF. */
+const readAttention = (file: string): Row[] => parse(readFileSync(file), { columns: true, bom: true, delimiter: ';' }) as Row[];
 
 describe('operations: results, attention file, retry, status', () => {
   let dir: string;
@@ -195,13 +197,14 @@ describe('operations: results, attention file, retry, status', () => {
     const attentionFile = join(dir, 'attention.csv');
     const first = await run(ops.cli, 'samples/deals.csv', 'day1', ['--attention', attentionFile]);
     expect(first.stdout).toContain('attention: ');
-    const rows = readCsv(attentionFile);
-    // row, outcome, hint and errors first, then the input's own columns as they were.
+    const rows = readAttention(attentionFile);
+    // row, outcome, hint and errors first, then the input's own columns as they were; in the
+    // form Russian Excel opens by a double click: a BOM, ';' and CRLF.
     const inputHeader = readFileSync(join(ROOT, 'samples/deals.csv'), 'utf8')
       .split('\n')[0]!
       .replace(/^\uFEFF/, '')
       .trim();
-    expect(readFileSync(attentionFile, 'utf8').split('\n')[0]).toBe(`row,outcome,hint,errors,${inputHeader}`);
+    expect(readFileSync(attentionFile, 'utf8').split('\r\n')[0]).toBe(`\uFEFFrow;outcome;hint;errors;${inputHeader.replaceAll(',', ';')}`);
     const inputRows = parse(readFileSync(join(ROOT, 'samples/deals.csv')), { columns: true, bom: true }) as Row[];
     for (const r of rows) expect(inputRows[Number(r.row) - 1]!.dealId).toBe(r.dealId);
     expect(rows.map((r) => r.outcome).sort()).toEqual([
@@ -224,7 +227,7 @@ describe('operations: results, attention file, retry, status', () => {
     const russian = join(dir, 'attention-ru.csv');
     const byFlag = await ops.cli(['results', 'day1', '--out', join(dir, 'day1-again.csv'), '--attention', russian, '--lang', 'ru']);
     expect(byFlag.stderr).toBe('');
-    const ru = readCsv(russian);
+    const ru = readAttention(russian);
     expect(ru.map((r) => [r.row, r.outcome, r.errors])).toEqual(rows.map((r) => [r.row, r.outcome, r.errors]));
     expect(ru.find((r) => r.dealId === 'EKB-2026-000315')!.hint).toMatch(
       /^укажите в колонке cadastralNumber один из кадастровых номеров: \d{2}:\d{2}:\d{6,7}:\d+, \d{2}:\d{2}:\d{6,7}:\d+$/,
@@ -248,6 +251,40 @@ describe('operations: results, attention file, retry, status', () => {
     expect(results.find((r) => r.dealId === 'EKB-2026-000315')).toMatchObject({ outcome: 'queued', cadastralNumber: pick });
     // Only the other ambiguous and the not_found rows asked suggest again.
     expect(ops.sandbox.stats().suggestCalls - suggestBefore).toBe(2);
+  });
+
+  it('writes the attention file as the input was with --attention-as-input, and the results for Excel when the profile says so, unless --no-excel', async () => {
+    const ops = await setUp('excel');
+    const profile = JSON.parse(readFileSync(join(ROOT, 'samples/bank-profile.json'), 'utf8')) as Record<string, unknown>;
+    const excelProfile = join(dir, 'excel-profile.json');
+    await writeFile(excelProfile, JSON.stringify({ ...profile, excel: true }));
+    const attention = join(dir, 'as-input.attention.csv');
+    const first = await run(ops.cli, 'samples/deals.csv', 'excel1', [
+      '--profile',
+      excelProfile,
+      '--attention',
+      attention,
+      '--attention-as-input',
+    ]);
+    expect(first.code).toBe(3);
+    // The attention file as the input is: UTF-8 without a BOM, ',' and LF.
+    const asInput = readFileSync(attention, 'utf8');
+    expect(asInput.startsWith('row,outcome,hint,errors,dealId,')).toBe(true);
+    expect(asInput).not.toContain('\r');
+    // The results in Excel's form because the profile asks for it.
+    const results = readFileSync(join(dir, 'excel1.csv'), 'utf8');
+    expect(results.startsWith('\uFEFFrow;dealId;outcome;')).toBe(true);
+    expect(results).toContain('\r\n');
+    // `results` reads the batch's profile too; --no-excel gives the plain form.
+    const again = join(dir, 'excel1-again.csv');
+    expect((await ops.cli(['results', 'excel1', '--out', again])).code).toBe(3);
+    expect(readFileSync(again, 'utf8')).toBe(results);
+    const plain = join(dir, 'excel1-plain.csv');
+    expect((await ops.cli(['results', 'excel1', '--out', plain, '--no-excel'])).code).toBe(3);
+    expect(readFileSync(plain, 'utf8').startsWith('row,dealId,outcome,')).toBe(true);
+    const second = await run(ops.cli, 'samples/deals.csv', 'excel2', ['--profile', excelProfile, '--no-excel']);
+    expect(readFileSync(join(dir, 'excel2.csv'), 'utf8').startsWith('row,dealId,outcome,')).toBe(true);
+    expect(second.code).toBe(3);
   });
 
   it('lists the recent batches, one a line', async () => {

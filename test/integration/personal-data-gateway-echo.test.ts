@@ -196,7 +196,7 @@ describe('personal data echoed by the gateway', () => {
     expect(row).toMatchObject({ outcome: 'rejected', httpStatus: '400', errorCode: 'badSnils***' });
     expect(row!.errorMessage).toMatch(/^400: badSnils\*\*\*: \*\*\*: СНИЛС \*\*\* не совпадает; дата рождения \*\*\*/);
     expect(leaks(readFileSync(out, 'utf8'))).toEqual([]);
-    const [needy] = (parse(readFileSync(attention), { columns: true }) as Array<Record<string, string>>).filter(
+    const [needy] = (parse(readFileSync(attention), { columns: true, bom: true, delimiter: ';' }) as Array<Record<string, string>>).filter(
       (r) => r.dealId === DEAL_ID,
     );
     expect(needy!.errors).toBe(row!.errorMessage);

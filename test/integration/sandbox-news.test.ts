@@ -56,7 +56,7 @@ describe('sandbox news feed', () => {
       expect(second?.docflow).toMatchObject({
         docflowId: (suspended.body as { docflowId: string }).docflowId,
         state: 'suspended',
-        requirements: [{ type: 'signature' }],
+        requirements: { signature: [{ role: 'owner' }, { role: 'representative' }] },
       });
       expect(third?.docflow.docflowId).toBe((elsewhere.body as { docflowId: string }).docflowId);
       expect(page.news.map((item) => item.date)).toEqual(sandbox.docflows().map((d) => d.createdAt));

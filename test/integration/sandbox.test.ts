@@ -123,7 +123,8 @@ describe('sandbox suggest', () => {
 
 describe('sandbox docflow creation', () => {
   it('accepts the published encumbrance request as it is with 200 queued', async () => {
-    await withSandbox({}, async (sandbox) => {
+    // A life slower than the test: the read finds the docflow as created.
+    await withSandbox({ lifecycleMs: 60_000 }, async (sandbox) => {
       const answer = await post(sandbox, DOCFLOW_PATH, readExample('encumbrance-request.json'));
       expect(answer.status).toBe(200);
       expect(answer.body).toMatchObject({ type: 'encumbrance_request', state: 'queued', requestId: 'client-request-12345' });
@@ -142,7 +143,17 @@ describe('sandbox docflow creation', () => {
         });
         const answer = await post(sandbox, DOCFLOW_PATH, body);
         expect(answer.status).toBe(201);
-        expect(answer.body).toMatchObject({ state: 'suspended', requirements: [{ type: 'signature' }] });
+        // One application per signer (the owner and the bank's representative), initials only.
+        expect(answer.body).toMatchObject({
+          state: 'suspended',
+          requirements: {
+            signature: [
+              { role: 'owner', person: { surname: 'Т.', name: 'Т.' }, files: [{ id: expect.any(String), type: 'application' }] },
+              { role: 'representative', files: [{ id: expect.any(String), type: 'application' }] },
+            ],
+          },
+        });
+        expect(answer.text).not.toContain('Тестов');
       }
     });
   });
@@ -359,6 +370,9 @@ describe('sandbox housekeeping', () => {
         repeatedRequestIds: 0,
         requestIdsWithSeveralDocflows: 0,
         faultsInjected: {},
+        docflowStates: { queued: 1 },
+        operationCalls: {},
+        payments: 0,
       });
     });
   });

@@ -138,7 +138,10 @@ describe('nightly runs from an inbox, with a cron every two seconds', () => {
         outcomes: { queued: 13, suspended: 4, invalid: 3, ambiguous: 2, not_found: 1, unavailable: 1 },
       });
       expect(parse(readFileSync(join(outbox, `${name}.results.csv`)), { columns: true })).toHaveLength(24);
-      const attention = parse(readFileSync(join(outbox, `${name}.attention.csv`)), { columns: true }) as Array<Record<string, string>>;
+      // In the form Russian Excel opens: a BOM, ';' and CRLF.
+      const attention = parse(readFileSync(join(outbox, `${name}.attention.csv`)), { columns: true, bom: true, delimiter: ';' }) as Array<
+        Record<string, string>
+      >;
       expect(attention).toHaveLength(7);
       // row, outcome, hint and errors first; the hints in Russian, as the schedule was added with --lang ru.
       expect(Object.keys(attention[0]!).slice(0, 5)).toEqual(['row', 'outcome', 'hint', 'errors', 'dealId']);

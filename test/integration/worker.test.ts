@@ -38,6 +38,13 @@ describe('the worker against every answer of the gateway', () => {
   let profile: BankProfile;
   let sandbox: RunningSandbox;
   let prefix: string;
+  /** Every prefix of the test: one test takes fresh ones part-way, and each is deleted after it. */
+  const used: string[] = [];
+  const freshPrefix = (): string => {
+    const fresh = uniquePrefix('worker');
+    used.push(fresh);
+    return fresh;
+  };
   let logs: string;
 
   const start = async (options: SandboxOptions = {}) => {
@@ -79,12 +86,12 @@ describe('the worker against every answer of the gateway', () => {
     profile = await loadProfile(join(ROOT, 'samples/bank-profile.json'));
   });
   beforeEach(() => {
-    prefix = uniquePrefix('worker');
+    prefix = freshPrefix();
     logs = '';
   });
   afterEach(async () => {
     await sandbox?.close();
-    await deletePrefix(prefix);
+    for (const p of used.splice(0)) await deletePrefix(p);
   });
   afterAll(async () => {
     redis.disconnect();
@@ -141,11 +148,11 @@ describe('the worker against every answer of the gateway', () => {
     await sandbox.close();
     // Every call times out before it reaches the gateway's answer: the suggest calls made nothing.
     await start({ latencyMs: 400 });
-    prefix = uniquePrefix('worker');
+    prefix = freshPrefix();
     const slow = await run([BY_SUGGEST], { attempts: 2, timeoutMs: 100 });
     expect(slow.rows[0]).toMatchObject({ outcome: 'failed', attempts: '2', errorCode: 'TIMEOUT' });
     // The docflow call timed out after the gateway made it: the feed finds it, nothing is sent again.
-    prefix = uniquePrefix('worker');
+    prefix = freshPrefix();
     const made = await run([WITH_NUMBER], { attempts: 2, timeoutMs: 100 });
     expect(made.rows[0]).toMatchObject({ outcome: 'queued', docflowId: sandbox.docflows()[0]!.docflowId });
     expect(sandbox.stats().docflowsCreated).toBe(1);

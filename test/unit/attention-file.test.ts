@@ -21,9 +21,9 @@ async function read(file: string): Promise<{ input: InputFile; records: InputRec
 }
 
 /** An attention file of every record of `file`, as writeAttention writes it. */
-async function attentionOf(file: string, out: string): Promise<InputRecord[]> {
+async function attentionOf(file: string, out: string, options: { excel?: boolean } = {}): Promise<InputRecord[]> {
   const { input, records } = await read(file);
-  const writer = createRowsWriter(out, input, ATTENTION_COLUMNS, { always: true });
+  const writer = createRowsWriter(out, input, ATTENTION_COLUMNS, { always: true, ...options });
   for (const record of records) await writer.write(record, { row: record.row, outcome: 'invalid', hint: 'исправьте', errors: 'dealId: x' });
   await writer.close();
   return records;
@@ -44,6 +44,8 @@ describe('the hints, in Russian and English', () => {
     record('ambiguous', { candidates: ['54:35:012345:10', '54:35:012345:11'] }),
     record('not_found', { candidates: ['54:35:012345:10'] }),
     record('failed', { errorCode: 'ERR_UNCERTAIN' }),
+    record('invalid', { errorCode: 'DEAL_ID_CONFLICT', errorMessage: 'dealId: repeats the dealId of row 2' }),
+    record('invalid', { errorCode: 'DUPLICATE_ROW', errorMessage: 'dealId: repeats row 2: the same dealId for the same property' }),
   ];
 
   it('has a Russian sentence for every outcome and error code an English one has, keeping commands and columns as typed', () => {
@@ -53,7 +55,9 @@ describe('the hints, in Russian and English', () => {
       expect(en, r.outcome).not.toBe('');
       expect(ru, r.outcome).toMatch(/[а-яё]{3}/);
       // Nothing English left but what the clerk types: the command, the column names.
-      expect(ru.replace(/realty-batch retry night( --outcome forbidden --force)?|cadastralNumber|errors/g, '')).not.toMatch(/[a-z]/i);
+      expect(ru.replace(/realty-batch retry night( --outcome forbidden --force)?|cadastralNumber|dealId|errors/g, '')).not.toMatch(
+        /[a-z]/i,
+      );
       for (const kept of ['realty-batch retry night', 'cadastralNumber', '54:35:012345:10']) {
         expect(ru.includes(kept), `${r.outcome}: ${kept}`).toBe(en.includes(kept));
       }
@@ -71,6 +75,26 @@ describe('the hints, in Russian and English', () => {
     expect(hintFor(record('failed', { attempts: 8 }), 'night', 'ru')).toMatch(/после 8 попыток;/);
     expect(hintFor(record('failed', { attempts: 21 }), 'night', 'ru')).toMatch(/после 21 попытки;/);
     expect(hintFor(record('failed', { attempts: 11 }), 'night', 'ru')).toMatch(/после 11 попыток;/);
+  });
+
+  it("tells a row whose dealId is another property's to take its own dealId, and a repeated row that it repeats row N", () => {
+    // Loaded again unchanged such a row can never be sent: "correct the fields" would send the clerk round in a circle.
+    const conflict = record('invalid', { errorCode: 'DEAL_ID_CONFLICT', errorMessage: 'dealId: repeats the dealId of row 2' });
+    expect(hintFor(conflict, 'night')).toBe(
+      "this dealId is another property's (see errors): give this deal its own dealId, correct any other field named in errors, then load this file again",
+    );
+    expect(hintFor(conflict, 'night', 'ru')).toMatch(/^этот dealId принадлежит другому объекту .*присвойте сделке собственный dealId/);
+    const repeated = record('invalid', {
+      errorCode: 'DUPLICATE_ROW',
+      errorMessage: 'dealId: repeats row 2: the same dealId for the same property',
+    });
+    expect(hintFor(repeated, 'night')).toBe(
+      'this row duplicates row 2 (the same deal for the same property), which carries the deal: remove this row',
+    );
+    expect(hintFor(repeated, 'night', 'ru')).toMatch(/^эта строка повторяет строку 2 .*удалите эту строку$/);
+    expect(hintFor(record('invalid', { errorCode: 'INVALID' }), 'night')).toBe(
+      'correct the fields named in errors, then load this file again',
+    );
   });
 });
 
@@ -152,6 +176,45 @@ describe('the attention and rejects files: our columns first, the input after', 
     expect(back.input).toMatchObject({ encoding: 'windows-1251', delimiter: ';', lineEnding: '\r\n' });
     expect(back.input.unknownColumns()).toEqual([]);
     expect(back.records.map((r) => r.fields)).toEqual(records.map((r) => r.fields));
+  });
+
+  it("writes Russian Excel's form when asked (BOM, ';', CRLF) and loads it back with the same deals; written again, the same bytes", async () => {
+    const out = join(dir, 'attention.csv');
+    const records = await attentionOf(SAMPLE, out, { excel: true });
+    const bytes = await readFile(out);
+    expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+    const text = bytes.toString('utf8').slice(1);
+    expect(text.startsWith('row;outcome;hint;errors;dealId;')).toBe(true);
+    expect(text.split('\r\n')[1]).toMatch(/^1;invalid;исправьте;dealId: x;/);
+    expect(text.replace(/\r\n/g, '')).not.toContain('\n');
+    const back = await read(out);
+    expect(back.input).toMatchObject({ encoding: 'utf8-bom', delimiter: ';', lineEnding: '\r\n' });
+    expect(back.input.unknownColumns()).toEqual([]);
+    expect(back.records.map((r) => r.fields)).toEqual(records.map((r) => r.fields));
+    expect(back.records.map((r) => r.problems)).toEqual(records.map((r) => r.problems));
+
+    const again = join(dir, 'attention-2.csv');
+    await attentionOf(out, again, { excel: true });
+    expect((await readFile(again)).equals(bytes)).toBe(true);
+  });
+
+  it("keeps a Windows-1251 input in Windows-1251 in Excel's form (Russian Excel reads its own code page), and JSON as JSON", async () => {
+    const sample = await readFile(SAMPLE, 'utf8');
+    const file = join(dir, 'cp1251.csv');
+    await writeFile(file, iconv.encode(sample, 'windows-1251'));
+    const out = join(dir, 'attention.csv');
+    const records = await attentionOf(file, out, { excel: true });
+    const back = await read(out);
+    expect(back.input).toMatchObject({ encoding: 'windows-1251', delimiter: ';', lineEnding: '\r\n' });
+    expect(back.records.map((r) => r.fields)).toEqual(records.map((r) => r.fields));
+
+    const json = join(dir, 'deals.json');
+    await writeFile(json, JSON.stringify([{ dealId: 'D-1', city: 'Новосибирск' }]));
+    const jsonOut = join(dir, 'attention.json');
+    await attentionOf(json, jsonOut, { excel: true });
+    expect(JSON.parse(await readFile(jsonOut, 'utf8'))).toEqual([
+      { row: 1, outcome: 'invalid', hint: 'исправьте', errors: 'dealId: x', dealId: 'D-1', city: 'Новосибирск' },
+    ]);
   });
 
   it('gives the rejects file row and errors first, and a JSON file our fields first', async () => {

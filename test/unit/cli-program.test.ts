@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Env } from '../../src/cli/common.js';
+import { Command } from 'commander';
+import { registerSandboxCommand, sandboxOptions, type SandboxFlags } from '../../src/cli/commands/sandbox.js';
 import { buildProgram, runProgram } from '../../src/cli/program.js';
 import { loadConfig } from '../../src/config.js';
 import { RedisUnavailableError } from '../../src/errors.js';
@@ -97,6 +99,26 @@ describe('the command line, parsed in-process', () => {
     expect(run.stdout).toContain('--concurrency <n>');
     expect(run.stdout).toContain('(default: 20)');
     expect(env.environment).not.toHaveBeenCalled();
+  });
+
+  it("lists the sandbox's life flags in its --help, passes them to the emulator, and refuses a bad probability with exit 2", async () => {
+    const help = await cli(['sandbox', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/--lifecycle-ms <n> .*\(default: 2000\)/s);
+    expect(help.stdout).toContain('--fault-registry <p>');
+    expect(help.stdout).toContain('--payment <p>');
+    const sandbox = registerSandboxCommand(new Command());
+    sandbox.parseOptions(['--lifecycle-ms', '30', '--payment', '0.5', '--fault-registry', '1', '--seed', '4']);
+    expect(sandboxOptions(sandbox.opts<SandboxFlags>())).toMatchObject({ lifecycleMs: 30, payment: 0.5, faultRegistry: 1, seed: 4 });
+    const defaults = registerSandboxCommand(new Command());
+    defaults.parseOptions([]);
+    expect(sandboxOptions(defaults.opts<SandboxFlags>())).toMatchObject({ lifecycleMs: 2000 });
+    expect(sandboxOptions(defaults.opts<SandboxFlags>())).not.toHaveProperty('payment');
+    for (const flag of ['--payment', '--fault-registry']) {
+      const bad = await cli(['sandbox', flag, '2']);
+      expect(bad.code, flag).toBe(2);
+      expect(bad.stderr).toContain(`${flag} must be a probability between 0 and 1`);
+    }
   });
 
   it('refuses an unknown option with exit 2, naming it, before reading the environment', async () => {

@@ -10,6 +10,7 @@ import { createDealProcessor, type DealProcessorContext } from '../../jobs/deal.
 import { ApiHttpError, BatchAbandonedError } from '../../src/errors.js';
 import type { Deal } from '../../src/input/deal.js';
 import { loadProfile, type BankProfile } from '../../src/input/profile.js';
+import { storedProperty } from '../../src/input/property-key.js';
 import { createDealValidator } from '../../src/input/validate-deal.js';
 import type { ClaimVerdict, Lookup } from '../../src/ledger/ledger.js';
 import { createLogger } from '../../src/logger.js';
@@ -435,5 +436,80 @@ describe('a deal job without a cadastral number', () => {
     const { result } = await runOnce(f, jobOf({ dealId: BY_SUGGEST, deal: withoutNumber() }, { attemptsMade: 1 }));
     expect(f.suggest).not.toHaveBeenCalled();
     expect(result).toMatchObject({ outcome: 'queued', cadastralNumber: '54:35:000000:1' });
+  });
+});
+
+describe('a deal job whose dealId the ledger has for another property', () => {
+  const made = { docflowId: 'DF-9', outcome: 'queued' as const, batch: 'night', row: 2, at: '2026-01-01T00:00:00.000Z' };
+  const OTHER = { cadastralNumber: '77:06:0001003:1578', address: 'москва, вавилова, 81, 112' };
+  const entry = (property: { cadastralNumber?: string; address?: string } | undefined) => ({
+    dealId: WITH_NUMBER,
+    bank: profile.organization.inn,
+    n: 0,
+    requestId: REQUEST_ID,
+    state: 'submitted' as const,
+    ...made,
+    via: 'answer' as const,
+    // The ledger keeps the address as a digest.
+    ...(property && { property: storedProperty(property) }),
+  });
+
+  it('claims with the property the row is for, and on a conflict is refused DEAL_ID_CONFLICT naming both, nothing sent', async () => {
+    const f = fakes({ verdict: { kind: 'conflict', deal: made, property: OTHER } });
+    const { result, thrown } = await runOnce(f, jobOf({ deal: dealOf(WITH_NUMBER) }));
+    expect(thrown).toBeUndefined();
+    expect(f.claim.mock.calls[0]).toMatchObject([
+      { property: { cadastralNumber: '77:06:0005011:2376', address: 'москва, профсоюзная, 104, 215' } },
+    ]);
+    expect(result).toMatchObject({ outcome: 'invalid', errorCode: 'DEAL_ID_CONFLICT', cadastralNumber: '77:06:0005011:2376' });
+    expect(result!.errorMessage).toBe(
+      `dealId ${WITH_NUMBER} was registered for 77:06:0001003:1578 (batch night, row 2, docflow DF-9); this row is for 77:06:0005011:2376: give this deal its own dealId`,
+    );
+    expect(f.recorded[0]!.options?.ledger).toBeUndefined();
+    expect(f.createDocflow).not.toHaveBeenCalled();
+  });
+
+  const withoutNumber = (): Deal => {
+    const deal = dealOf(BY_SUGGEST);
+    delete deal.cadastralNumber;
+    return deal;
+  };
+  const later = (data: Partial<DealJobData> = {}) => jobOf({ dealId: BY_SUGGEST, deal: withoutNumber(), ...data }, { attemptsMade: 1 });
+
+  it('on a later run, is refused by the lookup when its checkpoint names another number, --resubmit or not, without suggest or a claim', async () => {
+    const f = fakes();
+    f.lookup.mockResolvedValue({ earlier: undefined, cadastralNumber: '54:35:000000:1', entry: entry(OTHER) });
+    const { result } = await runOnce(f, later({ resubmit: true }));
+    expect(result).toMatchObject({ outcome: 'invalid', errorCode: 'DEAL_ID_CONFLICT', cadastralNumber: '54:35:000000:1' });
+    expect(result!.errorMessage).toContain(
+      'registered for 77:06:0001003:1578 (batch night, row 2, docflow DF-9); this row is for 54:35:000000:1',
+    );
+    expect(f.suggest).not.toHaveBeenCalled();
+    expect(f.claim).not.toHaveBeenCalled();
+  });
+
+  it('on a later run, takes an entry for the same address, or one that kept no property (written before), as already_submitted', async () => {
+    for (const property of [
+      { cadastralNumber: '54:35:000000:9', address: 'новосибирская область, новосибирск, челюскинцев, 14, 81' },
+      undefined,
+    ]) {
+      const f = fakes();
+      f.lookup.mockResolvedValue({ earlier: undefined, cadastralNumber: undefined, entry: entry(property) });
+      const { result } = await runOnce(f, later());
+      expect(result).toMatchObject({ outcome: 'already_submitted', docflowId: 'DF-9' });
+      expect(f.suggest).not.toHaveBeenCalled();
+    }
+  });
+
+  it('on a later run without a number and another address, asks suggest: the claim decides, and a failure stays its own', async () => {
+    const f = fakes();
+    f.lookup.mockResolvedValue({ earlier: undefined, cadastralNumber: undefined, entry: entry(OTHER) });
+    const { result } = await runOnce(f, later());
+    expect(f.suggest).toHaveBeenCalledTimes(1);
+    expect(result).toMatchObject({ outcome: 'not_found' });
+    // The store is told the row's property: another property's docflow never becomes this row's outcome.
+    expect(f.recorded[0]!.options?.ledger).toMatchObject({
+      property: { address: 'новосибирская область, новосибирск, челюскинцев, 14, 81' },
+    });
   });
 });

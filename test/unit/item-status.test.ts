@@ -4,6 +4,10 @@
 import { describe, expect, it } from 'vitest';
 import { maskPayer, maskRegistryText, registryErrorOf, statusOfItem } from '../../src/feed/item-status.js';
 import { isRowFinal } from '../../src/outcomes/types.js';
+import type { NewsDocflow } from '../../src/realty/types.js';
+
+/** A docflow as the gateway might send it, shapes the schema would not let through included. */
+const loose = (d: Record<string, unknown>): NewsDocflow => d as unknown as NewsDocflow;
 
 const base = { docflowId: 'd-1', docflowType: 'encumbrance_request', requestId: '7701234567:0:D-1' };
 const DATE = '2026-11-24T21:00:00.000Z';
@@ -32,7 +36,7 @@ describe('statusOfItem', () => {
     const requirements = [
       { signature: [{ person: { lastName: 'Иванова' }, files: [{ id: 'f1', contentLink: '/x', type: 'application' }] }] },
     ];
-    expect(statusOfItem({ ...base, state: 'suspended', requirements }, DATE)).toEqual({
+    expect(statusOfItem(loose({ ...base, state: 'suspended', requirements }), DATE)).toEqual({
       state: 'suspended',
       stateAt: DATE,
       requirement: 'signature',
@@ -73,7 +77,7 @@ describe('statusOfItem', () => {
   });
 
   it('accepts any missing or unexpected shape without throwing', () => {
-    expect(statusOfItem({ ...base, state: 'suspended', requirements: 'odd', error: null, result: [] }, DATE)).toEqual({
+    expect(statusOfItem(loose({ ...base, state: 'suspended', requirements: 'odd', error: null, result: [] }), DATE)).toEqual({
       state: 'suspended',
       stateAt: DATE,
     });

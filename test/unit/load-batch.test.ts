@@ -15,6 +15,7 @@ import { loadBatchWith, type LoadRequest, type LoadSummary } from '../../src/bat
 import { takeBackJobs, type JobStore, type LedgerDeal, type LoadContext } from '../../src/batch/load-context.js';
 import { BatchJobsHeldError, InputError, LeftoverJobsHeldError, UsageError } from '../../src/errors.js';
 import { loadProfile, type BankProfile } from '../../src/input/profile.js';
+import { storedProperty } from '../../src/input/property-key.js';
 import { createLogger } from '../../src/logger.js';
 import type { OutcomeRecord } from '../../src/outcomes/types.js';
 import { dealJobId, type DealJobData } from '../../src/queue/job-data.js';
@@ -226,16 +227,21 @@ describe('loadBatch over a fake load context (no Redis)', () => {
 
     const outcomes = fake.outcomesOf('b').sort((a, b) => a.row - b.row);
     expect(outcomes.map((o) => o.row)).toEqual(INVALID_ROWS);
-    expect(outcomes.every((o) => o.outcome === 'invalid' && o.errorCode === 'INVALID' && o.attempts === 0)).toBe(true);
+    expect(outcomes.every((o) => o.outcome === 'invalid' && o.attempts === 0)).toBe(true);
+    // The repeated dealId is another property's (row 2 is 77:06:0005011:2376, this one 77:06:0001003:1578).
+    expect(outcomes.map((o) => o.errorCode)).toEqual(['INVALID', 'INVALID', 'DEAL_ID_CONFLICT']);
     expect(outcomes[0]).toMatchObject({ dealId: 'NSK-2026-000127', errorMessage: 'ownerSnils: checksum does not match' });
     expect(outcomes[1]!.errorMessage).toMatch(/^ownerBirthPlace: .+; ownerDocIssueDate: /);
-    expect(outcomes[2]).toMatchObject({ dealId: 'MSK-2026-004511', errorMessage: 'dealId: repeats the dealId of row 2' });
+    expect(outcomes[2]).toMatchObject({
+      dealId: 'MSK-2026-004511',
+      errorMessage: 'dealId: repeats the dealId of row 2, which is for another property',
+    });
     expect(fake.jobsOf('b').some((j) => INVALID_ROWS.includes(j.row))).toBe(false);
     expect(fake.world.metrics.get('outcome|invalid')).toBe(SAMPLE_INVALID);
     expect(summary.invalidByField).toMatchObject({ ownerSnils: 1, dealId: 1, ownerBirthPlace: 1 });
     const rejects = readFileSync(summary.rejectsFile!, 'utf8');
     expect(rejects.trim().split('\n')).toHaveLength(1 + SAMPLE_INVALID);
-    expect(rejects).toContain('dealId: repeats the dealId of row 2');
+    expect(rejects).toContain('dealId: repeats the dealId of row 2, which is for another property');
   });
 
   it("a reload of a loaded batch adds no job, counts its jobs as already enqueued, leaves its rows' outcomes to them, and does not release them again", async () => {
@@ -358,6 +364,51 @@ describe('loadBatch over a fake load context (no Redis)', () => {
     expect(fake.jobsOf('b').map((j) => j.row)).toContain(4);
     expect(fake.world.metrics.get('outcome|already_submitted')).toBe(1);
     expect(fake.world.metrics.get('outcome|suspended')).toBe(1);
+  });
+
+  it('refuses at load a row whose dealId the ledger has for another cadastral number, --resubmit or not; the same property stays already_submitted', async () => {
+    for (const resubmit of [false, true]) {
+      const fake = fakeRedis();
+      const at = '2026-03-01T10:00:00.000Z';
+      const made = { batch: 'other', row: 4, docflowId: 'DF-OTHER', outcome: 'queued' as const, at, via: 'answer' as const };
+      // Row 2 (77:06:0005011:2376): the ledger has its dealId for another flat.
+      fake.world.ledger.set(`${BANK}|MSK-2026-004511`, { ...made, property: { cadastralNumber: '77:06:0001003:1578' } });
+      // Row 6 (78:06:0002123:4471): the same number, the address written otherwise: the same deal.
+      fake.world.ledger.set(`${BANK}|SPB-2026-010078`, {
+        ...made,
+        property: storedProperty({ cadastralNumber: '78:06:0002123:4471', address: 'спб' }),
+      });
+      // Row 1 (no number, Челюскинцев 14-81): another address; only the worker's claim can tell, once suggest gave the number.
+      fake.world.ledger.set(`${BANK}|NSK-2026-000123`, {
+        ...made,
+        property: { cadastralNumber: '54:35:1:1', address: 'новосибирск, ленина, 1' },
+      });
+      // Row 3 (no number): the same address: the same deal.
+      fake.world.ledger.set(`${BANK}|NSK-2026-000124`, {
+        ...made,
+        property: storedProperty({ address: 'новосибирская область, новосибирск, татьяны снежиной, 39, 57' }),
+      });
+
+      const summary = await load(fake, samples, { resubmit });
+      const outcome = (row: number) => fake.outcomesOf('b').find((o) => o.row === row);
+      const jobRows = fake.jobsOf('b').map((j) => j.row);
+      expect(outcome(2)).toMatchObject({ outcome: 'invalid', errorCode: 'DEAL_ID_CONFLICT', cadastralNumber: '77:06:0005011:2376' });
+      expect(outcome(2)!.errorMessage).toBe(
+        'dealId MSK-2026-004511 was registered for 77:06:0001003:1578 (batch other, row 4, docflow DF-OTHER); this row is for 77:06:0005011:2376: give this deal its own dealId',
+      );
+      expect(jobRows).not.toContain(2);
+      expect(jobRows).toContain(1);
+      expect(summary).toMatchObject({ valid: VALID - 1, invalid: SAMPLE_INVALID + 1, invalidByField: { dealId: 2 } });
+      if (resubmit) {
+        expect(jobRows).toEqual(expect.arrayContaining([3, 6]));
+        expect(summary.alreadySubmitted).toBe(0);
+      } else {
+        expect(outcome(6)).toMatchObject({ outcome: 'already_submitted', docflowId: 'DF-OTHER' });
+        expect(outcome(3)).toMatchObject({ outcome: 'already_submitted', docflowId: 'DF-OTHER' });
+        expect(summary.alreadySubmitted).toBe(2);
+      }
+      expect(fake.world.metrics.get('outcome|invalid')).toBe(SAMPLE_INVALID + 1);
+    }
   });
 
   it("with --resubmit a deal another row made gets a job marked resubmit, while a row's own docflow still stands", async () => {

@@ -44,6 +44,14 @@ describe('parseProfile', () => {
     expect(result.profile.representative.person.identityDocument.series).toBe('4507');
   });
 
+  it('takes "excel": true or false for the form of the bank\'s results files, and refuses anything else by its path', () => {
+    const excel = parseProfile({ ...sample, excel: true }, TODAY);
+    expect(excel.ok && excel.profile.excel).toBe(true);
+    const plain = parseProfile(sample, TODAY);
+    expect(plain.ok && plain.profile.excel).toBeUndefined();
+    expect(problemsOf({ ...sample, excel: 'yes' })).toEqual([{ field: 'excel', message: 'must be true or false' }]);
+  });
+
   it('lists a bad INN and a bad SNILS together, each by its JSON path', () => {
     const bad = withValue('organization.inn', '7701934588');
     (bad.representative as { person: Json }).person.snils = '112-233-445 96';

@@ -507,28 +507,54 @@ describe('createDealValidator: problems', () => {
     for (const value of Object.values(bad)) expect(text).not.toContain(value);
   });
 
-  it('refuses a repeated dealId, naming the 1-based row of its first occurrence', () => {
+  it('refuses a repeated dealId, naming the 1-based row of its first occurrence: for another property, the deal needs its own dealId', () => {
     const validateRow = createDealValidator({ today: TODAY });
     expect(validateRow(record({ dealId: 'A-1' })).ok).toBe(true);
-    expect(validateRow(record({ dealId: 'A-2' })).ok).toBe(true);
-    expect(validateRow(record({ dealId: ' A-1 ' }))).toEqual({
+    expect(validateRow(record({ dealId: 'A-2', apartment: '82' })).ok).toBe(true);
+    expect(validateRow(record({ dealId: ' A-1 ', apartment: '83' }))).toEqual({
       ok: false,
-      problems: [{ field: 'dealId', message: 'repeats the dealId of row 1' }],
+      problems: [{ field: 'dealId', message: 'repeats the dealId of row 1', kind: 'dealIdConflict' }],
     });
-    expect(validateRow(record({ dealId: 'A-2', ownerSnils: '' }))).toEqual({
+    // The dealId's problem stands first, where the dealId's own would.
+    expect(validateRow(record({ dealId: 'A-2', ownerSnils: '', cadastralNumber: '54:35:012345:222' }))).toEqual({
       ok: false,
       problems: [
-        { field: 'dealId', message: 'repeats the dealId of row 2' },
+        { field: 'dealId', message: 'repeats the dealId of row 2', kind: 'dealIdConflict' },
         { field: 'ownerSnils', message: 'is required' },
       ],
     });
-    expect(validateRow(record({ dealId: 'A-1' }))).toMatchObject({ ok: false, problems: [{ message: 'repeats the dealId of row 1' }] });
+  });
+
+  it('tells a row repeated (the same dealId, the same property) from another property under one dealId', () => {
+    const validateRow = createDealValidator({ today: TODAY });
+    expect(validateRow(record({ dealId: 'C-1', cadastralNumber: '54:35:012345:101' })).ok).toBe(true);
+    expect(validateRow(record({ dealId: 'C-2' })).ok).toBe(true);
+    // The same cadastral number, the address written in another case and spacing: the same property.
+    expect(validateRow(record({ dealId: 'C-1', cadastralNumber: '54:35:012345:101', city: 'новосибирск ' }))).toEqual({
+      ok: false,
+      problems: [{ field: 'dealId', message: 'repeats row 1: the same dealId for the same property', kind: 'duplicateRow' }],
+    });
+    // Two cadastral numbers: another property, whatever the address says.
+    expect(validateRow(record({ dealId: 'C-1', cadastralNumber: '54:35:012345:222' }))).toMatchObject({
+      ok: false,
+      problems: [{ message: 'repeats the dealId of row 1, which is for another property', kind: 'dealIdConflict' }],
+    });
+    // No cadastral numbers: the address decides (ё and е, case, spaces are one).
+    expect(validateRow(record({ dealId: 'C-2', street: '  ЧЕЛЮСКИНЦЕВ ' }))).toMatchObject({
+      problems: [{ message: 'repeats row 2: the same dealId for the same property', kind: 'duplicateRow' }],
+    });
+    expect(validateRow(record({ dealId: 'C-2', apartment: '5' }))).toMatchObject({
+      problems: [{ message: 'repeats the dealId of row 2', kind: 'dealIdConflict' }],
+    });
   });
 
   it('counts an invalid first occurrence too, and a new validator starts afresh', () => {
     const validateRow = createDealValidator({ today: TODAY });
     expect(validateRow(record({ dealId: 'B-1', ownerSnils: '' })).ok).toBe(false);
-    expect(validateRow(record({ dealId: 'B-1' }))).toMatchObject({ ok: false, problems: [{ message: 'repeats the dealId of row 1' }] });
+    expect(validateRow(record({ dealId: 'B-1' }))).toMatchObject({
+      ok: false,
+      problems: [{ message: 'repeats row 1: the same dealId for the same property' }],
+    });
     expect(createDealValidator({ today: TODAY })(record({ dealId: 'B-1' })).ok).toBe(true);
   });
 });

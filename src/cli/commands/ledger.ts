@@ -29,6 +29,10 @@ function describe(entry: LedgerEntry): string {
   ];
   if (entry.docflowId)
     lines.push(`  docflow ${entry.docflowId} (${entry.outcome ?? '?'}, ${entry.at ?? '?'}, known from ${entry.via ?? 'answer'})`);
+  // The ledger keeps the address as a digest only: the cadastral number names the property. An
+  // entry written before entries kept the property has none: the line is left out.
+  const cadastralNumber = entry.property?.cadastralNumber;
+  if (cadastralNumber) lines.push(`  for the property ${cadastralNumber}`);
   if (entry.state === 'sending') {
     lines.push(
       `  a try began ${iso(entry.tryAt) ?? '?'}${entry.endAt ? ` and ended without an answer ${iso(entry.endAt)}` : ' and has no answer yet'}: the news feed decides whether it made a docflow`,

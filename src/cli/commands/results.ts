@@ -15,6 +15,7 @@ export interface ResultsFlags {
   out?: string;
   excel?: boolean;
   attention?: string;
+  attentionAsInput?: boolean;
   input?: string;
   lang?: Lang;
 }
@@ -28,8 +29,10 @@ export function registerResultsCommand(program: Command, context: CliContext): C
       '--out <file>',
       "the results file (.csv, or .jsonl); default <input stem>.results.csv beside the batch's input, as run writes it",
     )
-    .option('--excel', 'write for Russian Excel (BOM, ";", CRLF)')
+    .option('--excel', 'write for Russian Excel (BOM, ";", CRLF); the default when the batch\'s profile says "excel": true')
+    .option('--no-excel', 'write UTF-8 with "," even when the profile says "excel": true')
     .option('--attention <file>', "rows that need a person: row, outcome, hint and errors, then the input's own columns")
+    .option('--attention-as-input', "write the attention file in the input's own delimiter, encoding and line ending, not Russian Excel's")
     .option('--input <file>', 'the batch input, when it is no longer where it was loaded from (for --attention)')
     .option('--lang <ru|en>', LANG_HELP, langFlag)
     .action(async (batch: string, _flags: unknown, cmd: Command) => {
@@ -37,13 +40,16 @@ export function registerResultsCommand(program: Command, context: CliContext): C
       checkBatch(batch);
       const env = context.environment();
       await withRedis(env, async (redis) => {
-        const meta = await createBatchStore(redis, env.keys).get(batch);
+        const store = createBatchStore(redis, env.keys);
+        const meta = await store.get(batch);
         if (!meta) throw noSuchBatch(redis, env.keys, batch);
         if (meta.state === 'failed')
           throw new InputError(`Batch ${batch} did not load completely (${meta.error ?? 'unknown error'}); nothing of it was sent.`);
         if (meta.total === undefined) throw new UsageError(`Batch ${batch} is still loading: its total is not known yet.`);
         const out = opts.out ?? defaultResultsPath(meta.file);
-        const summary = await writeResults({ redis, keys: env.keys, batch, total: meta.total, out, excel: opts.excel });
+        // The bank's profile may ask for Excel's form; a flag wins.
+        const excel = opts.excel ?? (await store.profile(batch))?.excel;
+        const summary = await writeResults({ redis, keys: env.keys, batch, total: meta.total, out, excel });
         printCounts(batch, summary.counts);
         console.log(`results: ${summary.file} (${rows(summary.rows)})`);
         if (opts.attention) {
@@ -54,6 +60,7 @@ export function registerResultsCommand(program: Command, context: CliContext): C
             out: opts.attention,
             input: opts.input,
             lang: opts.lang ?? env.config.lang,
+            asInput: opts.attentionAsInput,
           });
           console.log(`attention: ${attention.file} (${rows(attention.rows)} ${attention.rows === 1 ? 'needs' : 'need'} a person)`);
         }

@@ -21,7 +21,10 @@ export function registerRetryCommand(program: Command, context: CliContext): Com
     .command('retry')
     .description('send the rows of a batch that ended with given outcomes around again (a running `work` processes them)')
     .argument('<batch>', 'batch id')
-    .option('--outcome <outcome...>', `outcomes to retry (default ${DEFAULT_RETRY_OUTCOMES.join(' and ')}, unless only --missing is given)`)
+    .option(
+      '--outcome <outcome...>',
+      `outcomes to retry (default ${DEFAULT_RETRY_OUTCOMES.join(' and ')}, unless only --missing is given); pending: rows without an outcome, a lost job made again, a waiting one left alone`,
+    )
     .option('--missing', 'also rows with neither a job nor an outcome (their jobs were removed from outside)')
     .option('--force', 'also rows that cannot succeed unchanged (invalid, rejected)')
     .option('--input <file>', 'the batch input, when it is no longer where it was loaded from')

@@ -2,12 +2,14 @@
 import type { Command } from 'commander';
 import { requireGateway, type Lang } from '../../config.js';
 import { describeMissing } from '../../batch/missing-rows.js';
+import { parseDeadline } from '../../batch/deadline.js';
 import { loadProfile } from '../../input/profile.js';
 import { requireNoEviction } from '../../redis/connection.js';
 import { LANG_HELP, langFlag, onShutdownSignals, type CliContext } from '../common.js';
 import { addInputOptions, checkBatch, readingOptions, type InputFlags, defaultResultsPath } from '../input-options.js';
 import { printCounts, printLoad, rows } from '../print.js';
 import { createProgress } from '../progress.js';
+import { formatDuration, formatRate } from '../progress-format.js';
 import { runBatch, type RunResult } from '../run-batch.js';
 import { withRedis } from '../with-redis.js';
 import { addWorkerOptions, dealWorkerSettings, type WorkerFlags } from '../worker-options.js';
@@ -18,7 +20,9 @@ export interface RunFlags extends InputFlags, WorkerFlags {
   batch?: string;
   excel?: boolean;
   attention?: string;
+  attentionAsInput?: boolean;
   lang?: Lang;
+  deadline?: string;
 }
 
 export function registerRunCommand(program: Command, context: CliContext): Command {
@@ -29,12 +33,20 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
     .requiredOption('--profile <bank.json>', 'the bank profile (encumbrancer and representative)')
     .option('--out <results>', 'the results file (.csv, or .jsonl); default <file stem>.results.csv beside the input')
     .option('--batch <id>', 'batch id; default <file stem>-<12 hex of its sha256>, so the same file resumes its batch')
-    .option('--excel', 'write the results for Russian Excel (BOM, ";", CRLF)')
+    .option('--excel', 'write the results for Russian Excel (BOM, ";", CRLF); the default when the profile says "excel": true')
+    .option('--no-excel', 'write the results as UTF-8 with "," even when the profile says "excel": true')
     .option('--attention <file>', "rows that need a person: row, outcome, hint and errors, then the input's own columns")
-    .option('--lang <ru|en>', LANG_HELP, langFlag);
+    .option('--attention-as-input', "write the attention file in the input's own delimiter, encoding and line ending, not Russian Excel's")
+    .option('--lang <ru|en>', LANG_HELP, langFlag)
+    .option(
+      '--deadline <when>',
+      'stop waiting then: a time (2026-11-25T06:00, local unless it names a zone), a clock time (06:00, the next one) or a duration (45m, 2h, 90s); unfinished rows keep their jobs and are written pending, exit 3',
+    );
   return addWorkerOptions(addInputOptions(command)).action(async (file: string, _flags: unknown, cmd: Command) => {
     const opts = cmd.opts<RunFlags>();
     checkBatch(opts.batch);
+    // Refused before anything is read or sent; a duration counts from the command's start.
+    const deadline = opts.deadline === undefined ? undefined : parseDeadline(opts.deadline);
     const env = context.environment();
     const gateway = requireGateway(env.config);
     const reading = await readingOptions(opts);
@@ -45,6 +57,8 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
       env,
       async (redis) => {
         await requireNoEviction(redis, env.config.redis);
+        // The first line: on a terminal it opens the log file, whose name then comes before the bars.
+        env.logger.info({ file, batch: opts.batch }, 'run started');
         const loading = createProgress('load', { unit: 'bytes', logger: env.logger });
         const progress = createProgress('run ', { unit: 'rows', logger: env.logger });
         try {
@@ -60,15 +74,17 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
             ...dealWorkerSettings(opts, env),
             ...reading,
             resubmit: opts.resubmit,
-            excel: opts.excel,
+            excel: opts.excel ?? profile.excel,
             attention: opts.attention,
+            attentionAsInput: opts.attentionAsInput,
             lang: opts.lang ?? env.config.lang,
             retentionMs: env.config.retentionMs,
             signal: shutdown.signal,
+            ...(deadline !== undefined && { deadline }),
             onLoadProgress: ({ rows, bytes, size }) => loading.update({ value: bytes, total: size, rows }),
-            onProgress: (done, total) => {
+            onProgress: (done, total, waiting) => {
               loading.stop();
-              progress.update({ value: done, total, rows: done });
+              progress.update({ value: done, total, rows: done, waiting });
             },
           });
         } finally {
@@ -88,6 +104,7 @@ function printRun(result: RunResult): void {
   printLoad(result.load);
   printCounts(result.batch, result.results.counts);
   console.log(`results: ${result.results.file} (${rows(result.results.rows)})`);
+  console.log(`time: ${formatDuration(result.pace.ms)}, ${formatRate(result.pace.rows, result.pace.ms)}`);
   if (result.attention)
     console.log(
       `attention: ${result.attention.file} (${rows(result.attention.rows)} ${result.attention.rows === 1 ? 'needs' : 'need'} a person)`,
@@ -102,6 +119,16 @@ function printRun(result: RunResult): void {
     );
   if (result.stoppedBecause === 'signal')
     console.error(`realty-batch: stopped by a signal; unfinished rows are pending. Run again with --batch ${result.batch} to finish them.`);
+  if (result.stoppedBecause === 'deadline') {
+    const waiting = result.waiting?.count ?? 0;
+    const pending = result.results.counts.pending;
+    console.error(
+      `realty-batch: the --deadline came with ${rows(pending)} pending` +
+        (waiting > 0 ? ` (${waiting} waiting for a retry, the next at ${new Date(result.waiting!.nextAt!).toISOString()})` : '') +
+        `; their jobs stay in the queue: realty-batch work (or run again with --batch ${result.batch}) finishes them, ` +
+        `realty-batch status ${result.batch} says why each waits, realty-batch results ${result.batch} writes the file again.`,
+    );
+  }
   if (result.stoppedBecause === 'missing' && result.missing)
     console.error(`realty-batch: ${describeMissing(result.batch, result.missing)}; then run again with --batch ${result.batch}.`);
 }

@@ -1,6 +1,13 @@
 /** `realty-batch sandbox`: the gateway emulator in the foreground until a signal. */
 import { InvalidArgumentError, type Command } from 'commander';
-import { parseProbability, REQUEST_IDS_MODES, startSandbox, type RequestIdsMode, type SandboxOptions } from '../../sandbox/index.js';
+import {
+  DEFAULT_LIFECYCLE_MS,
+  parseProbability,
+  REQUEST_IDS_MODES,
+  startSandbox,
+  type RequestIdsMode,
+  type SandboxOptions,
+} from '../../sandbox/index.js';
 import { aborted, nonNegativeInt, onShutdownSignals } from '../common.js';
 
 export interface SandboxFlags {
@@ -18,6 +25,9 @@ export interface SandboxFlags {
   seed?: number;
   requestIds: RequestIdsMode;
   newsLagMs: number;
+  lifecycleMs: number;
+  faultRegistry?: number;
+  payment?: number;
 }
 
 const list = (value: string): string[] =>
@@ -45,13 +55,15 @@ function requestIdsMode(value: string): RequestIdsMode {
 
 /** The emulator's options: a flag not given leaves the emulator's own default. */
 export function sandboxOptions(flags: SandboxFlags): SandboxOptions {
-  const { port, host, sessions, restrictedSessions, egronRegions, latencyMs, requestIds, newsLagMs } = flags;
-  const options: SandboxOptions = { port, host, sessions, restrictedSessions, egronRegions, latencyMs, requestIds, newsLagMs };
+  const { port, host, sessions, restrictedSessions, egronRegions, latencyMs, requestIds, newsLagMs, lifecycleMs } = flags;
+  const options: SandboxOptions = { port, host, sessions, restrictedSessions, egronRegions, latencyMs, requestIds, newsLagMs, lifecycleMs };
   if (flags.registry) options.registry = flags.registry;
   if (flags.fault501 !== undefined) options.fault501 = flags.fault501;
   if (flags.fault5xx !== undefined) options.fault5xx = flags.fault5xx;
   if (flags.faultReset !== undefined) options.faultReset = flags.faultReset;
   if (flags.faultLost !== undefined) options.faultLost = flags.faultLost;
+  if (flags.faultRegistry !== undefined) options.faultRegistry = flags.faultRegistry;
+  if (flags.payment !== undefined) options.payment = flags.payment;
   if (flags.seed !== undefined) options.seed = flags.seed;
   return options;
 }
@@ -71,14 +83,26 @@ export function registerSandboxCommand(program: Command): Command {
     .option('--fault-reset <p>', 'probability of a reset connection before handling', probability('--fault-reset'))
     .option('--fault-lost <p>', 'probability that a docflow is created and its answer lost', probability('--fault-lost'))
     .option('--latency-ms <n>', 'added latency per request', nonNegativeInt('--latency-ms'), 0)
-    .option('--seed <n>', 'makes the faults repeatable', nonNegativeInt('--seed'))
+    .option('--seed <n>', "makes the faults and the docflows' lives repeatable", nonNegativeInt('--seed'))
     .option(
       '--request-ids <mode>',
       'a repeated requestId: ignore (a new docflow every call, as the worst gateway) or dedupe (the first docflow again)',
       requestIdsMode,
       'ignore',
     )
-    .option('--news-lag-ms <n>', 'a docflow appears in the news feed this long after its creation', nonNegativeInt('--news-lag-ms'), 0)
+    .option('--news-lag-ms <n>', 'each change of a docflow appears in the news feed this long after it', nonNegativeInt('--news-lag-ms'), 0)
+    .option(
+      '--lifecycle-ms <n>',
+      "time between two steps of a docflow's life (queued → sent → completed or error)",
+      nonNegativeInt('--lifecycle-ms'),
+      DEFAULT_LIFECYCLE_MS,
+    )
+    .option('--fault-registry <p>', 'probability that the register refuses a docflow: it ends in error', probability('--fault-registry'))
+    .option(
+      '--payment <p>',
+      'probability that a sent docflow stops suspended on the state duty until POST /__sandbox/payments/<uin>',
+      probability('--payment'),
+    )
     .action(async (_flags: unknown, cmd: Command) => {
       const options = sandboxOptions(cmd.opts<SandboxFlags>());
       const shutdown = onShutdownSignals('stopping the sandbox');

@@ -7,6 +7,7 @@ import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { Lang } from '../../config.js';
 import { UsageError } from '../../errors.js';
+import { parseTickDeadline } from '../../batch/deadline.js';
 import { loadProfile } from '../../input/profile.js';
 import {
   checkFoldersApart,
@@ -31,6 +32,7 @@ export interface ScheduleAddFlags {
   settleMs?: number;
   lang?: Lang;
   reportCron?: string;
+  deadline?: string;
 }
 
 export interface ScheduleRemoveFlags {
@@ -80,6 +82,10 @@ function addScheduleOptions(cmd: Command, required: boolean): Command {
     .option(
       '--report-cron <expr>',
       'also write a morning report (report-<date>.json and .csv in the outbox, and to --notify-url) of where the recent batches stand at the registry',
+    )
+    .option(
+      '--deadline <when>',
+      "each tick stops waiting then: a clock time (06:00, in --tz) or a duration from the tick's start (5h); unfinished rows are written pending and their file waits in the inbox for the next tick",
     );
 }
 
@@ -142,6 +148,7 @@ async function add(env: Env, opts: ScheduleAddFlags): Promise<void> {
   if (opts.readySuffix !== undefined) checkReadySuffix(opts.readySuffix);
   if (opts.notifyUrl && !/^https?:\/\//.test(opts.notifyUrl)) throw new UsageError(`--notify-url ${opts.notifyUrl} is not an http(s) url.`);
   await loadProfile(opts.profile);
+  const deadline = opts.deadline === undefined ? undefined : parseTickDeadline(opts.deadline);
   const info = await withRedis(env, (redis) =>
     // "This content ran" is remembered as long as the ledger remembers its deals (REALTY_LEDGER_DAYS).
     upsertSchedule(redis, env.keys, {
@@ -157,6 +164,7 @@ async function add(env: Env, opts: ScheduleAddFlags): Promise<void> {
       lang: opts.lang ?? env.config.lang,
       doneMs: env.config.ledgerMs,
       reportCron: opts.reportCron,
+      ...(deadline && { deadline }),
     }),
   );
   console.log(

@@ -1,14 +1,19 @@
 /** `realty-batch status [<batch>] [--json]`: a batch at a glance, or the recent batches. */
 import type { Command } from 'commander';
 import { createBatchStore } from '../../batch/batch-store.js';
-import { batchStatus } from '../../batch/batch-status.js';
+import { batchStatus, WAITING_ROWS } from '../../batch/batch-status.js';
 import { needsAttention } from '../../batch/exit-code.js';
 import { describeMissing } from '../../batch/missing-rows.js';
 import { emptyCounts } from '../../outcomes/types.js';
 import type { RedisClient } from '../../redis/connection.js';
 import type { CliContext, Env } from '../common.js';
-import { printCounts } from '../print.js';
+import { printCounts, rows } from '../print.js';
 import { withRedis } from '../with-redis.js';
+
+/** Waiting rows printed one a line; the rest are counted. */
+const WAITING_SHOWN = 20;
+/** A delayed job is taken within a moment of its time by a running worker. */
+const DUE_SLACK_MS = 5000;
 
 export interface StatusFlags {
   json?: boolean;
@@ -51,7 +56,7 @@ async function printBatches(redis: RedisClient, env: Env, opts: StatusFlags): Pr
 
 /** 3 when some rows need a person (as every command that reports outcomes), 0 otherwise. */
 async function printBatch(redis: RedisClient, env: Env, batch: string, opts: StatusFlags): Promise<0 | 3> {
-  const status = await batchStatus(redis, env.keys, batch);
+  const status = await batchStatus(redis, env.keys, batch, { waitingRows: WAITING_ROWS });
   const exitCode = needsAttention({ ...emptyCounts(), ...status.outcomes }) ? 3 : 0;
   if (opts.json) {
     console.log(JSON.stringify(status));
@@ -65,6 +70,18 @@ async function printBatch(redis: RedisClient, env: Env, batch: string, opts: Sta
     `  load: ${status.state}${status.loaderDied ? ' (its loader died: load the same input again to resume)' : ''}; done: ${status.done ? 'yes' : 'no'}`,
   );
   if (queue) console.log(`  unfinished rows in the queue: ${queue}`);
+  if (status.waiting && status.waiting.count > 0) {
+    // A try past due waits for a worker to take it: none runs, or all are busy.
+    const due =
+      Date.parse(status.waiting.nextTryAt ?? '') < Date.now() - DUE_SLACK_MS ? ' (past due: is a realty-batch work running?)' : '';
+    console.log(`  waiting for their next try: ${rows(status.waiting.count)}, the first at ${status.waiting.nextTryAt}${due}`);
+    for (const w of status.waiting.rows.slice(0, WAITING_SHOWN))
+      console.log(`    row ${w.row} (${w.dealId}): next try ${w.nextTryAt}; ${w.reason}`);
+    if (status.waiting.count > WAITING_SHOWN)
+      console.log(
+        `    and ${status.waiting.count - WAITING_SHOWN} more (realty-batch status ${batch} --json gives the first ${WAITING_ROWS})`,
+      );
+  }
   if (status.missing > 0) console.log(`  missing: ${describeMissing(batch, { count: status.missing, rows: status.missingRows ?? [] })}`);
   console.log(
     `  started ${status.startedAt}${status.finishedAt ? `, finished ${status.finishedAt}` : ''}${status.rowsPerSecond ? `, ${status.rowsPerSecond} rows/s` : ''}`,
