@@ -125,6 +125,17 @@ export class ApiHttpError extends RealtyBatchError {
   }
 }
 
+/** The gateway refused the session (401) to a command that cannot wait for a new one: it stops, exit 1. */
+export class SessionRefusedError extends RealtyBatchError {
+  readonly code = 'ERR_SESSION';
+
+  constructor(endpoint: string) {
+    super(
+      `The gateway refused the session (401 to ${endpoint}): set a valid REALTY_SESSION_ID, then run this command again; what it finished is kept.`,
+    );
+  }
+}
+
 /** No answer from the gateway: timeout, refused or reset connection. */
 export class ApiNetworkError extends RealtyBatchError {
   readonly code = 'ERR_API_NETWORK';

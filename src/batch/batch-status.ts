@@ -12,6 +12,8 @@ import { emptyCounts } from '../outcomes/types.js';
 import { openQueue } from '../queue/deal-queue.js';
 import { findMissingRows } from './missing-rows.js';
 import { findWaitingRows, type WaitingRow } from './waiting-rows.js';
+import { createStateTally } from '../outcomes/state-tally.js';
+import type { Requirement } from '../outcomes/types.js';
 
 export interface BatchStatus {
   batch: string;
@@ -20,6 +22,14 @@ export interface BatchStatus {
   outcomes: Partial<Record<Outcome, number>>;
   /** Every row has its outcome. */
   done: boolean;
+  /** Every row is final besides: its docflow completed or refused by the registry, or the row refused before sending. */
+  registered: boolean;
+  /** Submitted rows per docflow state, as the news feed last showed it (`unknown`: not shown yet). */
+  states: Record<string, number>;
+  /** Suspended rows per requirement: what the bank has to do. */
+  waitingFor: Partial<Record<Requirement, number>>;
+  /** The oldest row not final yet, and since when (its outcome's time). */
+  oldestUnfinished?: { row: number; since: string };
   /** The batch's load: loading, loaded or failed (and whether its loader died). */
   state: BatchState;
   loaderDied?: boolean;
@@ -58,8 +68,10 @@ export async function batchStatus(redis: Redis, keys: Keys, batch: string, optio
   const counts = emptyCounts();
   const unfinished: string[] = [];
   let last = 0;
-  for await (const r of batchOutcomes(redis, keys, batch, total)) {
+  const tally = createStateTally();
+  for await (const r of batchOutcomes(redis, keys, batch, total, { states: true })) {
     counts[r.outcome]++;
+    tally.add(r);
     if (r.outcome === 'pending') {
       if (unfinished.length < MAX_STATES && r.dealId) unfinished.push(r.dealId);
     } else if (r.finishedAt) last = Math.max(last, Date.parse(r.finishedAt));
@@ -68,32 +80,49 @@ export async function batchStatus(redis: Redis, keys: Keys, batch: string, optio
   const done = meta.state === 'loaded' && counts.pending === 0;
   const began = Date.parse(meta.loadedAt ?? meta.createdAt);
   const finishedRows = total - counts.pending;
+  const registry = tally.result(done);
   const status: BatchStatus = {
     batch,
     total,
     outcomes: Object.fromEntries(Object.entries(counts).filter(([, n]) => n > 0)),
     done,
+    registered: registry.registered,
+    states: registry.states,
+    waitingFor: registry.waitingFor,
+    ...(registry.oldestUnfinished && { oldestUnfinished: registry.oldestUnfinished }),
     state: meta.state,
     file: meta.file,
     queue: states,
     missing: 0,
     startedAt: meta.createdAt,
   };
-  if (counts.pending > 0) {
-    status.waiting = await waitingOf(redis, keys, batch, options.waitingRows ?? 0);
-    // Only a loaded batch: one still loading has rows whose jobs are not made yet.
-    if (meta.state === 'loaded') {
-      const missing = await findMissingRows(redis, keys, batch, total);
-      status.missing = missing.count;
-      if (missing.count > 0) status.missingRows = missing.rows;
-    }
-  }
+  if (counts.pending > 0) Object.assign(status, await unfinishedRows(redis, keys, meta, options.waitingRows ?? 0));
   if (meta.loaderDied) status.loaderDied = true;
   if (done && last > 0) status.finishedAt = new Date(last).toISOString();
   // A batch still running has been running until now, not until its last outcome.
   const rate = pace(finishedRows, began, done ? last : Date.now());
   if (rate !== undefined) status.rowsPerSecond = rate;
   return status;
+}
+
+/** The rows without an outcome: those waiting for their next try, and those with no job either (`missing`). */
+async function unfinishedRows(
+  redis: Redis,
+  keys: Keys,
+  meta: { id: string; state: BatchState; total?: number },
+  waitingRows: number,
+): Promise<Pick<BatchStatus, 'waiting' | 'missing' | 'missingRows'>> {
+  const found: Pick<BatchStatus, 'waiting' | 'missing' | 'missingRows'> = {
+    waiting: await waitingOf(redis, keys, meta.id, waitingRows),
+    missing: 0,
+  };
+  // Only a loaded batch: one still loading has rows whose jobs are not made yet.
+  if (meta.state === 'loaded') {
+    const missing = await findMissingRows(redis, keys, meta.id, meta.total ?? 0);
+    found.missing = missing.count;
+    if (missing.count > 0) found.missingRows = missing.rows;
+  }
+  return found;
 }
 
 /** Rows finished per second from `began` to `end` (ms), one decimal; none before a row or a moment. */

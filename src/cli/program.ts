@@ -10,6 +10,7 @@ import { environment, reportError, type CliContext, type Env } from './common.js
 import { registerDashboardCommand } from './commands/dashboard.js';
 import { registerLedgerCommand } from './commands/ledger.js';
 import { registerLoadCommand } from './commands/load.js';
+import { registerDocumentsCommand } from './commands/documents.js';
 import { registerPaymentsCommand } from './commands/payments.js';
 import { registerResultsCommand } from './commands/results.js';
 import { registerRetryCommand } from './commands/retry.js';
@@ -50,6 +51,7 @@ export function buildProgram(context: CliContext, output?: OutputConfiguration):
   registerWorkCommand(program, context);
   registerResultsCommand(program, context);
   registerPaymentsCommand(program, context);
+  registerDocumentsCommand(program, context);
   registerRetryCommand(program, context);
   registerStatusCommand(program, context);
   registerTrackCommand(program, context);

@@ -4,6 +4,7 @@
  */
 import { OUTCOMES, type Outcome } from '../outcomes/types.js';
 import type { BatchStatus } from '../batch/batch-status.js';
+import { describeStates } from '../outcomes/state-tally.js';
 
 /** A value as page text: nothing for null or undefined, JSON for an object. */
 export function textOf(value: unknown): string {
@@ -69,7 +70,16 @@ function queueStates(status: BatchStatus): string {
 function loadState(status: BatchStatus): string {
   const state =
     escapeHtml(status.state) + (status.loaderDied ? ' <span class="attention">(its loader died: load the same input again)</span>' : '');
+  if (status.registered) return `${state}, <span class="done">registered</span>`;
   return status.done ? `${state}, <span class="done">done</span>` : state;
+}
+
+/** Where the batch's docflows stand at the registry (README, "The life of a deal"); refusals and requirements stand out. */
+function registry(status: BatchStatus): string {
+  const text = describeStates(status);
+  if (!text) return '<span class="muted">—</span>';
+  const needsBank = (status.states.error ?? 0) > 0 || Object.keys(status.waitingFor).length > 0;
+  return needsBank ? `<span class="attention">${escapeHtml(text)}</span>` : escapeHtml(text);
 }
 
 function downloads(status: BatchStatus): string {
@@ -107,6 +117,7 @@ function row(status: BatchStatus): string {
 <td class="n">${progress(status)}</td>
 <td>${counts(status)}</td>
 <td>${queueStates(status)}</td>
+<td>${registry(status)}</td>
 <td class="muted">${times}</td>
 <td>${downloads(status)}</td>
 </tr>`;
@@ -119,7 +130,7 @@ export function renderBatchesPage(statuses: readonly BatchStatus[], options: Bat
     : '';
   const body = statuses.length
     ? `<table>
-<thead><tr><th>batch</th><th>load</th><th>rows</th><th>outcomes</th><th>unfinished rows in the queue</th><th>times</th><th>files</th></tr></thead>
+<thead><tr><th>batch</th><th>load</th><th>rows</th><th>outcomes</th><th>unfinished rows in the queue</th><th>at the registry</th><th>times</th><th>files</th></tr></thead>
 <tbody>
 ${statuses.map(row).join('\n')}
 </tbody>

@@ -4,7 +4,7 @@
  * in each state, what the suspended ones wait for, whether every row is final (the batch
  * is `registered`), and the oldest row still on its way.
  */
-import { isRowFinal, SUBMITTED_OUTCOMES, type OutcomeRecord, type Requirement } from './types.js';
+import { DOCFLOW_STATES, isRowFinal, SUBMITTED_OUTCOMES, type OutcomeRecord, type Requirement } from './types.js';
 
 export interface StateCounts {
   /** Submitted rows per docflow state (`unknown`: a deal another row made, not shown by the feed yet). */
@@ -45,4 +45,36 @@ export function createStateTally(): StateTally {
       return counts;
     },
   };
+}
+
+/**
+ * The docflows' states in one line, in the order of their life, what the suspended ones wait
+ * for, and the oldest row still on its way: `sent 12, suspended 3 (payment 2, signature 1),
+ * completed 40; oldest unfinished: row 7, since 2026-11-20T01:02:03Z (4d 2h)`.
+ */
+export function describeStates(status: Omit<StateCounts, 'registered'>, now = Date.now()): string {
+  const order = ['unknown', ...DOCFLOW_STATES];
+  const parts = Object.entries(status.states)
+    .filter(([, n]) => n > 0)
+    .sort(([a], [b]) => order.indexOf(a) - order.indexOf(b))
+    .map(([state, n]) => {
+      if (state === 'unknown') return `not shown by the news feed yet ${n}`;
+      const waiting = Object.entries(status.waitingFor).map(([req, k]) => `${req} ${k}`);
+      return state === 'suspended' && waiting.length > 0 ? `${state} ${n} (${waiting.join(', ')})` : `${state} ${n}`;
+    });
+  if (parts.length === 0) return '';
+  const oldest = status.oldestUnfinished;
+  const age = oldest ? ageOf(now - Date.parse(oldest.since)) : '';
+  return `${parts.join(', ')}${oldest ? `; oldest unfinished: row ${oldest.row}, since ${oldest.since} (${age})` : ''}`;
+}
+
+/** `4d 2h`, `3h 12m`, `12m`, `40s`. */
+function ageOf(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  const d = Math.floor(s / 86400);
+  const h = Math.floor((s % 86400) / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  if (d > 0) return `${d}d ${h}h`;
+  if (h > 0) return `${h}h ${m}m`;
+  return m > 0 ? `${m}m` : `${s}s`;
 }

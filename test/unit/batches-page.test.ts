@@ -10,6 +10,9 @@ function status(fields: Partial<BatchStatus>): BatchStatus {
     total: 200,
     outcomes: {},
     done: false,
+    registered: false,
+    states: {},
+    waitingFor: {},
     state: 'loaded',
     file: '/in/night.csv',
     queue: {},
@@ -31,5 +34,19 @@ describe('the batches page', () => {
     const html = renderBatchesPage([status({ outcomes: { queued: 200 }, done: true, finishedAt: '2026-11-24T01:41:12.000Z' })], OPTIONS);
     expect(html).not.toContain('<progress');
     expect(html).toContain('finished 2026-11-24T01:41:12.000Z');
+  });
+
+  it('shows where the docflows stand at the registry, what waits for the bank standing out, and a registered batch', () => {
+    const running = renderBatchesPage(
+      [status({ outcomes: { queued: 3 }, done: true, states: { sent: 1, suspended: 2 }, waitingFor: { payment: 2 } })],
+      OPTIONS,
+    );
+    expect(running).toContain('<span class="attention">sent 1, suspended 2 (payment 2)</span>');
+    const registered = renderBatchesPage(
+      [status({ outcomes: { queued: 3 }, done: true, registered: true, states: { completed: 3 } })],
+      OPTIONS,
+    );
+    expect(registered).toContain('<span class="done">registered</span>');
+    expect(registered).toContain('<td>completed 3</td>');
   });
 });

@@ -5,6 +5,7 @@ import { batchStatus, WAITING_ROWS } from '../../batch/batch-status.js';
 import { needsAttention } from '../../batch/exit-code.js';
 import { describeMissing } from '../../batch/missing-rows.js';
 import { emptyCounts } from '../../outcomes/types.js';
+import { describeStates } from '../../outcomes/state-tally.js';
 import type { RedisClient } from '../../redis/connection.js';
 import type { CliContext, Env } from '../common.js';
 import { printCounts, rows } from '../print.js';
@@ -67,9 +68,11 @@ async function printBatch(redis: RedisClient, env: Env, batch: string, opts: Sta
     .map(([s, n]) => `${s} ${n}`)
     .join(', ');
   console.log(
-    `  load: ${status.state}${status.loaderDied ? ' (its loader died: load the same input again to resume)' : ''}; done: ${status.done ? 'yes' : 'no'}`,
+    `  load: ${status.state}${status.loaderDied ? ' (its loader died: load the same input again to resume)' : ''}; done: ${status.done ? 'yes' : 'no'}; registered: ${status.registered ? 'yes' : 'no'}`,
   );
   if (queue) console.log(`  unfinished rows in the queue: ${queue}`);
+  const registry = describeStates(status);
+  if (registry) console.log(`  at the registry: ${registry}`);
   if (status.waiting && status.waiting.count > 0) {
     // A try past due waits for a worker to take it: none runs, or all are busy.
     const due =

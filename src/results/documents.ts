@@ -1,0 +1,235 @@
+/**
+ * `realty-batch documents <batch> --dir <d>`: the registry's result files (the extract and
+ * its signatures) of every completed docflow of a batch, to `<d>/<dealId>/<fileId>.<ext>`,
+ * with `<d>/manifest.csv` (dealId, docflowId, file, type, bytes, sha256).
+ *
+ * Each file is streamed to a temporary name beside its place, hashed on the way, and
+ * renamed once whole: a file under its own name is always complete. Run again (after a
+ * crash, or the next morning), it asks nothing of the gateway for a docflow whose files the
+ * manifest lists and the folder holds at their size, and downloads only what is missing.
+ * Calls go through the same retry policy as creation (src/realty/gateway-retry.ts).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { parse } from 'csv-parse';
+import { stringify } from 'csv-stringify/sync';
+import { writeFileAtomically } from '../files/atomic-file.js';
+import type { Logger } from '../logger.js';
+import { batchOutcomes } from '../outcomes/batch-outcomes.js';
+import { SUBMITTED_OUTCOMES } from '../outcomes/types.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
+import type { Keys } from '../redis/keys.js';
+import type { RealtyClient } from '../realty/client.js';
+import { withGatewayRetry, type GatewayRetryOptions } from '../realty/gateway-retry.js';
+import type { Docflow } from '../realty/types.js';
+import { SessionRefusedError } from '../errors.js';
+
+export const MANIFEST = 'manifest.csv';
+export const MANIFEST_COLUMNS = ['dealId', 'docflowId', 'file', 'type', 'bytes', 'sha256'] as const;
+export type ManifestLine = Record<(typeof MANIFEST_COLUMNS)[number], string>;
+
+export interface DocumentsOptions {
+  redis: Redis;
+  keys: Keys;
+  client: RealtyClient;
+  batch: string;
+  total: number;
+  dir: string;
+  /** Docflows fetched at once (default 4). */
+  concurrency?: number;
+  retry?: GatewayRetryOptions;
+  logger?: Logger;
+  /** After each docflow: how many of `docflows` are done, and the files so far. */
+  onProgress?: (progress: { done: number; docflows: number; downloaded: number; skipped: number }) => void;
+}
+
+export interface DocumentsSummary {
+  /** Completed docflows of the batch. */
+  docflows: number;
+  downloaded: number;
+  /** Files already in the folder at their size. */
+  skipped: number;
+  bytes: number;
+  /** Docflows whose files could not all be had, with why (one sentence each). */
+  failed: Array<{ dealId: string; docflowId: string; reason: string }>;
+  manifest: string;
+}
+
+/** A name that stays inside its folder whatever the gateway or the bank put in an id. */
+export function safeName(id: string): string {
+  const name = id.normalize('NFC').replace(/[^\p{L}\p{N}._-]/gu, '_');
+  return name === '' || /^\.+$/.test(name) ? `_${name}` : name.slice(0, 120);
+}
+
+const EXTENSIONS: Record<string, string> = {
+  'application/pdf': 'pdf',
+  'application/xml': 'xml',
+  'text/xml': 'xml',
+  'application/x-pkcs7-signature': 'sig',
+  'application/pkcs7-signature': 'sig',
+  'application/pgp-signature': 'asc',
+  'application/zip': 'zip',
+};
+
+/** The file's extension from its Content-Type (its parameters ignored), `bin` when unknown. */
+export function extensionOf(contentType: string): string {
+  return EXTENSIONS[contentType.split(';')[0]!.trim().toLowerCase()] ?? 'bin';
+}
+
+/** The files of a docflow's result: each result file and each of its signatures. */
+function resultFiles(docflow: Docflow): Array<{ id: string; type: string }> {
+  const files: Array<{ id: string; type: string }> = [];
+  for (const file of docflow.result?.files ?? []) {
+    files.push({ id: file.id, type: file.type ?? '' });
+    for (const signature of file.signatures ?? []) files.push({ id: signature.id, type: signature.type ?? 'signature' });
+  }
+  return files;
+}
+
+async function readManifest(path: string): Promise<Map<string, ManifestLine>> {
+  const lines = new Map<string, ManifestLine>();
+  if ((await sizeOf(path)) === undefined) return lines;
+  const source = createReadStream(path);
+  const parser = source.pipe(parse({ columns: true, bom: true, skip_empty_lines: true }));
+  // A read error ends the parse with it (pipe alone would leave it unhandled).
+  source.once('error', (err) => parser.destroy(err));
+  for await (const line of parser as AsyncIterable<ManifestLine>) lines.set(`${line.docflowId}/${line.file}`, line);
+  return lines;
+}
+
+async function sizeOf(path: string): Promise<number | undefined> {
+  return stat(path).then(
+    (s) => (s.isFile() ? s.size : undefined),
+    () => undefined,
+  );
+}
+
+/** Runs `fn` over `items`, `limit` at a time, in order of start. */
+async function eachLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+}
+
+export async function downloadDocuments(options: DocumentsOptions): Promise<DocumentsSummary> {
+  const { dir, client } = options;
+  await mkdir(dir, { recursive: true });
+  const manifestPath = join(dir, MANIFEST);
+  const manifest = await readManifest(manifestPath);
+  const byDocflow = new Map<string, ManifestLine[]>();
+  for (const line of manifest.values()) byDocflow.set(line.docflowId, [...(byDocflow.get(line.docflowId) ?? []), line]);
+
+  // The batch's completed docflows, each once (rows of one deal share it).
+  const completed = new Map<string, { dealId: string }>();
+  for await (const record of batchOutcomes(options.redis, options.keys, options.batch, options.total, { states: true })) {
+    if (!SUBMITTED_OUTCOMES.has(record.outcome) || !record.docflowId || record.state !== 'completed') continue;
+    if (!completed.has(record.docflowId)) completed.set(record.docflowId, { dealId: record.dealId });
+  }
+
+  const summary: DocumentsSummary = { docflows: completed.size, downloaded: 0, skipped: 0, bytes: 0, failed: [], manifest: manifestPath };
+  let done = 0;
+  const progress = () => options.onProgress?.({ done, docflows: completed.size, downloaded: summary.downloaded, skipped: summary.skipped });
+  const retry = {
+    ...options.retry,
+    onRetry: (err: Error) => options.logger?.warn({ err: { message: err.message } }, 'a download is tried again'),
+  };
+
+  /** True when the manifest lists files of this docflow and every one is in the folder at its size. */
+  const alreadyHere = async (docflowId: string): Promise<boolean> => {
+    const lines = byDocflow.get(docflowId);
+    if (!lines || lines.length === 0) return false;
+    for (const line of lines) if ((await sizeOf(join(dir, safeName(line.dealId), line.file))) !== Number(line.bytes)) return false;
+    return true;
+  };
+
+  const fetchOne = async (docflowId: string, dealId: string): Promise<void> => {
+    if (await alreadyHere(docflowId)) {
+      summary.skipped += byDocflow.get(docflowId)!.length;
+      return;
+    }
+    const docflow = await withGatewayRetry(() => client.getDocflow(docflowId), retry);
+    const files = resultFiles(docflow);
+    if (docflow.state !== 'completed' || files.length === 0) {
+      summary.failed.push({ dealId, docflowId, reason: `the gateway shows it ${docflow.state} with ${files.length} result files` });
+      return;
+    }
+    const folder = join(dir, safeName(dealId));
+    await mkdir(folder, { recursive: true });
+    for (const file of files) {
+      const line = await withGatewayRetry(() => downloadFile(client, docflowId, file, dealId, folder, manifest), retry);
+      if (line === 'skipped') summary.skipped++;
+      else {
+        summary.downloaded++;
+        summary.bytes += Number(line.bytes);
+        manifest.set(`${docflowId}/${line.file}`, line);
+      }
+    }
+  };
+
+  try {
+    await eachLimit([...completed], options.concurrency ?? 4, async ([docflowId, { dealId }]) => {
+      try {
+        await fetchOne(docflowId, dealId);
+      } catch (err) {
+        if (err instanceof SessionRefusedError) throw err;
+        summary.failed.push({ dealId, docflowId, reason: (err as Error).message });
+      }
+      done++;
+      progress();
+    });
+  } finally {
+    // What was had is kept, whatever stopped the rest: the next run skips it.
+    const lines = [...manifest.values()].sort((a, b) => a.dealId.localeCompare(b.dealId) || a.file.localeCompare(b.file));
+    await writeFileAtomically(manifestPath, stringify(lines, { header: true, columns: [...MANIFEST_COLUMNS] }));
+  }
+  return summary;
+}
+
+/**
+ * One file: skipped when a file of its name is there at the size the gateway announces;
+ * otherwise streamed to a temporary name, hashed, and renamed into place.
+ */
+async function downloadFile(
+  client: RealtyClient,
+  docflowId: string,
+  file: { id: string; type: string },
+  dealId: string,
+  folder: string,
+  manifest: ReadonlyMap<string, ManifestLine>,
+): Promise<ManifestLine | 'skipped'> {
+  const download = await client.downloadFile(docflowId, file.id);
+  const name = `${safeName(file.id)}.${extensionOf(download.contentType)}`;
+  const target = join(folder, name);
+  const had = await sizeOf(target);
+  const listed = manifest.get(`${docflowId}/${name}`);
+  if (had !== undefined && (had === download.length || (download.length === undefined && listed && Number(listed.bytes) === had))) {
+    download.stream.destroy();
+    return 'skipped';
+  }
+  const temporary = join(folder, `.${name}.${randomBytes(4).toString('hex')}.part`);
+  const hash = createHash('sha256');
+  let bytes = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      hash.update(chunk);
+      bytes += chunk.length;
+      callback(null, chunk);
+    },
+  });
+  try {
+    await pipeline(download.stream, counter, createWriteStream(temporary, { flags: 'wx' }));
+    if (download.length !== undefined && bytes !== download.length)
+      throw new Error(`the gateway announced ${download.length} bytes for ${name} and sent ${bytes}`);
+    await rename(temporary, target);
+  } catch (err) {
+    await rm(temporary, { force: true });
+    throw err;
+  }
+  return { dealId, docflowId, file: name, type: file.type, bytes: String(bytes), sha256: hash.digest('hex') };
+}
