@@ -17,14 +17,17 @@ export interface BatchOutcomesOptions {
 
 /**
  * A submitted row's state columns. Before the feed shows its docflow, a row that made it
- * stands where the gateway's answer put it (queued, or suspended) since its outcome;
+ * stands where the gateway's answer put it (queued, or suspended on the signatures) since its outcome;
  * a row whose deal another row made waits for the feed.
  */
 export function withStatus(record: OutcomeRecord, status: DocflowStatus | undefined): OutcomeRecord {
   if (!SUBMITTED_OUTCOMES.has(record.outcome) || !record.docflowId) return record;
   if (!status) {
     if (record.outcome === 'already_submitted') return record;
-    return { ...record, state: record.outcome, stateAt: record.finishedAt };
+    // A 201 docflow waits for the applicants' signatures (docs/gateway.md): so it stands until the feed says more.
+    const stands: OutcomeRecord = { ...record, state: record.outcome, stateAt: record.finishedAt };
+    if (record.outcome === 'suspended') stands.requirement = 'signature';
+    return stands;
   }
   const joined: OutcomeRecord = { ...record, state: status.state, stateAt: status.stateAt };
   if (status.requirement) joined.requirement = status.requirement;

@@ -76,6 +76,8 @@ describe('the command line, parsed in-process', () => {
       'load',
       'work',
       'results',
+      'payments',
+      'documents',
       'retry',
       'status',
       'track',
@@ -92,7 +94,21 @@ describe('the command line, parsed in-process', () => {
     const help = await cli(['--help'], env);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^Usage: realty-batch \[options\] \[command\]/);
-    for (const command of ['run', 'load', 'work', 'results', 'retry', 'status', 'track', 'ledger', 'schedule', 'dashboard', 'sandbox'])
+    for (const command of [
+      'run',
+      'load',
+      'work',
+      'results',
+      'payments',
+      'documents',
+      'retry',
+      'status',
+      'track',
+      'ledger',
+      'schedule',
+      'dashboard',
+      'sandbox',
+    ])
       expect(help.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
     const run = await cli(['run', '--help'], env);
     expect(run.code).toBe(0);
