@@ -1,6 +1,7 @@
 /** Reading the tool's CSV files in tests: results are plain (`,`), attention files Russian Excel's (`;`, BOM). */
 import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
+import { RESULT_COLUMNS } from '../../src/outcomes/types.js';
 
 export type CsvRow = Record<string, string>;
 
@@ -9,4 +10,12 @@ export function readCsvFile(file: string): CsvRow[] {
   const bytes = readFileSync(file);
   const header = bytes.toString('utf8').split(/\r?\n/, 1)[0]!;
   return parse(bytes, { columns: true, bom: true, delimiter: header.includes(';') ? ';' : ',' }) as CsvRow[];
+}
+
+/**
+ * A results line's outcome, without what differs between two runs of the same rows: the
+ * docflow's id and the time, and the registry's state (it moves on by the registry's clock).
+ */
+export function runOutcome(row: CsvRow): CsvRow {
+  return Object.fromEntries(RESULT_COLUMNS.filter((c) => c !== 'docflowId' && c !== 'finishedAt').map((c) => [c, row[c] ?? '']));
 }

@@ -12,6 +12,7 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { CLI, ROOT, runCli } from '../helpers/cli.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { runOutcome } from '../helpers/csv.js';
 
 type Row = Record<string, string>;
 const CRIMEA = 'Республика Крым';
@@ -145,19 +146,7 @@ describe('operations: results, attention file, retry, status', () => {
     // A row whose answer the kill lost says its docflow was found in the news feed.
     // The outcome's columns; the docflow's state moves on with the registry's clock, not the run's.
     const comparable = (rows: Row[]) =>
-      rows.map(
-        ({
-          docflowId: _d,
-          finishedAt: _f,
-          state: _s,
-          stateAt: _a,
-          requirement: _r,
-          paymentUin: _u,
-          paymentAmount: _p,
-          registryError: _e,
-          ...rest
-        }) => (rest.outcome === 'queued' || rest.outcome === 'suspended' ? { ...rest, errorMessage: '' } : rest),
-      );
+      rows.map(runOutcome).map((r) => (r.outcome === 'queued' || r.outcome === 'suspended' ? { ...r, errorMessage: '' } : r));
     expect(comparable(readCsv(join(dir, 'rough.csv')))).toEqual(comparable(readCsv(join(dir, 'calm.csv'))));
     expect(rough.sandbox.stats().docflowsCreated).toBe(calm.sandbox.stats().docflowsCreated);
   });

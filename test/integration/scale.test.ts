@@ -1,10 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
-import { parse } from 'csv-parse/sync';
 import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createKeys } from '../../src/redis/keys.js';
@@ -12,8 +10,8 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { CLI, ROOT, runCli } from '../helpers/cli.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { readCsvFile, runOutcome } from '../helpers/csv.js';
 
-type Row = Record<string, string>;
 
 describe('load, work, results and status as separate processes', () => {
   const prefix = uniquePrefix('fleet');
@@ -73,8 +71,7 @@ describe('load, work, results and status as separate processes', () => {
     await waitFor(done, { timeoutMs: 60_000, intervalMs: 200, what: 'the fleet to finish the batch' });
     expect((await runCli(['results', 'night', '--out', join(dir, 'fleet.csv')], env(prefix))).code).toBe(3);
 
-    const comparable = (file: string) =>
-      (parse(readFileSync(file), { columns: true }) as Row[]).map(({ docflowId: _d, finishedAt: _f, ...rest }) => rest);
+    const comparable = (file: string) => readCsvFile(file).map(runOutcome);
     expect(comparable(join(dir, 'fleet.csv'))).toEqual(comparable(join(dir, 'one.csv')));
 
     const redis = new Redis(REDIS_URL);
