@@ -12,7 +12,6 @@ import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { readCsvFile, runOutcome } from '../helpers/csv.js';
 
-
 describe('load, work, results and status as separate processes', () => {
   const prefix = uniquePrefix('fleet');
   const single = uniquePrefix('single');
