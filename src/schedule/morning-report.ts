@@ -5,7 +5,7 @@
  * one (still within its retention) that is not registered yet: the stuck ones stay in the
  * report until they are done with. Nothing personal: counts, ids, file names.
  */
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
@@ -24,6 +24,7 @@ const DAY_MS = 24 * 3600 * 1000;
 
 export interface ReportBatch {
   batch: string;
+  /** The input's name (never its path on the host). */
   file: string;
   createdAt: string;
   rows: number;
@@ -55,7 +56,8 @@ export async function buildMorningReport(redis: Redis, keys: Keys, schedule: str
     if (!recent && states.registered) continue;
     const line: ReportBatch = {
       batch: meta.id,
-      file: meta.file,
+      // Its name, not where it lay on the host: the report goes to a webhook.
+      file: basename(meta.file),
       createdAt: meta.createdAt,
       rows: meta.total ?? 0,
       done: states.done,
