@@ -197,7 +197,9 @@ describe('the morning report', () => {
     const json = files.find((f) => f.endsWith('.json'))!;
     expect(files.sort()).toEqual([json, json.replace(/json$/, 'csv')].sort());
     const onDisk = JSON.parse(readFileSync(join(outbox, json), 'utf8')) as MorningReport;
-    expect(json).toBe(`report-${onDisk.at.slice(0, 10)}.json`);
+    // Named for the day in the schedule's zone (Moscow, UTC+3 all year), not in UTC.
+    const moscowDay = new Date(Date.parse(onDisk.at) + 3 * 3600 * 1000).toISOString().slice(0, 10);
+    expect(json).toBe(`report-${moscowDay}.json`);
     expect(onDisk.batches.map((b) => b.batch)).toEqual(['deals']);
     const csv = parse(readFileSync(join(outbox, json.replace(/json$/, 'csv'))), { columns: true }) as Array<Record<string, string>>;
     expect(csv).toHaveLength(1);

@@ -1,7 +1,7 @@
 /** The morning report's CSV: one line per batch, its counts by outcome and by state as columns a spreadsheet sums. */
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { reportCsv, type MorningReport } from '../../src/schedule/morning-report.js';
+import { reportCsv, reportDay, type MorningReport } from '../../src/schedule/morning-report.js';
 
 const report: MorningReport = {
   schedule: 'nightly',
@@ -76,5 +76,16 @@ describe('reportCsv', () => {
 
   it('is a header alone when no batch is reported', () => {
     expect(reportCsv({ ...report, batches: [] })).toBe(`${reportCsv(report).split('\n')[0]}\n`);
+  });
+});
+
+describe('reportDay: the report file is named for the day in the schedule zone', () => {
+  it('names the day as the schedule clock reads it, not as UTC does', () => {
+    // 07:00 in Vladivostok (UTC+10) is 21:00 UTC the evening before.
+    expect(reportDay(new Date('2026-11-24T21:00:00.000Z'), 'Asia/Vladivostok')).toBe('2026-11-25');
+    expect(reportDay(new Date('2026-11-24T21:00:00.000Z'), 'Europe/Moscow')).toBe('2026-11-25');
+    expect(reportDay(new Date('2026-11-24T20:59:59.000Z'), 'Europe/Moscow')).toBe('2026-11-24');
+    expect(reportDay(new Date('2026-11-24T21:00:00.000Z'), 'UTC')).toBe('2026-11-24');
+    expect(reportDay(new Date('2026-01-05T04:00:00.000Z'), 'America/New_York')).toBe('2026-01-04');
   });
 });
