@@ -109,6 +109,12 @@ describe('the morning report', () => {
   });
 
   it('adds, lists, drops and removes the report scheduler with its schedule', async () => {
+    // A bad report cron is refused by its own flag's name, and registers nothing.
+    const bad = await add('--cron', '0 3 * * *', '--report-cron', '0 7 * *');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--report-cron "0 7 * *" needs 5 fields');
+    expect(await schedulers()).toEqual([]);
+
     const added = await add('--cron', '0 3 * * *', '--report-cron', '0 7 * * *');
     expect(added.code, added.stderr).toBe(0);
     // 07:00 in Moscow is 04:00 UTC.
