@@ -5,7 +5,7 @@
  * one (still within its retention) that is not registered yet: the stuck ones stay in the
  * report until they are done with. Nothing personal: counts, ids, file names.
  */
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
@@ -24,6 +24,7 @@ const DAY_MS = 24 * 3600 * 1000;
 
 export interface ReportBatch {
   batch: string;
+  /** The input's name (never its path on the host). */
   file: string;
   createdAt: string;
   rows: number;
@@ -55,7 +56,8 @@ export async function buildMorningReport(redis: Redis, keys: Keys, schedule: str
     if (!recent && states.registered) continue;
     const line: ReportBatch = {
       batch: meta.id,
-      file: meta.file,
+      // Its name, not where it lay on the host: the report goes to a webhook.
+      file: basename(meta.file),
       createdAt: meta.createdAt,
       rows: meta.total ?? 0,
       done: states.done,
@@ -113,13 +115,24 @@ export function reportCsv(report: MorningReport): string {
   return stringify(records, { header: true, columns });
 }
 
+/**
+ * The report's day (YYYY-MM-DD) in the schedule's zone (`--tz`; the host's when absent), as its
+ * cron reads the clock: a 07:00 report in Vladivostok, 21:00 UTC the evening before, is named for
+ * its own morning, never for the day before.
+ */
+export function reportDay(at: Date, tz?: string): string {
+  const parts = new Intl.DateTimeFormat('en-US', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(at);
+  const part = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
+  return `${part('year')}-${part('month')}-${part('day')}`;
+}
+
 /** Builds the report, writes it to the outbox (whole, never through a link), and POSTs it. */
 export async function writeMorningReport(
-  data: Pick<TickData, 'name' | 'outbox' | 'notifyUrl'>,
+  data: Pick<TickData, 'name' | 'outbox' | 'notifyUrl' | 'tz'>,
   ctx: { redis: Redis; keys: Keys; logger: Logger },
 ): Promise<{ json: string; csv: string; report: MorningReport }> {
   const report = await buildMorningReport(ctx.redis, ctx.keys, data.name);
-  const day = report.at.slice(0, 10);
+  const day = reportDay(new Date(report.at), data.tz);
   const json = join(data.outbox, `report-${day}.json`);
   const csv = join(data.outbox, `report-${day}.csv`);
   await withStaging(data.outbox, async (stage) => {

@@ -69,17 +69,17 @@ export function defaultScheduleName(inbox: string): string {
   return `inbox-${createHash('sha256').update(resolve(inbox)).digest('hex').slice(0, 10)}`;
 }
 
-/** Five fields, or six with seconds first; an unknown time zone or a bad field is a usage error. */
-export function checkCron(cron: string, tz?: string): Date {
+/** Five fields, or six with seconds first; an unknown time zone or a bad field is a usage error naming `flag`. */
+export function checkCron(cron: string, tz?: string, flag = '--cron'): Date {
   const fields = cron.trim().split(/\s+/).length;
   if (fields !== 5 && fields !== 6)
-    throw new UsageError(`--cron ${JSON.stringify(cron)} needs 5 fields (minute hour day month weekday) or 6 (seconds first).`);
+    throw new UsageError(`${flag} ${JSON.stringify(cron)} needs 5 fields (minute hour day month weekday) or 6 (seconds first).`);
   try {
     return CronExpressionParser.parse(cron, tz ? { tz } : {})
       .next()
       .toDate();
   } catch (err) {
-    throw new UsageError(`--cron ${JSON.stringify(cron)}${tz ? ` --tz ${tz}` : ''} is not valid: ${(err as Error).message}.`);
+    throw new UsageError(`${flag} ${JSON.stringify(cron)}${tz ? ` --tz ${tz}` : ''} is not valid: ${(err as Error).message}.`);
   }
 }
 
@@ -123,7 +123,7 @@ export function checkReadySuffix(suffix: string): void {
 
 export async function upsertSchedule(redis: Redis, keys: Keys, options: ScheduleOptions): Promise<ScheduleInfo> {
   const next = checkCron(options.cron, options.tz);
-  const reportNext = options.reportCron === undefined ? undefined : checkCron(options.reportCron, options.tz);
+  const reportNext = options.reportCron === undefined ? undefined : checkCron(options.reportCron, options.tz, '--report-cron');
   await checkFoldersApart(options.inbox, options.outbox);
   if (options.readySuffix !== undefined) checkReadySuffix(options.readySuffix);
   const name = options.name ?? defaultScheduleName(options.inbox);

@@ -14,6 +14,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { startDashboard, type RunningDashboard } from '../../src/dashboard/server.js';
 import { createLogger } from '../../src/logger.js';
+import { DOCFLOW_STATES } from '../../src/outcomes/types.js';
 import { runTick } from '../../src/schedule/run-tick.js';
 import { TUNABLES } from '../../src/config.js';
 import { ROOT, runCli } from '../helpers/cli.js';
@@ -61,6 +62,9 @@ const REQUIRED_NOW = [
   'realty_schedule_last_tick_success',
   'realty_schedule_last_tick_timestamp_seconds',
   'realty_queue_paused',
+  // Issue 24: the docflows' states at the registry and the news feed's items.
+  'realty_docflows',
+  'realty_feed_items_total',
 ];
 
 /** A labelled counter has no sample before its first event, and the sample run opens no breaker: only its family is declared. */
@@ -269,6 +273,9 @@ describe('every metric the dashboard and the rules query is in a real /metrics s
     expect(samples.get('realty_batch_last_progress_timestamp_seconds')).toEqual([{ batch: night.batch }]);
     expect(samples.get('realty_schedule_last_tick_success')).toEqual([{ schedule: 'deploy-nightly' }]);
     expect(samples.get('realty_queue_paused')).toEqual([{ reason: 'session' }, { reason: 'other' }]);
+    // Every state and every kind, 0 included: a panel or a rule never reads a series that is not there yet.
+    expect(samples.get('realty_docflows')?.map((l) => l.state)).toEqual(expect.arrayContaining([...DOCFLOW_STATES]));
+    expect(samples.get('realty_feed_items_total')?.map((l) => l.kind)).toEqual(['followed', 'resolved', 'unknown', 'conflicts']);
   });
 
   it('has a sample of every queried metric, but the external ones, the pending ones, and the breaker counter (declared only: no breaker opened)', () => {
@@ -326,6 +333,7 @@ describe('the Prometheus rules and scrape config (read)', () => {
     'RealtyBatchBatchStalled',
     'RealtyBatchScheduleTickFailed',
     'RealtyBatchRedisMemoryHigh',
+    'RealtyBatchDocflowsRefused',
   ];
 
   it('has the five alerts of issue 23 and the per-batch one of its point 4, each once', () => {
@@ -677,6 +685,24 @@ describe('the tools operations teams check them with', () => {
               alertname: 'RealtyBatchBatchStalled',
               exp_alerts: [fired('RealtyBatchBatchStalled', 'warning', { job: 'realty-batch', batch: 'a' })],
             },
+          ],
+        },
+        {
+          // Two docflows refused at minute 10, none since; another deployment's error count stays put.
+          interval: '1m',
+          input_series: [
+            { series: `realty_docflows{${job},state="error"}`, values: '3x9 5x120' },
+            { series: `realty_docflows{${job},state="completed"}`, values: '0+2x130' },
+            { series: `realty_docflows{job="other",instance="o:3000",state="error"}`, values: '7x130' },
+          ],
+          alert_rule_test: [
+            { eval_time: '8m', alertname: 'RealtyBatchDocflowsRefused', exp_alerts: [] },
+            {
+              eval_time: '20m',
+              alertname: 'RealtyBatchDocflowsRefused',
+              exp_alerts: [fired('RealtyBatchDocflowsRefused', 'warning', { job: 'realty-batch' })],
+            },
+            { eval_time: '90m', alertname: 'RealtyBatchDocflowsRefused', exp_alerts: [] },
           ],
         },
         {
