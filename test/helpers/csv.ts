@@ -14,8 +14,11 @@ export function readCsvFile(file: string): CsvRow[] {
 
 /**
  * A results line's outcome, without what differs between two runs of the same rows: the
- * docflow's id and the time, and the registry's state (it moves on by the registry's clock).
+ * docflow's id and the time, the registry's state (it moves on by the registry's clock), and
+ * for a submitted row how its docflow became known (the answer, or the news feed when a
+ * loaded machine's worker lost its job's lock mid-call): the same docflow either way.
  */
 export function runOutcome(row: CsvRow): CsvRow {
-  return Object.fromEntries(RESULT_COLUMNS.filter((c) => c !== 'docflowId' && c !== 'finishedAt').map((c) => [c, row[c] ?? '']));
+  const outcome = Object.fromEntries(RESULT_COLUMNS.filter((c) => c !== 'docflowId' && c !== 'finishedAt').map((c) => [c, row[c] ?? '']));
+  return outcome.outcome === 'queued' || outcome.outcome === 'suspended' ? { ...outcome, errorMessage: '' } : outcome;
 }
