@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { personInitials } from '../../src/feed/item-status.js';
 import { docflowSchema } from '../../src/realty/types.js';
+import { stateHintFor } from '../../src/results/hints.js';
 import { filesToSign } from '../../src/results/to-sign.js';
 
 describe('personInitials', () => {
@@ -43,5 +44,25 @@ describe('filesToSign', () => {
   it('lists nothing for a docflow past its signatures, or suspended on a payment only', () => {
     expect(filesToSign(docflow({ state: 'queued', requirements: { signature: [{ files: [{ id: 'f1' }] }] } }))).toEqual([]);
     expect(filesToSign(docflow({ state: 'suspended', requirements: { payment: [{ uin: '1' }] } }))).toEqual([]);
+  });
+});
+
+describe('the hint of a deal waiting for signatures', () => {
+  it('names the commands that download the files and send the signatures back, in both languages', () => {
+    const record = {
+      row: 1,
+      dealId: 'D-1',
+      outcome: 'suspended',
+      docflowId: 'd-1',
+      attempts: 1,
+      finishedAt: '',
+      state: 'suspended',
+      requirement: 'signature',
+    } as const;
+    for (const lang of ['en', 'ru'] as const) {
+      const hint = stateHintFor(record, 'night', lang);
+      expect(hint).toContain('realty-batch to-sign night --dir to-sign');
+      expect(hint).toContain('realty-batch sign night --dir to-sign');
+    }
   });
 });
