@@ -15,6 +15,8 @@ import { registerPaymentsCommand } from './commands/payments.js';
 import { registerResultsCommand } from './commands/results.js';
 import { registerRetryCommand } from './commands/retry.js';
 import { registerRunCommand } from './commands/run.js';
+import { registerSignCommand } from './commands/sign.js';
+import { registerToSignCommand } from './commands/to-sign.js';
 import { registerSandboxCommand } from './commands/sandbox.js';
 import { registerScheduleCommand } from './commands/schedule.js';
 import { registerStatusCommand } from './commands/status.js';
@@ -51,6 +53,8 @@ export function buildProgram(context: CliContext, output?: OutputConfiguration):
   registerWorkCommand(program, context);
   registerResultsCommand(program, context);
   registerPaymentsCommand(program, context);
+  registerToSignCommand(program, context);
+  registerSignCommand(program, context);
   registerDocumentsCommand(program, context);
   registerRetryCommand(program, context);
   registerStatusCommand(program, context);

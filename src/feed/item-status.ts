@@ -56,6 +56,19 @@ export function maskPayer(payer: unknown): string | undefined {
   return named ?? initials([text(person.name) ?? text(person.fullName)]);
 }
 
+/**
+ * A person as initials only (`Т. И. П.`): surname, name, patronymic (or lastName,
+ * firstName, or one name), whatever the gateway sent of them, full or already masked.
+ */
+export function personInitials(person: unknown): string | undefined {
+  if (typeof person === 'string') return initials([person]);
+  if (!isObject(person)) return undefined;
+  return (
+    initials([text(person.surname), text(person.name), text(person.patronymic)]) ??
+    initials([text(person.lastName), text(person.firstName), text(person.fullName)])
+  );
+}
+
 const CADASTRAL = /\b\d{2}:\d{2}:\d{6,7}:\d+\b/g;
 /** A run of at least 4 digits, however separated (SNILS, passport, phone, INN of a person). */
 const NUMBER = /\d(?:[\s\-./]{0,2}\d){3,}/g;

@@ -9,40 +9,23 @@
  * manifest lists and the folder holds at their size, and downloads only what is missing.
  * Calls go through the same retry policy as creation (src/realty/gateway-retry.ts).
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { parse } from 'csv-parse';
 import { stringify } from 'csv-stringify/sync';
 import { writeFileAtomically } from '../files/atomic-file.js';
-import type { Logger } from '../logger.js';
 import { batchOutcomes } from '../outcomes/batch-outcomes.js';
 import { SUBMITTED_OUTCOMES } from '../outcomes/types.js';
-import type { RedisClient as Redis } from '../redis/connection.js';
-import type { Keys } from '../redis/keys.js';
 import type { RealtyClient } from '../realty/client.js';
-import { withGatewayRetry, type GatewayRetryOptions } from '../realty/gateway-retry.js';
+import { withGatewayRetry } from '../realty/gateway-retry.js';
 import type { Docflow } from '../realty/types.js';
 import { SessionRefusedError } from '../errors.js';
+import { eachLimit, readCsvLines, type BatchFilesOptions, saveDocflowFile, safeName, sizeOf } from './docflow-files.js';
 
 export const MANIFEST = 'manifest.csv';
 export const MANIFEST_COLUMNS = ['dealId', 'docflowId', 'file', 'type', 'bytes', 'sha256'] as const;
 export type ManifestLine = Record<(typeof MANIFEST_COLUMNS)[number], string>;
 
-export interface DocumentsOptions {
-  redis: Redis;
-  keys: Keys;
-  client: RealtyClient;
-  batch: string;
-  total: number;
-  dir: string;
-  /** Docflows fetched at once (default 4). */
-  concurrency?: number;
-  retry?: GatewayRetryOptions;
-  logger?: Logger;
+export interface DocumentsOptions extends BatchFilesOptions {
   /** After each docflow: how many of `docflows` are done, and the files so far. */
   onProgress?: (progress: { done: number; docflows: number; downloaded: number; skipped: number }) => void;
 }
@@ -59,27 +42,6 @@ export interface DocumentsSummary {
   manifest: string;
 }
 
-/** A name that stays inside its folder whatever the gateway or the bank put in an id. */
-export function safeName(id: string): string {
-  const name = id.normalize('NFC').replace(/[^\p{L}\p{N}._-]/gu, '_');
-  return name === '' || /^\.+$/.test(name) ? `_${name}` : name.slice(0, 120);
-}
-
-const EXTENSIONS: Record<string, string> = {
-  'application/pdf': 'pdf',
-  'application/xml': 'xml',
-  'text/xml': 'xml',
-  'application/x-pkcs7-signature': 'sig',
-  'application/pkcs7-signature': 'sig',
-  'application/pgp-signature': 'asc',
-  'application/zip': 'zip',
-};
-
-/** The file's extension from its Content-Type (its parameters ignored), `bin` when unknown. */
-export function extensionOf(contentType: string): string {
-  return EXTENSIONS[contentType.split(';')[0]!.trim().toLowerCase()] ?? 'bin';
-}
-
 /** The files of a docflow's result: each result file and each of its signatures. */
 function resultFiles(docflow: Docflow): Array<{ id: string; type: string }> {
   const files: Array<{ id: string; type: string }> = [];
@@ -92,29 +54,8 @@ function resultFiles(docflow: Docflow): Array<{ id: string; type: string }> {
 
 async function readManifest(path: string): Promise<Map<string, ManifestLine>> {
   const lines = new Map<string, ManifestLine>();
-  if ((await sizeOf(path)) === undefined) return lines;
-  const source = createReadStream(path);
-  const parser = source.pipe(parse({ columns: true, bom: true, skip_empty_lines: true }));
-  // A read error ends the parse with it (pipe alone would leave it unhandled).
-  source.once('error', (err) => parser.destroy(err));
-  for await (const line of parser as AsyncIterable<ManifestLine>) lines.set(`${line.docflowId}/${line.file}`, line);
+  for (const line of await readCsvLines<ManifestLine>(path)) lines.set(`${line.docflowId}/${line.file}`, line);
   return lines;
-}
-
-async function sizeOf(path: string): Promise<number | undefined> {
-  return stat(path).then(
-    (s) => (s.isFile() ? s.size : undefined),
-    () => undefined,
-  );
-}
-
-/** Runs `fn` over `items`, `limit` at a time, in order of start. */
-async function eachLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lane = async (): Promise<void> => {
-    while (next < items.length) await fn(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
 }
 
 export async function downloadDocuments(options: DocumentsOptions): Promise<DocumentsSummary> {
@@ -191,10 +132,7 @@ export async function downloadDocuments(options: DocumentsOptions): Promise<Docu
   return summary;
 }
 
-/**
- * One file: skipped when a file of its name is there at the size the gateway announces;
- * otherwise streamed to a temporary name, hashed, and renamed into place.
- */
+/** One file: kept when a file of its name is there at the size the gateway announces (or the manifest lists, when it announces none). */
 async function downloadFile(
   client: RealtyClient,
   docflowId: string,
@@ -203,33 +141,10 @@ async function downloadFile(
   folder: string,
   manifest: ReadonlyMap<string, ManifestLine>,
 ): Promise<ManifestLine | 'skipped'> {
-  const download = await client.downloadFile(docflowId, file.id);
-  const name = `${safeName(file.id)}.${extensionOf(download.contentType)}`;
-  const target = join(folder, name);
-  const had = await sizeOf(target);
-  const listed = manifest.get(`${docflowId}/${name}`);
-  if (had !== undefined && (had === download.length || (download.length === undefined && listed && Number(listed.bytes) === had))) {
-    download.stream.destroy();
-    return 'skipped';
-  }
-  const temporary = join(folder, `.${name}.${randomBytes(4).toString('hex')}.part`);
-  const hash = createHash('sha256');
-  let bytes = 0;
-  const counter = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      hash.update(chunk);
-      bytes += chunk.length;
-      callback(null, chunk);
-    },
+  const saved = await saveDocflowFile(client, docflowId, file.id, folder, (name, had, length) => {
+    const listed = manifest.get(`${docflowId}/${name}`);
+    return had !== undefined && (had === length || (length === undefined && listed !== undefined && Number(listed.bytes) === had));
   });
-  try {
-    await pipeline(download.stream, counter, createWriteStream(temporary, { flags: 'wx' }));
-    if (download.length !== undefined && bytes !== download.length)
-      throw new Error(`the gateway announced ${download.length} bytes for ${name} and sent ${bytes}`);
-    await rename(temporary, target);
-  } catch (err) {
-    await rm(temporary, { force: true });
-    throw err;
-  }
-  return { dealId, docflowId, file: name, type: file.type, bytes: String(bytes), sha256: hash.digest('hex') };
+  if (saved === 'kept') return 'skipped';
+  return { dealId, docflowId, file: saved.name, type: file.type, bytes: String(saved.bytes), sha256: saved.sha256 };
 }

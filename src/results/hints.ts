@@ -107,7 +107,7 @@ export function stateHintFor(record: OutcomeRecord, batch: string, lang: Lang = 
     if (record.requirement === 'payment')
       return `реестр ждёт оплаты госпошлины (${payment}); список платежей: realty-batch payments ${batch} --out payments.csv; после оплаты сделка пойдёт дальше сама`;
     if (record.requirement === 'signature')
-      return `заявители должны подписать файлы заявления документооборота ${docflow}, затем его нужно отправить; до этого регистрация не начнётся`;
+      return `заявители должны подписать файлы заявления документооборота ${docflow}, затем его нужно отправить; до этого регистрация не начнётся; файлы: realty-batch to-sign ${batch} --dir to-sign, подписи обратно: realty-batch sign ${batch} --dir to-sign`;
     return '';
   }
   if (record.state === 'error')
@@ -115,6 +115,6 @@ export function stateHintFor(record: OutcomeRecord, batch: string, lang: Lang = 
   if (record.requirement === 'payment')
     return `the registry waits for the state duty (${payment}); the list: realty-batch payments ${batch} --out payments.csv; once paid the deal moves on by itself`;
   if (record.requirement === 'signature')
-    return `the applicants must sign the application files of docflow ${docflow}, then it must be sent; registration does not start before`;
+    return `the applicants must sign the application files of docflow ${docflow}, then it must be sent; registration does not start before; the files: realty-batch to-sign ${batch} --dir to-sign, the signatures back: realty-batch sign ${batch} --dir to-sign`;
   return '';
 }

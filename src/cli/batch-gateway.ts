@@ -1,0 +1,82 @@
+/**
+ * What the commands that work on a batch's docflows at the gateway through a folder share
+ * (`documents`, `to-sign`, `sign`): `<batch> --dir <d> [--concurrency N] [--timeout-ms N]`,
+ * the batch checked, Redis and a client of the gateway opened and always closed, and
+ * SIGINT/SIGTERM stopping the retries' waits.
+ */
+import type { Command } from 'commander';
+import { createBatchStore, noSuchBatch } from '../batch/batch-store.js';
+import { requireGateway } from '../config.js';
+import { UsageError } from '../errors.js';
+import { createRealtyClient } from '../realty/client.js';
+import type { BatchFilesOptions } from '../results/docflow-files.js';
+import { onShutdownSignals, positiveInt, type CliContext, type Env } from './common.js';
+import { checkBatch } from './input-options.js';
+import { withRedis } from './with-redis.js';
+
+interface BatchFilesFlags {
+  dir: string;
+  concurrency: number;
+  timeoutMs: number;
+}
+
+export interface BatchFilesCommand {
+  name: string;
+  description: string;
+  /** What `--dir` holds. */
+  dir: string;
+  /** Said on the first SIGINT or SIGTERM: what the command still finishes. */
+  stopping: string;
+}
+
+/** Registers the command; `run` gets the library's options ready, and its environment. */
+export function registerBatchFilesCommand(
+  program: Command,
+  context: CliContext,
+  spec: BatchFilesCommand,
+  run: (options: Required<Pick<BatchFilesOptions, 'concurrency'>> & BatchFilesOptions, env: Env) => Promise<void>,
+): Command {
+  return program
+    .command(spec.name)
+    .description(spec.description)
+    .argument('<batch>', 'batch id')
+    .requiredOption('--dir <dir>', spec.dir)
+    .option('--concurrency <n>', 'docflows handled at once', positiveInt('--concurrency'), 4)
+    .option('--timeout-ms <ms>', 'per gateway request (a download: between two chunks)', positiveInt('--timeout-ms'), 30_000)
+    .action(async (batch: string, _flags: unknown, cmd: Command) => {
+      const opts = cmd.opts<BatchFilesFlags>();
+      checkBatch(batch);
+      const env = context.environment();
+      const gateway = requireGateway(env.config);
+      const shutdown = onShutdownSignals(spec.stopping);
+      await withRedis(env, async (redis) => {
+        const meta = await createBatchStore(redis, env.keys).get(batch);
+        if (!meta) throw noSuchBatch(redis, env.keys, batch);
+        if (meta.total === undefined) throw new UsageError(`Batch ${batch} is still loading: its total is not known yet.`);
+        const client = createRealtyClient({
+          baseUrl: gateway.apiUrl,
+          sessionId: gateway.sessionId,
+          timeoutMs: opts.timeoutMs,
+          connections: opts.concurrency,
+        });
+        try {
+          await run(
+            {
+              redis,
+              keys: env.keys,
+              client,
+              batch,
+              total: meta.total,
+              dir: opts.dir,
+              concurrency: opts.concurrency,
+              logger: env.logger,
+              retry: { signal: shutdown.signal },
+            },
+            env,
+          );
+        } finally {
+          await client.close();
+        }
+      });
+    });
+}
