@@ -8,6 +8,7 @@ import { downloadDocuments } from '../../results/documents.js';
 import { onShutdownSignals, positiveInt, type CliContext } from '../common.js';
 import { checkBatch } from '../input-options.js';
 import { createProgress } from '../progress.js';
+import { openGatewaySession } from '../gateway-session.js';
 import { withRedis } from '../with-redis.js';
 
 interface DocumentsFlags {
@@ -38,7 +39,7 @@ export function registerDocumentsCommand(program: Command, context: CliContext):
         if (meta.total === undefined) throw new UsageError(`Batch ${batch} is still loading: its total is not known yet.`);
         const client = createRealtyClient({
           baseUrl: gateway.apiUrl,
-          sessionId: gateway.sessionId,
+          session: await openGatewaySession(gateway, { redis, keys: env.keys, timeoutMs: opts.timeoutMs, logger: env.logger }),
           timeoutMs: opts.timeoutMs,
           connections: opts.concurrency,
         });
