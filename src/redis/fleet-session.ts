@@ -7,8 +7,9 @@
  *
  * A 401 to generation N asks for N+1: a lock (SET NX PX) lets exactly one process of the
  * fleet log in; the others wait for N+1 to appear in Redis and take it. A login that fails
- * is marked with its lock's token, so the processes that waited for it fail with it (a
- * refused login as LoginRefusedError) instead of each trying again.
+ * is marked with its lock's token and generation, so the processes that waited for it fail
+ * with it, and a refused one (LoginRefusedError) is not tried again for that generation by
+ * any process but one that starts (its operator may have fixed the credentials).
  */
 import { createCipheriv, createDecipheriv, randomBytes, randomUUID, scrypt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -95,8 +96,12 @@ export function createFleetSession(options: FleetSessionOptions): FleetSession {
   let session: Session | undefined;
   let renewing: Promise<void> | undefined;
 
-  /** Makes `session` newer than `generation`: another process's login, or this one's. */
-  async function newerThan(generation: number): Promise<void> {
+  /**
+   * Makes `session` newer than `generation`: another process's login, or this one's. A login
+   * of this generation already refused (by any process) is not tried again unless `retryRefused`
+   * (a process that starts: the operator may have fixed the password).
+   */
+  async function newerThan(generation: number, retryRefused = false): Promise<void> {
     const waitUntil = Date.now() + 3 * options.lockMs;
     let seenLock: string | null = null;
     for (;;) {
@@ -105,14 +110,16 @@ export function createFleetSession(options: FleetSessionOptions): FleetSession {
         session = stored.session;
         return;
       }
-      // The login this process waited for failed: so does this renewal, without another try.
-      if (seenLock !== null && stored.failed?.startsWith(`${seenLock}:`)) {
-        throw stored.failed.endsWith(':refused') ? new LoginRefusedError(400) : new ApiNetworkError('auth', 'LOGIN_FAILED');
+      const base = Math.max(generation, stored.generation);
+      const [failedToken, failedBase, kind] = (stored.failed ?? '').split(':');
+      // The login this process waited for failed, or this generation's login was refused: so is this renewal.
+      if ((seenLock !== null && failedToken === seenLock) || (!retryRefused && kind === 'refused' && Number(failedBase) === base)) {
+        throw kind === 'refused' ? new LoginRefusedError(400) : new ApiNetworkError('auth', 'LOGIN_FAILED');
       }
       const token = randomUUID();
       if ((await redis.set(keys.sessionLock, token, 'PX', options.lockMs, 'NX')) === 'OK') {
         try {
-          await logInForFleet(token, Math.max(generation, stored.generation));
+          await logInForFleet(token, base);
         } finally {
           await redis.eval(RELEASE, 1, keys.sessionLock, token).catch(() => undefined);
         }
@@ -130,7 +137,7 @@ export function createFleetSession(options: FleetSessionOptions): FleetSession {
       id = await options.logIn();
     } catch (err) {
       const kind = err instanceof LoginRefusedError ? 'refused' : 'other';
-      await redis.hset(keys.session, 'failed', `${token}:${kind}`).catch(() => undefined);
+      await redis.hset(keys.session, 'failed', `${token}:${storedGeneration}:${kind}`).catch(() => undefined);
       logger?.error({ err: { code: (err as { code?: string }).code, message: (err as Error).message } }, 'the login to the gateway failed');
       throw err;
     }
@@ -146,8 +153,9 @@ export function createFleetSession(options: FleetSessionOptions): FleetSession {
   return {
     async start() {
       const stored = await read();
-      if (stored.session) session = stored.session;
-      else await newerThan(stored.generation);
+      // After a refused login, a process that starts tries once more: the credentials may be fixed.
+      if (stored.session && !stored.failed?.endsWith(':refused')) session = stored.session;
+      else await newerThan(stored.generation, true);
     },
     current() {
       if (!session) throw new Error('The fleet session is used before start().');

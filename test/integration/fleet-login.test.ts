@@ -155,6 +155,36 @@ describe('a fleet that logs in itself (REALTY_LOGIN, REALTY_PASSWORD, REALTY_ACC
     expect(logs).not.toContain('refused the session');
   });
 
+  it('a login refused on renewal pauses the queue for the session after one call of /auth, and sends nothing more', async () => {
+    sandbox = await startSandbox({ users: [`${LOGIN}:${PASSWORD}:${ACCOUNT}`], sessionTtlMs: TTL_MS });
+    startWorker();
+    startWorker();
+    await waitFor(() => sandbox.stats().logins >= 1, { timeoutMs: 30_000, intervalMs: 20, what: 'the first login' });
+    const firstLoginSeen = Date.now();
+    // The password is changed at the gateway: the next login is refused.
+    sandbox.configure({ users: [`${LOGIN}:changed:${ACCOUNT}`] });
+    await new Promise((r) => setTimeout(r, Math.max(0, firstLoginSeen + TTL_MS + 100 - Date.now())));
+    expect((await load('second')).code).toBe(0);
+    const redis = new Redis(REDIS_URL);
+    try {
+      const keys = createKeys(prefix);
+      await waitFor(async () => (await redis.get(keys.pauseReason)) === 'session', {
+        timeoutMs: 30_000,
+        intervalMs: 50,
+        what: 'the pause',
+      });
+    } finally {
+      redis.disconnect();
+    }
+    expect(sandbox.stats()).toMatchObject({ logins: 1, loginsRefused: 1, docflowsCreated: 0 });
+    expect(await outcomes('second')).toEqual([]);
+    for (const w of workers) w.child.kill('SIGTERM');
+    await Promise.all(workers.map((w) => new Promise((r) => (w.child.exitCode === null ? w.child.once('exit', r) : r(null)))));
+    const logs = workers.map((w) => w.stderr()).join('\n');
+    expect(logs).toContain('check REALTY_LOGIN, REALTY_PASSWORD and REALTY_ACCOUNT_ID');
+    expect(logs).not.toContain(PASSWORD);
+  });
+
   it('wrong credentials: one sentence naming REALTY_LOGIN and REALTY_ACCOUNT_ID, exit 1, nothing loaded or sent, the password nowhere', async () => {
     sandbox = await startSandbox({ users: [`${LOGIN}:${PASSWORD}:${ACCOUNT}`] });
     const wrong = 'Wrong-Pa55word-3c9d';

@@ -115,6 +115,17 @@ describe('the fleet session (POST /auth, kept in Redis)', () => {
     expect(settled.every((s) => s.status === 'rejected' && s.reason instanceof LoginRefusedError)).toBe(true);
     expect(sandbox.stats().loginsRefused).toBe(1);
     for (const s of settled) expect(String((s as PromiseRejectedResult).reason.message)).not.toContain(CREDENTIALS.password);
+    // Later 401s of that generation, in any process, do not knock at /auth again ...
+    const third = fleet();
+    await expect(processes[1]!.renew(generation)).rejects.toBeInstanceOf(LoginRefusedError);
+    expect(sandbox.stats().loginsRefused).toBe(1);
+    // ... but a process that starts tries once: here the operator has fixed the account.
+    sandbox.configure({ users: [USER] });
+    await third.start();
+    expect(third.current().generation).toBe(generation + 1);
+    expect(sandbox.stats()).toMatchObject({ logins: 2, loginsRefused: 1 });
+    expect(await processes[0]!.renew(generation)).toBe(true);
+    expect(processes[0]!.current()).toEqual(third.current());
   });
 
   it('the client sends the renewed session again once after a 401, and gives up the 401 of a fixed session id', async () => {
