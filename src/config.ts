@@ -8,6 +8,7 @@ import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import type { RedisTarget } from './redis/connection.js';
+import type { Credentials } from './realty/session.js';
 
 export const SECOND = 1000;
 export const MINUTE = 60 * SECOND;
@@ -50,6 +51,9 @@ const envSchema = z.object({
   REDIS_SENTINEL_PASSWORD: z.string().optional(),
   REALTY_API_URL: z.url({ message: 'must be a URL such as https://host' }).optional(),
   REALTY_SESSION_ID: z.string().min(1).optional(),
+  REALTY_LOGIN: z.string().min(1).optional(),
+  REALTY_PASSWORD: z.string().min(1).optional(),
+  REALTY_ACCOUNT_ID: z.string().min(1).optional(),
   REALTY_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9_.-]{1,40}$/, 'must be 1 to 40 letters, digits, dots, dashes or underscores')
@@ -79,6 +83,8 @@ export interface Config {
   readonly redis: RedisTarget;
   readonly apiUrl: string | undefined;
   readonly sessionId: string | undefined;
+  /** REALTY_LOGIN, REALTY_PASSWORD and REALTY_ACCOUNT_ID, when all three are set: the fleet logs in itself. */
+  readonly credentials: Credentials | undefined;
   readonly prefix: string;
   readonly logLevel: LogLevel;
   /** LOG_LEVEL was given (the environment, .env or --env-file): lines go to stderr as they are, even on a terminal. */
@@ -111,6 +117,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`The environment is not valid: ${problems}.`);
   }
   const e = parsed.data;
+  const credentials = credentialsOf(e);
+  if (credentials && e.REALTY_SESSION_ID) {
+    throw new ConfigError(
+      'REALTY_SESSION_ID and REALTY_LOGIN are both set: give either the session id or the login (REALTY_LOGIN, REALTY_PASSWORD, REALTY_ACCOUNT_ID), not both.',
+    );
+  }
   if (e.REALTY_LEDGER_DAYS < e.REALTY_RETENTION_DAYS) {
     throw new ConfigError(
       `REALTY_LEDGER_DAYS (${e.REALTY_LEDGER_DAYS}) is shorter than REALTY_RETENTION_DAYS (${e.REALTY_RETENTION_DAYS}): the ledger must outlive the batches, or a batch loaded again would send its deals twice.`,
@@ -135,6 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redis,
     apiUrl: e.REALTY_API_URL?.replace(/\/+$/, ''),
     sessionId: e.REALTY_SESSION_ID,
+    credentials,
     prefix: e.REALTY_PREFIX,
     logLevel: e.LOG_LEVEL,
     logLevelGiven: env.LOG_LEVEL !== undefined,
@@ -144,6 +157,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dashboard: Object.freeze({ user: e.DASHBOARD_USER, password: e.DASHBOARD_PASSWORD, publicUrl: e.DASHBOARD_PUBLIC_URL }),
     lang: langOfLocale(env),
   });
+}
+
+const LOGIN_VARIABLES = ['REALTY_LOGIN', 'REALTY_PASSWORD', 'REALTY_ACCOUNT_ID'] as const;
+
+/** The login's three variables: all or none; a missing one is named (the password's value never is). */
+function credentialsOf(e: Partial<Record<(typeof LOGIN_VARIABLES)[number], string>>): Credentials | undefined {
+  const missing = LOGIN_VARIABLES.filter((name) => e[name] === undefined);
+  if (missing.length === LOGIN_VARIABLES.length) return undefined;
+  if (missing.length > 0) {
+    const given = LOGIN_VARIABLES.filter((name) => !missing.includes(name));
+    throw new ConfigError(
+      `${missing.join(' and ')} ${missing.length === 1 ? 'is' : 'are'} not set: ${given.join(' and ')} ${given.length === 1 ? 'is' : 'are'} set, and a login to the gateway needs REALTY_LOGIN, REALTY_PASSWORD and REALTY_ACCOUNT_ID.`,
+    );
+  }
+  return Object.freeze({ login: e.REALTY_LOGIN!, password: e.REALTY_PASSWORD!, accountId: e.REALTY_ACCOUNT_ID! });
 }
 
 /** The XDG base directory spec's state home ("logs, history"); a relative XDG_STATE_HOME is ignored, as the spec says. */
@@ -163,13 +191,21 @@ export function logLevelOf(env: NodeJS.ProcessEnv = process.env): LogLevel | und
   return parsed.success ? parsed.data : undefined;
 }
 
+/** The gateway's url and how to be let in: a fixed session id, or the login the fleet logs in with. */
+export type Gateway = { apiUrl: string } & (
+  { sessionId: string; credentials?: undefined } | { credentials: Credentials; sessionId?: undefined }
+);
+
 /** What a worker needs to talk to the gateway; a missing value is a configuration error. */
-export function requireGateway(config: Config, flags: { apiUrl?: string; sessionId?: string } = {}): { apiUrl: string; sessionId: string } {
+export function requireGateway(config: Config, flags: { apiUrl?: string; sessionId?: string } = {}): Gateway {
   const apiUrl = (flags.apiUrl ?? config.apiUrl)?.replace(/\/+$/, '');
   const sessionId = flags.sessionId ?? config.sessionId;
   if (!apiUrl) throw new ConfigError('REALTY_API_URL is not set: give the gateway base url, e.g. REALTY_API_URL=https://host.');
-  if (!sessionId) throw new ConfigError('REALTY_SESSION_ID is not set: give the session id that goes after auth.sid.');
-  return { apiUrl, sessionId };
+  if (sessionId) return { apiUrl, sessionId };
+  if (config.credentials) return { apiUrl, credentials: config.credentials };
+  throw new ConfigError(
+    'REALTY_SESSION_ID is not set: give the session id that goes after auth.sid, or REALTY_LOGIN, REALTY_PASSWORD and REALTY_ACCOUNT_ID to log in.',
+  );
 }
 
 // --- The loader's tunables (src/batch/load-batch.ts, src/batch/enqueue.ts) and its webhook's (src/schedule/notify.ts) ---

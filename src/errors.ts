@@ -131,7 +131,21 @@ export class SessionRefusedError extends RealtyBatchError {
 
   constructor(endpoint: string) {
     super(
-      `The gateway refused the session (401 to ${endpoint}): set a valid REALTY_SESSION_ID, then run this command again; what it finished is kept.`,
+      `The gateway refused the session (401 to ${endpoint}): set a valid REALTY_SESSION_ID (or REALTY_LOGIN, REALTY_PASSWORD and REALTY_ACCOUNT_ID), then run this command again; what it finished is kept.`,
+    );
+  }
+}
+
+/**
+ * `POST /auth` refused the credentials (400): nothing else can pass. It names the login and
+ * account variables, never the password; commands stop (exit 1), workers pause the queue.
+ */
+export class LoginRefusedError extends RealtyBatchError {
+  readonly code = 'ERR_LOGIN';
+
+  constructor(status: number) {
+    super(
+      `The gateway refused the login (${status} to auth): check REALTY_LOGIN, REALTY_PASSWORD and REALTY_ACCOUNT_ID (the account the login belongs to), then run this command again.`,
     );
   }
 }

@@ -16,6 +16,11 @@ export type { Logger };
  */
 export const REDACT_PATHS = [
   'sessionId',
+  '*.sessionId',
+  'password',
+  '*.password',
+  'credentials',
+  '*.credentials',
   'authorization',
   'headers.authorization',
   'req.headers.authorization',

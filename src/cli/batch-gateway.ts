@@ -11,6 +11,7 @@ import { UsageError } from '../errors.js';
 import { createRealtyClient } from '../realty/client.js';
 import type { BatchFilesOptions } from '../results/docflow-files.js';
 import { onShutdownSignals, positiveInt, type CliContext, type Env } from './common.js';
+import { openGatewaySession } from './gateway-session.js';
 import { checkBatch } from './input-options.js';
 import { withRedis } from './with-redis.js';
 
@@ -55,7 +56,8 @@ export function registerBatchFilesCommand(
         if (meta.total === undefined) throw new UsageError(`Batch ${batch} is still loading: its total is not known yet.`);
         const client = createRealtyClient({
           baseUrl: gateway.apiUrl,
-          sessionId: gateway.sessionId,
+          // A session id, or the fleet's login kept in Redis (REALTY_LOGIN ...).
+          session: await openGatewaySession(gateway, { redis, keys: env.keys, timeoutMs: opts.timeoutMs, logger: env.logger }),
           timeoutMs: opts.timeoutMs,
           connections: opts.concurrency,
         });

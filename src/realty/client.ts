@@ -8,10 +8,11 @@
  * pool: it costs about 70 µs of CPU a call where global fetch costs about 350.
  */
 import { EventEmitter } from 'node:events';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { ApiHttpError, ApiNetworkError, ApiResponseError } from '../errors.js';
+import { fixedSession, type Session, type SessionProvider } from './session.js';
 import {
   apiErrorBodySchema,
   docflowFilePath,
@@ -37,7 +38,13 @@ export interface RealtyClientOptions {
   /** The base url, e.g. `https://host`; the client adds `/realty/v1/...`. */
   baseUrl: string;
   /** The value after `auth.sid`. A secret: it goes into the header and nowhere else. */
-  sessionId: string;
+  sessionId?: string;
+  /**
+   * Instead of `sessionId`: the session is read per request; on a 401 the client asks it for
+   * a newer one once and sends the request again with it (a streamed body cannot be sent
+   * again: that call fails with ApiNetworkError `SESSION_RENEWED`, to be tried again).
+   */
+  session?: SessionProvider;
   /** Per request, headers and body each. */
   timeoutMs: number;
   /** Sockets kept open to the gateway. */
@@ -99,12 +106,42 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
     headersTimeout: options.timeoutMs,
     bodyTimeout: options.timeoutMs,
   });
-  const headers = {
-    'content-type': 'application/json',
-    accept: 'application/json',
-    authorization: `auth.sid ${options.sessionId}`,
+  const session = options.session ?? fixedSession(options.sessionId ?? '');
+  if (options.session === undefined && !options.sessionId) throw new Error('A gateway client needs a sessionId or a session.');
+  /** The headers of one session, made again only when the session changes. */
+  let made: { session: Session; headers: Record<string, string>; readHeaders: Record<string, string> } | undefined;
+  const headersOf = (current: Session) => {
+    if (made?.session !== current) {
+      const authorization = `auth.sid ${current.id}`;
+      made = {
+        session: current,
+        headers: { 'content-type': 'application/json', accept: 'application/json', authorization },
+        readHeaders: { accept: 'application/json', authorization },
+      };
+    }
+    return made;
   };
-  const readHeaders = { accept: headers.accept, authorization: headers.authorization };
+
+  /**
+   * A call; on a 401 the session is renewed once and the call made again with the new one.
+   * A refused login is thrown as it is (LoginRefusedError); a renewal that has nothing new
+   * leaves the 401.
+   */
+  async function open(
+    method: 'GET' | 'POST',
+    path: string,
+    endpoint: string,
+    init: { body?: string | Uint8Array | Readable; contentType?: string; timeoutMs?: number; streamed?: boolean },
+  ): Promise<{ response: Dispatcher.ResponseData; text?: string }> {
+    const current = session.current();
+    try {
+      return await openOnce(method, path, endpoint, init, current);
+    } catch (err) {
+      if (!(err instanceof ApiHttpError) || err.status !== 401 || !(await session.renew(current.generation))) throw err;
+      if (init.body instanceof Readable) throw new ApiNetworkError(endpoint, 'SESSION_RENEWED', err);
+      return openOnce(method, path, endpoint, init, session.current());
+    }
+  }
 
   /**
    * Opens a call and waits for the answer's head. One deadline covers the call: until the
@@ -113,12 +150,14 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
    * call ends (AbortSignal.timeout's would stay armed for the whole timeout: thousands of
    * them a second). A status of 300 or more is an ApiHttpError with the gateway's Error object.
    */
-  async function open(
+  async function openOnce(
     method: 'GET' | 'POST',
     path: string,
     endpoint: string,
     init: { body?: string | Uint8Array | Readable; contentType?: string; timeoutMs?: number; streamed?: boolean },
+    current: Session,
   ): Promise<{ response: Dispatcher.ResponseData; text?: string }> {
+    const { headers, readHeaders } = headersOf(current);
     const started = performance.now();
     let response: Dispatcher.ResponseData;
     const signal = new Deadline();

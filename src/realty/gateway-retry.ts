@@ -6,7 +6,7 @@
  * answer is that docflow's own failure, not tried again.
  */
 import pRetry, { AbortError } from 'p-retry';
-import { ApiHttpError, ApiNetworkError, SessionRefusedError } from '../errors.js';
+import { ApiHttpError, ApiNetworkError, LoginRefusedError, SessionRefusedError } from '../errors.js';
 
 export interface GatewayRetryOptions {
   /** Tries after the first (default 5). */
@@ -33,6 +33,7 @@ export async function withGatewayRetry<T>(call: () => Promise<T>, options: Gatew
         return await call();
       } catch (err) {
         if (err instanceof ApiHttpError && err.status === 401) throw new AbortError(new SessionRefusedError(err.endpoint));
+        if (err instanceof LoginRefusedError) throw new AbortError(err);
         if (!isTransient(err)) throw new AbortError(err as Error);
         if (err instanceof ApiHttpError && err.status === 429 && err.retryAfterSeconds !== undefined) {
           await new Promise((resolve) => setTimeout(resolve, Math.min(60_000, err.retryAfterSeconds! * 1000)));

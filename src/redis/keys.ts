@@ -46,6 +46,13 @@ export interface Keys {
   readonly docflowStates: string;
   /** String: why the queue was paused by the project (e.g. `session`), when it was. */
   readonly pauseReason: string;
+  /**
+   * Hash: the fleet's gateway session when it logs in itself (src/redis/fleet-session.ts):
+   * its generation and the session id encrypted (AES-256-GCM), never in clear.
+   */
+  readonly session: string;
+  /** String: the token of the one process logging in for the fleet now (SET NX PX). */
+  readonly sessionLock: string;
   /** String: `<second>:<count>` of gateway requests, for `--rate`. */
   readonly rate: string;
   /** Hash: the fleet's counters (src/metrics/recorder.ts), read by the dashboard's /metrics. */
@@ -73,6 +80,8 @@ export function createKeys(prefix: string): Keys {
     docflow: (docflowId: string) => `${tag}:docflow:${docflowId}`,
     docflowStates: `${tag}:docflow-states`,
     pauseReason: `${tag}:pause-reason`,
+    session: `${tag}:session`,
+    sessionLock: `${tag}:session:lock`,
     rate: `${tag}:rate`,
     metrics: `${tag}:metrics`,
     scheduleTick: (name: string) => `${tag}:schedule-tick:${name}`,

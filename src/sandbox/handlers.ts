@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DOCFLOW_TYPE, type ApiErrorBody } from '../realty/types.js';
+import { loginSessionValid, type Logins } from './auth.js';
 import { checkEncumbranceRequest, hasSignatures, validationError } from './docflow-validation.js';
 import { planDocflow, type LifeRates } from './lifecycle.js';
 import { pickFault, rollLost, type FaultRates, type InjectedFault, type RandomSource } from './faults.js';
@@ -48,6 +49,8 @@ export interface Runtime {
   state: SandboxState;
   news: NewsFeed;
   index: ReturnType<typeof indexRegistry>;
+  /** `--users`, `--session-ttl-ms` and the sessions `/auth` handed out. */
+  logins: Logins;
 }
 
 const UNAUTHORIZED: ApiErrorBody = {
@@ -73,7 +76,8 @@ const AUTH_HEADER = /^auth\.sid\s+(\S+)\s*$/i;
 export function authenticate(rt: Runtime, req: IncomingMessage): string | undefined {
   const match = AUTH_HEADER.exec(req.headers.authorization ?? '');
   const session = match?.[1];
-  return session !== undefined && rt.config.sessions.has(session) ? session : undefined;
+  if (session === undefined) return undefined;
+  return rt.config.sessions.has(session) || loginSessionValid(rt.logins, session) ? session : undefined;
 }
 
 export function sendUnauthorized(res: ServerResponse): void {

@@ -14,6 +14,10 @@ export interface SandboxOptions {
   sessions?: string[];
   /** Sessions whose docflow creation answers 403. */
   restrictedSessions?: string[];
+  /** Who may log in through `POST /auth`: `login:password:accountId` each. */
+  users?: string[];
+  /** Sessions from `/auth` answer 401 this long after their login (never when 0 or absent). */
+  sessionTtlMs?: number;
   /** Regions (options.object.address.region, case- and ё-insensitive) whose docflows answer 501. */
   egronRegions?: string[];
   fault501?: number;
@@ -57,6 +61,8 @@ export type SandboxConfigPatch = Partial<
     | 'latencyMs'
     | 'restrictedSessions'
     | 'sessions'
+    | 'users'
+    | 'sessionTtlMs'
     | 'requestIds'
     | 'newsLagMs'
     | 'newsOutage'
@@ -83,6 +89,9 @@ export interface SandboxStats {
   operationCalls: Record<string, Record<string, number>>;
   /** Payments made through `/__sandbox/payments/<uin>`. */
   payments: number;
+  /** `POST /auth` calls answered 200 (a new session each) and 400 (bad credentials). */
+  logins: number;
+  loginsRefused: number;
 }
 
 export interface SandboxDocflow {
@@ -127,6 +136,9 @@ export const configPatchSchema = z.strictObject({
   latencyMs: z.number().min(0).max(3_600_000).optional(),
   restrictedSessions: names.optional(),
   sessions: z.array(z.string().min(1)).optional(),
+  users: z.array(z.string().regex(/^[^:]+:.+:[^:]+$/, 'must be login:password:accountId')).optional(),
+  // A day: longer is no test of expiry.
+  sessionTtlMs: z.number().int().min(0).max(86_400_000).optional(),
   requestIds: z.enum(REQUEST_IDS_MODES).optional(),
   // Same bound as latencyMs: a lag past an hour would hide the feed from any test or rehearsal.
   newsLagMs: z.number().min(0).max(3_600_000).optional(),

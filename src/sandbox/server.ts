@@ -4,19 +4,28 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { API_PREFIX, NEWS_PATH, SUGGEST_PATH } from '../realty/types.js';
+import { createLogins, handleAuth, parseUser, type Logins } from './auth.js';
 import { createRandom } from './faults.js';
 import { handleCreateDocflow, handleNews, handleSuggest, type Runtime, type RuntimeConfig } from './handlers.js';
 import { readJsonBody, sendError, sendJson } from './http.js';
 import { NewsFeed } from './news.js';
 import { normaliseName } from './normalise.js';
 import { handleDownloadFile, handleGetDocflow, handlePayment, handleSendDocflow, handleSignFile } from './operations.js';
-import { checkConfigPatch, DEFAULT_LIFECYCLE_MS, type RunningSandbox, type SandboxConfigPatch, type SandboxOptions } from './options.js';
+import {
+  checkConfigPatch,
+  DEFAULT_LIFECYCLE_MS,
+  type RunningSandbox,
+  type SandboxConfigPatch,
+  type SandboxOptions,
+  type SandboxStats,
+} from './options.js';
 import { defaultRegistryPath, loadRegistry, validateRegistry, type RegistryObject } from './registry.js';
 import { SandboxState, viewOf } from './state.js';
 import { indexRegistry } from './suggest.js';
 
 /** A sample request of the public documentation writes the path without `location`. */
 const ALTERNATE_SUGGEST_PATH = `${API_PREFIX}/cadastre/suggest`;
+const AUTH_PATH = `${API_PREFIX}/auth`;
 const DOCFLOWS_PREFIX = `${API_PREFIX}/docflows/`;
 const PAYMENTS_PREFIX = '/__sandbox/payments/';
 /** A docflow id: the docflow types are words, never UUIDs. */
@@ -25,8 +34,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const OPERATIONS_STREAM = 0x9e3779b9;
 const LIFE_STREAM = 0x85ebca6b;
 
-function applyPatch(config: RuntimeConfig, patch: SandboxConfigPatch): void {
+function applyPatch(config: RuntimeConfig, logins: Logins, patch: SandboxConfigPatch): void {
   if (patch.sessions !== undefined) config.sessions = new Set(patch.sessions);
+  if (patch.users !== undefined) logins.users = patch.users.map(parseUser);
+  if (patch.sessionTtlMs !== undefined) logins.sessionTtlMs = patch.sessionTtlMs;
   if (patch.restrictedSessions !== undefined) config.restrictedSessions = new Set(patch.restrictedSessions);
   if (patch.egronRegions !== undefined) {
     config.egronRegions = new Set(patch.egronRegions.map(normaliseName).filter((r) => r !== ''));
@@ -46,6 +57,10 @@ function applyPatch(config: RuntimeConfig, patch: SandboxConfigPatch): void {
   if (patch.payment !== undefined) config.life.payment = patch.payment;
 }
 
+function statsOf(rt: Runtime): SandboxStats {
+  return { ...rt.state.stats(), logins: rt.logins.logins, loginsRefused: rt.logins.loginsRefused };
+}
+
 function methodNotAllowed(res: ServerResponse, allow: string): void {
   sendError(res, 405, { code: 'methodNotAllowed', message: `Use ${allow} on this path` }, { allow });
 }
@@ -58,7 +73,7 @@ async function handleConfig(rt: Runtime, req: IncomingMessage, res: ServerRespon
   const body = await readJsonBody(req);
   if (!body.ok) return sendError(res, 400, body.error);
   try {
-    applyPatch(rt.config, checkConfigPatch(body.value));
+    applyPatch(rt.config, rt.logins, checkConfigPatch(body.value));
   } catch (err) {
     return sendError(res, 400, { code: 'validation', message: (err as Error).message, target: 'body' });
   }
@@ -70,7 +85,7 @@ const SANDBOX_ROUTES: Record<
   string,
   { method: string; handle(rt: Runtime, req: IncomingMessage, res: ServerResponse): void | Promise<void> }
 > = {
-  '/__sandbox/stats': { method: 'GET', handle: (rt, _req, res) => sendJson(res, 200, rt.state.stats()) },
+  '/__sandbox/stats': { method: 'GET', handle: (rt, _req, res) => sendJson(res, 200, statsOf(rt)) },
   '/__sandbox/docflows': { method: 'GET', handle: (rt, _req, res) => sendJson(res, 200, rt.state.docflows()) },
   '/__sandbox/config': { method: 'POST', handle: handleConfig },
 };
@@ -84,6 +99,7 @@ async function route(rt: Runtime, req: IncomingMessage, res: ServerResponse): Pr
   if (path === SUGGEST_PATH || path === ALTERNATE_SUGGEST_PATH) {
     return method === 'POST' ? handleSuggest(rt, req, res) : methodNotAllowed(res, 'POST');
   }
+  if (path === AUTH_PATH) return method === 'POST' ? handleAuth(rt.logins, rt.userIds, req, res) : methodNotAllowed(res, 'POST');
   if (path === NEWS_PATH) {
     return method === 'GET' ? handleNews(rt, req, res, queryAt === -1 ? '' : url.slice(queryAt + 1)) : methodNotAllowed(res, 'GET');
   }
@@ -166,6 +182,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     Object.fromEntries(
       Object.entries({
         sessions: options.sessions,
+        users: options.users,
+        sessionTtlMs: options.sessionTtlMs,
         restrictedSessions: options.restrictedSessions,
         egronRegions: options.egronRegions,
         fault501: options.fault501,
@@ -196,7 +214,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     newsOutage: false,
     life: { lifecycleMs: DEFAULT_LIFECYCLE_MS, faultRegistry: 0, payment: 0 },
   };
-  applyPatch(config, patch);
+  const logins = createLogins();
+  applyPatch(config, logins, patch);
   const news = new NewsFeed();
   const seed = options.seed;
   const rt: Runtime = {
@@ -209,6 +228,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     state: new SandboxState((docflow, at) => news.record(viewOf(docflow), docflow.newsLagMs, at)),
     news,
     index: indexRegistry(registry),
+    logins,
   };
 
   const server = createServer((req, res) => {
@@ -226,9 +246,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   return {
     url: `http://${urlHost}:${boundPort}`,
     port: boundPort,
-    stats: () => rt.state.stats(),
+    stats: () => statsOf(rt),
     docflows: () => rt.state.docflows(),
-    configure: (changes) => applyPatch(config, checkConfigPatch(changes)),
+    configure: (changes) => applyPatch(config, logins, checkConfigPatch(changes)),
     pay: (uin) => rt.state.pay(uin).kind === 'paid',
     close: () => {
       closing ??= new Promise<void>((resolve, reject) => {

@@ -22,6 +22,7 @@ import { recordOutcome } from '../outcomes/record-outcome.js';
 import type { DealJobData } from '../queue/job-data.js';
 import type { Keys } from '../redis/keys.js';
 import { createRealtyClient } from '../realty/client.js';
+import { fixedSession, type SessionProvider } from '../realty/session.js';
 import { retryDelay } from './decide.js';
 import { maskPersonalData } from './redact.js';
 import { createRequestLimiter } from './rate-limit.js';
@@ -38,7 +39,10 @@ export interface DealWorkerOptions {
   connection: Redis;
   keys: Keys;
   apiUrl: string;
-  sessionId: string;
+  /** A fixed session id (REALTY_SESSION_ID), when no `session` is given. */
+  sessionId?: string;
+  /** The fleet's session (src/redis/fleet-session.ts), started; wins over `sessionId`. */
+  session?: SessionProvider;
   concurrency: number;
   attempts: number;
   backoffMs: number;
@@ -132,9 +136,10 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     }
     if (breaker.probeResult(status, Date.now()) === 'open') scheduleProbe();
   };
+  const session = options.session ?? fixedSession(options.sessionId ?? '');
   const client = createRealtyClient({
     baseUrl: options.apiUrl,
-    sessionId: options.sessionId,
+    session,
     timeoutMs: options.timeoutMs,
     connections: Math.max(8, options.concurrency),
     onCall: (endpoint, status, ms) => {
@@ -147,7 +152,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   // late, not wrong; the follower backs off on its own).
   const feedClient = createRealtyClient({
     baseUrl: options.apiUrl,
-    sessionId: options.sessionId,
+    session,
     timeoutMs: Math.max(options.timeoutMs, TUNABLES.feedTimeoutMs),
     connections: 2,
     onCall: (endpoint, status, ms) => metrics.call(endpoint, status, ms),
@@ -206,7 +211,9 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
       if (!sessionReported) {
         sessionReported = true;
         logger.error(
-          'the gateway refused the session (401): the queue is paused on every host; set a valid REALTY_SESSION_ID and start a worker again',
+          options.session && session.current().generation > 0
+            ? 'the gateway refused the session (401) even after a new login, or the login failed: the queue is paused on every host; check REALTY_LOGIN, REALTY_PASSWORD and REALTY_ACCOUNT_ID and start a worker again'
+            : 'the gateway refused the session (401): the queue is paused on every host; set a valid REALTY_SESSION_ID and start a worker again',
         );
       }
     },

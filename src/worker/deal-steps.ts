@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { DelayedError, RateLimitError, UnrecoverableError, WaitingError } from 'bullmq';
 import { TUNABLES } from '../config.js';
-import { ApiHttpError } from '../errors.js';
+import { ApiHttpError, LoginRefusedError } from '../errors.js';
 import type { ClaimVerdict, Lookup } from '../ledger/ledger.js';
 import { compareProperties, storedProperty, type PropertyKey } from '../input/property-key.js';
 import { dealIdConflict } from '../outcomes/deal-conflict.js';
@@ -217,7 +217,7 @@ export async function claim(run: DealRun): Promise<Decision | Claimed> {
     if (verdict.kind === 'nofeed') {
       // A refusal of the feed is no answer about this deal: never its outcome (rejected, forbidden).
       await ctx.ensureFeed().catch((err: unknown) => {
-        throw err instanceof ApiHttpError && err.status === 401
+        throw (err instanceof ApiHttpError && err.status === 401) || err instanceof LoginRefusedError
           ? err
           : new Error(
               `the gateway's news feed could not be started (${err instanceof Error ? err.message : String(err)}); nothing was sent`,

@@ -3,7 +3,7 @@
  * the attempt, and one for the delay. Both are unit-tested against the table in
  * README ("What each answer becomes").
  */
-import { ApiHttpError, ApiNetworkError, ApiResponseError } from '../errors.js';
+import { ApiHttpError, ApiNetworkError, ApiResponseError, LoginRefusedError } from '../errors.js';
 import { ERROR_CODES, httpStatusCode } from '../outcomes/error-codes.js';
 import type { Outcome } from '../outcomes/types.js';
 
@@ -16,6 +16,8 @@ export type Decision =
   | { action: 'pause' };
 
 export function decide(err: unknown): Decision {
+  // The fleet's login was refused (400 from /auth): no deal can pass until someone fixes it.
+  if (err instanceof LoginRefusedError) return { action: 'pause' };
   if (err instanceof ApiHttpError) {
     const s = err.status;
     if (s === 400 || s === 404 || s === 409 || s === 422) return { action: 'record', outcome: 'rejected' };

@@ -373,6 +373,8 @@ describe('sandbox housekeeping', () => {
         docflowStates: { queued: 1 },
         operationCalls: {},
         payments: 0,
+        logins: 0,
+        loginsRefused: 0,
       });
     });
   });

@@ -11,6 +11,8 @@ import { HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 
 const SESSION = 'sid-5f1c9e77-secret-value';
+const PASSWORD = 'pw-0a7d31-secret-value';
+const USER = `robot:${PASSWORD}:acc-secret-test`;
 const cell = (row: string[], field: string) => row[HEADER.indexOf(field)] ?? '';
 /** Every SNILS (as written and as digits), passport number and surname of the input. */
 const PERSONAL = ROWS.flatMap((r) =>
@@ -26,7 +28,7 @@ describe('secrets and personal data', () => {
   const prefix = uniquePrefix('secrets');
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ sessions: [SESSION], egronRegions: ['Республика Крым'] });
+    sandbox = await startSandbox({ sessions: [SESSION], egronRegions: ['Республика Крым'], users: [USER] });
     dir = await mkdtemp(join(tmpdir(), 'realty-secrets-'));
   });
   afterAll(async () => {
@@ -93,6 +95,46 @@ describe('secrets and personal data', () => {
     expect(leaked).toEqual([]);
   });
 
+  it('keeps the password of REALTY_LOGIN out of every log line, results file and error, even when the login is refused or incomplete', async () => {
+    const env = {
+      REDIS_URL,
+      REALTY_API_URL: sandbox.url,
+      REALTY_LOGIN: 'robot',
+      REALTY_PASSWORD: PASSWORD,
+      REALTY_ACCOUNT_ID: 'acc-secret-test',
+      REALTY_PREFIX: prefix,
+      LOG_LEVEL: 'debug',
+    };
+    const out = join(dir, 'login.csv');
+    const args = (batch: string, file: string) => [
+      'run',
+      'samples/deals.csv',
+      '--profile',
+      'samples/bank-profile.json',
+      '--batch',
+      batch,
+      '--out',
+      file,
+      '--rejects',
+      join(dir, `${batch}-rejects.csv`),
+      '--attempts',
+      '2',
+      '--backoff-ms',
+      '50',
+    ];
+    const run = await runCli(args('login', out), env);
+    expect(run.code).toBe(3);
+    const refused = await runCli(args('login-refused', join(dir, 'refused.csv')), { ...env, REALTY_ACCOUNT_ID: 'another-account' });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('REALTY_LOGIN');
+    const partial = await runCli(args('login-partial', join(dir, 'partial.csv')), { ...env, REALTY_LOGIN: '' });
+    expect(partial.code).toBe(1);
+    const texts = [run.stderr, run.stdout, refused.stderr, refused.stdout, partial.stderr, partial.stdout, readFileSync(out, 'utf8')];
+    expect(run.stderr.split('\n').filter((l) => l.startsWith('{')).length).toBeGreaterThan(10);
+    for (const text of texts) expect(text).not.toContain(PASSWORD);
+    expect(sandbox.stats().logins).toBeGreaterThanOrEqual(1);
+  });
+
   it('redacts headers and bodies in pino, should they ever be logged', () => {
     const stream = new PassThrough();
     let line = '';
@@ -104,11 +146,14 @@ describe('secrets and personal data', () => {
         body: { snils: '112-233-445 95' },
         deal: { owners: [] },
         sessionId: SESSION,
+        credentials: { login: 'robot', password: PASSWORD },
+        password: PASSWORD,
       },
       'a careless line',
     );
     logger.flush();
     expect(line).not.toContain(SESSION);
+    expect(line).not.toContain(PASSWORD);
     expect(line).not.toContain('112-233-445 95');
     expect(JSON.parse(line)).toMatchObject({
       req: { headers: { authorization: '[redacted]' } },

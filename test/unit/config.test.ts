@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { DAY, langOfLocale, loadConfig } from '../../src/config.js';
+import { DAY, langOfLocale, loadConfig, requireGateway } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 
 describe('the configuration', () => {
@@ -26,5 +26,25 @@ describe('the configuration', () => {
     expect(loadConfig({ LANG: 'ru_RU.UTF-8', LC_ALL: 'C.UTF-8' }).lang).toBe('en');
     expect(langOfLocale({ LANG: 'ru_RU.UTF-8', LC_ALL: '' })).toBe('ru');
     expect(langOfLocale({ LANG: 'C.UTF-8' })).toBe('en');
+  });
+
+  it('logs in with REALTY_LOGIN, REALTY_PASSWORD and REALTY_ACCOUNT_ID, all three or none, and never with a session id as well', () => {
+    const login = { REALTY_API_URL: 'https://gw', REALTY_LOGIN: 'robot', REALTY_PASSWORD: 'Pa55-secret', REALTY_ACCOUNT_ID: 'acc' };
+    const config = loadConfig(login);
+    expect(config.credentials).toEqual({ login: 'robot', password: 'Pa55-secret', accountId: 'acc' });
+    expect(requireGateway(config)).toEqual({ apiUrl: 'https://gw', credentials: config.credentials });
+    expect(requireGateway(loadConfig({ REALTY_API_URL: 'https://gw', REALTY_SESSION_ID: 's' }))).toEqual({
+      apiUrl: 'https://gw',
+      sessionId: 's',
+    });
+    const { REALTY_PASSWORD: _p, ...noPassword } = login;
+    expect(() => loadConfig(noPassword)).toThrow(ConfigError);
+    expect(() => loadConfig(noPassword)).toThrow(/^REALTY_PASSWORD is not set: REALTY_LOGIN and REALTY_ACCOUNT_ID are set/);
+    expect(() => loadConfig({ REALTY_PASSWORD: 'Pa55-secret' })).toThrow(/^REALTY_LOGIN and REALTY_ACCOUNT_ID are not set/);
+    expect(() => loadConfig({ ...login, REALTY_SESSION_ID: 's' })).toThrow(/REALTY_SESSION_ID and REALTY_LOGIN are both set/);
+    for (const env of [noPassword, { REALTY_PASSWORD: 'Pa55-secret' }, { ...login, REALTY_SESSION_ID: 's' }]) {
+      expect(() => loadConfig(env)).not.toThrow(/Pa55-secret/);
+    }
+    expect(() => requireGateway(loadConfig({ REALTY_API_URL: 'https://gw' }))).toThrow(/REALTY_SESSION_ID is not set.*REALTY_LOGIN/);
   });
 });

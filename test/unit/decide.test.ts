@@ -1,11 +1,15 @@
 import { describe, it, expect } from 'vitest';
-import { ApiHttpError, ApiNetworkError, ApiResponseError } from '../../src/errors.js';
+import { ApiHttpError, ApiNetworkError, ApiResponseError, LoginRefusedError } from '../../src/errors.js';
 import { decide, describeApiError, retryDelay } from '../../src/worker/decide.js';
 
 const http = (status: number, extra: Partial<ConstructorParameters<typeof ApiHttpError>[0]> = {}) =>
   new ApiHttpError({ status, endpoint: 'docflows', ...extra });
 
 describe('what each gateway answer becomes', () => {
+  it('pauses the queue when the fleet login is refused, as for a refused session', () => {
+    expect(decide(new LoginRefusedError(400))).toEqual({ action: 'pause' });
+  });
+
   it.each([
     [400, { action: 'record', outcome: 'rejected' }],
     [401, { action: 'pause' }],

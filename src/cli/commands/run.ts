@@ -10,6 +10,7 @@ import { addInputOptions, checkBatch, readingOptions, type InputFlags, defaultRe
 import { printCounts, printLoad, rows } from '../print.js';
 import { createProgress } from '../progress.js';
 import { formatDuration, formatRate } from '../progress-format.js';
+import { openGatewaySession } from '../gateway-session.js';
 import { runBatch, type RunResult } from '../run-batch.js';
 import { withRedis } from '../with-redis.js';
 import { addWorkerOptions, dealWorkerSettings, type WorkerFlags } from '../worker-options.js';
@@ -57,6 +58,8 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
       env,
       async (redis) => {
         await requireNoEviction(redis, env.config.redis);
+        // Logged in (or the fleet's session taken) before anything is loaded: a refused login stops here.
+        const session = await openGatewaySession(gateway, { redis, keys: env.keys, timeoutMs: opts.timeoutMs, logger: env.logger });
         // The first line: on a terminal it opens the log file, whose name then comes before the bars.
         env.logger.info({ file, batch: opts.batch }, 'run started');
         const loading = createProgress('load', { unit: 'bytes', logger: env.logger });
@@ -70,7 +73,8 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
             redis,
             keys: env.keys,
             logger: env.logger,
-            ...gateway,
+            apiUrl: gateway.apiUrl,
+            session,
             ...dealWorkerSettings(opts, env),
             ...reading,
             resubmit: opts.resubmit,
@@ -111,7 +115,7 @@ function printRun(result: RunResult): void {
     );
   if (result.stoppedBecause === 'session')
     console.error(
-      'realty-batch: the gateway refused the session (401); unfinished rows are pending. Set a valid REALTY_SESSION_ID and run again with the same --batch.',
+      'realty-batch: the gateway refused the session (401); unfinished rows are pending. Set a valid REALTY_SESSION_ID (or REALTY_LOGIN, REALTY_PASSWORD and REALTY_ACCOUNT_ID) and run again with the same --batch.',
     );
   if (result.stoppedBecause === 'paused')
     console.error(

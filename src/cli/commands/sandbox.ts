@@ -16,6 +16,8 @@ export interface SandboxFlags {
   registry?: string;
   sessions: string[];
   restrictedSessions: string[];
+  users: string[];
+  sessionTtlMs?: number;
   egronRegions: string[];
   fault501?: number;
   fault5xx?: number;
@@ -35,6 +37,15 @@ const list = (value: string): string[] =>
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+
+/** `login:password:accountId,...`: a malformed one is a usage error (exit 2). */
+function users(value: string): string[] {
+  const all = list(value);
+  for (const user of all) {
+    if (!/^[^:]+:.+:[^:]+$/.test(user)) throw new InvalidArgumentError('--users takes login:password:accountId,... (each part not empty).');
+  }
+  return all;
+}
 
 /** A bad probability is a usage error (exit 2), like every other flag's. */
 const probability =
@@ -65,6 +76,8 @@ export function sandboxOptions(flags: SandboxFlags): SandboxOptions {
   if (flags.faultRegistry !== undefined) options.faultRegistry = flags.faultRegistry;
   if (flags.payment !== undefined) options.payment = flags.payment;
   if (flags.seed !== undefined) options.seed = flags.seed;
+  if (flags.users.length > 0) options.users = flags.users;
+  if (flags.sessionTtlMs !== undefined) options.sessionTtlMs = flags.sessionTtlMs;
   return options;
 }
 
@@ -76,6 +89,17 @@ export function registerSandboxCommand(program: Command): Command {
     .option('--host <host>', 'listen address', '127.0.0.1')
     .option('--registry <file.json>', "the cadastral objects suggest answers from (default: the samples')")
     .option('--sessions <a,b>', 'session ids accepted after auth.sid', list, ['demo-session'])
+    .option(
+      '--users <login:password:accountId,...>',
+      'who may log in through POST /realty/v1/auth (each login gets a fresh session id)',
+      users,
+      [],
+    )
+    .option(
+      '--session-ttl-ms <n>',
+      'sessions from /auth answer 401 this long after their login (default: never)',
+      nonNegativeInt('--session-ttl-ms'),
+    )
     .option('--restricted-sessions <c>', 'sessions whose docflow creation answers 403', list, [])
     .option('--egron-regions <A,B>', 'regions whose docflows answer 501 every time', list, [])
     .option('--fault-501 <p>', 'probability of a 501 before handling', probability('--fault-501'))

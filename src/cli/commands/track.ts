@@ -9,6 +9,7 @@ import { DEFAULT_FEED_POLL_MS, startFeedFollower } from '../../feed/follower.js'
 import { createRealtyClient } from '../../realty/client.js';
 import { requireNoEviction } from '../../redis/connection.js';
 import { aborted, onShutdownSignals, positiveInt, type CliContext } from '../common.js';
+import { openGatewaySession } from '../gateway-session.js';
 import { withRedis } from '../with-redis.js';
 
 export interface TrackFlags {
@@ -45,7 +46,7 @@ export function registerTrackCommand(program: Command, context: CliContext): Com
           await requireNoEviction(redis, env.config.redis);
           const client = createRealtyClient({
             baseUrl: gateway.apiUrl,
-            sessionId: gateway.sessionId,
+            session: await openGatewaySession(gateway, { redis, keys: env.keys, timeoutMs: opts.timeoutMs, logger: env.logger }),
             timeoutMs: opts.timeoutMs,
             connections: 2,
           });

@@ -8,6 +8,7 @@ import { createTickWorker } from '../../schedule/tick-worker.js';
 import { createDealWorker } from '../../worker/create-worker.js';
 import { TUNABLES } from '../../config.js';
 import { aborted, nonNegativeInt, onShutdownSignals, type CliContext } from '../common.js';
+import { openGatewaySession } from '../gateway-session.js';
 import { resumeAfterRefusedSession } from '../session-pause.js';
 import { withRedis } from '../with-redis.js';
 import { addWorkerOptions, dealWorkerSettings, type WorkerFlags } from '../worker-options.js';
@@ -30,9 +31,11 @@ export function registerWorkCommand(program: Command, context: CliContext): Comm
       env,
       async (redis) => {
         await requireNoEviction(redis, env.config.redis);
+        const session = await openGatewaySession(gateway, { redis, keys: env.keys, timeoutMs: opts.timeoutMs, logger: env.logger });
         const dealWorker = createDealWorker({
           processor: createDealProcessor,
-          ...gateway,
+          apiUrl: gateway.apiUrl,
+          session,
           connection: redis,
           keys: env.keys,
           logger: env.logger,

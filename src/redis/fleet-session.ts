@@ -1,0 +1,174 @@
+/**
+ * One gateway session for the whole fleet (REALTY_LOGIN, REALTY_PASSWORD, REALTY_ACCOUNT_ID):
+ * kept in Redis under the deployment's tag with a generation number, the id encrypted at
+ * rest (AES-256-GCM, a fresh 12-byte IV per write, the key name and generation as associated
+ * data; the key is scrypt(REALTY_PASSWORD) salted with the login, the account and the
+ * prefix, so only a process that knows the password can read it).
+ *
+ * A 401 to generation N asks for N+1: a lock (SET NX PX) lets exactly one process of the
+ * fleet log in; the others wait for N+1 to appear in Redis and take it. A login that fails
+ * is marked with its lock's token and generation, so the processes that waited for it fail
+ * with it, and a refused one (LoginRefusedError) is not tried again for that generation by
+ * any process but one that starts (its operator may have fixed the credentials).
+ */
+import { createCipheriv, createDecipheriv, randomBytes, randomUUID, scrypt } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApiNetworkError, LoginRefusedError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { Credentials, Session, SessionProvider } from '../realty/session.js';
+import type { RedisClient } from './connection.js';
+import type { Keys } from './keys.js';
+
+export interface FleetSessionOptions {
+  redis: RedisClient;
+  keys: Pick<Keys, 'prefix' | 'session' | 'sessionLock'>;
+  credentials: Credentials;
+  /** `POST /auth`: a new session id (src/realty/session.ts: logIn). */
+  logIn: () => Promise<string>;
+  /** How long one login may hold the lock (ms): more than a login's time-out. */
+  lockMs: number;
+  /** How often a process waiting for another's login looks (ms, default 50). */
+  pollMs?: number;
+  logger?: Logger;
+}
+
+export interface FleetSession extends SessionProvider {
+  /** Takes the fleet's session from Redis, or logs in when there is none (LoginRefusedError on a 400). */
+  start(): Promise<void>;
+}
+
+/** How long the stored session outlives its last login: a session older than that is surely dead. */
+const KEEP_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** Stores generation ARGV[1] unless one as new is there already; 1 when stored. */
+const STORE = `
+local current = tonumber(redis.call('HGET', KEYS[1], 'gen') or '0')
+if current >= tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], 'gen', ARGV[1], 'box', ARGV[2])
+redis.call('HDEL', KEYS[1], 'failed')
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1`;
+
+/** Deletes the lock only when it is still ours. */
+const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+export function createFleetSession(options: FleetSessionOptions): FleetSession {
+  const { redis, keys, credentials, logger } = options;
+  const pollMs = options.pollMs ?? 50;
+  let key: Promise<Buffer> | undefined;
+  const cipherKey = (): Promise<Buffer> =>
+    (key ??= new Promise((resolve, reject) =>
+      scrypt(
+        credentials.password,
+        `realty-batch session|${credentials.login}|${credentials.accountId}|${keys.prefix}`,
+        32,
+        (err, derived) => (err ? reject(err) : resolve(derived)),
+      ),
+    ));
+  const aad = (generation: number) => Buffer.from(`${keys.session}#${generation}`);
+
+  async function seal(id: string, generation: number): Promise<string> {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', await cipherKey(), iv).setAAD(aad(generation));
+    const sealed = Buffer.concat([cipher.update(id, 'utf8'), cipher.final()]);
+    return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64');
+  }
+
+  /** The stored session's id, or undefined when it cannot be opened (another password, a tampered value). */
+  async function open(box: string, generation: number): Promise<string | undefined> {
+    try {
+      const bytes = Buffer.from(box, 'base64');
+      const decipher = createDecipheriv('aes-256-gcm', await cipherKey(), bytes.subarray(0, 12)).setAAD(aad(generation));
+      decipher.setAuthTag(bytes.subarray(12, 28));
+      return Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8');
+    } catch {
+      return undefined;
+    }
+  }
+
+  async function read(): Promise<{ generation: number; session?: Session; failed?: string }> {
+    const [gen, box, failed] = await redis.hmget(keys.session, 'gen', 'box', 'failed');
+    const generation = Number(gen ?? 0) || 0;
+    const id = box ? await open(box, generation) : undefined;
+    return { generation, ...(id !== undefined && { session: { id, generation } }), ...(failed ? { failed } : {}) };
+  }
+
+  let session: Session | undefined;
+  let renewing: Promise<void> | undefined;
+
+  /**
+   * Makes `session` newer than `generation`: another process's login, or this one's. A login
+   * of this generation already refused (by any process) is not tried again unless `retryRefused`
+   * (a process that starts: the operator may have fixed the password).
+   */
+  async function newerThan(generation: number, retryRefused = false): Promise<void> {
+    const waitUntil = Date.now() + 3 * options.lockMs;
+    let seenLock: string | null = null;
+    for (;;) {
+      const stored = await read();
+      if (stored.session && stored.generation > generation) {
+        session = stored.session;
+        return;
+      }
+      const base = Math.max(generation, stored.generation);
+      const [failedToken, failedBase, kind] = (stored.failed ?? '').split(':');
+      // The login this process waited for failed, or this generation's login was refused: so is this renewal.
+      if ((seenLock !== null && failedToken === seenLock) || (!retryRefused && kind === 'refused' && Number(failedBase) === base)) {
+        throw kind === 'refused' ? new LoginRefusedError(400) : new ApiNetworkError('auth', 'LOGIN_FAILED');
+      }
+      const token = randomUUID();
+      if ((await redis.set(keys.sessionLock, token, 'PX', options.lockMs, 'NX')) === 'OK') {
+        try {
+          await logInForFleet(token, base);
+        } finally {
+          await redis.eval(RELEASE, 1, keys.sessionLock, token).catch(() => undefined);
+        }
+        return;
+      }
+      seenLock = (await redis.get(keys.sessionLock)) ?? seenLock;
+      if (Date.now() > waitUntil) throw new ApiNetworkError('auth', 'LOGIN_WAIT_TIMEOUT');
+      await sleep(pollMs);
+    }
+  }
+
+  async function logInForFleet(token: string, storedGeneration: number): Promise<void> {
+    let id: string;
+    try {
+      id = await options.logIn();
+    } catch (err) {
+      const kind = err instanceof LoginRefusedError ? 'refused' : 'other';
+      await redis.hset(keys.session, 'failed', `${token}:${storedGeneration}:${kind}`).catch(() => undefined);
+      logger?.error({ err: { code: (err as { code?: string }).code, message: (err as Error).message } }, 'the login to the gateway failed');
+      throw err;
+    }
+    const generation = storedGeneration + 1;
+    await redis.eval(STORE, 1, keys.session, String(generation), await seal(id, generation), String(KEEP_MS));
+    session = { id, generation };
+    logger?.info(
+      { generation },
+      generation === 1 ? 'logged in to the gateway' : 'logged in to the gateway again (a new session for the fleet)',
+    );
+  }
+
+  return {
+    async start() {
+      const stored = await read();
+      // After a refused login, a process that starts tries once more: the credentials may be fixed.
+      if (stored.session && !stored.failed?.endsWith(':refused')) session = stored.session;
+      else await newerThan(stored.generation, true);
+    },
+    current() {
+      if (!session) throw new Error('The fleet session is used before start().');
+      return session;
+    },
+    async renew(generation) {
+      while (session === undefined || session.generation <= generation) {
+        renewing ??= newerThan(session?.generation ?? generation).finally(() => {
+          renewing = undefined;
+        });
+        await renewing;
+      }
+      return true;
+    },
+  };
+}
