@@ -3,14 +3,23 @@
  * No framework: it must start in well under a second and serve thousands of calls a second.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { API_PREFIX, NEWS_PATH, SUGGEST_PATH } from '../realty/types.js';
+import { API_PREFIX, CONTENTS_PATH, NEWS_PATH, SUGGEST_PATH } from '../realty/types.js';
 import { createRandom } from './faults.js';
 import { handleCreateDocflow, handleNews, handleSuggest, type Runtime, type RuntimeConfig } from './handlers.js';
 import { readJsonBody, sendError, sendJson } from './http.js';
 import { NewsFeed } from './news.js';
 import { normaliseName } from './normalise.js';
 import { handleDownloadFile, handleGetDocflow, handlePayment, handleSendDocflow, handleSignFile } from './operations.js';
-import { checkConfigPatch, DEFAULT_LIFECYCLE_MS, type RunningSandbox, type SandboxConfigPatch, type SandboxOptions } from './options.js';
+import {
+  checkConfigPatch,
+  DEFAULT_LIFECYCLE_MS,
+  type RunningSandbox,
+  type SandboxConfigPatch,
+  type SandboxOptions,
+  type SandboxStats,
+} from './options.js';
+import { contentStats } from './content-registry.js';
+import { handleUploadContent } from './contents.js';
 import { defaultRegistryPath, loadRegistry, validateRegistry, type RegistryObject } from './registry.js';
 import { SandboxState, viewOf } from './state.js';
 import { indexRegistry } from './suggest.js';
@@ -44,6 +53,11 @@ function applyPatch(config: RuntimeConfig, patch: SandboxConfigPatch): void {
   if (patch.lifecycleMs !== undefined) config.life.lifecycleMs = patch.lifecycleMs;
   if (patch.faultRegistry !== undefined) config.life.faultRegistry = patch.faultRegistry;
   if (patch.payment !== undefined) config.life.payment = patch.payment;
+  if (patch.strictContents !== undefined) config.strictContents = patch.strictContents;
+}
+
+function statsOf(rt: Runtime): SandboxStats {
+  return { ...rt.state.stats(), contents: contentStats(rt) };
 }
 
 function methodNotAllowed(res: ServerResponse, allow: string): void {
@@ -70,7 +84,7 @@ const SANDBOX_ROUTES: Record<
   string,
   { method: string; handle(rt: Runtime, req: IncomingMessage, res: ServerResponse): void | Promise<void> }
 > = {
-  '/__sandbox/stats': { method: 'GET', handle: (rt, _req, res) => sendJson(res, 200, rt.state.stats()) },
+  '/__sandbox/stats': { method: 'GET', handle: (rt, _req, res) => sendJson(res, 200, statsOf(rt)) },
   '/__sandbox/docflows': { method: 'GET', handle: (rt, _req, res) => sendJson(res, 200, rt.state.docflows()) },
   '/__sandbox/config': { method: 'POST', handle: handleConfig },
 };
@@ -87,6 +101,7 @@ async function route(rt: Runtime, req: IncomingMessage, res: ServerResponse): Pr
   if (path === NEWS_PATH) {
     return method === 'GET' ? handleNews(rt, req, res, queryAt === -1 ? '' : url.slice(queryAt + 1)) : methodNotAllowed(res, 'GET');
   }
+  if (path === CONTENTS_PATH) return method === 'POST' ? handleUploadContent(rt, req, res) : methodNotAllowed(res, 'POST');
   if (path.startsWith(DOCFLOWS_PREFIX)) return routeDocflow(rt, req, res, path, method);
   if (path.startsWith(PAYMENTS_PREFIX)) return routePayment(rt, res, path, method);
   const own = SANDBOX_ROUTES[path];
@@ -179,6 +194,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         lifecycleMs: options.lifecycleMs,
         faultRegistry: options.faultRegistry,
         payment: options.payment,
+        strictContents: options.strictContents,
       }).filter(([, value]) => value !== undefined),
     ),
   );
@@ -195,6 +211,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     newsLagMs: 0,
     newsOutage: false,
     life: { lifecycleMs: DEFAULT_LIFECYCLE_MS, faultRegistry: 0, payment: 0 },
+    strictContents: false,
   };
   applyPatch(config, patch);
   const news = new NewsFeed();
@@ -226,7 +243,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   return {
     url: `http://${urlHost}:${boundPort}`,
     port: boundPort,
-    stats: () => rt.state.stats(),
+    stats: () => statsOf(rt),
     docflows: () => rt.state.docflows(),
     configure: (changes) => applyPatch(config, checkConfigPatch(changes)),
     pay: (uin) => rt.state.pay(uin).kind === 'paid',

@@ -286,7 +286,7 @@ export class SandboxState {
     });
   }
 
-  stats(now = performance.now()): SandboxStats {
+  stats(now = performance.now()): Omit<SandboxStats, 'contents'> {
     this.advance(now);
     return {
       docflowsCreated: this.docflowsCreated,
