@@ -214,6 +214,9 @@ interface DealOptions {
   extra?: Row;
 }
 
+/** The sample's columns: its agreements are content ids, so the file columns (agreementFile, ...) stay out. */
+const SAMPLE_FIELDS = CANONICAL_FIELDS.filter((f) => f !== 'agreementFile' && f !== 'agreementSignatureFiles');
+
 export interface Samples {
   'deals.csv': string;
   'registry.json': string;
@@ -763,7 +766,7 @@ export function generateSamples(root = packageRoot()): Samples {
   const table = ROWS.map(([row, outcome, why], i) => `| ${i + 1} | ${row.dealId} | ${outcome} | ${why} |`).join('\n');
 
   return {
-    'deals.csv': [CANONICAL_FIELDS, ...ROWS.map(([row]) => CANONICAL_FIELDS.map((f) => row[f] ?? ''))].map(csvLine).join(''),
+    'deals.csv': [SAMPLE_FIELDS, ...ROWS.map(([row]) => SAMPLE_FIELDS.map((f) => row[f] ?? ''))].map(csvLine).join(''),
     'registry.json': `${JSON.stringify(REGISTRY, null, 2)}\n`,
     'bank-profile.json': `${JSON.stringify(PROFILE, null, 2)}\n`,
     'README.md': readme(summary, table),
