@@ -2,7 +2,7 @@
 import { request } from 'undici';
 import { describe, it, expect, afterEach } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import { AUTH } from '../helpers/sandbox-http.js';
+import { AUTH, DOCFLOW_PATH, encumbranceRequest, post } from '../helpers/sandbox-http.js';
 
 const upload = async (sandbox: RunningSandbox, body: Buffer, contentType: string, headers: Record<string, string> = AUTH) => {
   const answer = await request(`${sandbox.url}/realty/v1/contents`, {
@@ -35,5 +35,28 @@ describe('sandbox: POST /contents', () => {
     expect((await upload(sandbox, Buffer.alloc(0), 'application/pdf')).status).toBe(400);
     expect((await upload(sandbox, Buffer.from('x'), 'application/pdf', { authorization: 'auth.sid nobody' })).status).toBe(401);
     expect(sandbox.stats().contents.uploads).toBe(0);
+  });
+
+  it('with strictContents refuses a docflow naming a content it never received, naming where, and takes one naming uploaded contents', async () => {
+    sandbox = await startSandbox({ strictContents: true });
+    const refused = await post(sandbox, DOCFLOW_PATH, encumbranceRequest());
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({
+      code: 'validation',
+      errors: [{ target: 'options.appliedDocuments.mortgageAgreement.content.info.contentPointer.id' }, {}, {}],
+    });
+    const pdf = await upload(sandbox, Buffer.from('%PDF-1.4'), 'application/pdf');
+    const sig = await upload(sandbox, Buffer.from('sig'), 'application/x-pkcs7-signature');
+    const pointer = (answer: typeof pdf) => ({ id: answer.body.id, contentLink: answer.body.contentLink });
+    const taken = await post(
+      sandbox,
+      DOCFLOW_PATH,
+      encumbranceRequest({
+        'options.appliedDocuments.mortgageAgreement.content.info.contentPointer': pointer(pdf),
+        'options.appliedDocuments.mortgageAgreement.content.signatures': [pointer(sig)],
+      }),
+    );
+    expect(taken.status).toBe(200);
+    expect(sandbox.stats().contents).toMatchObject({ uploads: 2, refusedDocflows: 1 });
   });
 });

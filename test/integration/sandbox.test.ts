@@ -373,6 +373,7 @@ describe('sandbox housekeeping', () => {
         docflowStates: { queued: 1 },
         operationCalls: {},
         payments: 0,
+        contents: { uploads: 0, bytes: 0, refusedDocflows: 0 },
       });
     });
   });
