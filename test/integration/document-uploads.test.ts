@@ -199,6 +199,26 @@ describe('documents by path', () => {
     expect(sandbox.stats().docflowsCreated).toBe(1);
   });
 
+  it('retries a file row with its files checked again, re-using the batch upload', async () => {
+    sandbox = await startSandbox({ sessions: ['s'], strictContents: true, fault501: 1 });
+    await writeFile(
+      join(dir, 'deals.csv'),
+      csvText([fileRow(SAMPLE_IDS[0]!, { agreement: 'docs/agreement.pdf', signatures: 'docs/agreement.pdf.sig' })], {
+        header: FILE_HEADER,
+      }),
+    );
+    expect((await load(join(dir, 'deals.csv'), 'again')).code).toBe(0);
+    startWorker(['--attempts', '2', '--backoff-ms', '50']);
+    await waitFor(async () => (await outcomes('again')).length === 1, { ...POLL, what: 'the unavailable outcome' });
+    expect((await outcomes('again'))[0]?.outcome).toBe('unavailable');
+    sandbox.configure({ fault501: 0 });
+    const retried = await runCli(['retry', 'again', '--outcome', 'unavailable'], env());
+    expect(retried.code).toBe(0);
+    await waitFor(async () => (await outcomes('again'))[0]?.outcome === 'queued', { ...POLL, what: 'the retried row queued' });
+    expect(sandbox.stats().contents.uploads).toBe(2);
+    expect(sandbox.stats().docflowsCreated).toBe(1);
+  });
+
   it('uploads a 50 MB agreement streamed, once (prints the worker peak RSS growth)', async () => {
     sandbox = await startSandbox({ sessions: ['s'], strictContents: true });
     const big = join(dir, 'docs', 'big.pdf');
