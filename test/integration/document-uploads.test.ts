@@ -219,6 +219,30 @@ describe('documents by path', () => {
     expect(sandbox.stats().docflowsCreated).toBe(1);
   });
 
+  it('runs samples/deals-with-files.csv: the shared agreement and signature go up once, the unsigned row ends suspended', async () => {
+    sandbox = await startSandbox({ sessions: ['s'], strictContents: true });
+    const out = join(dir, 'samples.results.csv');
+    const run = await runCli(
+      [
+        'run',
+        'samples/deals-with-files.csv',
+        '--profile',
+        'samples/bank-profile.json',
+        '--batch',
+        'samples',
+        '--out',
+        out,
+        '--rejects',
+        join(dir, 'r.csv'),
+      ],
+      env(),
+    );
+    expect(run.code).toBe(0);
+    const results = parse(readFileSync(out), { columns: true }) as Array<{ outcome: string }>;
+    expect(results.map((r) => r.outcome)).toEqual(['queued', 'queued', 'suspended']);
+    expect(sandbox.stats().contents.uploads).toBe(3);
+  });
+
   it('uploads a 50 MB agreement streamed, once (prints the worker peak RSS growth)', async () => {
     sandbox = await startSandbox({ sessions: ['s'], strictContents: true });
     const big = join(dir, 'docs', 'big.pdf');
