@@ -214,16 +214,30 @@ interface DealOptions {
   extra?: Row;
 }
 
+/** The sample's columns: its agreements are content ids, so the file columns (agreementFile, ...) stay out. */
+const SAMPLE_FIELDS = CANONICAL_FIELDS.filter((f) => f !== 'agreementFile' && f !== 'agreementSignatureFiles');
+
 export interface Samples {
   'deals.csv': string;
+  'deals-with-files.csv': string;
+  'agreement-a.pdf': string;
+  'agreement-b.pdf': string;
+  'agreement-a.pdf.sig': string;
   'registry.json': string;
   'bank-profile.json': string;
   'README.md': string;
 }
 
-export const SAMPLE_FILES = ['deals.csv', 'registry.json', 'bank-profile.json', 'README.md'] as const satisfies ReadonlyArray<
-  keyof Samples
->;
+export const SAMPLE_FILES = [
+  'deals.csv',
+  'deals-with-files.csv',
+  'agreement-a.pdf',
+  'agreement-b.pdf',
+  'agreement-a.pdf.sig',
+  'registry.json',
+  'bank-profile.json',
+  'README.md',
+] as const satisfies ReadonlyArray<keyof Samples>;
 
 /** The package root: the first directory with a package.json above this module (scripts/ or dist/scripts/). */
 function packageRoot(): string {
@@ -763,11 +777,61 @@ export function generateSamples(root = packageRoot()): Samples {
   const table = ROWS.map(([row, outcome, why], i) => `| ${i + 1} | ${row.dealId} | ${outcome} | ${why} |`).join('\n');
 
   return {
-    'deals.csv': [CANONICAL_FIELDS, ...ROWS.map(([row]) => CANONICAL_FIELDS.map((f) => row[f] ?? ''))].map(csvLine).join(''),
+    'deals.csv': [SAMPLE_FIELDS, ...ROWS.map(([row]) => SAMPLE_FIELDS.map((f) => row[f] ?? ''))].map(csvLine).join(''),
+    'deals-with-files.csv': dealsWithFiles(
+      ROWS.filter(([row, outcome]) => row.cadastralNumber && outcome === 'queued').map(([row]) => row),
+    ),
+    'agreement-a.pdf': tinyPdf('Sample mortgage agreement A'),
+    'agreement-b.pdf': tinyPdf('Sample mortgage agreement B'),
+    // Not a real signature: the sandbox takes any bytes as a detached signature.
+    'agreement-a.pdf.sig': 'sample detached signature of agreement-a.pdf (not a real one)\n',
     'registry.json': `${JSON.stringify(REGISTRY, null, 2)}\n`,
     'bank-profile.json': `${JSON.stringify(PROFILE, null, 2)}\n`,
     'README.md': readme(summary, table),
   };
+}
+
+/**
+ * Three deals of the sample that carry their cadastral numbers, by files instead of content
+ * ids: the first two share agreement-a.pdf and its signature (uploaded once), the third names
+ * agreement-b.pdf unsigned (its docflow waits suspended for signatures).
+ */
+function dealsWithFiles(rows: readonly Row[]): string {
+  const header = [
+    ...SAMPLE_FIELDS.filter((f) => f !== 'agreementContentId' && f !== 'agreementSignatureIds'),
+    'agreementFile',
+    'agreementSignatureFiles',
+  ];
+  const files = [
+    { agreementFile: 'agreement-a.pdf', agreementSignatureFiles: 'agreement-a.pdf.sig' },
+    { agreementFile: 'agreement-a.pdf', agreementSignatureFiles: 'agreement-a.pdf.sig' },
+    { agreementFile: 'agreement-b.pdf', agreementSignatureFiles: '' },
+  ];
+  const lines = files.map((f, i) => header.map((h) => ({ ...rows[i], ...f })[h] ?? ''));
+  return [header, ...lines].map(csvLine).join('');
+}
+
+/** A one-page PDF with a line of text, its cross-reference table's offsets computed. */
+function tinyPdf(text: string): string {
+  const stream = `BT /F1 18 Tf 72 720 Td (${text}) Tj ET`;
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
+    `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+  ];
+  let body = '%PDF-1.4\n';
+  const offsets: number[] = [];
+  objects.forEach((object, i) => {
+    offsets.push(body.length);
+    body += `${i + 1} 0 obj\n${object}\nendobj\n`;
+  });
+  const xref = body.length;
+  body += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
+  for (const offset of offsets) body += `${String(offset).padStart(10, '0')} 00000 n \n`;
+  body += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return body;
 }
 
 function check(condition: boolean, promise: string): asserts condition {
@@ -811,6 +875,8 @@ Fictional data for the demo and the tests; no real person, bank or object. Writt
 | file | what it is |
 |---|---|
 | \`deals.csv\` | 24 deals, UTF-8, comma, a header row of canonical field names ([docs/input-format.md](../docs/input-format.md)) |
+| \`deals-with-files.csv\` | 3 deals of \`deals.csv\` whose agreements are files (\`agreementFile\`, \`agreementSignatureFiles\`) instead of content ids: the first two share \`agreement-a.pdf\` and its signature (uploaded once), the third names \`agreement-b.pdf\` unsigned (it ends \`suspended\`) |
+| \`agreement-a.pdf\`, \`agreement-b.pdf\`, \`agreement-a.pdf.sig\` | tiny generated PDFs and a stand-in detached signature (not a real one: the sandbox takes any bytes) |
 | \`bank-profile.json\` | a valid bank profile (\`--profile\`): INN, KPP, OGRN and SNILS with valid check digits |
 | \`registry.json\` | the cadastral objects the sandbox's suggest answers from (\`--registry\`), including the two of \`test/fixtures/gateway-examples/suggest-response.json\` under region \`Новосибирский\`, city \`Новосибирск\` |
 

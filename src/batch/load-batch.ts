@@ -5,11 +5,12 @@
  * read (see enqueue.ts), so a million-row file streams through in bounded memory.
  * What it asks of Redis goes through a load context (load-context.ts).
  */
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { Queue } from 'bullmq';
 import { LOADER } from '../config.js';
 import { InputError } from '../errors.js';
-import type { FieldProblem } from '../input/deal.js';
+import type { Deal, FieldProblem } from '../input/deal.js';
+import { createDocumentFileChecker } from '../input/document-files.js';
 import { fileState } from '../input/file-hash.js';
 import { openInput, type InputFile, type InputOptions, type InputRecord } from '../input/open-input.js';
 import type { BankProfile } from '../input/profile.js';
@@ -38,6 +39,8 @@ export interface LoadRequest extends InputOptions {
   fingerprint?: string;
   /** Where refused records go; default `<stem>.rejects<ext>` beside the input. */
   rejects?: string;
+  /** `--files-root`: rows may name files by absolute path, and files may live under it (else only in the input's folder tree). */
+  filesRoot?: string;
   /** How long the batch's outcomes stay in Redis after the load (default 30 days). */
   retentionMs?: number;
   /** Jobs per `addBulk` (one round trip each); default `LOADER.chunkRows`. */
@@ -206,19 +209,25 @@ async function readRows(
   reject: (record: InputRecord, problems: FieldProblem[]) => Promise<void>,
 ): Promise<void> {
   const validate = createDealValidator();
+  const checkFiles = createDocumentFileChecker({
+    baseDir: dirname(resolve(options.file)),
+    ...(options.filesRoot !== undefined && { filesRoot: resolve(options.filesRoot) }),
+  });
   const chunkSize = options.chunkSize ?? LOADER.chunkRows;
   let pending: EnqueueChunk = { jobs: [], invalid: [] };
   for await (const record of input.records()) {
     summary.read++;
     const result = validate(record.fields);
-    if (result.ok && record.problems.length === 0) {
+    // A row's files are looked at once the row is valid otherwise: a missing one makes it invalid, naming the field.
+    const fileProblems = result.ok && hasFiles(result.deal) ? await checkFiles(result.deal) : [];
+    if (result.ok && record.problems.length === 0 && fileProblems.length === 0) {
       summary.valid++;
       const data: DealJobData = { batch: options.batch, row: record.row, dealId: result.deal.dealId, deal: result.deal };
       if (options.resubmit) data.resubmit = true;
       pending.jobs.push(data);
     } else {
       summary.invalid++;
-      const problems: FieldProblem[] = result.ok ? record.problems : [...record.problems, ...result.problems];
+      const problems: FieldProblem[] = result.ok ? [...record.problems, ...fileProblems] : [...record.problems, ...result.problems];
       for (const p of problems) summary.invalidByField[p.field] = (summary.invalidByField[p.field] ?? 0) + 1;
       await reject(record, problems);
       pending.invalid.push(invalidOutcome(record, problems));
@@ -229,6 +238,10 @@ async function readRows(
     }
   }
   await flush(pending);
+}
+
+function hasFiles(deal: Deal): boolean {
+  return deal.agreement.file !== undefined || deal.agreement.signatureFiles !== undefined;
 }
 
 /**

@@ -10,10 +10,12 @@
  * made a docflow (ERR_UNCERTAIN) is looked up in the ledger first: when the news
  * feed has found its docflow since, the row gets it here, without a job.
  */
+import { dirname, resolve } from 'node:path';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import { UsageError } from '../errors.js';
 import { reopenInput } from '../input/reading.js';
 import { createDealValidator } from '../input/validate-deal.js';
+import { createDocumentFileChecker } from '../input/document-files.js';
 import type { Logger } from '../logger.js';
 import { createBatchStore, noSuchBatch, type BatchMeta } from './batch-store.js';
 import { createOutcomeStore, type OutcomeStore } from '../outcomes/store.js';
@@ -173,6 +175,8 @@ async function requeue(
   const { redis, keys, batch } = options;
   const input = await reopenInput(meta, options.input);
   const validate = createDealValidator();
+  // A row's files are checked (and hashed) again, as the load did: a worker uploads only checked files.
+  const checkFiles = createDocumentFileChecker({ baseDir: dirname(resolve(options.input ?? meta.file)) });
   const queue = openQueue(redis, keys);
   try {
     for await (const record of input.records()) {
@@ -181,6 +185,10 @@ async function requeue(
       if (!selected.has(record.row)) continue;
       const earlier = selected.get(record.row);
       if (!result.ok || record.problems.length > 0) {
+        summary.stillInvalid++;
+        continue;
+      }
+      if (result.deal.agreement.file && (await checkFiles(result.deal)).length > 0) {
         summary.stillInvalid++;
         continue;
       }

@@ -16,6 +16,7 @@ export interface InputFlags {
   mapping?: string;
   rejects?: string;
   resubmit?: boolean;
+  filesRoot?: string;
 }
 
 export function addInputOptions(cmd: Command): Command {
@@ -28,7 +29,11 @@ export function addInputOptions(cmd: Command): Command {
       '--rejects <file>',
       'where refused records go (input format, encoding, delimiter); default <file stem>.rejects.<ext> beside the input',
     )
-    .option('--resubmit', 'send deals the ledger says were submitted before');
+    .option('--resubmit', 'send deals the ledger says were submitted before')
+    .option(
+      '--files-root <dir>',
+      "rows' agreementFile and agreementSignatureFiles may be absolute paths, and may lie under <dir> (default: only inside the input's folder)",
+    );
 }
 
 /** The reading options of the input functions, the mapping file read. */
@@ -39,6 +44,7 @@ export async function readingOptions(flags: InputFlags) {
     delimiter: flags.delimiter,
     mapping: flags.mapping ? await loadMapping(flags.mapping) : undefined,
     rejects: flags.rejects,
+    filesRoot: flags.filesRoot,
   };
 }
 

@@ -28,6 +28,8 @@ export interface RunOptions extends Omit<DealWorkerOptions, 'connection' | 'proc
   processor?: DealWorkerOptions['processor'];
   file: string;
   profile: BankProfile;
+  /** `--files-root` (load-batch.ts). */
+  filesRoot?: string;
   out: string;
   batch?: string;
   redis: Redis;
@@ -113,6 +115,7 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
     delimiter: options.delimiter,
     mapping: options.mapping,
     rejects: options.rejects,
+    ...(options.filesRoot !== undefined && { filesRoot: options.filesRoot }),
     retentionMs: options.retentionMs,
     onProgress: options.onLoadProgress,
   });

@@ -67,10 +67,28 @@ export interface Deal {
   /** One owner, or two spouses (cooperativeOwnership). */
   owners: [Owner] | [Owner, Owner];
   agreement: {
-    contentId: string;
+    /** The uploaded agreement's content id; absent when the row names its file instead. */
+    contentId?: string;
     signatureIds: string[];
     fileType: 'pdf' | 'xml';
+    /** The agreement's file (`agreementFile`): uploaded through `/contents` before the docflow. */
+    file?: DocumentFile;
+    /** Its detached signatures' files (`agreementSignatureFiles`). */
+    signatureFiles?: DocumentFile[];
   };
+}
+
+/**
+ * A file a row names. The validator gives only `path` (as the cell wrote it); the load's
+ * file checks (src/input/document-files.ts) make it absolute and add the rest.
+ */
+export interface DocumentFile {
+  path: string;
+  /** The Content-Type it is uploaded with: application/pdf, application/xml, a signature's. */
+  contentType?: string;
+  size?: number;
+  /** Hex; the key under which its upload is remembered, so that the same bytes go up once a batch. */
+  sha256?: string;
 }
 
 /** One problem of one field of one record: `field: message` in rejects and results. */

@@ -50,7 +50,13 @@ export const OWNER_FIELD_SUFFIXES = [
 ] as const;
 export type OwnerFieldSuffix = (typeof OWNER_FIELD_SUFFIXES)[number];
 
-export const AGREEMENT_FIELDS = ['agreementContentId', 'agreementSignatureIds', 'agreementFileType'] as const;
+export const AGREEMENT_FIELDS = [
+  'agreementContentId',
+  'agreementSignatureIds',
+  'agreementFileType',
+  'agreementFile',
+  'agreementSignatureFiles',
+] as const;
 
 export type CanonicalField = (typeof DEAL_FIELDS)[number] | `${OwnerPrefix}${OwnerFieldSuffix}` | (typeof AGREEMENT_FIELDS)[number];
 

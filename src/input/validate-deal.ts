@@ -54,6 +54,15 @@ const signatureIds = convert((value) => {
   return ids.every((id) => UUID.test(id)) ? ids : problem('must be UUIDs separated by |, comma or space');
 });
 
+/** Paths separated by `|` (a path may hold a comma or a space). */
+const signatureFiles = convert((value) => {
+  const paths = value
+    .split('|')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+  return paths.length > 0 ? paths : problem('must be file paths separated by |');
+});
+
 /** `д. 39`, `39 корп. 1`, `39/1` → its parts, compact (src/input/address-parts.ts). */
 const house = convert((value): HouseParts | Problem => {
   const parts = splitHouse(value);
@@ -69,7 +78,7 @@ const objectType = oneOf(OBJECT_TYPES);
 const apartmentType = oneOf(APARTMENT_TYPES);
 const areaUnit = oneOf(AREA_UNITS);
 const docType = oneOf(DOC_TYPES);
-const fileType = oneOf(['pdf', 'xml']);
+const fileTypeField = oneOf(['pdf', 'xml']);
 const OWNER2_FIELDS = ownerFieldNames('owner2');
 
 /** Reads the fields of one record, collecting one problem per field that fails. */
@@ -223,6 +232,32 @@ function readHouseAndApartment(r: RecordReader): Draft<Pick<Deal, 'house' | 'bui
 }
 
 /**
+ * The agreement by content ids, or by files (checked on disk by the load, document-files.ts):
+ * one or the other, never both.
+ */
+function readAgreement(r: RecordReader): Draft<Deal['agreement']> {
+  const fileType = r.withDefault('agreementFileType', fileTypeField, 'pdf');
+  if (!r.has('agreementFile')) {
+    if (r.has('agreementSignatureFiles')) r.report('agreementFile', 'is required with agreementSignatureFiles');
+    return {
+      contentId: r.required('agreementContentId', uuid),
+      signatureIds: r.optional('agreementSignatureIds', signatureIds) ?? [],
+      fileType,
+    };
+  }
+  for (const ids of ['agreementContentId', 'agreementSignatureIds'] as const)
+    if (r.has(ids)) r.report(ids, 'must be empty when agreementFile is given: a row names content ids or files, not both');
+  const signatures = r.optional('agreementSignatureFiles', signatureFiles);
+  return {
+    contentId: undefined,
+    signatureIds: [],
+    fileType,
+    file: { path: r.raw('agreementFile')! },
+    ...(signatures && signatures.length > 0 && { signatureFiles: signatures.map((path) => ({ path })) }),
+  };
+}
+
+/**
  * A dealId an earlier row of the file has: the same property there is a row repeated (it goes
  * with its first row), another one (or one that cannot be told) a deal that needs its own dealId.
  */
@@ -275,16 +310,12 @@ export function createDealValidator(options: DealValidatorOptions = {}): DealVal
     const owner = readOwner(r, 'owner', date);
     const joint = OWNER2_FIELDS.some((field) => r.has(field));
     const owner2 = joint ? readOwner(r, 'owner2', date) : undefined;
-    const agreement = {
-      contentId: r.required('agreementContentId', uuid),
-      signatureIds: r.optional('agreementSignatureIds', signatureIds) ?? [],
-      fileType: r.withDefault('agreementFileType', fileType, 'pdf'),
-    };
+    const agreement = readAgreement(r);
 
     const deal = complete<Deal>(r, 0, {
       ...property,
       owners: owner && (owner2 ? [owner, owner2] : [owner]),
-      agreement: agreement as Deal['agreement'],
+      agreement: withoutUndefined(agreement as Deal['agreement']),
     });
     return deal === undefined ? { ok: false, problems: r.problems } : { ok: true, deal };
   };

@@ -15,6 +15,9 @@ import { ApiHttpError, ApiNetworkError, ApiResponseError } from '../errors.js';
 import { fixedSession, type Session, type SessionProvider } from './session.js';
 import {
   apiErrorBodySchema,
+  contentPointerSchema,
+  CONTENTS_PATH,
+  type ContentPointer,
   docflowFilePath,
   docflowPath,
   docflowPathOf,
@@ -91,6 +94,11 @@ export interface RealtyClient {
    * defaults to `application/x-pkcs7-signature`.
    */
   signFile(docflowId: string, fileId: string, signature: Uint8Array | Readable, options?: { contentType?: string }): Promise<void>;
+  /**
+   * `POST /contents`: uploads a PDF, XML or detached signature, streamed (`length` bytes,
+   * sent as Content-Length): the stream is not replayable, so a retry opens the file again.
+   */
+  uploadContent(body: Readable, contentType: string, length: number): Promise<ContentPointer>;
   /** `GET /docflows/{id}/files/{fileId}`: the file's bytes, as a stream. */
   downloadFile(docflowId: string, fileId: string): Promise<DownloadedFile>;
   close(): Promise<void>;
@@ -131,7 +139,7 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
     method: 'GET' | 'POST',
     path: string,
     endpoint: string,
-    init: { body?: string | Uint8Array | Readable; contentType?: string; timeoutMs?: number; streamed?: boolean },
+    init: { body?: string | Uint8Array | Readable; contentType?: string; contentLength?: number; timeoutMs?: number; streamed?: boolean },
   ): Promise<{ response: Dispatcher.ResponseData; text?: string }> {
     const current = session.current();
     try {
@@ -154,7 +162,7 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
     method: 'GET' | 'POST',
     path: string,
     endpoint: string,
-    init: { body?: string | Uint8Array | Readable; contentType?: string; timeoutMs?: number; streamed?: boolean },
+    init: { body?: string | Uint8Array | Readable; contentType?: string; contentLength?: number; timeoutMs?: number; streamed?: boolean },
     current: Session,
   ): Promise<{ response: Dispatcher.ResponseData; text?: string }> {
     const { headers, readHeaders } = headersOf(current);
@@ -170,7 +178,11 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
           ? { method, headers: readHeaders, dispatcher, signal }
           : {
               method,
-              headers: init.contentType === undefined ? headers : { ...headers, 'content-type': init.contentType },
+              headers: {
+                ...headers,
+                ...(init.contentType !== undefined && { 'content-type': init.contentType }),
+                ...(init.contentLength !== undefined && { 'content-length': String(init.contentLength) }),
+              },
               body: init.body,
               dispatcher,
               signal,
@@ -253,6 +265,14 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
         body: signature,
         contentType: signOptions?.contentType ?? SIGNATURE_CONTENT_TYPE,
       });
+    },
+    async uploadContent(body, contentType, length) {
+      const endpoint = 'contents';
+      const { response, text } = await open('POST', CONTENTS_PATH, endpoint, { body, contentType, contentLength: length });
+      if (response.statusCode !== 201 && response.statusCode !== 200) {
+        throw new ApiResponseError(endpoint, response.statusCode, 'an upload is answered with 201');
+      }
+      return checked(contentPointerSchema, parseJson(text ?? ''), endpoint, response.statusCode);
     },
     async downloadFile(docflowId, fileId) {
       const endpoint = 'file';

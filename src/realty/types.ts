@@ -8,6 +8,9 @@ import { z } from 'zod';
 export const API_PREFIX = '/realty/v1';
 export const SUGGEST_PATH = `${API_PREFIX}/location/cadastre/suggest`;
 export const docflowPath = (docflowType: string): string => `${API_PREFIX}/docflows/${encodeURIComponent(docflowType)}`;
+export const CONTENTS_PATH = `${API_PREFIX}/contents`;
+/** `POST /contents`' answer (realty-api-notes.md): the uploaded content's pointer. */
+export const contentPointerSchema = z.looseObject({ id: z.string().min(1), contentLink: z.string() });
 export const contentLink = (baseUrl: string, contentId: string): string =>
   `${baseUrl.replace(/\/+$/, '')}${API_PREFIX}/contents/${contentId}`;
 

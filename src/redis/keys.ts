@@ -24,6 +24,10 @@ export interface Keys {
   rows(id: string): string;
   /** Hash: row number → the cadastral number suggest found, until the row has its outcome. */
   checkpoints(id: string): string;
+  /** Hash: sha256 of an uploaded file → its content id, for the batch's life (its rows' files go up once). */
+  contents(id: string): string;
+  /** String: the token of the worker uploading these bytes for the batch right now (SET NX, expires). */
+  contentClaim(id: string, sha256: string): string;
   /** Sorted set: batch ids by creation time (ms). */
   readonly batches: string;
   /**
@@ -73,6 +77,8 @@ export function createKeys(prefix: string): Keys {
     outcomes: (id: string) => `${tag}:batch:${id}:outcomes`,
     rows: (id: string) => `${tag}:batch:${id}:rows`,
     checkpoints: (id: string) => `${tag}:batch:${id}:checkpoints`,
+    contents: (id: string) => `${tag}:batch:${id}:contents`,
+    contentClaim: (id: string, sha256: string) => `${tag}:batch:${id}:content-claim:${sha256}`,
     batches: `${tag}:batches`,
     ledgerEntry: (bank: string, dealId: string) => `${tag}:ledger:${bank}:${dealId}`,
     feed: `${tag}:feed`,

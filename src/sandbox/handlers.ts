@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DOCFLOW_TYPE, type ApiErrorBody } from '../realty/types.js';
 import { loginSessionValid, type Logins } from './auth.js';
+import { unknownContents } from './content-registry.js';
 import { checkEncumbranceRequest, hasSignatures, validationError } from './docflow-validation.js';
 import { planDocflow, type LifeRates } from './lifecycle.js';
 import { pickFault, rollLost, type FaultRates, type InjectedFault, type RandomSource } from './faults.js';
@@ -34,6 +35,8 @@ export interface RuntimeConfig {
   newsOutage: boolean;
   /** The docflows' lives, as set for docflows created from now on. */
   life: LifeRates;
+  /** Refuse a docflow naming a content id the sandbox never received (contents.ts). */
+  strictContents: boolean;
 }
 
 export interface Runtime {
@@ -160,6 +163,7 @@ export async function handleCreateDocflow(rt: Runtime, req: IncomingMessage, res
     });
   }
   const problems = checkEncumbranceRequest(body.value);
+  if (problems.length === 0) problems.push(...unknownContents(rt, body.value));
   if (problems.length > 0) return answer(400, validationError(problems));
   if (rt.config.restrictedSessions.has(session)) return answer(403, FORBIDDEN);
   const region = regionOf(body.value);

@@ -43,6 +43,8 @@ export interface SandboxOptions {
   faultRegistry?: number;
   /** Share of sent docflows that stop `suspended` on a payment requirement until paid (default 0). */
   payment?: number;
+  /** Refuse (400) a docflow naming a content id never uploaded through `POST /contents` (default false). */
+  strictContents?: boolean;
 }
 
 export const DEFAULT_LIFECYCLE_MS = 2000;
@@ -69,6 +71,7 @@ export type SandboxConfigPatch = Partial<
     | 'lifecycleMs'
     | 'faultRegistry'
     | 'payment'
+    | 'strictContents'
   >
 >;
 
@@ -92,6 +95,8 @@ export interface SandboxStats {
   /** `POST /auth` calls answered 200 (a new session each) and 400 (bad credentials). */
   logins: number;
   loginsRefused: number;
+  /** `POST /contents`: contents received (201) and their bytes; docflows refused by --strict-contents. */
+  contents: { uploads: number; bytes: number; refusedDocflows: number };
 }
 
 export interface SandboxDocflow {
@@ -147,6 +152,7 @@ export const configPatchSchema = z.strictObject({
   lifecycleMs: z.number().min(0).max(86_400_000).optional(),
   faultRegistry: probability.optional(),
   payment: probability.optional(),
+  strictContents: z.boolean().optional(),
 });
 
 /** Throws one readable sentence naming every bad setting. */

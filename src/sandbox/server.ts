@@ -3,7 +3,7 @@
  * No framework: it must start in well under a second and serve thousands of calls a second.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { API_PREFIX, NEWS_PATH, SUGGEST_PATH } from '../realty/types.js';
+import { API_PREFIX, CONTENTS_PATH, NEWS_PATH, SUGGEST_PATH } from '../realty/types.js';
 import { createLogins, handleAuth, parseUser, type Logins } from './auth.js';
 import { createRandom } from './faults.js';
 import { handleCreateDocflow, handleNews, handleSuggest, type Runtime, type RuntimeConfig } from './handlers.js';
@@ -19,6 +19,8 @@ import {
   type SandboxOptions,
   type SandboxStats,
 } from './options.js';
+import { contentStats } from './content-registry.js';
+import { handleUploadContent } from './contents.js';
 import { defaultRegistryPath, loadRegistry, validateRegistry, type RegistryObject } from './registry.js';
 import { SandboxState, viewOf } from './state.js';
 import { indexRegistry } from './suggest.js';
@@ -55,10 +57,11 @@ function applyPatch(config: RuntimeConfig, logins: Logins, patch: SandboxConfigP
   if (patch.lifecycleMs !== undefined) config.life.lifecycleMs = patch.lifecycleMs;
   if (patch.faultRegistry !== undefined) config.life.faultRegistry = patch.faultRegistry;
   if (patch.payment !== undefined) config.life.payment = patch.payment;
+  if (patch.strictContents !== undefined) config.strictContents = patch.strictContents;
 }
 
 function statsOf(rt: Runtime): SandboxStats {
-  return { ...rt.state.stats(), logins: rt.logins.logins, loginsRefused: rt.logins.loginsRefused };
+  return { ...rt.state.stats(), logins: rt.logins.logins, loginsRefused: rt.logins.loginsRefused, contents: contentStats(rt) };
 }
 
 function methodNotAllowed(res: ServerResponse, allow: string): void {
@@ -103,6 +106,7 @@ async function route(rt: Runtime, req: IncomingMessage, res: ServerResponse): Pr
   if (path === NEWS_PATH) {
     return method === 'GET' ? handleNews(rt, req, res, queryAt === -1 ? '' : url.slice(queryAt + 1)) : methodNotAllowed(res, 'GET');
   }
+  if (path === CONTENTS_PATH) return method === 'POST' ? handleUploadContent(rt, req, res) : methodNotAllowed(res, 'POST');
   if (path.startsWith(DOCFLOWS_PREFIX)) return routeDocflow(rt, req, res, path, method);
   if (path.startsWith(PAYMENTS_PREFIX)) return routePayment(rt, res, path, method);
   const own = SANDBOX_ROUTES[path];
@@ -197,6 +201,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         lifecycleMs: options.lifecycleMs,
         faultRegistry: options.faultRegistry,
         payment: options.payment,
+        strictContents: options.strictContents,
       }).filter(([, value]) => value !== undefined),
     ),
   );
@@ -213,6 +218,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     newsLagMs: 0,
     newsOutage: false,
     life: { lifecycleMs: DEFAULT_LIFECYCLE_MS, faultRegistry: 0, payment: 0 },
+    strictContents: false,
   };
   const logins = createLogins();
   applyPatch(config, logins, patch);

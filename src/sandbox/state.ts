@@ -286,7 +286,7 @@ export class SandboxState {
     });
   }
 
-  stats(now = performance.now()): Omit<SandboxStats, 'logins' | 'loginsRefused'> {
+  stats(now = performance.now()): Omit<SandboxStats, 'logins' | 'loginsRefused' | 'contents'> {
     this.advance(now);
     return {
       docflowsCreated: this.docflowsCreated,

@@ -31,6 +31,8 @@ export function buildEncumbranceRequest(
       : { individualOwnership: { owner: participants[0]! } };
 
   const pointer = (id: string) => ({ id, contentLink: contentLink(baseUrl, id) });
+  // A row that named files has its content ids once they are uploaded (upload-documents.ts).
+  if (deal.agreement.contentId === undefined) throw new Error('the agreement has no content id: its file was not uploaded');
   const content: EncumbranceOptions['appliedDocuments']['mortgageAgreement']['content'] = {
     info: { type: deal.agreement.fileType, contentPointer: pointer(deal.agreement.contentId) },
   };

@@ -7,6 +7,7 @@ import { Worker, type Job, type Processor, type Queue } from 'bullmq';
 import { Cluster } from 'ioredis';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { DealProcessorContext } from './processor-context.js';
+import { createContentStore } from './content-store.js';
 import type { Logger } from '../logger.js';
 import { createBatchStore } from '../batch/batch-store.js';
 import { createOutcomeStore, DEFAULT_LEDGER_MS } from '../outcomes/store.js';
@@ -194,6 +195,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     outcomes,
     ledger,
     batches,
+    contents: createContentStore(storeConnection, keys),
     ensureFeed: () => ensureFeed(connection, keys, feedClient),
     apiUrl: options.apiUrl,
     attempts: options.attempts,

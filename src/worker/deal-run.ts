@@ -38,6 +38,8 @@ export class DealRun {
   bank = '';
   /** Known once the row gives it or suggest finds it; every outcome after that carries it. */
   cadastralNumber: string | undefined;
+  /** The content ids of the row's uploaded files (upload-documents.ts), for its docflow. */
+  uploaded: { contentId: string; signatureIds: string[] } | undefined;
   /** What suggest found in this run: the claim checkpoints it. */
   found: string | undefined;
   private child: Logger | undefined;

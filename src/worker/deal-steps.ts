@@ -24,6 +24,7 @@ import { decide, describeApiError, mayHaveCreated } from './decide.js';
 import type { DealRun, Final } from './deal-run.js';
 import { LockLostError } from './job-boundary.js';
 import { resolveCadastralNumber } from './resolve-cadastral.js';
+import { uploadDocuments } from './upload-documents.js';
 
 export type Decision =
   /** Record this outcome: the job completes with it, or fails with no try left when the machinery failed (failsJob). */
@@ -49,6 +50,9 @@ export async function decideDeal(run: DealRun, batches: BatchCache): Promise<Dec
   await readProfile(run, batches);
   const resolved = await resolution(run);
   if (resolved) return resolved;
+  const uploaded = await uploadDocuments(run);
+  // An upload made no docflow: its failure is never uncertain.
+  if (uploaded) return uploaded.kind === 'delay' ? uploaded : failure(run, uploaded.error, false);
   const request = docflowRequest(run);
   const claimed = await claim(run);
   return claimed.kind === 'send' ? send(run, claimed, request!) : claimed;
@@ -301,7 +305,9 @@ function reconcile(run: DealRun, verdict: Extract<ClaimVerdict, { kind: 'reconci
 
 /** The request for the docflow, built while nothing is claimed yet; the claim gives it its requestId. */
 export function docflowRequest(run: DealRun): DocflowRequest | undefined {
-  return run.exhausted ? undefined : buildEncumbranceRequest(run.deal!, run.cadastralNumber!, run.profile!, run.ctx.apiUrl);
+  if (run.exhausted) return undefined;
+  const deal = run.uploaded ? { ...run.deal!, agreement: { ...run.deal!.agreement, ...run.uploaded } } : run.deal!;
+  return buildEncumbranceRequest(deal, run.cadastralNumber!, run.profile!, run.ctx.apiUrl);
 }
 
 /** The docflow call, within what is left of the timeout its claim counted on, and the try's end noted in the ledger. */

@@ -11,12 +11,15 @@ import type { OutcomeStore } from '../outcomes/store.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
 import type { DealJobData } from '../queue/job-data.js';
 import type { RealtyClient } from '../realty/client.js';
+import type { ContentStore } from './content-store.js';
 
 export interface DealProcessorContext {
   client: RealtyClient;
   outcomes: OutcomeStore;
   ledger: Ledger;
   batches: BatchStore;
+  /** The batch's uploaded files (rows that name files); without it such a row fails. */
+  contents?: ContentStore;
   /** Takes the news feed's cursor if the deployment has none (before the first claim). */
   ensureFeed(): Promise<void>;
   /** Base url for content links. */

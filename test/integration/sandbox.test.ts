@@ -375,6 +375,7 @@ describe('sandbox housekeeping', () => {
         payments: 0,
         logins: 0,
         loginsRefused: 0,
+        contents: { uploads: 0, bytes: 0, refusedDocflows: 0 },
       });
     });
   });

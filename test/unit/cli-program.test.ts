@@ -134,6 +134,10 @@ describe('the command line, parsed in-process', () => {
     defaults.parseOptions([]);
     expect(sandboxOptions(defaults.opts<SandboxFlags>())).toMatchObject({ lifecycleMs: 2000 });
     expect(sandboxOptions(defaults.opts<SandboxFlags>())).not.toHaveProperty('payment');
+    expect(sandboxOptions(defaults.opts<SandboxFlags>())).not.toHaveProperty('strictContents');
+    const strict = registerSandboxCommand(new Command());
+    strict.parseOptions(['--strict-contents']);
+    expect(sandboxOptions(strict.opts<SandboxFlags>())).toMatchObject({ strictContents: true });
     for (const flag of ['--payment', '--fault-registry']) {
       const bad = await cli(['sandbox', flag, '2']);
       expect(bad.code, flag).toBe(2);

@@ -469,6 +469,33 @@ describe('createDealValidator: the mortgage agreement', () => {
     expect(dealOf(record({ agreementFileType: 'XML' })).agreement.fileType).toBe('xml');
     expect(problemsOf(record({ agreementFileType: 'docx' }))).toEqual([{ field: 'agreementFileType', message: 'must be one of pdf, xml' }]);
   });
+
+  it('takes the agreement and its signatures by file path instead of content ids', () => {
+    const deal = dealOf(
+      record({
+        agreementContentId: '',
+        agreementSignatureIds: '',
+        agreementFile: 'docs/a 1.pdf',
+        agreementSignatureFiles: 'docs/a.sig | b.p7s',
+      }),
+    );
+    expect(deal.agreement).toEqual({
+      signatureIds: [],
+      fileType: 'pdf',
+      file: { path: 'docs/a 1.pdf' },
+      signatureFiles: [{ path: 'docs/a.sig' }, { path: 'b.p7s' }],
+    });
+  });
+
+  it('refuses a row naming both content ids and files, and signature files without an agreement file', () => {
+    expect(problemsOf(record({ agreementFile: 'a.pdf' }))).toEqual([
+      { field: 'agreementContentId', message: 'must be empty when agreementFile is given: a row names content ids or files, not both' },
+      { field: 'agreementSignatureIds', message: 'must be empty when agreementFile is given: a row names content ids or files, not both' },
+    ]);
+    expect(problemsOf(record({ agreementSignatureFiles: 'a.sig' }))).toEqual([
+      { field: 'agreementFile', message: 'is required with agreementSignatureFiles' },
+    ]);
+  });
 });
 
 describe('createDealValidator: problems', () => {
@@ -566,7 +593,7 @@ describe('canonicalFieldName', () => {
     expect(canonicalFieldName('\uFEFFdealId')).toBe('dealId');
     expect(canonicalFieldName('Номер сделки')).toBeUndefined();
     expect(canonicalFieldName('errors')).toBeUndefined();
-    expect(CANONICAL_FIELDS).toHaveLength(16 + 2 * 21 + 3);
+    expect(CANONICAL_FIELDS).toHaveLength(16 + 2 * 21 + 5);
     expect(new Set(CANONICAL_FIELDS.map((f) => f.toLowerCase())).size).toBe(CANONICAL_FIELDS.length);
   });
 });

@@ -14,6 +14,7 @@ export interface SandboxFlags {
   port: number;
   host: string;
   registry?: string;
+  strictContents?: boolean;
   sessions: string[];
   restrictedSessions: string[];
   users: string[];
@@ -78,6 +79,7 @@ export function sandboxOptions(flags: SandboxFlags): SandboxOptions {
   if (flags.seed !== undefined) options.seed = flags.seed;
   if (flags.users.length > 0) options.users = flags.users;
   if (flags.sessionTtlMs !== undefined) options.sessionTtlMs = flags.sessionTtlMs;
+  if (flags.strictContents) options.strictContents = true;
   return options;
 }
 
@@ -127,6 +129,7 @@ export function registerSandboxCommand(program: Command): Command {
       'probability that a sent docflow stops suspended on the state duty until POST /__sandbox/payments/<uin>',
       probability('--payment'),
     )
+    .option('--strict-contents', 'refuse (400) a docflow naming a content id never uploaded through POST /contents')
     .action(async (_flags: unknown, cmd: Command) => {
       const options = sandboxOptions(cmd.opts<SandboxFlags>());
       const shutdown = onShutdownSignals('stopping the sandbox');

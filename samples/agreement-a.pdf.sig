@@ -1,0 +1,1 @@
+sample detached signature of agreement-a.pdf (not a real one)

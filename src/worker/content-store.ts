@@ -1,0 +1,57 @@
+/**
+ * Which of a batch's files are uploaded already: sha256 → content id, one hash per batch,
+ * expiring with the batch's keys (its `expiresAt`, else the default retention). An upload is
+ * claimed first (SET NX with an expiry): two workers holding rows with the same agreement
+ * upload it once; a worker that dies holding a claim lets it lapse after `claimMs`.
+ */
+import { DEFAULT_RETENTION_MS } from '../batch/batch-store.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
+import type { Keys } from '../redis/keys.js';
+import { luaScript } from '../redis/lua.js';
+
+export interface ContentStore {
+  /** The content id these bytes were uploaded as in this batch, if they were. */
+  known(batch: string, sha256: string): Promise<string | undefined>;
+  /** True when this caller may upload these bytes now (nobody else is). */
+  claim(batch: string, sha256: string, token: string, claimMs: number): Promise<boolean>;
+  /** Remembers the upload for the batch's life, and lets go of the claim. */
+  remember(batch: string, sha256: string, contentId: string, token: string): Promise<void>;
+  /** Lets go of the claim (the upload failed). */
+  release(batch: string, sha256: string, token: string): Promise<void>;
+}
+
+/** KEYS: contents, batch, claim. ARGV: sha256, content id, fallback retention ms, claim token. */
+const REMEMBER = luaScript(`
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+local exp = tonumber(redis.call('HGET', KEYS[2], 'expiresAt') or '0') or 0
+if exp > 0 then redis.call('PEXPIREAT', KEYS[1], exp) else redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+if redis.call('GET', KEYS[3]) == ARGV[4] then redis.call('DEL', KEYS[3]) end
+return 1
+`);
+
+/** KEYS: claim. ARGV: token. */
+const RELEASE = luaScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`);
+
+export function createContentStore(redis: Redis, keys: Keys): ContentStore {
+  return {
+    async known(batch, sha256) {
+      return (await redis.hget(keys.contents(batch), sha256)) ?? undefined;
+    },
+    async claim(batch, sha256, token, claimMs) {
+      return (await redis.set(keys.contentClaim(batch, sha256), token, 'PX', claimMs, 'NX')) === 'OK';
+    },
+    async remember(batch, sha256, contentId, token) {
+      await REMEMBER.run(
+        redis,
+        [keys.contents(batch), keys.batch(batch), keys.contentClaim(batch, sha256)],
+        [sha256, contentId, DEFAULT_RETENTION_MS, token],
+      );
+    },
+    async release(batch, sha256, token) {
+      await RELEASE.run(redis, [keys.contentClaim(batch, sha256)], [token]);
+    },
+  };
+}
