@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compareWithExpected, readExpectedOutcomes } from './sample-expectations.mjs';
 import { redisAnswers } from './redis-ping.mjs';
+import { demoLife } from './demo-life.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const cli = join(root, 'dist/src/cli/main.js');
@@ -67,8 +68,8 @@ if (!(await redisAnswers(redisUrl))) {
   if (!(await redisAnswers(redisUrl))) fail('the private redis-server did not start.');
 }
 
-// The sandbox, with the EGRON region so the unavailable row shows.
-const sandbox = spawn(process.execPath, [cli, 'sandbox', '--port', '0', '--egron-regions', 'Республика Крым'], {
+// The sandbox, with the EGRON region so the unavailable row shows, and short lives (a step every 300 ms).
+const sandbox = spawn(process.execPath, [cli, 'sandbox', '--port', '0', '--egron-regions', 'Республика Крым', '--lifecycle-ms', '300'], {
   cwd: root,
   stdio: ['ignore', 'pipe', 'pipe'],
 });
@@ -91,8 +92,11 @@ const prefix = 'realty-demo';
 const { Redis } = await import('ioredis');
 const redis = new Redis(redisUrl, { lazyConnect: true });
 await redis.connect();
-const stale = await redis.keys(`{${prefix}}*`);
-if (stale.length > 0) await redis.del(...stale);
+const filesPrefix = 'realty-demo-files';
+for (const p of [prefix, filesPrefix]) {
+  const stale = await redis.keys(`{${p}}*`);
+  if (stale.length > 0) await redis.del(...stale);
+}
 await redis.quit();
 
 const out = join(root, 'out/results.csv');
@@ -145,6 +149,23 @@ const rows = parse(readFileSync(out), { columns: true });
 const problems = compareWithExpected(readExpectedOutcomes(join(root, 'samples/README.md')), rows);
 if (problems.length > 0) fail(`the outcomes differ from samples/README.md:\n  ${problems.join('\n  ')}`);
 say(`all ${rows.length} rows ended as samples/README.md expects; results in out/results.csv`);
+await demoLife({
+  root,
+  cli,
+  sandboxUrl,
+  say,
+  fail,
+  env: {
+    ...process.env,
+    REDIS_URL: redisUrl,
+    REALTY_API_URL: sandboxUrl,
+    REALTY_SESSION_ID: 'demo-session',
+    REALTY_PREFIX: filesPrefix,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
+  },
+});
+// Written for Russian Excel: a BOM, ';' and CRLF.
+const attentionRows = parse(readFileSync(join(root, 'out/attention.csv')), { columns: true, bom: true, delimiter: ';' }).length;
 // Where to look next: the batch stays in Redis (prefix realty-demo) until the next demo.
 const privateRedis = redisUrl !== (process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 const env = process.env.REDIS_URL ? `REALTY_PREFIX=realty-demo REDIS_URL=${process.env.REDIS_URL}` : 'REALTY_PREFIX=realty-demo';
@@ -159,7 +180,9 @@ const where = privateRedis
 console.log(`
 next:
   out/results.csv      one line per input row: outcome, docflowId, errorCode, errorMessage
-  out/attention.csv    the ${rows.filter((r) => !['queued', 'suspended', 'already_submitted'].includes(r.outcome)).length} rows that need a person, in the input's own columns, with a hint each
-  out/rejects.csv      the rows refused at load, with the field and the problem${where}`);
+  out/attention.csv    the ${attentionRows} rows that need a person (refused, or waiting for signatures), in the input's own columns, with a hint each
+  out/rejects.csv      the rows refused at load, with the field and the problem
+  out/files.results.csv  the file-based deals, each with its registry state (completed)
+  out/to-sign/, out/documents/  the application files signed by the demo, and the registry's extracts${where}`);
 cleanup();
 process.exit(0);
