@@ -279,7 +279,12 @@ describe('chaos: crashes, a Redis restart, a faulty gateway that does not dedupl
       expect(lines[name].map((l) => Number(l.row))).toEqual(batches[name].map((_, i) => i + 1));
       expect(lines[name].filter((l, i) => l.dealId !== batches[name][i]![DEAL_ID] && l.outcome !== 'invalid')).toEqual([]);
       expect(lines[name].filter((l) => !l.outcome || l.outcome === 'pending')).toEqual([]);
-      expect(lines[name].filter((l) => l.outcome === 'invalid')).toHaveLength(summaries[name]!.invalid);
+      // The load refuses what it can tell then; a dealId another batch registers meanwhile for another
+      // property (left's row 1000 repeats row 1's dealId, and right shares that row) is refused at the claim.
+      const invalid = lines[name].filter((l) => l.outcome === 'invalid');
+      const atClaim = invalid.filter((l) => l.errorCode === 'DEAL_ID_CONFLICT' && / was registered for /.test(l.errorMessage ?? ''));
+      expect(invalid.length - summaries[name]!.invalid).toBeGreaterThanOrEqual(0);
+      expect(invalid.length - summaries[name]!.invalid).toBeLessThanOrEqual(atClaim.length);
     }
 
     // Per deal: at most one docflow, whatever happened.
