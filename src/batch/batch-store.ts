@@ -50,6 +50,8 @@ export interface BatchMeta {
   loaderDied?: boolean;
   /** Loaded with --resubmit: a deal another row made is sent again, as its next resubmission (also on retry). */
   resubmit?: boolean;
+  /** `--files-root` of the load (absolute): where its rows' documents may be besides the input's folder (also on retry). */
+  filesRoot?: string;
   /** When its keys expire (ms since epoch): outcomes written later get the same expiry. */
   expiresAt?: number;
 }
@@ -65,7 +67,7 @@ export interface BatchStore {
    * loader's last heartbeat while it loads, after its load, or after its failure.
    */
   open(
-    meta: Pick<BatchMeta, 'id' | 'file' | 'fingerprint' | 'reading' | 'resubmit'>,
+    meta: Pick<BatchMeta, 'id' | 'file' | 'fingerprint' | 'reading' | 'resubmit' | 'filesRoot'>,
     profile: BankProfile,
     retentionMs?: number,
   ): Promise<{ fresh: boolean }>;
@@ -207,6 +209,8 @@ export function createBatchStore(redis: Redis, keys: Keys): BatchStore {
           meta.reading ?? '{}',
           'resubmit',
           meta.resubmit ? '1' : '0',
+          'filesRoot',
+          meta.filesRoot ?? '',
           'state',
           next,
           'profile',
@@ -253,6 +257,7 @@ export function createBatchStore(redis: Redis, keys: Keys): BatchStore {
       if (h.error) meta.error = h.error;
       if (h.reading) meta.reading = h.reading;
       if (h.resubmit === '1') meta.resubmit = true;
+      if (h.filesRoot) meta.filesRoot = h.filesRoot;
       if (h.expiresAt) meta.expiresAt = Number(h.expiresAt);
       return meta;
     },

@@ -167,6 +167,7 @@ async function openBatch(context: LoadContext, options: LoadRequest): Promise<bo
       fingerprint,
       reading: serializeReading(options),
       resubmit: options.resubmit ?? false,
+      ...(options.filesRoot !== undefined && { filesRoot: resolve(options.filesRoot) }),
     },
     options.profile,
     options.retentionMs,

@@ -176,7 +176,11 @@ async function requeue(
   const input = await reopenInput(meta, options.input);
   const validate = createDealValidator();
   // A row's files are checked (and hashed) again, as the load did: a worker uploads only checked files.
-  const checkFiles = createDocumentFileChecker({ baseDir: dirname(resolve(options.input ?? meta.file)) });
+  const checkFiles = createDocumentFileChecker({
+    baseDir: dirname(resolve(options.input ?? meta.file)),
+    // The load's --files-root: a row it accepted with a file there is accepted again.
+    ...(meta.filesRoot !== undefined && { filesRoot: meta.filesRoot }),
+  });
   const queue = openQueue(redis, keys);
   try {
     for await (const record of input.records()) {

@@ -219,6 +219,27 @@ describe('documents by path', () => {
     expect(sandbox.stats().docflowsCreated).toBe(1);
   });
 
+  it("retries a row whose files lie under the load's --files-root, named by absolute paths: the root goes with the batch", async () => {
+    sandbox = await startSandbox({ sessions: ['s'], strictContents: true, fault501: 1 });
+    const root = join(dir, 'docs');
+    await writeFile(
+      join(dir, 'deals.csv'),
+      csvText([fileRow(SAMPLE_IDS[0]!, { agreement: join(root, 'agreement.pdf'), signatures: join(root, 'agreement.pdf.sig') })], {
+        header: FILE_HEADER,
+      }),
+    );
+    expect((await load(join(dir, 'deals.csv'), 'rooted', ['--files-root', root])).code).toBe(0);
+    startWorker(['--attempts', '2', '--backoff-ms', '50']);
+    await waitFor(async () => (await outcomes('rooted')).length === 1, { ...POLL, what: 'the unavailable outcome' });
+    expect((await outcomes('rooted'))[0]?.outcome).toBe('unavailable');
+    sandbox.configure({ fault501: 0 });
+    // No --files-root here: the batch remembers its own.
+    const retried = await runCli(['retry', 'rooted', '--outcome', 'unavailable'], env());
+    expect(retried.stdout).toContain('1 row sent around again');
+    await waitFor(async () => (await outcomes('rooted'))[0]?.outcome === 'queued', { ...POLL, what: 'the retried row queued' });
+    expect(sandbox.stats().docflowsCreated).toBe(1);
+  });
+
   it('runs samples/deals-with-files.csv: the shared agreement and signature go up once, the unsigned row ends suspended', async () => {
     sandbox = await startSandbox({ sessions: ['s'], strictContents: true });
     const out = join(dir, 'samples.results.csv');
