@@ -52,6 +52,19 @@ return 1`;
 /** Deletes the lock only when it is still ours. */
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
+/**
+ * The error a renewal ends with, if the `failed` mark says so: the login this process waited for
+ * (its lock's token) failed, or this generation's login was refused (not tried again unless
+ * `retryRefused`: a process that starts, the operator may have fixed the password).
+ */
+function refusal(failed: string | undefined, base: number, retryRefused: boolean, seenLock: string | null): Error | undefined {
+  const [failedToken, failedBase, kind] = (failed ?? '').split(':');
+  const waitedFor = seenLock !== null && failedToken === seenLock;
+  const refusedBefore = !retryRefused && kind === 'refused' && Number(failedBase) === base;
+  if (!waitedFor && !refusedBefore) return undefined;
+  return kind === 'refused' ? new LoginRefusedError(400) : new ApiNetworkError('auth', 'LOGIN_FAILED');
+}
+
 export function createFleetSession(options: FleetSessionOptions): FleetSession {
   const { redis, keys, credentials, logger } = options;
   const pollMs = options.pollMs ?? 50;
@@ -111,15 +124,21 @@ export function createFleetSession(options: FleetSessionOptions): FleetSession {
         return;
       }
       const base = Math.max(generation, stored.generation);
-      const [failedToken, failedBase, kind] = (stored.failed ?? '').split(':');
-      // The login this process waited for failed, or this generation's login was refused: so is this renewal.
-      if ((seenLock !== null && failedToken === seenLock) || (!retryRefused && kind === 'refused' && Number(failedBase) === base)) {
-        throw kind === 'refused' ? new LoginRefusedError(400) : new ApiNetworkError('auth', 'LOGIN_FAILED');
-      }
+      const refused = refusal(stored.failed, base, retryRefused, seenLock);
+      if (refused) throw refused;
       const token = randomUUID();
       if ((await redis.set(keys.sessionLock, token, 'PX', options.lockMs, 'NX')) === 'OK') {
         try {
-          await logInForFleet(token, base);
+          // Looked at again under the lock: another process may have logged in, or been refused,
+          // and let go of the lock between the look above and this one's taking it.
+          const now = await read();
+          if (now.session && now.generation > generation) {
+            session = now.session;
+            return;
+          }
+          const refusedNow = refusal(now.failed, Math.max(generation, now.generation), retryRefused, null);
+          if (refusedNow) throw refusedNow;
+          await logInForFleet(token, Math.max(generation, now.generation));
         } finally {
           await redis.eval(RELEASE, 1, keys.sessionLock, token).catch(() => undefined);
         }
