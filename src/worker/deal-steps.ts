@@ -6,41 +6,26 @@
  * BullMQ's boundary (a delay, a wait, a failure) is jobs/deal.ts's.
  */
 import { randomUUID } from 'node:crypto';
-import { DelayedError, RateLimitError, UnrecoverableError, WaitingError } from 'bullmq';
+import { RateLimitError } from 'bullmq';
 import { TUNABLES } from '../config.js';
 import { ApiHttpError, LoginRefusedError } from '../errors.js';
 import type { ClaimVerdict, Lookup } from '../ledger/ledger.js';
 import { compareProperties, storedProperty, type PropertyKey } from '../input/property-key.js';
 import { dealIdConflict } from '../outcomes/deal-conflict.js';
 import { ERROR_CODES, failsJob } from '../outcomes/error-codes.js';
-import type { NewOutcome } from '../outcomes/record-outcome.js';
-import { alreadySubmitted, ownDocflow, SUBMITTED_OUTCOMES, type OutcomeRecord, type SubmittedDeal } from '../outcomes/types.js';
-import type { DealJobData } from '../queue/job-data.js';
+import { alreadySubmitted, ownDocflow, SUBMITTED_OUTCOMES, type SubmittedDeal } from '../outcomes/types.js';
 import type { DocflowRequest } from '../realty/types.js';
 import { DOCFLOW_TYPE } from '../realty/types.js';
 import type { BatchCache } from './batch-cache.js';
 import { buildEncumbranceRequest } from './build-request.js';
-import { decide, describeApiError, mayHaveCreated } from './decide.js';
+import { mayHaveCreated } from './decide.js';
 import type { DealRun, Final } from './deal-run.js';
-import { LockLostError } from './job-boundary.js';
 import { resolveCadastralNumber } from './resolve-cadastral.js';
 import { uploadDocuments } from './upload-documents.js';
+import type { Decision } from './decision.js';
+import { failure } from './deal-failure.js';
 
-export type Decision =
-  /** Record this outcome: the job completes with it, or fails with no try left when the machinery failed (failsJob). */
-  | { kind: 'outcome'; fields: Final; ledger: NewOutcome['ledger'] }
-  /** The row has its outcome already: the job ends with it as with a new one, and its deal leaves Redis. */
-  | { kind: 'done'; record: OutcomeRecord }
-  /** Back after `ms` without spending a try, with `patch` merged into the job's data. */
-  | { kind: 'delay'; ms: number; patch?: Partial<DealJobData> }
-  /** The session was refused: every worker pauses, and the job goes back to waiting unspent. */
-  | { kind: 'wait' }
-  /** The batch's load failed or died: no outcome (its rows were never the batch's), its deal leaves Redis. */
-  | { kind: 'drop' }
-  /** The job fails for good without a new outcome: its row has one, a failure of the machinery. */
-  | { kind: 'stop'; message: string }
-  /** Thrown as it is: a retry (a plain Error with its cause, for the backoff) or one of BullMQ's signals. */
-  | { kind: 'fail'; error: unknown };
+export type { Decision };
 
 /** The steps in their order; the first decision ends the run. */
 export async function decideDeal(run: DealRun, batches: BatchCache): Promise<Decision> {
@@ -58,7 +43,6 @@ export async function decideDeal(run: DealRun, batches: BatchCache): Promise<Dec
   return claimed.kind === 'send' ? send(run, claimed, request!) : claimed;
 }
 
-const WAIT: Decision = { kind: 'wait' };
 const DROP: Decision = { kind: 'drop' };
 
 /**
@@ -347,58 +331,4 @@ function settle(run: DealRun, claimed: Claimed, how: 'definite' | 'uncertain'): 
   return run.ctx.ledger
     .settle(run.bank, run.dealId, claimed.requestId, run.batch, run.row, claimed.nonce, how)
     .catch((e: unknown) => run.log().warn({ err: { message: String(e) } }, 'could not note the try in the ledger'));
-}
-
-/** A failure before or of the docflow call: retried, the session paused, held, or the row's outcome. */
-export function failure(run: DealRun, err: unknown, uncertain: boolean): Decision {
-  if (isSignal(err)) return { kind: 'fail', error: err };
-  const decision = decide(err);
-  if (decision.action === 'pause') return WAIT;
-  const { ctx, attempt } = run;
-  // Masked here, before anything of it is logged, thrown or kept in the job's data (`exhausted`).
-  const described = describeApiError(err, (text) => run.mask(text));
-  const holds = run.job.data.holds ?? 0;
-  const hold = decision.action === 'retry' && holds < ctx.attempts ? (ctx.holdUntil?.() ?? 0) : 0;
-  if (hold > 0) {
-    // The breaker is open: the gateway is down for everyone, not for this deal. It waits for
-    // the cool-down without spending a try, as many times as it has tries: a gateway down for
-    // good still ends the row (unavailable or failed), not a run that never ends.
-    run
-      .log()
-      .info(
-        { errorCode: described.errorCode, httpStatus: described.httpStatus, holds: holds + 1 },
-        'gateway down (breaker open): waiting without spending a try',
-      );
-    return { kind: 'delay', ms: hold - Date.now() + Math.round(Math.random() * 1000), patch: { holds: holds + 1 } };
-  }
-  if (decision.action === 'retry' && attempt < ctx.attempts) {
-    run
-      .log()
-      .warn(
-        { errorCode: described.errorCode, httpStatus: described.httpStatus, attemptsLeft: ctx.attempts - attempt, uncertain },
-        'transient failure, will retry',
-      );
-    // BullMQ keeps the message and the stack (which repeats the message), never the cause,
-    // which stays in memory for the backoff strategy (a 429's Retry-After).
-    return { kind: 'fail', error: new Error(described.errorMessage, { cause: err }) };
-  }
-  const outcome = decision.action === 'record' ? decision.outcome : decision.exhausted;
-  const fields = { outcome, ...described };
-  if (uncertain && outcome !== 'rejected' && outcome !== 'forbidden') {
-    // No tries left, and the last may have made a docflow: the feed says which before the row ends.
-    run
-      .log()
-      .info(
-        { errorCode: described.errorCode },
-        'no tries left; the last may have reached the gateway: asking the news feed before the row ends',
-      );
-    return { kind: 'delay', ms: 1000, patch: { exhausted: { ...fields, outcome: outcome === 'unavailable' ? 'unavailable' : 'failed' } } };
-  }
-  return { kind: 'outcome', fields, ledger: run.ledger() };
-}
-
-/** BullMQ's signals, and a run that lost its job: thrown on as they are, never a failure of the deal. */
-const SIGNALS = [UnrecoverableError, RateLimitError, DelayedError, WaitingError, LockLostError];
-function isSignal(err: unknown): boolean {
-  return SIGNALS.some((signal) => err instanceof signal);
 }

@@ -1,0 +1,60 @@
+/** How a failure of a deal job's gateway call (or of a step before it) ends: retried, held, paused, or the row's outcome. */
+import { DelayedError, RateLimitError, UnrecoverableError, WaitingError } from 'bullmq';
+import { decide, describeApiError } from './decide.js';
+import type { DealRun } from './deal-run.js';
+import { WAIT, type Decision } from './decision.js';
+import { LockLostError } from './job-boundary.js';
+
+/** A failure before or of the docflow call: retried, the session paused, held, or the row's outcome. */
+export function failure(run: DealRun, err: unknown, uncertain: boolean): Decision {
+  if (isSignal(err)) return { kind: 'fail', error: err };
+  const decision = decide(err);
+  if (decision.action === 'pause') return WAIT;
+  const { ctx, attempt } = run;
+  // Masked here, before anything of it is logged, thrown or kept in the job's data (`exhausted`).
+  const described = describeApiError(err, (text) => run.mask(text));
+  const holds = run.job.data.holds ?? 0;
+  const hold = decision.action === 'retry' && holds < ctx.attempts ? (ctx.holdUntil?.() ?? 0) : 0;
+  if (hold > 0) {
+    // The breaker is open: the gateway is down for everyone, not for this deal. It waits for
+    // the cool-down without spending a try, as many times as it has tries: a gateway down for
+    // good still ends the row (unavailable or failed), not a run that never ends.
+    run
+      .log()
+      .info(
+        { errorCode: described.errorCode, httpStatus: described.httpStatus, holds: holds + 1 },
+        'gateway down (breaker open): waiting without spending a try',
+      );
+    return { kind: 'delay', ms: hold - Date.now() + Math.round(Math.random() * 1000), patch: { holds: holds + 1 } };
+  }
+  if (decision.action === 'retry' && attempt < ctx.attempts) {
+    run
+      .log()
+      .warn(
+        { errorCode: described.errorCode, httpStatus: described.httpStatus, attemptsLeft: ctx.attempts - attempt, uncertain },
+        'transient failure, will retry',
+      );
+    // BullMQ keeps the message and the stack (which repeats the message), never the cause,
+    // which stays in memory for the backoff strategy (a 429's Retry-After).
+    return { kind: 'fail', error: new Error(described.errorMessage, { cause: err }) };
+  }
+  const outcome = decision.action === 'record' ? decision.outcome : decision.exhausted;
+  const fields = { outcome, ...described };
+  if (uncertain && outcome !== 'rejected' && outcome !== 'forbidden') {
+    // No tries left, and the last may have made a docflow: the feed says which before the row ends.
+    run
+      .log()
+      .info(
+        { errorCode: described.errorCode },
+        'no tries left; the last may have reached the gateway: asking the news feed before the row ends',
+      );
+    return { kind: 'delay', ms: 1000, patch: { exhausted: { ...fields, outcome: outcome === 'unavailable' ? 'unavailable' : 'failed' } } };
+  }
+  return { kind: 'outcome', fields, ledger: run.ledger() };
+}
+
+/** BullMQ's signals, and a run that lost its job: thrown on as they are, never a failure of the deal. */
+const SIGNALS = [UnrecoverableError, RateLimitError, DelayedError, WaitingError, LockLostError];
+function isSignal(err: unknown): boolean {
+  return SIGNALS.some((signal) => err instanceof signal);
+}
