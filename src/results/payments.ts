@@ -5,9 +5,8 @@
  * moves the docflow on by itself; the news feed follower shows it, and the row leaves
  * this file the next time it is written. Written whole (a temporary file, then renamed).
  */
-import { stringify } from 'csv-stringify';
 import { createAtomicFile } from '../files/atomic-file.js';
-import { QUOTE_LINE_BREAKS, safeCell } from '../input/csv-cell.js';
+import { csvSink } from './csv-sink.js';
 import { batchOutcomes } from '../outcomes/batch-outcomes.js';
 import { readDocflowStatuses } from '../ledger/docflows.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
@@ -64,17 +63,7 @@ export async function* waitingPayments(redis: Redis, keys: Keys, batch: string, 
 export async function writePayments(options: PaymentsOptions): Promise<{ file: string; rows: number; amount: number }> {
   const { out } = options;
   const jsonl = out.endsWith('.jsonl');
-  const sink = jsonl
-    ? undefined
-    : stringify({
-        header: true,
-        columns: [...PAYMENT_COLUMNS],
-        bom: options.excel ?? false,
-        delimiter: options.excel ? ';' : ',',
-        record_delimiter: options.excel ? '\r\n' : '\n',
-        cast: { string: safeCell },
-        quoted_match: QUOTE_LINE_BREAKS,
-      });
+  const sink = jsonl ? undefined : csvSink(PAYMENT_COLUMNS, options.excel);
   const file = await createAtomicFile(out, { through: sink ? [sink] : [] });
   let rows = 0;
   let amount = 0;

@@ -4,10 +4,8 @@
  * million-row batch never sits in memory; written whole or not at all (a Redis
  * or disk failure part-way leaves the previous file as it was).
  */
-import { stringify } from 'csv-stringify';
 import { createAtomicFile } from '../files/atomic-file.js';
-// The same rule as the rejects and attention files, kept with the loader that reads it back.
-import { QUOTE_LINE_BREAKS, safeCell } from '../input/csv-cell.js';
+import { csvSink } from './csv-sink.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { batchOutcomes } from '../outcomes/batch-outcomes.js';
@@ -42,18 +40,7 @@ export async function writeResults(options: WriteResultsOptions): Promise<Result
   const counts = emptyCounts();
   const tally = createStateTally();
   let rows = 0;
-  const sink = jsonl
-    ? undefined
-    : stringify({
-        header: true,
-        columns: [...RESULTS_FILE_COLUMNS],
-        bom: options.excel ?? false,
-        delimiter: options.excel ? ';' : ',',
-        record_delimiter: options.excel ? '\r\n' : '\n',
-        cast: { string: safeCell },
-        // A bare CR (or LF under --excel's CRLF) in the gateway's text is no end of a row.
-        quoted_match: QUOTE_LINE_BREAKS,
-      });
+  const sink = jsonl ? undefined : csvSink(RESULTS_FILE_COLUMNS, options.excel);
   // Written beside `out` and renamed over it at the end: a failure part-way leaves the previous file.
   const file = await createAtomicFile(out, { through: sink ? [sink] : [], signal: options.signal });
   try {

@@ -1,0 +1,21 @@
+/**
+ * The CSV form of the tool's own files (results, payments): UTF-8 with `,` and LF, or with
+ * `--excel` what Russian Excel opens by a double click (a BOM, `;`, CRLF); cells a
+ * spreadsheet would run are defused, and a line break inside a cell is always quoted.
+ */
+import { stringify, type Stringifier } from 'csv-stringify';
+// The same rule as the rejects and attention files, kept with the loader that reads them back.
+import { QUOTE_LINE_BREAKS, safeCell } from '../input/csv-cell.js';
+
+export function csvSink(columns: readonly string[], excel = false): Stringifier {
+  return stringify({
+    header: true,
+    columns: [...columns],
+    bom: excel,
+    delimiter: excel ? ';' : ',',
+    record_delimiter: excel ? '\r\n' : '\n',
+    cast: { string: safeCell },
+    // A bare CR (or LF under --excel's CRLF) in the gateway's text is no end of a row.
+    quoted_match: QUOTE_LINE_BREAKS,
+  });
+}
