@@ -178,6 +178,28 @@ export class ApiResponseError extends RealtyBatchError {
 }
 
 /**
+ * A file a row names (`agreementFile`, `agreementSignatureFiles`) is not, as it is read to be
+ * uploaded, the file the load checked: its size or its sha256 differ. Nothing of it reached the
+ * gateway as a content (the last bytes are held back until the file is known to be the same), no
+ * docflow is made, and the row ends `invalid`. It names the field, never the path nor a value.
+ */
+export class DocumentChangedError extends RealtyBatchError {
+  readonly code = 'DOCUMENT_CHANGED';
+  /** `agreementFile` or `agreementSignatureFiles`. */
+  readonly field: 'agreementFile' | 'agreementSignatureFiles';
+  /** Which of the signature files (1-based, as the load's messages count them). */
+  readonly file: number | undefined;
+
+  constructor(field: 'agreementFile' | 'agreementSignatureFiles', file: number | undefined, how: 'size' | 'content') {
+    super(
+      `${field}: ${file !== undefined ? `file ${file} ` : ''}changed on disk after the load (its ${how === 'size' ? 'size' : 'sha256'} is not what the load saw); nothing was sent for this row: check the file, then load the row again`,
+    );
+    this.field = field;
+    this.file = file;
+  }
+}
+
+/**
  * A job of a batch whose load failed or died: it is dropped without an outcome (its load
  * did not finish, so its rows were never the batch's), and loading the input again makes
  * it anew. BullMQ's UnrecoverableError, so that the job is failed at once; the worker's

@@ -39,6 +39,14 @@ export const ERROR_CODES = {
     meaning: 'the row repeats an earlier row of the same file: the same dealId for the same property; the earlier row carries the deal',
     action: 'remove the row (loaded again as it is, it ends already_submitted once the earlier row was sent)',
   },
+  DOCUMENT_CHANGED: {
+    code: 'DOCUMENT_CHANGED',
+    outcomes: ['invalid'],
+    meaning:
+      'a file the row names (agreementFile, agreementSignatureFiles) changed on disk between the load and its upload (its size or sha256 differ from what the load saw); errorMessage names the field, nothing of the file was remembered as uploaded and no docflow was made',
+    action:
+      'check the file is the right one, then load the row again (or `realty-batch retry <batch> --outcome invalid --force`, which checks the files again)',
+  },
   NOT_FOUND: {
     code: 'NOT_FOUND',
     outcomes: ['not_found'],

@@ -45,7 +45,8 @@ export interface RealtyClientOptions {
   /**
    * Instead of `sessionId`: the session is read per request; on a 401 the client asks it for
    * a newer one once and sends the request again with it (a streamed body cannot be sent
-   * again: that call fails with ApiNetworkError `SESSION_RENEWED`, to be tried again).
+   * again: that call fails with ApiNetworkError `SESSION_RENEWED`, to be tried again; a body
+   * given as a function that opens the stream is opened again and sent with the new session).
    */
   session?: SessionProvider;
   /** Per request, headers and body each. */
@@ -96,12 +97,23 @@ export interface RealtyClient {
   signFile(docflowId: string, fileId: string, signature: Uint8Array | Readable, options?: { contentType?: string }): Promise<void>;
   /**
    * `POST /contents`: uploads a PDF, XML or detached signature, streamed (`length` bytes,
-   * sent as Content-Length): the stream is not replayable, so a retry opens the file again.
+   * sent as Content-Length). A stream is not replayable: given as a function that opens it,
+   * the upload is sent again, the file opened anew, after a 401 renewed the session (no try
+   * spent); given as a stream, that 401 fails it with ApiNetworkError `SESSION_RENEWED`.
    */
-  uploadContent(body: Readable, contentType: string, length: number): Promise<ContentPointer>;
+  uploadContent(body: Readable | (() => Readable), contentType: string, length: number): Promise<ContentPointer>;
   /** `GET /docflows/{id}/files/{fileId}`: the file's bytes, as a stream. */
   downloadFile(docflowId: string, fileId: string): Promise<DownloadedFile>;
   close(): Promise<void>;
+}
+
+/** One call's body and limits; a function body opens a new stream for each send. */
+interface CallInit {
+  body?: string | Uint8Array | Readable | (() => Readable);
+  contentType?: string;
+  contentLength?: number;
+  timeoutMs?: number;
+  streamed?: boolean;
 }
 
 export const SIGNATURE_CONTENT_TYPE = 'application/x-pkcs7-signature';
@@ -139,13 +151,14 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
     method: 'GET' | 'POST',
     path: string,
     endpoint: string,
-    init: { body?: string | Uint8Array | Readable; contentType?: string; contentLength?: number; timeoutMs?: number; streamed?: boolean },
+    init: CallInit,
   ): Promise<{ response: Dispatcher.ResponseData; text?: string }> {
     const current = session.current();
     try {
       return await openOnce(method, path, endpoint, init, current);
     } catch (err) {
       if (!(err instanceof ApiHttpError) || err.status !== 401 || !(await session.renew(current.generation))) throw err;
+      // A stream given as it is was read: it cannot be sent again. A function opens a new one.
       if (init.body instanceof Readable) throw new ApiNetworkError(endpoint, 'SESSION_RENEWED', err);
       return openOnce(method, path, endpoint, init, session.current());
     }
@@ -162,7 +175,7 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
     method: 'GET' | 'POST',
     path: string,
     endpoint: string,
-    init: { body?: string | Uint8Array | Readable; contentType?: string; contentLength?: number; timeoutMs?: number; streamed?: boolean },
+    init: CallInit,
     current: Session,
   ): Promise<{ response: Dispatcher.ResponseData; text?: string }> {
     const { headers, readHeaders } = headersOf(current);
@@ -171,6 +184,8 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
     const signal = new Deadline();
     const deadline = setTimeout(() => signal.expire(), init.timeoutMs ?? options.timeoutMs);
     let text: string | undefined;
+    // A body that opens its stream is opened for this send (a stream is sent once).
+    const body = typeof init.body === 'function' ? init.body() : init.body;
     try {
       response = await request(
         `${baseUrl}${path}`,
@@ -183,7 +198,7 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
                 ...(init.contentType !== undefined && { 'content-type': init.contentType }),
                 ...(init.contentLength !== undefined && { 'content-length': String(init.contentLength) }),
               },
-              body: init.body,
+              body,
               dispatcher,
               signal,
             },
@@ -194,6 +209,8 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
       throw new ApiNetworkError(endpoint, networkReason(err), err);
     } finally {
       clearTimeout(deadline);
+      // An answer that came before the whole body was read (a 401 at once): the file is closed.
+      if (body instanceof Readable && !body.readableEnded) body.destroy();
     }
     options.onCall?.(endpoint, response.statusCode, performance.now() - started);
     if (response.statusCode >= 300) {

@@ -25,6 +25,8 @@ function englishHint(record: OutcomeRecord, batch: string): string {
         return "this dealId is another property's (see errors): give this deal its own dealId, correct any other field named in errors, then load this file again";
       if (record.errorCode === ERROR_CODES.DUPLICATE_ROW.code)
         return `this row duplicates row ${repeatedRow(record)} (the same deal for the same property), which carries the deal: remove this row`;
+      if (record.errorCode === ERROR_CODES.DOCUMENT_CHANGED.code)
+        return `a file named in errors changed on disk after the load, so nothing was sent: check it is the right file, then load this file again (or run: realty-batch retry ${batch} --outcome invalid --force)`;
       return 'correct the fields named in errors, then load this file again';
     case 'not_found':
       return numbers
@@ -64,6 +66,8 @@ function russianHint(record: OutcomeRecord, batch: string): string {
         return 'этот dealId принадлежит другому объекту (см. колонку errors): присвойте сделке собственный dealId, исправьте остальные поля, указанные в колонке errors, и загрузите этот файл снова';
       if (record.errorCode === ERROR_CODES.DUPLICATE_ROW.code)
         return `эта строка повторяет строку ${repeatedRow(record)} (та же сделка по тому же объекту), по которой сделка и подаётся: удалите эту строку`;
+      if (record.errorCode === ERROR_CODES.DOCUMENT_CHANGED.code)
+        return `файл, указанный в колонке errors, изменился на диске после загрузки, поэтому ничего не отправлено: проверьте, что это нужный файл, и загрузите этот файл снова (или выполните: realty-batch retry ${batch} --outcome invalid --force)`;
       return 'исправьте поля, указанные в колонке errors, и загрузите этот файл снова';
     case 'not_found':
       return numbers

@@ -3,7 +3,7 @@
  * the attempt, and one for the delay. Both are unit-tested against the table in
  * README ("What each answer becomes").
  */
-import { ApiHttpError, ApiNetworkError, ApiResponseError, LoginRefusedError } from '../errors.js';
+import { ApiHttpError, ApiNetworkError, ApiResponseError, DocumentChangedError, LoginRefusedError } from '../errors.js';
 import { ERROR_CODES, httpStatusCode } from '../outcomes/error-codes.js';
 import type { Outcome } from '../outcomes/types.js';
 
@@ -18,6 +18,8 @@ export type Decision =
 export function decide(err: unknown): Decision {
   // The fleet's login was refused (400 from /auth): no deal can pass until someone fixes it.
   if (err instanceof LoginRefusedError) return { action: 'pause' };
+  // A file the row names is not the one the load checked: no try sends it as it was loaded.
+  if (err instanceof DocumentChangedError) return { action: 'record', outcome: 'invalid' };
   if (err instanceof ApiHttpError) {
     const s = err.status;
     if (s === 400 || s === 404 || s === 409 || s === 422) return { action: 'record', outcome: 'rejected' };
@@ -98,5 +100,6 @@ function flatten(err: unknown): { errorCode?: string; errorMessage: string; http
   }
   if (err instanceof ApiNetworkError) return { errorCode: err.reason, errorMessage: err.message };
   if (err instanceof ApiResponseError) return { errorCode: err.code, errorMessage: err.message, httpStatus: err.status };
+  if (err instanceof DocumentChangedError) return { errorCode: ERROR_CODES.DOCUMENT_CHANGED.code, errorMessage: err.message };
   return { errorCode: ERROR_CODES.ERR_INTERNAL.code, errorMessage: err instanceof Error ? err.message : String(err) };
 }

@@ -4,11 +4,15 @@
  * sha256 (content-store.ts), streamed from disk, and the docflow then names the content ids.
  * A crash after an upload leaves its id in Redis: the next run of the row uses it. Failures
  * take creation's policy (decide.ts), but an upload never made a docflow: never uncertain.
+ * Each file is checked as it streams against the size and sha256 the load saw
+ * (verified-file.ts): a file changed since ends the row `invalid` (DOCUMENT_CHANGED), its
+ * upload is not remembered, and no docflow is made. A 401 during an upload renews the
+ * session and sends the file again, opened anew, without spending a try (client.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import type { DocumentFile } from '../input/deal.js';
 import type { DealRun } from './deal-run.js';
+import { verifiedFile } from './verified-file.js';
 
 /** Nothing to say (the ids are in run.uploaded), a file another worker is uploading, or the failure (deal-steps.ts decides). */
 export type UploadStep = undefined | { kind: 'delay'; ms: number } | { kind: 'error'; error: unknown };
@@ -21,8 +25,8 @@ export async function uploadDocuments(run: DealRun): Promise<UploadStep> {
   const agreement = run.deal?.agreement;
   if (!agreement?.file || run.exhausted) return undefined;
   const ids: string[] = [];
-  for (const file of [agreement.file, ...(agreement.signatureFiles ?? [])]) {
-    const id = await uploadOnce(run, file);
+  for (const [i, file] of [agreement.file, ...(agreement.signatureFiles ?? [])].entries()) {
+    const id = await uploadOnce(run, file, i === 0 ? ['agreementFile'] : ['agreementSignatureFiles', i]);
     if (typeof id !== 'string') return id;
     ids.push(id);
   }
@@ -30,7 +34,12 @@ export async function uploadDocuments(run: DealRun): Promise<UploadStep> {
   return undefined;
 }
 
-async function uploadOnce(run: DealRun, file: DocumentFile): Promise<string | NonNullable<UploadStep>> {
+/** `which`: the field the file is named by (and the signature file's 1-based number), for a DOCUMENT_CHANGED. */
+async function uploadOnce(
+  run: DealRun,
+  file: DocumentFile,
+  which: ['agreementFile'] | ['agreementSignatureFiles', number],
+): Promise<string | NonNullable<UploadStep>> {
   const { ctx, batch } = run;
   const store = ctx.contents;
   const { sha256, contentType, size } = file;
@@ -47,7 +56,16 @@ async function uploadOnce(run: DealRun, file: DocumentFile): Promise<string | No
       return { kind: 'delay', ms: UPLOAD_WAIT_MS + Math.round(Math.random() * UPLOAD_WAIT_MS) };
     }
     await ctx.throttle?.();
-    const pointer = await ctx.client.uploadContent(createReadStream(file.path), contentType, size);
+    const verified = verifiedFile({ path: file.path, size, sha256 }, which[0], which[1]);
+    let pointer: Awaited<ReturnType<typeof ctx.client.uploadContent>>;
+    try {
+      pointer = await ctx.client.uploadContent(() => verified.open(), contentType, size);
+    } catch (err) {
+      throw verified.changed ?? err;
+    }
+    // Never remembered as these bytes' upload (the stream held its last bytes back, so the
+    // gateway should have made no content of it; one it made anyway is left unnamed).
+    if (verified.changed) throw verified.changed;
     await store.remember(batch, sha256, pointer.id, token);
     token = undefined;
     run.log().info({ sha256, bytes: size, contentId: pointer.id }, 'file uploaded');

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { ApiHttpError, ApiNetworkError, ApiResponseError, LoginRefusedError } from '../../src/errors.js';
+import { ApiHttpError, ApiNetworkError, ApiResponseError, DocumentChangedError, LoginRefusedError } from '../../src/errors.js';
 import { decide, describeApiError, retryDelay } from '../../src/worker/decide.js';
 
 const http = (status: number, extra: Partial<ConstructorParameters<typeof ApiHttpError>[0]> = {}) =>
@@ -21,6 +21,15 @@ describe('what each gateway answer becomes', () => {
     [429, { action: 'retry', exhausted: 'failed' }],
   ])('HTTP %i decides %o', (status, expected) => {
     expect(decide(http(status))).toEqual(expected);
+  });
+
+  it('records invalid, never retried, when a file the row names changed after the load (DOCUMENT_CHANGED, the field named)', () => {
+    const err = new DocumentChangedError('agreementSignatureFiles', 2, 'content');
+    expect(decide(err)).toEqual({ action: 'record', outcome: 'invalid' });
+    expect(describeApiError(err)).toEqual({
+      errorCode: 'DOCUMENT_CHANGED',
+      errorMessage: expect.stringMatching(/^agreementSignatureFiles: file 2 changed on disk after the load \(its sha256/),
+    });
   });
 
   it('retries timeouts, resets and unreadable answers, then records failed', () => {

@@ -1,0 +1,121 @@
+/**
+ * A file a row names that changes on disk between the load and its upload (issue 25, point 1):
+ * the worker hashes the file as it streams it and compares with the load's size and sha256;
+ * the row ends `invalid` with DOCUMENT_CHANGED naming the field, no docflow is made, and the
+ * upload is not remembered. Through the built CLI, the real sandbox (strict contents) and Redis.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { describe, it, expect, beforeEach, afterEach } from 'vitest';
+import { createKeys } from '../../src/redis/keys.js';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
+import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
+import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+const DEAL_ID = 'MSK-2026-004511';
+const FILE_HEADER = [...HEADER, 'agreementFile', 'agreementSignatureFiles'];
+const PDF = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
+const SIGNATURE = Buffer.from('0\x82\x01\x00 a detached CMS signature, for the sandbox');
+const POLL = { timeoutMs: 60_000, intervalMs: 100 };
+
+interface Outcome {
+  dealId: string;
+  outcome: string;
+  errorCode?: string;
+  errorMessage?: string;
+}
+
+describe('a document that changed between the load and its upload', () => {
+  let sandbox: RunningSandbox;
+  let dir: string;
+  let prefix: string;
+  const workers: ChildProcess[] = [];
+  const env = () => ({ REDIS_URL, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: 's', REALTY_PREFIX: prefix, LOG_LEVEL: 'silent' });
+  const redisRead = async <T>(read: (redis: Redis) => Promise<T>): Promise<T> => {
+    const redis = new Redis(REDIS_URL);
+    try {
+      return await read(redis);
+    } finally {
+      redis.disconnect();
+    }
+  };
+  const outcomes = (batch: string) =>
+    redisRead(async (r) => Object.values(await r.hgetall(createKeys(prefix).outcomes(batch))).map((v) => JSON.parse(v) as Outcome));
+  const remembered = (batch: string) => redisRead((r) => r.hgetall(createKeys(prefix).contents(batch)));
+  /** Loads the one row (no worker runs yet), changes its files with `change`, then lets a worker take it. */
+  const loadChangeWork = async (batch: string, change: () => Promise<void>): Promise<Outcome> => {
+    const row = [...ROWS.find((r) => r[0] === DEAL_ID)!];
+    row[HEADER.indexOf('agreementContentId')] = '';
+    row[HEADER.indexOf('agreementSignatureIds')] = '';
+    await writeFile(join(dir, 'deals.csv'), csvText([[...row, 'docs/agreement.pdf', 'docs/agreement.pdf.sig']], { header: FILE_HEADER }));
+    const loaded = await runCli(
+      ['load', join(dir, 'deals.csv'), '--profile', 'samples/bank-profile.json', '--batch', batch, '--rejects', join(dir, 'r.csv')],
+      env(),
+    );
+    expect(loaded.code).toBe(0);
+    await change();
+    workers.push(
+      spawn(process.execPath, [CLI, 'work', '--concurrency', '2', '--attempts', '3', '--backoff-ms', '50'], {
+        cwd: ROOT,
+        env: { ...process.env, ...env() },
+        stdio: 'ignore',
+      }),
+    );
+    await waitFor(async () => (await outcomes(batch)).length === 1, { ...POLL, what: `the outcome of batch ${batch}` });
+    return (await outcomes(batch))[0]!;
+  };
+
+  beforeEach(async () => {
+    prefix = uniquePrefix('doc-changed');
+    dir = await mkdtemp(join(tmpdir(), 'realty-doc-changed-'));
+    await mkdir(join(dir, 'docs'));
+    await writeFile(join(dir, 'docs', 'agreement.pdf'), PDF);
+    await writeFile(join(dir, 'docs', 'agreement.pdf.sig'), SIGNATURE);
+    sandbox = await startSandbox({ sessions: ['s'], strictContents: true });
+  });
+  afterEach(async () => {
+    for (const w of workers.splice(0)) if (w.exitCode === null) w.kill('SIGKILL');
+    await sandbox?.close();
+    await rm(dir, { recursive: true, force: true });
+    await deletePrefix(prefix);
+  });
+
+  it('ends the row invalid (DOCUMENT_CHANGED, agreementFile) when the agreement changed in place, same size: nothing uploaded, no docflow', async () => {
+    const outcome = await loadChangeWork('same-size', async () => {
+      const changed = Buffer.from(PDF);
+      changed[changed.length - 3] = 0x21; // one byte of the trailer, the size kept
+      await writeFile(join(dir, 'docs', 'agreement.pdf'), changed);
+    });
+    expect(outcome).toMatchObject({ outcome: 'invalid', errorCode: 'DOCUMENT_CHANGED' });
+    expect(outcome.errorMessage).toMatch(/^agreementFile: changed on disk after the load/);
+    // The field, never the path.
+    expect(outcome.errorMessage).not.toContain('docs/');
+    expect(outcome.errorMessage).not.toContain(dir);
+    const stats = sandbox.stats();
+    expect(stats.docflowsCreated).toBe(0);
+    // The last bytes were held back: the gateway never had the whole changed content.
+    expect(stats.contents.uploads).toBe(0);
+    expect(await remembered('same-size')).toEqual({});
+    // What the hint says works: retry checks the files again and sends the file as it is now.
+    const retried = await runCli(['retry', 'same-size', '--outcome', 'invalid', '--force'], env());
+    expect(retried.code).toBe(0);
+    await waitFor(async () => (await outcomes('same-size'))[0]?.outcome === 'queued', { ...POLL, what: 'the retried row queued' });
+    expect(sandbox.stats()).toMatchObject({ docflowsCreated: 1, contents: { uploads: 2 } });
+  });
+
+  it('ends the row invalid (DOCUMENT_CHANGED, agreementSignatureFiles) when a signature file grew: the agreement stays uploaded, no docflow', async () => {
+    const outcome = await loadChangeWork('grown', () => appendFile(join(dir, 'docs', 'agreement.pdf.sig'), 'more'));
+    expect(outcome).toMatchObject({ outcome: 'invalid', errorCode: 'DOCUMENT_CHANGED' });
+    expect(outcome.errorMessage).toMatch(/^agreementSignatureFiles: file 1 changed on disk after the load \(its size/);
+    const stats = sandbox.stats();
+    expect(stats.docflowsCreated).toBe(0);
+    expect(stats.contents.uploads).toBe(1);
+    // Only the agreement, which had not changed, is remembered as uploaded.
+    expect(Object.values(await remembered('grown'))).toHaveLength(1);
+  });
+});
