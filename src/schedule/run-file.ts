@@ -156,6 +156,8 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
         logger: log,
         fingerprint: snap.sha256,
         rejects: join(stage, rejectsName),
+        // The schedule's --files-root, as `load --files-root` would take it (kept with the batch for retry).
+        ...(data.filesRoot !== undefined && { filesRoot: data.filesRoot }),
       });
       // Workers may already be taking its jobs: given up at once, most of it is never sent.
       if (!(await unchanged(file, snap))) return changed();

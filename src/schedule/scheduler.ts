@@ -40,6 +40,11 @@ export interface TickData {
   deadline?: TickDeadline;
   /** The schedule's `--tz`, for a clock-time deadline (the host's zone when absent). */
   tz?: string;
+  /**
+   * `--files-root` (absolute): each tick's load lets rows name their agreementFile and
+   * agreementSignatureFiles by absolute path under it (else only inside the inbox's folder tree).
+   */
+  filesRoot?: string;
 }
 
 export interface ScheduleOptions extends Omit<TickData, 'name'> {
@@ -135,6 +140,7 @@ export async function upsertSchedule(redis: Redis, keys: Keys, options: Schedule
   if (options.lang !== undefined) data.lang = options.lang;
   if (options.deadline !== undefined) data.deadline = options.deadline;
   if (options.tz !== undefined) data.tz = options.tz;
+  if (options.filesRoot !== undefined) data.filesRoot = resolve(options.filesRoot);
   const queue = scheduleQueue(redis, keys);
   try {
     await queue.upsertJobScheduler(

@@ -33,6 +33,7 @@ export interface ScheduleAddFlags {
   lang?: Lang;
   reportCron?: string;
   deadline?: string;
+  filesRoot?: string;
 }
 
 export interface ScheduleRemoveFlags {
@@ -82,6 +83,10 @@ function addScheduleOptions(cmd: Command, required: boolean): Command {
     .option(
       '--report-cron <expr>',
       'also write a morning report (report-<date>.json and .csv in the outbox, and to --notify-url) of where the recent batches stand at the registry',
+    )
+    .option(
+      '--files-root <dir>',
+      "each tick's rows may name agreementFile and agreementSignatureFiles by absolute path, and they may lie under <dir> (default: only inside the inbox's folder)",
     )
     .option(
       '--deadline <when>',
@@ -144,6 +149,8 @@ async function directory(flag: string, path: string): Promise<void> {
 async function add(env: Env, opts: ScheduleAddFlags): Promise<void> {
   await directory('--inbox', opts.inbox);
   await directory('--outbox', opts.outbox);
+  // Checked now, not at 3 a.m.: a root that is not there would refuse every file row of every tick.
+  if (opts.filesRoot !== undefined) await directory('--files-root', opts.filesRoot);
   await checkFoldersApart(opts.inbox, opts.outbox);
   if (opts.readySuffix !== undefined) checkReadySuffix(opts.readySuffix);
   if (opts.notifyUrl && !/^https?:\/\//.test(opts.notifyUrl)) throw new UsageError(`--notify-url ${opts.notifyUrl} is not an http(s) url.`);
@@ -165,6 +172,7 @@ async function add(env: Env, opts: ScheduleAddFlags): Promise<void> {
       doneMs: env.config.ledgerMs,
       reportCron: opts.reportCron,
       ...(deadline && { deadline }),
+      ...(opts.filesRoot !== undefined && { filesRoot: opts.filesRoot }),
     }),
   );
   console.log(
@@ -178,7 +186,7 @@ async function list(env: Env): Promise<void> {
   if (schedules.length === 0) console.log('no schedules');
   for (const s of schedules)
     console.log(
-      `${s.name}  "${s.cron}"${s.tz ? ` ${s.tz}` : ''}  next ${s.next ?? '?'}  ${s.data?.inbox ?? ''} → ${s.data?.outbox ?? ''}${s.report ? `  report "${s.report.cron}" next ${s.report.next ?? '?'}` : ''}`,
+      `${s.name}  "${s.cron}"${s.tz ? ` ${s.tz}` : ''}  next ${s.next ?? '?'}  ${s.data?.inbox ?? ''} → ${s.data?.outbox ?? ''}${s.data?.filesRoot ? `  files-root ${s.data.filesRoot}` : ''}${s.report ? `  report "${s.report.cron}" next ${s.report.next ?? '?'}` : ''}`,
     );
 }
 
