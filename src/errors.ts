@@ -190,9 +190,13 @@ export class DocumentChangedError extends RealtyBatchError {
   /** Which of the signature files (1-based, as the load's messages count them). */
   readonly file: number | undefined;
 
-  constructor(field: 'agreementFile' | 'agreementSignatureFiles', file: number | undefined, how: 'size' | 'content') {
+  constructor(field: 'agreementFile' | 'agreementSignatureFiles', file: number | undefined, how: 'size' | 'content' | 'gone') {
+    const what =
+      how === 'gone'
+        ? 'it can no longer be read: deleted, moved or its access changed'
+        : `its ${how === 'size' ? 'size' : 'sha256'} is not what the load saw`;
     super(
-      `${field}: ${file !== undefined ? `file ${file} ` : ''}changed on disk after the load (its ${how === 'size' ? 'size' : 'sha256'} is not what the load saw); nothing was sent for this row: check the file, then load the row again`,
+      `${field}: ${file !== undefined ? `file ${file} ` : ''}changed on disk after the load (${what}); nothing was sent for this row: check the file, then load the row again`,
     );
     this.field = field;
     this.file = file;

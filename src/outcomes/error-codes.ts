@@ -43,7 +43,7 @@ export const ERROR_CODES = {
     code: 'DOCUMENT_CHANGED',
     outcomes: ['invalid'],
     meaning:
-      'a file the row names (agreementFile, agreementSignatureFiles) changed on disk between the load and its upload (its size or sha256 differ from what the load saw); errorMessage names the field, nothing of the file was remembered as uploaded and no docflow was made',
+      'a file the row names (agreementFile, agreementSignatureFiles) changed on disk between the load and its upload (its size or sha256 differ from what the load saw, or it can no longer be read); errorMessage names the field, nothing of the file was remembered as uploaded and no docflow was made',
     action:
       'check the file is the right one, then load the row again (or `realty-batch retry <batch> --outcome invalid --force`, which checks the files again)',
   },

@@ -10,6 +10,9 @@ import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { DocumentChangedError } from '../errors.js';
 
+/** Errors that say the file the load checked is no longer there to read (not a passing fault of the disk). */
+const GONE: ReadonlySet<string> = new Set(['ENOENT', 'ENOTDIR', 'EISDIR', 'EACCES', 'EPERM', 'ELOOP']);
+
 export interface ExpectedFile {
   path: string;
   size: number;
@@ -29,19 +32,25 @@ export function verifiedFile(expected: ExpectedFile, field: 'agreementFile' | 'a
     changed: undefined,
     open: () => Readable.from(read(), { objectMode: false }),
   };
-  const fail = (how: 'size' | 'content'): DocumentChangedError => (verified.changed = new DocumentChangedError(field, file, how));
+  const fail = (how: 'size' | 'content' | 'gone'): DocumentChangedError => (verified.changed = new DocumentChangedError(field, file, how));
 
   async function* read(): AsyncGenerator<Buffer> {
     const hash = createHash('sha256');
     let bytes = 0;
     let held: Buffer | undefined;
-    for await (const chunk of createReadStream(expected.path) as AsyncIterable<Buffer>) {
-      bytes += chunk.length;
-      // Grown: said at once, before more than the load's size can be sent.
-      if (bytes > expected.size) throw fail('size');
-      hash.update(chunk);
-      if (held) yield held;
-      held = chunk;
+    try {
+      for await (const chunk of createReadStream(expected.path) as AsyncIterable<Buffer>) {
+        bytes += chunk.length;
+        // Grown: said at once, before more than the load's size can be sent.
+        if (bytes > expected.size) throw fail('size');
+        hash.update(chunk);
+        if (held) yield held;
+        held = chunk;
+      }
+    } catch (err) {
+      // Deleted, replaced by a folder, or no longer ours to read: no later try can send what the
+      // load checked. Any other error of the disk (EIO, EMFILE) is tried again as it was.
+      throw GONE.has((err as { code?: string }).code ?? '') ? fail('gone') : err;
     }
     if (bytes !== expected.size) throw fail('size');
     if (hash.digest('hex') !== expected.sha256) throw fail('content');

@@ -5,7 +5,7 @@
  * upload is not remembered. Through the built CLI, the real sandbox (strict contents) and Redis.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -25,6 +25,7 @@ const POLL = { timeoutMs: 60_000, intervalMs: 100 };
 
 interface Outcome {
   dealId: string;
+  attempts: number;
   outcome: string;
   errorCode?: string;
   errorMessage?: string;
@@ -117,5 +118,13 @@ describe('a document that changed between the load and its upload', () => {
     expect(stats.contents.uploads).toBe(1);
     // Only the agreement, which had not changed, is remembered as uploaded.
     expect(Object.values(await remembered('grown'))).toHaveLength(1);
+  });
+
+  it('ends the row invalid (DOCUMENT_CHANGED) at once when the agreement was deleted after the load, not failed after every try', async () => {
+    const outcome = await loadChangeWork('deleted', () => unlink(join(dir, 'docs', 'agreement.pdf')));
+    expect(outcome).toMatchObject({ outcome: 'invalid', errorCode: 'DOCUMENT_CHANGED', attempts: 1 });
+    expect(outcome.errorMessage).toMatch(/^agreementFile: changed on disk after the load \(it can no longer be read/);
+    expect(outcome.errorMessage).not.toContain(dir);
+    expect(sandbox.stats()).toMatchObject({ docflowsCreated: 0, contents: { uploads: 0 } });
   });
 });
