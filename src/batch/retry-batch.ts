@@ -10,6 +10,7 @@
  * made a docflow (ERR_UNCERTAIN) is looked up in the ledger first: when the news
  * feed has found its docflow since, the row gets it here, without a job.
  */
+import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import { UsageError } from '../errors.js';
@@ -163,6 +164,18 @@ async function reconcileUncertain(
   return reconciled;
 }
 
+/**
+ * Where a row's relative file paths start: the folder the batch was loaded from, as at the load,
+ * while it is there (a nightly tick moves its input alone to `.realty/processed/`, and `--input`
+ * then names the moved file, not the documents' folder); the `--input`'s folder once it is gone
+ * (the whole folder moved).
+ */
+async function documentsFolder(loadedFrom: string, input: string | undefined): Promise<string> {
+  const original = dirname(resolve(loadedFrom));
+  if (input === undefined || (await stat(original).catch(() => undefined))?.isDirectory()) return original;
+  return dirname(resolve(input));
+}
+
 const GOING: ReadonlySet<string> = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
 
 /** Reads the input again and gives each selected row that is still valid a new job. */
@@ -177,7 +190,7 @@ async function requeue(
   const validate = createDealValidator();
   // A row's files are checked (and hashed) again, as the load did: a worker uploads only checked files.
   const checkFiles = createDocumentFileChecker({
-    baseDir: dirname(resolve(options.input ?? meta.file)),
+    baseDir: await documentsFolder(meta.file, options.input),
     // The load's --files-root: a row it accepted with a file there is accepted again.
     ...(meta.filesRoot !== undefined && { filesRoot: meta.filesRoot }),
   });

@@ -1,0 +1,78 @@
+/**
+ * `retry --input` of a row that names its files by relative path, once its input alone was
+ * moved (as a nightly tick moves it to `<inbox>/.realty/processed/`): the paths still start at
+ * the folder the batch was loaded from, where the documents stayed.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { describe, it, expect, afterEach } from 'vitest';
+import { createKeys } from '../../src/redis/keys.js';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
+import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
+import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+const FILE_HEADER = [...HEADER, 'agreementFile', 'agreementSignatureFiles'];
+const PDF = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
+const SIGNATURE = Buffer.from('0\x82\x01\x00 a detached CMS signature, for the sandbox');
+const POLL = { timeoutMs: 60_000, intervalMs: 100 };
+
+describe('retry of a file row whose input was moved', () => {
+  let sandbox: RunningSandbox | undefined;
+  let worker: ChildProcess | undefined;
+  const prefix = uniquePrefix('doc-retry');
+  let dir = '';
+
+  afterEach(async () => {
+    if (worker?.exitCode === null) worker.kill('SIGKILL');
+    await sandbox?.close();
+    await rm(dir, { recursive: true, force: true });
+    await deletePrefix(prefix);
+  });
+
+  it('resolves relative document paths from the folder the batch was loaded from, not from the moved input', async () => {
+    sandbox = await startSandbox({ sessions: ['s'], strictContents: true, fault501: 1 });
+    const env = { REDIS_URL, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: 's', REALTY_PREFIX: prefix, LOG_LEVEL: 'silent' };
+    dir = await mkdtemp(join(tmpdir(), 'realty-doc-retry-'));
+    await mkdir(join(dir, 'docs'));
+    await mkdir(join(dir, '.realty', 'processed'), { recursive: true });
+    await writeFile(join(dir, 'docs', 'agreement.pdf'), PDF);
+    await writeFile(join(dir, 'docs', 'agreement.pdf.sig'), SIGNATURE);
+    const row = [...ROWS.find((r) => r[0] === 'MSK-2026-004511')!];
+    row[HEADER.indexOf('agreementContentId')] = '';
+    row[HEADER.indexOf('agreementSignatureIds')] = '';
+    await writeFile(join(dir, 'deals.csv'), csvText([[...row, 'docs/agreement.pdf', 'docs/agreement.pdf.sig']], { header: FILE_HEADER }));
+    const outcome = async () => {
+      const redis = new Redis(REDIS_URL);
+      try {
+        const [value] = Object.values(await redis.hgetall(createKeys(prefix).outcomes('moved')));
+        return value === undefined ? undefined : (JSON.parse(value) as { outcome: string }).outcome;
+      } finally {
+        redis.disconnect();
+      }
+    };
+    const loaded = await runCli(
+      ['load', join(dir, 'deals.csv'), '--profile', 'samples/bank-profile.json', '--batch', 'moved', '--rejects', join(dir, 'r.csv')],
+      env,
+    );
+    expect(loaded.code).toBe(0);
+    worker = spawn(process.execPath, [CLI, 'work', '--concurrency', '2', '--attempts', '2', '--backoff-ms', '50'], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: 'ignore',
+    });
+    await waitFor(async () => (await outcome()) === 'unavailable', { ...POLL, what: 'the row unavailable' });
+    // The input alone moves, as a tick moves a done file; the documents stay where the load found them.
+    const moved = join(dir, '.realty', 'processed', 'deals.csv');
+    await rename(join(dir, 'deals.csv'), moved);
+    sandbox.configure({ fault501: 0 });
+    const retried = await runCli(['retry', 'moved', '--outcome', 'unavailable', '--input', moved], env);
+    expect(retried.stdout).toContain('1 row sent around again');
+    await waitFor(async () => (await outcome()) === 'queued', { ...POLL, what: 'the retried row queued' });
+    expect(sandbox.stats()).toMatchObject({ docflowsCreated: 1, contents: { uploads: 2 } });
+  });
+});
