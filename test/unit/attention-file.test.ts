@@ -96,6 +96,16 @@ describe('the hints, in Russian and English', () => {
       'correct the fields named in errors, then load this file again',
     );
   });
+
+  it('tells a row whose file changed after the load to check the file, and how to send it as it is now', () => {
+    const changed = record('invalid', { errorCode: 'DOCUMENT_CHANGED', errorMessage: 'agreementFile: changed on disk after the load' });
+    expect(hintFor(changed, 'night')).toMatch(
+      /^a file named in errors changed on disk after the load, so nothing was sent: check it is the right file/,
+    );
+    expect(hintFor(changed, 'night')).toContain('realty-batch retry night --outcome invalid --force');
+    expect(hintFor(changed, 'night', 'ru')).toMatch(/^файл, указанный в колонке errors, изменился на диске после загрузки/);
+    expect(hintFor(changed, 'night', 'ru')).toContain('realty-batch retry night --outcome invalid --force');
+  });
 });
 
 describe('the attention and rejects files: our columns first, the input after', () => {
