@@ -271,6 +271,13 @@ export const TUNABLES = Object.freeze({
   /** A row whose deal another row holds looks again after this, doubled per look, at most `claimRecheckMaxMs`. */
   claimRecheckMs: 2 * SECOND,
   claimRecheckMaxMs: MINUTE,
+  /**
+   * The slowest upload link a file upload is given time for (bytes a second): `POST /contents`
+   * waits `--timeout-ms` plus a second per this many bytes, since its one deadline covers the
+   * whole body (undici's own timers do not count the time a body takes to send). 256 KiB/s:
+   * a 50 MB agreement gets 200 s more.
+   */
+  uploadFloorBytesPerSecond: 256 * 1024,
   /** Writes of an outcome retried after a failed one (a passing Redis error), the first after this. */
   outcomeWriteRetries: 5,
   outcomeWriteRetryMs: 200,

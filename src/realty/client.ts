@@ -101,7 +101,12 @@ export interface RealtyClient {
    * the upload is sent again, the file opened anew, after a 401 renewed the session (no try
    * spent); given as a stream, that 401 fails it with ApiNetworkError `SESSION_RENEWED`.
    */
-  uploadContent(body: Readable | (() => Readable), contentType: string, length: number): Promise<ContentPointer>;
+  uploadContent(
+    body: Readable | (() => Readable),
+    contentType: string,
+    length: number,
+    options?: { timeoutMs?: number },
+  ): Promise<ContentPointer>;
   /** `GET /docflows/{id}/files/{fileId}`: the file's bytes, as a stream. */
   downloadFile(docflowId: string, fileId: string): Promise<DownloadedFile>;
   close(): Promise<void>;
@@ -283,9 +288,15 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
         contentType: signOptions?.contentType ?? SIGNATURE_CONTENT_TYPE,
       });
     },
-    async uploadContent(body, contentType, length) {
+    async uploadContent(body, contentType, length, uploadOptions) {
       const endpoint = 'contents';
-      const { response, text } = await open('POST', CONTENTS_PATH, endpoint, { body, contentType, contentLength: length });
+      // Its own deadline when given: a large file's body takes longer to send than a JSON call's.
+      const { response, text } = await open('POST', CONTENTS_PATH, endpoint, {
+        body,
+        contentType,
+        contentLength: length,
+        ...(uploadOptions?.timeoutMs !== undefined && { timeoutMs: uploadOptions.timeoutMs }),
+      });
       if (response.statusCode !== 201 && response.statusCode !== 200) {
         throw new ApiResponseError(endpoint, response.statusCode, 'an upload is answered with 201');
       }

@@ -10,12 +10,21 @@
  * session and sends the file again, opened anew, without spending a try (client.ts).
  */
 import { randomUUID } from 'node:crypto';
+import { TUNABLES } from '../config.js';
 import type { DocumentFile } from '../input/deal.js';
 import type { DealRun } from './deal-run.js';
 import { verifiedFile } from './verified-file.js';
 
 /** Nothing to say (the ids are in run.uploaded), a file another worker is uploading, or the failure (deal-steps.ts decides). */
 export type UploadStep = undefined | { kind: 'delay'; ms: number } | { kind: 'error'; error: unknown };
+
+/**
+ * An upload's deadline (ms): the call's `--timeout-ms` plus the time the file's bytes take at
+ * the slowest link given for (TUNABLES.uploadFloorBytesPerSecond): the one deadline covers the body.
+ */
+export function uploadTimeoutMs(timeoutMs: number, bytes: number): number {
+  return timeoutMs + Math.ceil((bytes * 1000) / TUNABLES.uploadFloorBytesPerSecond);
+}
 
 /** A file another worker is uploading: this row looks again after about this long, no try spent. */
 export const UPLOAD_WAIT_MS = 500;
@@ -50,8 +59,9 @@ async function uploadOnce(
     const known = await store.known(batch, sha256);
     if (known) return known;
     token = randomUUID();
-    // Twice the call's timeout: a worker that died mid-upload lets go of it by then.
-    if (!(await store.claim(batch, sha256, token, 2 * ctx.timeoutMs))) {
+    const timeoutMs = uploadTimeoutMs(ctx.timeoutMs, size);
+    // Twice the upload's deadline: a worker that died mid-upload lets go of it by then.
+    if (!(await store.claim(batch, sha256, token, 2 * timeoutMs))) {
       token = undefined;
       return { kind: 'delay', ms: UPLOAD_WAIT_MS + Math.round(Math.random() * UPLOAD_WAIT_MS) };
     }
@@ -59,7 +69,7 @@ async function uploadOnce(
     const verified = verifiedFile({ path: file.path, size, sha256 }, which[0], which[1]);
     let pointer: Awaited<ReturnType<typeof ctx.client.uploadContent>>;
     try {
-      pointer = await ctx.client.uploadContent(() => verified.open(), contentType, size);
+      pointer = await ctx.client.uploadContent(() => verified.open(), contentType, size, { timeoutMs });
     } catch (err) {
       throw verified.changed ?? err;
     }
