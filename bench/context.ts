@@ -18,6 +18,8 @@ export interface BenchContext {
   dir: string;
   /** Runs per figure (the median is reported). */
   runs: number;
+  /** `--profile full` (`npm run bench:full`): every figure at its full size; else the quick sizes (bench/README.md). */
+  full: boolean;
   files: {
     csv: InputFile;
     csv1251: InputFile;

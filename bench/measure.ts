@@ -158,6 +158,18 @@ export function printTable(figures: Figure[]): void {
   for (const r of rows) console.log(line(r));
 }
 
-export async function writeResults(file: string, figures: Figure[]): Promise<void> {
-  await writeFile(file, `${JSON.stringify(figures, null, 2)}\n`);
+/** bench/results.json: which profile made it, on what host, how long each group took, and the figures. */
+export interface Results {
+  profile: string;
+  runs: number;
+  rows: number;
+  finishedAt: string;
+  totalSeconds: number;
+  groupSeconds: Record<string, number>;
+  host: { cores: number; loadAverage: number[]; hostLoopMs: [number, number] };
+  figures: Figure[];
+}
+
+export async function writeResults(file: string, results: Results): Promise<void> {
+  await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
 }

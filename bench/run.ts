@@ -1,13 +1,13 @@
 /**
- * `npm run bench`: every figure of issue 10 in one run, each measured `runs`
- * times (median), its baseline measured alongside on the same machine. Prints
- * progress lines, a table and the total time; writes bench/results.json.
+ * `npm run bench` (the quick profile) and `npm run bench:full`: every figure of issues 10
+ * and 26 in one run, each measured `runs` times (median), its baseline measured alongside
+ * on the same machine. Prints progress lines, a table, the total time and the host-speed
+ * line; writes bench/results.json (with the profile that made it).
  *
- *   node --expose-gc dist/bench/run.js [--only name,name] [--runs N] [--rows N]
+ *   node --expose-gc dist/bench/run.js [--profile quick|full] [--only name,name] [--runs N] [--rows N]
  *
- * `--only` runs some groups (loader, jsonl, enqueue, worker, latency, rate, load-1m) and
- * does not write results.json; `--rows` shrinks the 200,000-row inputs (a
- * quick look, not a figure to quote).
+ * `--only` runs some groups and does not write results.json; `--rows` and `--runs` other
+ * than the profile's are a quick look, not figures to quote (no results.json either).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -18,14 +18,17 @@ import { createLogger } from '../src/logger.js';
 import type { BenchContext, InputFile } from './context.js';
 import { writeDeals, type FileKind } from './generate.js';
 import { enqueueFigures, jsonlFigures, loaderFigures } from './loader.js';
-import { elapsed, HOST_LOOP_REFERENCE_MS, hostLoopMs, printTable, progress, writeResults, type Figure } from './measure.js';
+import { elapsed, HOST_LOOP_REFERENCE_MS, hostLoopMs, printTable, progress, round, writeResults, type Figure } from './measure.js';
 import { load1mFigure } from './load-1m.js';
 import { rateLimitFigures } from './rate-limit.js';
 import { startBenchRedis } from './redis.js';
 import { latencyFigure, overheadFigure } from './workers.js';
+import { feedFigure } from './feed.js';
+import { reconcileFigure } from './reconcile.js';
+import { uploadFigure } from './upload.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const GROUPS = ['loader', 'jsonl', 'enqueue', 'worker', 'latency', 'rate', 'load-1m'] as const;
+const GROUPS = ['loader', 'jsonl', 'enqueue', 'worker', 'latency', 'rate', 'feed', 'reconcile', 'upload', 'load-1m'] as const;
 /** The table's order: issue 10's. */
 const ORDER = [
   'loader-csv-ratio',
@@ -36,17 +39,35 @@ const ORDER = [
   'worker-latency-ratio',
   'rate-limit-accuracy',
   'rate-limit-max-one-second',
+  'feed-items-ratio',
+  'reconcile-ms-p99',
+  'upload-ratio',
   'load-1m-peak-rss-mb',
   'redis-bytes-per-waiting-job',
 ];
 type Group = (typeof GROUPS)[number];
 
+/**
+ * The two profiles (bench/README.md, "Profiles"): `full` is every figure at the size the
+ * issues name; `quick`, the default, fits six minutes on two cores: smaller inputs where the
+ * ratio was measured to hold at them, and each group's own quick sizes (its file says which).
+ */
+const PROFILES = {
+  quick: { runs: 3, rows: 50_000 },
+  full: { runs: 3, rows: 200_000 },
+} as const;
+type ProfileName = keyof typeof PROFILES;
+
 const { values: args } = parseArgs({
-  options: { only: { type: 'string' }, runs: { type: 'string', default: '3' }, rows: { type: 'string', default: '200000' } },
+  options: { profile: { type: 'string', default: 'quick' }, only: { type: 'string' }, runs: { type: 'string' }, rows: { type: 'string' } },
 });
+if (!(args.profile! in PROFILES)) throw new Error(`--profile: ${args.profile} is not one of ${Object.keys(PROFILES).join(', ')}`);
+const profileName = args.profile as ProfileName;
+const profile = PROFILES[profileName];
 const only = args.only ? (args.only.split(',') as Group[]) : [...GROUPS];
 for (const g of only) if (!GROUPS.includes(g)) throw new Error(`--only: ${g} is not one of ${GROUPS.join(', ')}`);
-const rows = Number(args.rows);
+const rows = args.rows ? Number(args.rows) : profile.rows;
+const runs = args.runs ? Number(args.runs) : profile.runs;
 
 async function generate(dir: string, name: string, format: FileKind, count: number, tag: string): Promise<InputFile> {
   const file = join(dir, name);
@@ -57,7 +78,7 @@ async function generate(dir: string, name: string, format: FileKind, count: numb
 
 async function main(): Promise<void> {
   progress(
-    `realty-batch bench: ${only.join(', ')}; ${args.runs} runs per figure; ${cpus().length} cores, load average ${loadavg()
+    `realty-batch bench, ${profileName} profile: ${only.join(', ')}; ${runs} runs per figure, ${rows.toLocaleString('en-US')} rows; ${cpus().length} cores, load average ${loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}`,
   );
@@ -69,6 +90,7 @@ async function main(): Promise<void> {
   const redis = await startBenchRedis();
   progress(`Redis at ${redis.url}${redis.private ? " (the bench's own redis-server)" : ''}; inputs in ${dir}`);
   const figures: Figure[] = [];
+  const groupSeconds: Partial<Record<Group, number>> = {};
   try {
     const profileFile = join(ROOT, 'samples/bank-profile.json');
     const ctx: BenchContext = {
@@ -77,7 +99,8 @@ async function main(): Promise<void> {
       profileFile,
       logger: createLogger({ level: 'silent' }),
       dir,
-      runs: Number(args.runs),
+      runs,
+      full: profileName === 'full',
       files: {
         csv: only.includes('loader') ? await generate(dir, 'deals-utf8.csv', 'csv-utf8', rows, 'U') : { file: '', rows: 0, bytes: 0 },
         // A quarter of the rows: informational figures, cut to keep the whole bench within ten minutes.
@@ -97,11 +120,17 @@ async function main(): Promise<void> {
       worker: () => overheadFigure(ctx),
       latency: () => latencyFigure(ctx),
       rate: () => rateLimitFigures(ctx),
+      feed: () => feedFigure(ctx),
+      reconcile: () => reconcileFigure(ctx),
+      upload: () => uploadFigure(ctx),
       'load-1m': () => load1mFigure(ctx),
     };
     for (const group of only) {
+      const started = performance.now();
       progress(`-- ${group}`);
       figures.push(...(await groups[group]()));
+      groupSeconds[group] = Math.round((performance.now() - started) / 100) / 10;
+      progress(`-- ${group} took ${groupSeconds[group]} s`);
     }
   } finally {
     await redis.stop();
@@ -116,11 +145,21 @@ async function main(): Promise<void> {
       .map((l) => l.toFixed(2))
       .join(' ')}: other processes on this machine share its cores)`,
   );
-  console.log(`host speed: the fixed CPU loop took ${loopAtStart} ms at the start and ${hostLoopMs()} ms at the end`);
-  if (only.length === GROUPS.length && rows === 200_000) {
+  const loopAtEnd = hostLoopMs();
+  console.log(`host speed: the fixed CPU loop took ${loopAtStart} ms at the start and ${loopAtEnd} ms at the end`);
+  if (only.length === GROUPS.length && rows === profile.rows && runs === profile.runs) {
     const out = join(ROOT, 'bench/results.json');
-    await writeResults(out, figures);
-    console.log(`results: ${out}`);
+    await writeResults(out, {
+      profile: profileName,
+      runs,
+      rows,
+      finishedAt: new Date().toISOString(),
+      totalSeconds: Math.round(performance.now() / 1000),
+      groupSeconds,
+      host: { cores: cpus().length, loadAverage: loadavg().map((l) => round(l)), hostLoopMs: [loopAtStart, loopAtEnd] },
+      figures,
+    });
+    console.log(`results (${profileName} profile): ${out}`);
   } else console.log('(a partial run: bench/results.json not written)');
 }
 

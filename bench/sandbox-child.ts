@@ -5,9 +5,14 @@
  * its stats every 10 ms: a request lands in the wrong second only when it came
  * within those 10 ms of a boundary.
  */
-import { startSandbox, type SandboxStats } from '../src/sandbox/index.js';
+import { startSandbox, type SandboxConfigPatch, type SandboxStats } from '../src/sandbox/index.js';
 
-export type ChildRequest = { type: 'stats' } | { type: 'latency'; ms: number } | { type: 'track' } | { type: 'seconds' };
+export type ChildRequest =
+  | { type: 'stats' }
+  | { type: 'latency'; ms: number }
+  | { type: 'configure'; patch: SandboxConfigPatch }
+  | { type: 'track' }
+  | { type: 'seconds' };
 export type ChildReply =
   | { type: 'ready'; url: string }
   | { type: 'stats'; stats: SandboxStats }
@@ -25,6 +30,9 @@ process.on('message', (m: ChildRequest) => {
   if (m.type === 'stats') send({ type: 'stats', stats: sandbox.stats() });
   else if (m.type === 'latency') {
     sandbox.configure({ latencyMs: m.ms });
+    send({ type: 'ok' });
+  } else if (m.type === 'configure') {
+    sandbox.configure(m.patch);
     send({ type: 'ok' });
   } else if (m.type === 'track') {
     clearInterval(tracker);

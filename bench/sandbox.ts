@@ -1,7 +1,7 @@
 /** The parent's side of bench/sandbox-child.ts: start it, ask it, stop it. */
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import type { SandboxStats } from '../src/sandbox/index.js';
+import type { SandboxConfigPatch, SandboxStats } from '../src/sandbox/index.js';
 import type { ChildReply, ChildRequest } from './sandbox-child.js';
 
 export interface SandboxProcess {
@@ -9,6 +9,8 @@ export interface SandboxProcess {
   sessionId: string;
   stats(): Promise<SandboxStats>;
   setLatency(ms: number): Promise<void>;
+  /** Any run-time setting of `POST /__sandbox/config` (lifecycle, news lag, faults). */
+  configure(patch: SandboxConfigPatch): Promise<void>;
   /** Starts counting requests per wall-clock second (forgetting earlier counts). */
   track(): Promise<void>;
   /** Stops counting: [unix second, requests] for every second seen. */
@@ -44,6 +46,7 @@ export async function startSandboxProcess(latencyMs = 0): Promise<SandboxProcess
     sessionId: 'demo-session',
     stats: async () => (await ask({ type: 'stats' }, 'stats')).stats,
     setLatency: async (ms) => void (await ask({ type: 'latency', ms }, 'ok')),
+    configure: async (patch) => void (await ask({ type: 'configure', patch }, 'ok')),
     track: async () => void (await ask({ type: 'track' }, 'ok')),
     seconds: async () => (await ask({ type: 'seconds' }, 'seconds')).seconds,
     async stop() {

@@ -1,0 +1,149 @@
+/**
+ * feed-items-ratio: news items the project's follower stores per second, against a bare loop
+ * that reads the same pages of the same feed with undici's `request` and `JSON.parse`.
+ *
+ * The feed is made once: the project's worker (no follower) submits the deals against a
+ * sandbox whose docflows live fast (`lifecycleMs`), so each gives three items (queued, sent,
+ * completed) and the ledger knows every docflow, as after a night's answers. The cursor is
+ * taken before the first deal, as every worker does. Then each run starts from that cursor
+ * with nothing followed yet: startFeedFollower, as `track` and every worker run it, reads the
+ * backlog page by page (the gateway's page, 100 items) and stores each (a docflow state
+ * hash per docflow, the gauge, the cursor), until the feed hash counts every item; the bare
+ * loop reads the same pages and parses them, nothing stored. Paired runs, the bare one
+ * right after the project's.
+ */
+import { Agent, request } from 'undici';
+import { ensureFeed } from '../src/feed/feed-store.js';
+import { startFeedFollower } from '../src/feed/follower.js';
+import { DEFAULT_LEDGER_MS } from '../src/outcomes/store.js';
+import type { RedisClient } from '../src/redis/connection.js';
+import { createKeys, type Keys } from '../src/redis/keys.js';
+import { createRealtyClient, type RealtyClient } from '../src/realty/client.js';
+import { NEWS_PATH } from '../src/realty/types.js';
+import type { BenchContext } from './context.js';
+import { loadDeals, startWorker, untilOutcomes } from './deals.js';
+import { collectGarbage, progress, ratioFigure, round, type Figure } from './measure.js';
+import { startSandboxProcess, type SandboxProcess } from './sandbox.js';
+
+/** Deals whose docflows make the feed (three items each). */
+const FEED_DEALS = { quick: 5_000, full: 10_000 };
+/** A docflow's step: queued → sent → completed within 2 × this, so the feed is whole soon after the last deal. */
+const LIFECYCLE_MS = 100;
+const PREFIX = 'bench-feed';
+
+/** Stores the whole backlog with the project's follower from the start cursor: items/s. */
+async function followerRun(redis: RedisClient, keys: Keys, client: RealtyClient, ctx: BenchContext, items: number): Promise<number> {
+  collectGarbage();
+  const started = performance.now();
+  const follower = startFeedFollower({ redis, keys, client, logger: ctx.logger, ledgerMs: DEFAULT_LEDGER_MS });
+  try {
+    // The feed hash's `items` counter moves in the same script that stores a page.
+    const until = started + 120_000;
+    while (Number(await redis.hget(keys.feed, 'items')) < items) {
+      if (performance.now() > until) throw new Error(`feed: the follower stored fewer than ${items} items in 120 s`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    return items / ((performance.now() - started) / 1000);
+  } finally {
+    await follower.close();
+  }
+}
+
+/** The same pages with undici and JSON.parse, nothing kept: items/s. */
+async function bareRun(sandbox: SandboxProcess, start: string, items: number): Promise<number> {
+  const agent = new Agent({ connections: 2, keepAliveTimeout: 30_000 });
+  const headers = { accept: 'application/json', authorization: `auth.sid ${sandbox.sessionId}` };
+  collectGarbage();
+  const started = performance.now();
+  let after = start;
+  let read = 0;
+  try {
+    while (read < items) {
+      const response = await request(`${sandbox.url}${NEWS_PATH}?after=${encodeURIComponent(after)}`, { headers, dispatcher: agent });
+      const page = JSON.parse(await response.body.text()) as { news: unknown[]; lastToken: string };
+      if (page.news.length === 0) throw new Error(`feed: the bare loop found ${read} of ${items} items`);
+      read += page.news.length;
+      after = page.lastToken;
+    }
+    return items / ((performance.now() - started) / 1000);
+  } finally {
+    await agent.close();
+  }
+}
+
+/** Puts the feed back as it was before the first run: the saved hash, no docflow followed. */
+async function resetFeed(redis: RedisClient, keys: Keys, saved: Record<string, string>): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, found] = (await redis.scan(cursor, 'MATCH', keys.docflow('*'), 'COUNT', 5000)) as [string, string[]];
+    cursor = next;
+    if (found.length > 0) await redis.unlink(...found);
+  } while (cursor !== '0');
+  await redis.unlink(keys.feed, keys.docflowStates, keys.feedLock);
+  await redis.hset(keys.feed, saved);
+}
+
+export async function feedFigure(ctx: BenchContext): Promise<Figure[]> {
+  const deals = ctx.full ? FEED_DEALS.full : FEED_DEALS.quick;
+  const sandbox = await startSandboxProcess(0);
+  const keys = createKeys(PREFIX);
+  const redis = await ctx.redis.connect();
+  const client = createRealtyClient({ baseUrl: sandbox.url, sessionId: sandbox.sessionId, timeoutMs: 30_000, connections: 2 });
+  const project: number[] = [];
+  const baseline: number[] = [];
+  try {
+    await sandbox.configure({ lifecycleMs: LIFECYCLE_MS });
+    await ensureFeed(redis, keys, client);
+    const saved = await redis.hgetall(keys.feed);
+    await loadDeals(ctx, redis, keys, deals, 'FD');
+    const worker = startWorker(ctx, sandbox, redis, keys, { track: false });
+    await untilOutcomes(redis, keys, deals, 300_000);
+    await worker.close(5000);
+    await new Promise((r) => setTimeout(r, 3 * LIFECYCLE_MS));
+    // An untimed read of each side: it publishes every item (the sandbox steps its docflows
+    // when the feed is read), counts them, and warms both paths.
+    const items = await countItems(sandbox, saved.cursor!);
+    const states = (await sandbox.stats()).docflowStates;
+    await bareRun(sandbox, saved.cursor!, items);
+    await followerRun(redis, keys, client, ctx, items);
+    progress(`feed: ${deals.toLocaleString('en-US')} docflows (${JSON.stringify(states)}) gave ${items.toLocaleString('en-US')} items; warm-up read each side, not counted`);
+    for (let run = 1; run <= ctx.runs; run++) {
+      await resetFeed(redis, keys, saved);
+      project.push(await followerRun(redis, keys, client, ctx, items));
+      baseline.push(await bareRun(sandbox, saved.cursor!, items));
+      progress(
+        `feed run ${run}/${ctx.runs}: follower ${Math.round(project.at(-1)!).toLocaleString('en-US')} items/s; bare undici + JSON.parse ${Math.round(baseline.at(-1)!).toLocaleString('en-US')} items/s`,
+      );
+    }
+    const followed = Number(await redis.hget(keys.feed, 'followed'));
+    if (followed !== items) throw new Error(`feed: ${followed} of ${items} items followed a docflow of ours`);
+    const figure = ratioFigure(
+      'feed-items-ratio',
+      project,
+      baseline,
+      'items/s',
+      0.8,
+      `${items} items (${deals} docflows × queued, sent, completed) read from one cursor, 100 a page: startFeedFollower storing every page (docflow states, gauge, cursor) against undici request + JSON.parse of the same pages; sandbox in its own process at 0 ms`,
+    );
+    return [{ ...figure, details: { items, docflows: deals, pageSize: 100, lifecycleMs: LIFECYCLE_MS, project: project.map(round), baseline: baseline.map(round) } }];
+  } finally {
+    await client.close();
+    await redis.quit();
+    await ctx.redis.clear(PREFIX);
+    await sandbox.stop();
+  }
+}
+
+/** Every item after `start`, read to the end (it also publishes every pending item). */
+async function countItems(sandbox: SandboxProcess, start: string): Promise<number> {
+  const headers = { accept: 'application/json', authorization: `auth.sid ${sandbox.sessionId}` };
+  let after = start;
+  let count = 0;
+  for (;;) {
+    const response = await request(`${sandbox.url}${NEWS_PATH}?after=${after}&limit=1000`, { headers });
+    const page = JSON.parse(await response.body.text()) as { news: unknown[]; lastToken: string };
+    if (page.news.length === 0) return count;
+    count += page.news.length;
+    after = page.lastToken;
+  }
+}
