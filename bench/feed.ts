@@ -31,11 +31,31 @@ const FEED_DEALS = { quick: 5_000, full: 10_000 };
 const LIFECYCLE_MS = 100;
 const PREFIX = 'bench-feed';
 
-/** Stores the whole backlog with the project's follower from the start cursor: items/s. */
-async function followerRun(redis: RedisClient, keys: Keys, client: RealtyClient, ctx: BenchContext, items: number): Promise<number> {
+interface FollowerRun {
+  itemsPerSecond: number;
+  /** Of the run's time, the share spent in `client.news` (the read and its checks); the rest is Redis. */
+  readShare: number;
+}
+
+/** Stores the whole backlog with the project's follower from the start cursor. */
+async function followerRun(ctx: BenchContext, redis: RedisClient, keys: Keys, client: RealtyClient, items: number): Promise<FollowerRun> {
+  // The follower gets a connection of its own, as in a worker; the bench watches on another.
+  const connection = await ctx.redis.connect();
+  let readMs = 0;
+  const timed: RealtyClient = {
+    ...client,
+    async news(after) {
+      const started = performance.now();
+      try {
+        return await client.news(after);
+      } finally {
+        readMs += performance.now() - started;
+      }
+    },
+  };
   collectGarbage();
   const started = performance.now();
-  const follower = startFeedFollower({ redis, keys, client, logger: ctx.logger, ledgerMs: DEFAULT_LEDGER_MS });
+  const follower = startFeedFollower({ redis: connection, keys, client: timed, logger: ctx.logger, ledgerMs: DEFAULT_LEDGER_MS });
   try {
     // The feed hash's `items` counter moves in the same script that stores a page.
     const until = started + 120_000;
@@ -43,9 +63,11 @@ async function followerRun(redis: RedisClient, keys: Keys, client: RealtyClient,
       if (performance.now() > until) throw new Error(`feed: the follower stored fewer than ${items} items in 120 s`);
       await new Promise((r) => setTimeout(r, 5));
     }
-    return items / ((performance.now() - started) / 1000);
+    const ms = performance.now() - started;
+    return { itemsPerSecond: items / (ms / 1000), readShare: readMs / ms };
   } finally {
     await follower.close();
+    await connection.quit();
   }
 }
 
@@ -89,7 +111,7 @@ export async function feedFigure(ctx: BenchContext): Promise<Figure[]> {
   const keys = createKeys(PREFIX);
   const redis = await ctx.redis.connect();
   const client = createRealtyClient({ baseUrl: sandbox.url, sessionId: sandbox.sessionId, timeoutMs: 30_000, connections: 2 });
-  const project: number[] = [];
+  const project: FollowerRun[] = [];
   const baseline: number[] = [];
   try {
     await sandbox.configure({ lifecycleMs: LIFECYCLE_MS });
@@ -105,27 +127,41 @@ export async function feedFigure(ctx: BenchContext): Promise<Figure[]> {
     const items = await countItems(sandbox, saved.cursor!);
     const states = (await sandbox.stats()).docflowStates;
     await bareRun(sandbox, saved.cursor!, items);
-    await followerRun(redis, keys, client, ctx, items);
-    progress(`feed: ${deals.toLocaleString('en-US')} docflows (${JSON.stringify(states)}) gave ${items.toLocaleString('en-US')} items; warm-up read each side, not counted`);
+    await followerRun(ctx, redis, keys, client, items);
+    progress(
+      `feed: ${deals.toLocaleString('en-US')} docflows (${JSON.stringify(states)}) gave ${items.toLocaleString('en-US')} items; warm-up read each side, not counted`,
+    );
     for (let run = 1; run <= ctx.runs; run++) {
       await resetFeed(redis, keys, saved);
-      project.push(await followerRun(redis, keys, client, ctx, items));
+      project.push(await followerRun(ctx, redis, keys, client, items));
       baseline.push(await bareRun(sandbox, saved.cursor!, items));
       progress(
-        `feed run ${run}/${ctx.runs}: follower ${Math.round(project.at(-1)!).toLocaleString('en-US')} items/s; bare undici + JSON.parse ${Math.round(baseline.at(-1)!).toLocaleString('en-US')} items/s`,
+        `feed run ${run}/${ctx.runs}: follower ${Math.round(project.at(-1)!.itemsPerSecond).toLocaleString('en-US')} items/s (${Math.round(100 * project.at(-1)!.readShare)} % of it reading pages); bare undici + JSON.parse ${Math.round(baseline.at(-1)!).toLocaleString('en-US')} items/s`,
       );
     }
     const followed = Number(await redis.hget(keys.feed, 'followed'));
     if (followed !== items) throw new Error(`feed: ${followed} of ${items} items followed a docflow of ours`);
     const figure = ratioFigure(
       'feed-items-ratio',
-      project,
+      project.map((r) => r.itemsPerSecond),
       baseline,
       'items/s',
       0.8,
       `${items} items (${deals} docflows × queued, sent, completed) read from one cursor, 100 a page: startFeedFollower storing every page (docflow states, gauge, cursor) against undici request + JSON.parse of the same pages; sandbox in its own process at 0 ms`,
     );
-    return [{ ...figure, details: { items, docflows: deals, pageSize: 100, lifecycleMs: LIFECYCLE_MS, project: project.map(round), baseline: baseline.map(round) } }];
+    return [
+      {
+        ...figure,
+        details: {
+          items,
+          docflows: deals,
+          pageSize: 100,
+          lifecycleMs: LIFECYCLE_MS,
+          // Of each follower run's time, the share spent reading pages (client.news); the rest is Redis.
+          readShare: project.map((r) => round(r.readShare)),
+        },
+      },
+    ];
   } finally {
     await client.close();
     await redis.quit();

@@ -19,15 +19,20 @@ const RATE = 200;
 const WORKERS = 3;
 /** Per worker: far more deals in flight than the budget lets through at 0 ms latency. */
 const CONCURRENCY = 40;
-const SECONDS = 20;
+/** Whole seconds counted a run: 20 in the full profile, 10 in the quick one. */
+const SECONDS_PER_RUN = { quick: 10, full: 20 };
 const WARM_UP_MS = 1000;
-/** Two requests a deal: 100 deals/s at the budget, so this lasts about 30 s. */
-const DEALS = 3000;
+/** Two requests a deal: 100 deals/s at the budget, so this lasts about 1.5 × the seconds counted. */
+const DEALS_PER_RUN = { quick: 1_500, full: 3_000 };
+
+const secondsOf = (ctx: BenchContext): number => (ctx.full ? SECONDS_PER_RUN.full : SECONDS_PER_RUN.quick);
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** One run: requests per second for each of the 20 whole seconds. */
 async function rateRun(ctx: BenchContext, sandbox: SandboxProcess, tag: string): Promise<number[]> {
+  const SECONDS = secondsOf(ctx);
+  const DEALS = ctx.full ? DEALS_PER_RUN.full : DEALS_PER_RUN.quick;
   const prefix = `bench-${tag.toLowerCase()}`;
   const keys = createKeys(prefix);
   const file = join(ctx.dir, `${tag}.csv`);
@@ -108,7 +113,7 @@ export async function rateLimitFigures(ctx: BenchContext): Promise<Figure[]> {
       rawUnit: 'requests/s',
       runs: runs.length,
       samples: accuracy.map((a) => round(a)),
-      note: `--rate ${RATE}, ${WORKERS} workers × concurrency ${CONCURRENCY}, sandbox at 0 ms; gateway requests (suggest + docflow) counted at the sandbox side per wall-clock second over ${SECONDS} s after a ${WARM_UP_MS / 1000} s warm-up; mean over ${RATE}`,
+      note: `--rate ${RATE}, ${WORKERS} workers × concurrency ${CONCURRENCY}, sandbox at 0 ms; gateway requests (suggest + docflow) counted at the sandbox side per wall-clock second over ${secondsOf(ctx)} s after a ${WARM_UP_MS / 1000} s warm-up; mean over ${RATE}`,
       details: { perSecond: runs },
     },
     {

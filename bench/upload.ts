@@ -37,11 +37,15 @@ async function writeFiles(dir: string, count: number): Promise<Array<Required<Do
 
 function sideRun(job: UploadJob): Promise<UploadReply> {
   return new Promise((resolve, reject) => {
-    const child = fork(join(import.meta.dirname, 'upload-child.js'), [JSON.stringify(job)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(join(import.meta.dirname, 'upload-child.js'), [JSON.stringify(job)], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     let reply: UploadReply | undefined;
     child.once('message', (m: UploadReply) => (reply = m));
     child.once('error', reject);
-    child.once('exit', (code) => (reply && code === 0 ? resolve(reply) : reject(new Error(`upload ${job.side}: the child exited ${code}`))));
+    child.once('exit', (code) =>
+      reply && code === 0 ? resolve(reply) : reject(new Error(`upload ${job.side}: the child exited ${code}`)),
+    );
   });
 }
 

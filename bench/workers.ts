@@ -29,13 +29,17 @@ import { startSandboxProcess, type SandboxProcess } from './sandbox.js';
 
 const CONCURRENCY = 100;
 /** Deals of the untimed warm-up run (each side) before the measured runs at 0 ms. */
-const WARM_UP_DEALS = 4_000;
+const WARM_UP_DEALS = { quick: 4_000, full: 4_000 };
 /** Deals of the untimed warm-up run (each side) before the measured runs at 50 ms: 2 s at the theoretical rate. */
-const LATENCY_WARM_UP_DEALS = 2_000;
-/** Deals per run at 0 ms: about eight seconds of the project's worker. At 6,000 its first, not yet optimised seconds weighed on the ratio (0.55 to 0.62 here, against 0.72 at 20,000). */
-const OVERHEAD_DEALS = 20_000;
-/** Deals per run at 50 ms: 6 s at the theoretical 1,000 deals/s. */
-const LATENCY_DEALS = 6_000;
+const LATENCY_WARM_UP_DEALS = { quick: 1_000, full: 2_000 };
+/**
+ * Deals per run at 0 ms: about eight seconds of the project's worker in the full profile. At
+ * 6,000 its first, not yet optimised seconds weighed on the ratio (0.55 to 0.62 here, against
+ * 0.72 at 20,000); the quick profile's size is the smallest measured to give the full one's ratio.
+ */
+const OVERHEAD_DEALS = { quick: 10_000, full: 20_000 };
+/** Deals per run at 50 ms: 6 s at the theoretical 1,000 deals/s (3 s in the quick profile). */
+const LATENCY_DEALS = { quick: 3_000, full: 6_000 };
 const LATENCY_MS = 50;
 
 export interface Throughput {
@@ -225,13 +229,14 @@ const perSecond = (t: Throughput): string =>
 /** worker-overhead-ratio: the project's worker over the bare one, at 0 ms. */
 export async function overheadFigure(ctx: BenchContext): Promise<Figure[]> {
   const sandbox = await startSandboxProcess(0);
+  const deals = ctx.full ? OVERHEAD_DEALS.full : OVERHEAD_DEALS.quick;
   const project: Throughput[] = [];
   const baseline: Throughput[] = [];
   try {
-    await warmUp(ctx, sandbox, WARM_UP_DEALS, 'W', 'worker 0 ms');
+    await warmUp(ctx, sandbox, ctx.full ? WARM_UP_DEALS.full : WARM_UP_DEALS.quick, 'W', 'worker 0 ms');
     for (let run = 1; run <= ctx.runs; run++) {
-      project.push(await projectWorkerRun(ctx, sandbox, OVERHEAD_DEALS, `WP${run}`));
-      baseline.push(await baselineWorkerRun(ctx, sandbox, OVERHEAD_DEALS, `WB${run}`));
+      project.push(await projectWorkerRun(ctx, sandbox, deals, `WP${run}`));
+      baseline.push(await baselineWorkerRun(ctx, sandbox, deals, `WB${run}`));
       progress(
         `worker 0 ms run ${run}/${ctx.runs}: createDealWorker ${perSecond(project.at(-1)!)}; bare Worker + undici ${perSecond(baseline.at(-1)!)}`,
       );
@@ -245,7 +250,7 @@ export async function overheadFigure(ctx: BenchContext): Promise<Figure[]> {
     baseline.map((t) => t.steady),
     'deals/s',
     0.7,
-    `${OVERHEAD_DEALS} deals a run, all through suggest, concurrency ${CONCURRENCY}, sandbox (0 ms) in its own process; rates between the 10 % and 90 % completions`,
+    `${deals} deals a run, all through suggest, concurrency ${CONCURRENCY}, sandbox (0 ms) in its own process; rates between the 10 % and 90 % completions`,
   );
   return [
     {
@@ -263,13 +268,14 @@ export async function overheadFigure(ctx: BenchContext): Promise<Figure[]> {
 export async function latencyFigure(ctx: BenchContext): Promise<Figure[]> {
   const sandbox = await startSandboxProcess(LATENCY_MS);
   const theoretical = CONCURRENCY / (2 * (LATENCY_MS / 1000));
+  const deals = ctx.full ? LATENCY_DEALS.full : LATENCY_DEALS.quick;
   const project: Throughput[] = [];
   const bare: Throughput[] = [];
   try {
-    await warmUp(ctx, sandbox, LATENCY_WARM_UP_DEALS, 'WL', `worker ${LATENCY_MS} ms`);
+    await warmUp(ctx, sandbox, ctx.full ? LATENCY_WARM_UP_DEALS.full : LATENCY_WARM_UP_DEALS.quick, 'WL', `worker ${LATENCY_MS} ms`);
     for (let run = 1; run <= ctx.runs; run++) {
-      project.push(await projectWorkerRun(ctx, sandbox, LATENCY_DEALS, `WL${run}`));
-      bare.push(await baselineWorkerRun(ctx, sandbox, LATENCY_DEALS, `WLB${run}`));
+      project.push(await projectWorkerRun(ctx, sandbox, deals, `WL${run}`));
+      bare.push(await baselineWorkerRun(ctx, sandbox, deals, `WLB${run}`));
       progress(
         `worker ${LATENCY_MS} ms run ${run}/${ctx.runs}: createDealWorker ${perSecond(project.at(-1)!)}; bare Worker + undici ${perSecond(bare.at(-1)!)}; of ${theoretical} theoretical`,
       );
@@ -283,7 +289,7 @@ export async function latencyFigure(ctx: BenchContext): Promise<Figure[]> {
     project.map(() => theoretical),
     'deals/s',
     0.95,
-    `${LATENCY_DEALS} deals a run, sandbox latency ${LATENCY_MS} ms per call, concurrency ${CONCURRENCY}; baseline = ${CONCURRENCY} / (2 × ${LATENCY_MS / 1000} s); the bare worker's own ratio on this machine is in details (bareWorkerRatio)`,
+    `${deals} deals a run, sandbox latency ${LATENCY_MS} ms per call, concurrency ${CONCURRENCY}; baseline = ${CONCURRENCY} / (2 × ${LATENCY_MS / 1000} s); the bare worker's own ratio on this machine is in details (bareWorkerRatio)`,
   );
   return [
     {
