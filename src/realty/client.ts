@@ -12,6 +12,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { ApiHttpError, ApiNetworkError, ApiResponseError } from '../errors.js';
+import { fastNewsPage } from './fast-news.js';
 import { fixedSession, type Session, type SessionProvider } from './session.js';
 import {
   apiErrorBodySchema,
@@ -274,7 +275,7 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
         after === undefined ? NEWS_PATH : `${NEWS_PATH}?after=${encodeURIComponent(after)}`,
         'news',
       );
-      return checked(newsPageSchema, json, 'news', status);
+      return fastNewsPage(json) ?? checked(newsPageSchema, json, 'news', status);
     },
     getDocflow(docflowId) {
       return docflowCall('GET', docflowId, 'docflow');
