@@ -32,9 +32,13 @@ local now = now_ms()
 redis.call('HSET', KEYS[1], 'since', now, 'cursor', ARGV[1], 'coveredAt', now)
 return 1`);
 
-/** KEYS: feed (it routes the call to the node that keeps the feed). */
-const TIME = luaScript(`${LEDGER_LUA}
-return tostring(now_ms())`);
+/**
+ * KEYS: feed (it routes the call to the node that keeps the feed). Where a read begins, in
+ * one round trip: the cursor (false without one), Redis' clock (ms) and the largest page seen.
+ */
+const BEGIN = luaScript(`${LEDGER_LUA}
+local v = redis.call('HMGET', KEYS[1], 'cursor', 'pageMax')
+return {v[1], tostring(now_ms()), tonumber(v[2] or '0')}`);
 
 /**
  * KEYS: feed, lock, docflow states. ARGV: lock token, the cursor read after, the new cursor,
@@ -55,22 +59,26 @@ if redis.call('GET', KEYS[2]) ~= ARGV[1] then return {'lost'} end
 if redis.call('HGET', KEYS[1], 'cursor') ~= ARGV[2] then return {'moved'} end
 local resolved, unknown, conflicts, followed = 0, 0, {}, 0
 local optional = {'req', 'uin', 'amt', 'payer', 'rerr', 'files'}
--- The docflow's state as this item shows it; the gauge's counts move with it.
+-- The gauge's moves, summed per state and written once at the end (a page moves a few states).
+local gauge = {}
+-- The docflow's state as this item shows it: one HSET of what it has, one HDEL of what it has not.
 local function follow(dkey, rid, state, date, i)
   local v = redis.call('HMGET', dkey, 'st', 'req', 'reqAt')
   local old, old_req = v[1] or nil, v[2] or nil
   if old ~= state then
-    if old then redis.call('HINCRBY', KEYS[3], old, -1) end
-    redis.call('HINCRBY', KEYS[3], state, 1)
+    if old then gauge[old] = (gauge[old] or 0) - 1 end
+    gauge[state] = (gauge[state] or 0) + 1
   end
-  redis.call('HSET', dkey, 'st', state, 'at', date, 'rid', rid)
+  local set, del = {'st', state, 'at', date, 'rid', rid}, {}
   for k = 1, #optional do
     local value = ARGV[i + 3 + k]
-    if value == '' then redis.call('HDEL', dkey, optional[k]) else redis.call('HSET', dkey, optional[k], value) end
+    if value == '' then del[#del + 1] = optional[k] else set[#set + 1] = optional[k]; set[#set + 1] = value end
   end
   local req = ARGV[i + 4]
-  if req == '' then redis.call('HDEL', dkey, 'reqAt')
-  elseif req ~= old_req or not v[3] then redis.call('HSET', dkey, 'reqAt', date) end
+  if req == '' then del[#del + 1] = 'reqAt'
+  elseif req ~= old_req or not v[3] then set[#set + 1] = 'reqAt'; set[#set + 1] = date end
+  redis.call('HSET', dkey, unpack(set))
+  if #del > 0 then redis.call('HDEL', dkey, unpack(del)) end
   redis.call('PEXPIRE', dkey, ARGV[6])
   followed = followed + 1
 end
@@ -127,6 +135,9 @@ for i = 7, #ARGV, ${ITEM_ARGS} do
   end
   if ours then follow(dkey, rid, state, date, i) end
 end
+for state, moved in pairs(gauge) do
+  if moved ~= 0 then redis.call('HINCRBY', KEYS[3], state, moved) end
+end
 redis.call('HSET', KEYS[1], 'cursor', ARGV[3])
 local items = (#ARGV - 6) / ${ITEM_ARGS}
 local page_max = tonumber(redis.call('HGET', KEYS[1], 'pageMax') or '0')
@@ -142,7 +153,7 @@ if items > 0 then
   redis.call('HINCRBY', KEYS[1], 'conflicts', #conflicts)
   redis.call('HINCRBY', KEYS[1], 'followed', followed)
 end
-return {'ok', resolved, unknown, conflicts, complete and 1 or 0}`);
+return {'ok', resolved, unknown, conflicts, complete and 1 or 0, tostring(now_ms())}`);
 
 /**
  * Takes the feed's cursor (the feed from now) unless the deployment has one: before any
@@ -154,9 +165,19 @@ export async function ensureFeed(redis: Redis, keys: Keys, client: RealtyClient)
   await INIT.run(redis, [keys.feed], [page.lastToken]);
 }
 
-/** Redis' clock, in ms. */
-export async function feedTime(redis: Redis, keys: Keys): Promise<number> {
-  return Number(await TIME.run(redis, [keys.feed], []));
+export interface ReadStart {
+  /** The token to read after; undefined before the feed has a cursor (ensureFeed). */
+  cursor: string | undefined;
+  /** Redis' clock (ms) as the read begins. */
+  now: number;
+  /** The largest page the feed ever gave (items). */
+  pageMax: number;
+}
+
+/** The cursor, Redis' clock and the largest page seen, in one call. */
+export async function beginRead(redis: Redis, keys: Keys): Promise<ReadStart> {
+  const [cursor, now, pageMax] = (await BEGIN.run(redis, [keys.feed], [])) as [string | null, string, number];
+  return { cursor: cursor ?? undefined, now: Number(now), pageMax: Number(pageMax) };
 }
 
 export type StoreResult =
@@ -165,11 +186,25 @@ export type StoreResult =
   /** `complete`: the page held all the feed had (the feed is known up to the read's time). */
   | { kind: 'stored'; resolved: number; unknown: number; conflicts: string[]; complete: boolean };
 
-export async function storePage(
-  redis: Redis,
-  keys: Keys,
-  page: { lockToken: string; after: string; lastToken: string; readAt: number; items: readonly NewsItem[]; ledgerMs: number },
-): Promise<StoreResult> {
+export interface PageToStore {
+  lockToken: string;
+  after: string;
+  lastToken: string;
+  readAt: number;
+  items: readonly NewsItem[];
+  ledgerMs: number;
+}
+
+export async function storePage(redis: Redis, keys: Keys, page: PageToStore): Promise<StoreResult> {
+  return (await storeRead(redis, keys, page)).result;
+}
+
+/**
+ * storePage, and Redis' clock (ms) when the page was stored (undefined when it was not): a
+ * time before any read that begins after this call returns, so the next read needs no
+ * clock of its own.
+ */
+export async function storeRead(redis: Redis, keys: Keys, page: PageToStore): Promise<{ result: StoreResult; now?: number }> {
   const args: Array<string | number> = [page.lockToken, page.after, page.lastToken, page.readAt, keys.bullPrefix, page.ledgerMs];
   for (const item of page.items) {
     const status = statusOfItem(item.docflow, item.date);
@@ -186,15 +221,16 @@ export async function storePage(
       status.resultFiles ?? '',
     );
   }
-  const [kind, resolved, unknown, conflicts, complete] = (await STORE.run(redis, [keys.feed, keys.feedLock, keys.docflowStates], args)) as [
-    string,
-    number,
-    number,
-    string[],
-    number,
-  ];
-  if (kind === 'lost' || kind === 'moved') return { kind };
-  return { kind: 'stored', resolved: Number(resolved), unknown: Number(unknown), conflicts: conflicts ?? [], complete: complete === 1 };
+  const [kind, resolved, unknown, conflicts, complete, now] = (await STORE.run(
+    redis,
+    [keys.feed, keys.feedLock, keys.docflowStates],
+    args,
+  )) as [string, number, number, string[], number, string];
+  if (kind === 'lost' || kind === 'moved') return { result: { kind } };
+  return {
+    result: { kind: 'stored', resolved: Number(resolved), unknown: Number(unknown), conflicts: conflicts ?? [], complete: complete === 1 },
+    now: Number(now),
+  };
 }
 
 export interface FeedState {

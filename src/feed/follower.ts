@@ -13,7 +13,8 @@ import type { Logger } from '../logger.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import type { RealtyClient } from '../realty/client.js';
-import { ensureFeed, feedTime, storePage } from './feed-store.js';
+import type { NewsPage } from '../realty/types.js';
+import { beginRead, ensureFeed, storeRead } from './feed-store.js';
 
 export interface FollowerOptions {
   redis: Redis;
@@ -79,40 +80,70 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
   );
   renewal.unref();
 
+  /**
+   * A page read ahead: asked for while the one before it is stored, when that one was full
+   * (the feed may hold more). `after` is the token it was read after; `readAt`, Redis' clock
+   * before the read began (the last one known then: a little early is safe, it only makes
+   * `coveredAt` claim less).
+   */
+  let ahead: { after: string; readAt: number; page: Promise<NewsPage> } | undefined;
+  /** The largest page seen (items): a page this large may have been cut short. */
+  let largest = 0;
+  /** Redis' clock (ms) in the last answer that gave it: earlier than any read started after. */
+  let clock = 0;
+
+  const readAfter = (after: string, readAt: number) => {
+    const page = client.news(after);
+    // Read ahead and maybe dropped (the store before it failed): its failure is not unhandled.
+    page.catch(() => undefined);
+    return { after, readAt, page };
+  };
+
   /** One page: true when the feed may hold more at once (a full page), false when it had no more. */
   const step = async (): Promise<boolean> => {
-    const cursor = await redis.hget(keys.feed, 'cursor');
-    if (cursor === null) {
-      await ensureFeed(redis, keys, client);
-      return true;
+    let read = ahead;
+    ahead = undefined;
+    if (read === undefined) {
+      // The cursor and the clock, taken before the read: everything the feed held at this
+      // moment is in the answer.
+      const start = await beginRead(redis, keys);
+      if (start.cursor === undefined) {
+        await ensureFeed(redis, keys, client);
+        return true;
+      }
+      largest = Math.max(largest, start.pageMax);
+      clock = start.now;
+      read = readAfter(start.cursor, start.now);
     }
-    // Taken before the read: everything the feed held at this moment is in the answer.
-    const readAt = await feedTime(redis, keys);
-    const page = await client.news(cursor);
-    const stored = await storePage(redis, keys, {
+    const page = await read.page;
+    // A full page: the next is read while this one is stored. The store checks that the
+    // cursor is still this page's `after`, so a page is stored only after the one before it.
+    const full = page.news.length > 0 && page.news.length >= largest;
+    largest = Math.max(largest, page.news.length);
+    const next = full && !stopped ? readAfter(page.lastToken, clock) : undefined;
+    const { result: stored, now } = await storeRead(redis, keys, {
       lockToken: token,
-      after: cursor,
+      after: read.after,
       lastToken: page.lastToken,
-      readAt,
+      readAt: read.readAt,
       items: page.news,
       ledgerMs: options.ledgerMs,
     });
+    if (now !== undefined) clock = now;
     if (stored.kind === 'lost') {
       setHolding(false);
       return false;
     }
+    // Moved: another follower stored this page; the next read starts from Redis' cursor.
     if (stored.kind === 'moved') return true;
-    if (stored.kind === 'stored') {
-      if (stored.resolved > 0) log.info({ resolved: stored.resolved }, 'lost answers found in the news feed');
-      for (const conflict of stored.conflicts) {
-        const [requestId, first, second] = conflict.split(' ');
-        log.error(
-          { requestId, docflowIds: [first, second] },
-          'the gateway holds two docflows for one requestId; the ledger keeps the first',
-        );
-      }
+    ahead = next;
+    if (stored.resolved > 0) log.info({ resolved: stored.resolved }, 'lost answers found in the news feed');
+    for (const conflict of stored.conflicts) {
+      const [requestId, first, second] = conflict.split(' ');
+      log.error({ requestId, docflowIds: [first, second] }, 'the gateway holds two docflows for one requestId; the ledger keeps the first');
     }
-    return !stored.complete;
+    // A page read ahead is stored at once, whatever this one's completeness.
+    return ahead !== undefined || !stored.complete;
   };
 
   const loop = async (): Promise<void> => {
@@ -120,6 +151,7 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
     while (!stopped) {
       try {
         if (!holding) {
+          ahead = undefined;
           const taken = (await redis.set(keys.feedLock, token, 'PX', lockMs, 'NX')) === 'OK';
           setHolding(taken);
           if (!taken) {
