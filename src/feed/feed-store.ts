@@ -61,9 +61,11 @@ local resolved, unknown, conflicts, followed = 0, 0, {}, 0
 local optional = {'req', 'uin', 'amt', 'payer', 'rerr', 'files'}
 -- The gauge's moves, summed per state and written once at the end (a page moves a few states).
 local gauge = {}
--- The docflow's state as this item shows it: one HSET of what it has, one HDEL of what it has not.
-local function follow(dkey, rid, state, date, i)
-  local v = redis.call('HMGET', dkey, 'st', 'req', 'reqAt')
+-- Where each optional field is in HELD's answer.
+local held = {2, 4, 5, 6, 7, 8}
+-- The docflow's state as this item shows it (v: its hash's HELD fields): one HSET of what the
+-- item has, and an HDEL only of fields the hash holds that the item has not.
+local function follow(dkey, rid, state, date, i, v)
   local old, old_req = v[1] or nil, v[2] or nil
   if old ~= state then
     if old then gauge[old] = (gauge[old] or 0) - 1 end
@@ -72,10 +74,12 @@ local function follow(dkey, rid, state, date, i)
   local set, del = {'st', state, 'at', date, 'rid', rid}, {}
   for k = 1, #optional do
     local value = ARGV[i + 3 + k]
-    if value == '' then del[#del + 1] = optional[k] else set[#set + 1] = optional[k]; set[#set + 1] = value end
+    if value ~= '' then set[#set + 1] = optional[k]; set[#set + 1] = value
+    elseif v[held[k]] then del[#del + 1] = optional[k] end
   end
   local req = ARGV[i + 4]
-  if req == '' then del[#del + 1] = 'reqAt'
+  if req == '' then
+    if v[3] then del[#del + 1] = 'reqAt' end
   elseif req ~= old_req or not v[3] then set[#set + 1] = 'reqAt'; set[#set + 1] = date end
   redis.call('HSET', dkey, unpack(set))
   if #del > 0 then redis.call('HDEL', dkey, unpack(del)) end
@@ -86,7 +90,9 @@ for i = 7, #ARGV, ${ITEM_ARGS} do
   local rid, docflow_id, state, date = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local dkey = ARGV[5] .. ':docflow:' .. docflow_id
   -- Followed already (its creation's item was stored, or its answer came): a state change.
-  local ours = redis.call('EXISTS', dkey) == 1
+  -- Only this script writes the hash, always with its state: 'st' says it exists.
+  local dv = redis.call('HMGET', dkey, 'st', 'req', 'reqAt', 'uin', 'amt', 'payer', 'rerr', 'files')
+  local ours = dv[1] ~= false
   local bank, n, deal_id = string.match(rid, '^(%d+):(%d+):(.+)$')
   local e = {}
   local key
@@ -133,7 +139,7 @@ for i = 7, #ARGV, ${ITEM_ARGS} do
     end
     ours = true
   end
-  if ours then follow(dkey, rid, state, date, i) end
+  if ours then follow(dkey, rid, state, date, i, dv) end
 end
 for state, moved in pairs(gauge) do
   if moved ~= 0 then redis.call('HINCRBY', KEYS[3], state, moved) end
