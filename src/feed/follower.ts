@@ -99,11 +99,45 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
     return { after, readAt, page };
   };
 
+  type Stored = Awaited<ReturnType<typeof storeRead>>;
+  /**
+   * The store of the page before, sent and not answered yet: pages read ahead are stored
+   * back to back on the one connection, each script run after the one before it. A store
+   * sent after one that was refused finds the cursor where it was, and is refused too.
+   */
+  let storing: Promise<Stored> | undefined;
+
+  /** A store's answer: 'stop' when it was refused (lost lock or moved cursor), else whether the feed was all read. */
+  const settle = async (pending: Promise<Stored>): Promise<'stop' | 'complete' | 'more'> => {
+    const { result: stored, now } = await pending;
+    if (now !== undefined) clock = now;
+    if (stored.kind === 'lost') {
+      setHolding(false);
+      return 'stop';
+    }
+    // Moved: another follower stored this page; the next read starts from Redis' cursor.
+    if (stored.kind === 'moved') return 'stop';
+    if (stored.resolved > 0) log.info({ resolved: stored.resolved }, 'lost answers found in the news feed');
+    for (const conflict of stored.conflicts) {
+      const [requestId, first, second] = conflict.split(' ');
+      log.error({ requestId, docflowIds: [first, second] }, 'the gateway holds two docflows for one requestId; the ledger keeps the first');
+    }
+    return stored.complete ? 'complete' : 'more';
+  };
+
+  /** Waits for the store in flight, if any: before a fresh start, a sleep, or on a failure. */
+  const drain = async (): Promise<'stop' | 'complete' | 'more' | undefined> => {
+    const pending = storing;
+    storing = undefined;
+    return pending && settle(pending);
+  };
+
   /** One page: true when the feed may hold more at once (a full page), false when it had no more. */
   const step = async (): Promise<boolean> => {
     let read = ahead;
     ahead = undefined;
     if (read === undefined) {
+      await drain();
       // The cursor and the clock, taken before the read: everything the feed held at this
       // moment is in the answer.
       const start = await beginRead(redis, keys);
@@ -115,13 +149,19 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
       clock = start.now;
       read = readAfter(start.cursor, start.now);
     }
-    const page = await read.page;
+    let page: NewsPage;
+    try {
+      page = await read.page;
+    } catch (err) {
+      await drain().catch(() => undefined);
+      throw err;
+    }
     // A full page: the next is read while this one is stored. The store checks that the
     // cursor is still this page's `after`, so a page is stored only after the one before it.
     const full = page.news.length > 0 && page.news.length >= largest;
     largest = Math.max(largest, page.news.length);
     const next = full && !stopped ? readAfter(page.lastToken, clock) : undefined;
-    const { result: stored, now } = await storeRead(redis, keys, {
+    const mine = storeRead(redis, keys, {
       lockToken: token,
       after: read.after,
       lastToken: page.lastToken,
@@ -129,21 +169,24 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
       items: page.news,
       ledgerMs: options.ledgerMs,
     });
-    if (now !== undefined) clock = now;
-    if (stored.kind === 'lost') {
-      setHolding(false);
-      return false;
+    // Answered in a later step, or dropped with a failure here: never unhandled.
+    mine.catch(() => undefined);
+    let before: 'stop' | 'complete' | 'more' | undefined;
+    try {
+      before = await drain();
+    } catch (err) {
+      await settle(mine).catch(() => undefined);
+      throw err;
     }
-    // Moved: another follower stored this page; the next read starts from Redis' cursor.
-    if (stored.kind === 'moved') return true;
+    if (before === 'stop' || next === undefined) {
+      // The page before was refused (this one is then refused too, unless the cursor came
+      // to its `after` meanwhile), or nothing is read ahead: this page's answer now.
+      const outcome = await settle(mine);
+      if (outcome === 'stop' || before === 'stop') return holding;
+      if (next === undefined) return outcome === 'more';
+    } else storing = mine;
     ahead = next;
-    if (stored.resolved > 0) log.info({ resolved: stored.resolved }, 'lost answers found in the news feed');
-    for (const conflict of stored.conflicts) {
-      const [requestId, first, second] = conflict.split(' ');
-      log.error({ requestId, docflowIds: [first, second] }, 'the gateway holds two docflows for one requestId; the ledger keeps the first');
-    }
-    // A page read ahead is stored at once, whatever this one's completeness.
-    return ahead !== undefined || !stored.complete;
+    return true;
   };
 
   const loop = async (): Promise<void> => {
@@ -152,6 +195,7 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
       try {
         if (!holding) {
           ahead = undefined;
+          storing = undefined;
           const taken = (await redis.set(keys.feedLock, token, 'PX', lockMs, 'NX')) === 'OK';
           setHolding(taken);
           if (!taken) {
