@@ -22,8 +22,8 @@ import type { NewsItem } from '../realty/types.js';
 import { LEDGER_LUA } from '../ledger/lua.js';
 import { statusOfItem } from './item-status.js';
 
-/** Arguments per news item in STORE. */
-const ITEM_ARGS = 10;
+/** Fields per news item in STORE's packed items. */
+const ITEM_FIELDS = 10;
 
 /** KEYS: feed. ARGV: the feed's newest token. Takes the cursor unless there is one. */
 const INIT = luaScript(`${LEDGER_LUA}
@@ -42,7 +42,8 @@ return {v[1], tostring(now_ms()), tonumber(v[2] or '0')}`);
 
 /**
  * KEYS: feed, lock, docflow states. ARGV: lock token, the cursor read after, the new cursor,
- * the time the read began, the key tag, ledger ms, then per item (ITEM_ARGS): requestId,
+ * the time the read began, the key tag, ledger ms, the number of items, then the items packed
+ * in one argument (`pack`: each field as `<bytes>:<value>`), per item (ITEM_FIELDS): requestId,
  * docflowId, state, date, requirement, payment uin, payment amount, payer (masked),
  * registry error (masked), result files.
  * Stored only while the lock is this follower's and the cursor has not moved: a follower
@@ -65,7 +66,7 @@ local gauge = {}
 local held = {2, 4, 5, 6, 7, 8}
 -- The docflow's state as this item shows it (v: its hash's HELD fields): one HSET of what the
 -- item has, and an HDEL only of fields the hash holds that the item has not.
-local function follow(dkey, rid, state, date, i, v)
+local function follow(dkey, rid, state, date, f, v)
   local old, old_req = v[1] or nil, v[2] or nil
   if old ~= state then
     if old then gauge[old] = (gauge[old] or 0) - 1 end
@@ -73,11 +74,11 @@ local function follow(dkey, rid, state, date, i, v)
   end
   local set, del = {'st', state, 'at', date, 'rid', rid}, {}
   for k = 1, #optional do
-    local value = ARGV[i + 3 + k]
+    local value = f[4 + k]
     if value ~= '' then set[#set + 1] = optional[k]; set[#set + 1] = value
     elseif v[held[k]] then del[#del + 1] = optional[k] end
   end
-  local req = ARGV[i + 4]
+  local req = f[5]
   if req == '' then
     if v[3] then del[#del + 1] = 'reqAt' end
   elseif req ~= old_req or not v[3] then set[#set + 1] = 'reqAt'; set[#set + 1] = date end
@@ -86,8 +87,19 @@ local function follow(dkey, rid, state, date, i, v)
   redis.call('PEXPIRE', dkey, ARGV[6])
   followed = followed + 1
 end
-for i = 7, #ARGV, ${ITEM_ARGS} do
-  local rid, docflow_id, state, date = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+local data, pos = ARGV[8], 1
+-- The next field of the packed items: its length in bytes, a colon, the value.
+local function field()
+  local colon = string.find(data, ':', pos, true)
+  local len = tonumber(string.sub(data, pos, colon - 1))
+  pos = colon + len + 1
+  return string.sub(data, colon + 1, colon + len)
+end
+local items = tonumber(ARGV[7])
+for _ = 1, items do
+  local f = {}
+  for k = 1, ${ITEM_FIELDS} do f[k] = field() end
+  local rid, docflow_id, state, date = f[1], f[2], f[3], f[4]
   local dkey = ARGV[5] .. ':docflow:' .. docflow_id
   -- Followed already (its creation's item was stored, or its answer came): a state change.
   -- Only this script writes the hash, always with its state: 'st' says it exists.
@@ -139,13 +151,12 @@ for i = 7, #ARGV, ${ITEM_ARGS} do
     end
     ours = true
   end
-  if ours then follow(dkey, rid, state, date, i, dv) end
+  if ours then follow(dkey, rid, state, date, f, dv) end
 end
 for state, moved in pairs(gauge) do
   if moved ~= 0 then redis.call('HINCRBY', KEYS[3], state, moved) end
 end
 redis.call('HSET', KEYS[1], 'cursor', ARGV[3])
-local items = (#ARGV - 6) / ${ITEM_ARGS}
 local page_max = tonumber(redis.call('HGET', KEYS[1], 'pageMax') or '0')
 local complete = items == 0 or items < page_max
 if complete and tonumber(ARGV[4]) > tonumber(redis.call('HGET', KEYS[1], 'coveredAt') or '0') then
@@ -201,6 +212,17 @@ export interface PageToStore {
   ledgerMs: number;
 }
 
+/**
+ * An item's fields in one string, each as `<bytes>:<value>` (UTF-8 bytes, as the string goes
+ * to Redis): any character may be in a value. One argument a page instead of ten an item:
+ * ioredis spent about 0.4 ms of CPU a 100-item page encoding 1,000 arguments, 0.02 one.
+ */
+function pack(fields: readonly string[]): string {
+  let out = '';
+  for (const value of fields) out += `${Buffer.byteLength(value)}:${value}`;
+  return out;
+}
+
 export async function storePage(redis: Redis, keys: Keys, page: PageToStore): Promise<StoreResult> {
   return (await storeRead(redis, keys, page)).result;
 }
@@ -211,10 +233,10 @@ export async function storePage(redis: Redis, keys: Keys, page: PageToStore): Pr
  * clock of its own.
  */
 export async function storeRead(redis: Redis, keys: Keys, page: PageToStore): Promise<{ result: StoreResult; now?: number }> {
-  const args: Array<string | number> = [page.lockToken, page.after, page.lastToken, page.readAt, keys.bullPrefix, page.ledgerMs];
+  let packed = '';
   for (const item of page.items) {
     const status = statusOfItem(item.docflow, item.date);
-    args.push(
+    packed += pack([
       item.docflow.requestId ?? '',
       item.docflow.docflowId,
       item.docflow.state,
@@ -224,9 +246,10 @@ export async function storeRead(redis: Redis, keys: Keys, page: PageToStore): Pr
       status.paymentAmount ?? '',
       status.payer ?? '',
       status.registryError ?? '',
-      status.resultFiles ?? '',
-    );
+      status.resultFiles === undefined ? '' : String(status.resultFiles),
+    ]);
   }
+  const args = [page.lockToken, page.after, page.lastToken, page.readAt, keys.bullPrefix, page.ledgerMs, page.items.length, packed];
   const [kind, resolved, unknown, conflicts, complete, now] = (await STORE.run(
     redis,
     [keys.feed, keys.feedLock, keys.docflowStates],
