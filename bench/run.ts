@@ -22,10 +22,11 @@ import { elapsed, HOST_LOOP_REFERENCE_MS, hostLoopMs, printTable, progress, writ
 import { load1mFigure } from './load-1m.js';
 import { rateLimitFigures } from './rate-limit.js';
 import { startBenchRedis } from './redis.js';
+import { memoryFigures } from './redis-memory.js';
 import { latencyFigure, overheadFigure } from './workers.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const GROUPS = ['loader', 'jsonl', 'enqueue', 'worker', 'latency', 'rate', 'load-1m'] as const;
+const GROUPS = ['loader', 'jsonl', 'enqueue', 'worker', 'latency', 'rate', 'load-1m', 'memory'] as const;
 /** The table's order: issue 10's. */
 const ORDER = [
   'loader-csv-ratio',
@@ -38,6 +39,7 @@ const ORDER = [
   'rate-limit-max-one-second',
   'load-1m-peak-rss-mb',
   'redis-bytes-per-waiting-job',
+  'redis-bytes-per-finished-row',
 ];
 type Group = (typeof GROUPS)[number];
 
@@ -98,6 +100,7 @@ async function main(): Promise<void> {
       latency: () => latencyFigure(ctx),
       rate: () => rateLimitFigures(ctx),
       'load-1m': () => load1mFigure(ctx),
+      memory: () => memoryFigures(ctx, rows),
     };
     for (const group of only) {
       progress(`-- ${group}`);
