@@ -31,18 +31,16 @@ export function dealJobId(batch: string, dealId: string): string {
 
 /** A safety net far above the worker's own retry budget (`--attempts`), which decides. */
 export const JOB_ATTEMPTS_CEILING = 1000;
-const DAY_SECONDS = 24 * 3600;
 
 /**
- * The options of every deal job. The worker's `--attempts` decides retries; BullMQ's
- * attempts are only a ceiling. Finished jobs keep no personal data (the processor
- * strips it), so they may stay for the dashboard a while.
+ * The options of every deal job, stored with each job (as JSON in its hash: kept short,
+ * it is paid per waiting row). The worker's `--attempts` decides retries; BullMQ's
+ * attempts are only a ceiling. How long finished jobs stay is the worker's to say
+ * (`DEAL_JOBS_KEPT`), not the job's.
  */
 export function dealJobOptions() {
   return {
     attempts: JOB_ATTEMPTS_CEILING,
     backoff: { type: 'realty' },
-    removeOnComplete: { age: 7 * DAY_SECONDS },
-    removeOnFail: { age: 30 * DAY_SECONDS },
   };
 }

@@ -68,6 +68,8 @@ export interface DealWorkerOptions {
   feedPollMs?: number;
   /** How long a ledger entry is kept after its last change (REALTY_LEDGER_DAYS). */
   ledgerMs?: number;
+  /** How many finished jobs BullMQ keeps (TUNABLES.keptJobs when undefined). */
+  keptJobs?: { completed: number; failed: number; failedMaxAgeMs: number };
   logger: Logger;
 }
 
@@ -230,6 +232,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     }),
   });
 
+  const kept = options.keptJobs ?? TUNABLES.keptJobs;
   const worker = new Worker<DealJobData, OutcomeRecord>(keys.queueName, processor, {
     connection,
     prefix: keys.bullPrefix,
@@ -238,6 +241,9 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     name: `${hostname()}:${process.pid}`,
     lockDuration: options.lockMs || TUNABLES.jobLockMs,
     stalledInterval: options.lockMs || TUNABLES.jobLockMs,
+    // Finished jobs do not outlive their outcomes (TUNABLES.keptJobs); BullMQ's age is in seconds.
+    removeOnComplete: { count: kept.completed },
+    removeOnFail: { count: kept.failed, age: Math.round(kept.failedMaxAgeMs / 1000) },
     // A job whose worker died is run again by another, with the same requestId: safe, so
     // BullMQ's default of one stall is far too few for a fleet that gets restarted. A job
     // that kills its worker five times is failed (and `retry` can send it again).
