@@ -6,7 +6,7 @@ import { Job, type Queue } from 'bullmq';
 import { LOADER } from '../config.js';
 import { readSubmittedDeals } from '../ledger/ledger.js';
 import { openQueue } from '../queue/deal-queue.js';
-import { DEAL_JOB, dealJobId, dealJobOptions, type DealJobData } from '../queue/job-data.js';
+import { DEAL_JOB, dealJobId, dealJobOptions, storedJobData, type DealJobData } from '../queue/job-data.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { createBatchStore } from './batch-store.js';
@@ -27,7 +27,7 @@ export function createRedisJobStore(redis: Redis, keys: Keys, queue: Queue<DealJ
   const jobKey = `${keys.bullPrefix}:${keys.queueName}:`;
   const jobOptions = dealJobOptions();
   const bulk = (ids: readonly string[], jobs: readonly DealJobData[]) =>
-    jobs.map((data, i) => ({ name: DEAL_JOB, data, opts: { ...jobOptions, jobId: ids[i]! } }));
+    jobs.map((data, i) => ({ name: DEAL_JOB, data: storedJobData(data), opts: { ...jobOptions, jobId: ids[i]! } }));
 
   /** One chunk in one round trip (see JobStore.write). */
   const writeChunk = async (batch: string, jobs: readonly DealJobData[], outcomes: readonly OutcomeRecord[]): Promise<boolean[]> => {

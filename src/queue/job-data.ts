@@ -1,4 +1,5 @@
 import type { Deal } from '../input/deal.js';
+import { packDeal, unpackDeal, type PackedDeal } from './deal-pack.js';
 
 /** The one job kind: submit one deal of one batch. */
 export const DEAL_JOB = 'deal';
@@ -8,8 +9,13 @@ export interface DealJobData {
   /** The record's 1-based position in the input. */
   row: number;
   dealId: string;
-  /** The deal; removed from Redis once the row has its outcome (it holds personal data). */
+  /**
+   * The deal, in memory and in jobs enqueued by earlier versions; removed from Redis once the
+   * row has its outcome (it holds personal data). Jobs are written with `d` instead (`storedJobData`).
+   */
   deal?: Deal;
+  /** The deal as a job keeps it in Redis: short keys (src/queue/deal-pack.ts). Removed with the outcome, as `deal`. */
+  d?: PackedDeal;
   /** Send even when the ledger says the deal was submitted before (`--resubmit`). */
   resubmit?: boolean;
   /** Times the job waited for an open circuit breaker without spending a try. */
@@ -21,6 +27,24 @@ export interface DealJobData {
    * this once the news feed has shown that it made none, or with its docflow if it did.
    */
   exhausted?: { outcome: 'failed' | 'unavailable'; errorCode?: string; errorMessage: string; httpStatus?: number };
+}
+
+/** The data as a job is written to Redis: its deal packed (short keys), everything else as it is. */
+export function storedJobData(data: DealJobData): DealJobData {
+  if (!data.deal) return data;
+  const { deal, ...rest } = data;
+  return { ...rest, d: packDeal(deal) };
+}
+
+/** The job's deal, packed or not; undefined once its row has its outcome. */
+export function dealOf(data: DealJobData): Deal | undefined {
+  return data.deal ?? (data.d ? unpackDeal(data.d, data.dealId) : undefined);
+}
+
+/** The job's data without its deal, packed or not: what a finished job keeps. */
+export function withoutDeal(data: DealJobData): DealJobData {
+  const { deal: _deal, d: _d, ...rest } = data;
+  return rest;
 }
 
 /** Stable per (batch, deal): the same file loaded twice into one batch adds no second job. */

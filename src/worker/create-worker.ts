@@ -20,7 +20,7 @@ import { updateLockedJobData } from '../queue/locked-update.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
 import { ERROR_CODES } from '../outcomes/error-codes.js';
 import { recordOutcome } from '../outcomes/record-outcome.js';
-import type { DealJobData } from '../queue/job-data.js';
+import { dealOf, type DealJobData } from '../queue/job-data.js';
 import type { Keys } from '../redis/keys.js';
 import { createRealtyClient } from '../realty/client.js';
 import { fixedSession, type SessionProvider } from '../realty/session.js';
@@ -271,6 +271,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   });
   const recordFailedJob = async (job: Job<DealJobData, OutcomeRecord>, err: Error): Promise<void> => {
     const { batch, row, dealId } = job.data;
+    const deal = dealOf(job.data);
     const stalled = /stalled more than allowable limit/.test(err.message);
     const profile = await batches.profile(batch);
     const bank = profile?.organization.inn;
@@ -303,10 +304,10 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
             bank,
             resubmit: job.data.resubmit === true,
             keepClaim: uncertain,
-            ...(job.data.deal && { property: propertyKeyOf(job.data.deal) }),
+            ...(deal && { property: propertyKeyOf(deal) }),
           }
         : undefined,
-      mask: (text) => maskPersonalData(text, job.data.deal, profile),
+      mask: (text) => maskPersonalData(text, deal, profile),
     });
   };
 
