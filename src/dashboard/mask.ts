@@ -56,7 +56,7 @@ export function maskJobData(data: unknown): unknown {
   const out: Json = {};
   for (const [key, value] of Object.entries(data)) {
     if (key === 'deal') out.deal = maskDeal(value);
-    // The deal as jobs keep it (short keys): shown as the deal, masked the same way.
+    // The deal as jobs keep it (packed, src/queue/deal-pack.ts): shown as the deal, masked the same way.
     else if (key === 'd' && Array.isArray(value))
       out.deal = maskDeal(unpackDeal(value, typeof data.dealId === 'string' ? data.dealId : ''));
     else out[key] = JOB_KEYS.has(key) ? value : MASK;

@@ -14,7 +14,7 @@ export interface DealJobData {
    * row has its outcome (it holds personal data). Jobs are written with `d` instead (`storedJobData`).
    */
   deal?: Deal;
-  /** The deal as a job keeps it in Redis: short keys (src/queue/deal-pack.ts). Removed with the outcome, as `deal`. */
+  /** The deal as a job keeps it in Redis: positional, without key names (src/queue/deal-pack.ts). Removed with the outcome, as `deal`. */
   d?: PackedDeal;
   /** Send even when the ledger says the deal was submitted before (`--resubmit`). */
   resubmit?: boolean;
@@ -29,7 +29,7 @@ export interface DealJobData {
   exhausted?: { outcome: 'failed' | 'unavailable'; errorCode?: string; errorMessage: string; httpStatus?: number };
 }
 
-/** The data as a job is written to Redis: its deal packed (short keys), everything else as it is. */
+/** The data as a job is written to Redis: its deal packed (positional, no key names), everything else as it is. */
 export function storedJobData(data: DealJobData): DealJobData {
   if (!data.deal) return data;
   const { deal, ...rest } = data;

@@ -15,7 +15,7 @@ export async function pauseDealQueue(redis: Redis, keys: Keys): Promise<void> {
 export async function waitingJobs(redis: Redis, keys: Keys, batch: string): Promise<DealJobData[]> {
   const queue = new Queue<DealJobData>(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
   try {
-    // As the worker reads them: the deal unpacked (jobs keep it with short keys, src/queue/deal-pack.ts).
+    // As the worker reads them: the deal unpacked (jobs keep it packed, src/queue/deal-pack.ts).
     return (await queue.getJobs(['wait'], 0, -1))
       .map((j) => {
         const deal = dealOf(j.data);
