@@ -169,7 +169,7 @@ export async function loaderFigures(ctx: BenchContext): Promise<Figure[]> {
       'redis-bytes-per-waiting-job',
       bytes,
       'bytes',
-      null,
+      1500,
       'lower',
       `used_memory of the bench's own redis-server after a load of ${csv.rows} rows minus before, over the rows: the job hash, its place in the wait list and its row-index entry`,
     ),

@@ -281,4 +281,17 @@ export const TUNABLES = Object.freeze({
   /** Writes of an outcome retried after a failed one (a passing Redis error), the first after this. */
   outcomeWriteRetries: 5,
   outcomeWriteRetryMs: 200,
+  /**
+   * What the deal worker keeps of finished jobs (BullMQ's worker options `removeOnComplete` and
+   * `removeOnFail`, for every job that names none itself). A finished job need not outlive its
+   * outcome: the outcome store keeps every row's (REALTY_RETENTION_DAYS), and `status`, `results`,
+   * `retry` and the dashboard's batches page read it, never a job. So only the last `completed`
+   * jobs stay, across all batches, for Bull Board's "completed" tab (about 1 KB each, personal
+   * data already stripped), instead of a week of them (about 1.3 KB a row: 1.8 GB for a week of
+   * 200,000-row nights). Failed jobs (BullMQ failed them by itself, stalled too often: their rows
+   * have their outcome, their data no personal data) stay for inspection, at most `failed` of
+   * them and `failedMaxAgeMs`. Jobs enqueued by an earlier version keep the 7 days they were given,
+   * but the count trims them with the rest as new jobs finish.
+   */
+  keptJobs: Object.freeze({ completed: 1000, failed: 10_000, failedMaxAgeMs: 30 * DAY }),
 });

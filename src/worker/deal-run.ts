@@ -10,7 +10,7 @@ import { propertyKeyOf, type PropertyKey } from '../input/property-key.js';
 import type { Logger } from '../logger.js';
 import { recordOutcome, type NewOutcome } from '../outcomes/record-outcome.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
-import type { DealJobData } from '../queue/job-data.js';
+import { dealOf, type DealJobData } from '../queue/job-data.js';
 import { LockLostError } from './job-boundary.js';
 import type { DealProcessorContext } from './processor-context.js';
 import { maskPersonalData } from './redact.js';
@@ -49,7 +49,8 @@ export class DealRun {
     readonly job: DealJob,
     readonly token: string | undefined,
   ) {
-    const { batch, row, dealId, deal } = job.data;
+    const { batch, row, dealId } = job.data;
+    const deal = dealOf(job.data);
     this.batch = batch;
     this.row = row;
     this.dealId = dealId;
