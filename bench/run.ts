@@ -34,6 +34,7 @@ const ORDER = [
   'enqueue-ratio',
   'worker-overhead-ratio',
   'worker-latency-ratio',
+  'worker-cpu-per-deal-ratio',
   'rate-limit-accuracy',
   'rate-limit-max-one-second',
   'load-1m-peak-rss-mb',

@@ -43,33 +43,52 @@ export interface Throughput {
   steady: number;
   /** Deals/s from the worker's creation to the last completion. */
   endToEnd: number;
+  /**
+   * µs of this process' CPU (process.cpuUsage(): user + system, every thread, GC included)
+   * per deal between the 10 % and the 90 % completion: the worker's own cost, the sandbox and
+   * Redis being other processes. Both workers run in this process, measured alike.
+   */
+  cpuUs: number;
 }
 
-/** Completion times (ms, performance.now()) → throughput. */
-function throughput(started: number, done: number[]): Throughput {
-  const n = done.length;
-  const lo = Math.floor(n * 0.1);
-  const hi = Math.floor(n * 0.9) - 1;
-  return { steady: (hi - lo) / ((done[hi]! - done[lo]!) / 1000), endToEnd: n / ((done[n - 1]! - started) / 1000) };
-}
+/** The completion that opens the steady window (10 %) and the one that closes it (90 %). */
+const windowOf = (n: number): { lo: number; hi: number } => ({ lo: Math.floor(n * 0.1), hi: Math.floor(n * 0.9) - 1 });
+
+const cpuNow = (): number => {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+};
 
 /** Counts `deals` completions from now: `count` for each, `finished` once all are in. */
 function completions(deals: number) {
   const started = performance.now();
   const done: number[] = [];
+  const { lo, hi } = windowOf(deals);
+  let cpuAtLo = 0;
+  let cpuAtHi = 0;
   let wrong = 0;
   let finish: () => void = () => undefined;
   const finished = new Promise<void>((resolve) => (finish = resolve));
   return {
     count(ok: boolean): void {
-      done.push(performance.now());
+      const i = done.push(performance.now()) - 1;
+      if (i === lo) cpuAtLo = cpuNow();
+      else if (i === hi) cpuAtHi = cpuNow();
       if (!ok) wrong++;
       if (done.length === deals) finish();
     },
     /** Resolves once every deal is in: the throughput and how many did not succeed. */
     async result(): Promise<{ throughput: Throughput; wrong: number }> {
       await finished;
-      return { throughput: throughput(started, done), wrong };
+      const n = done.length;
+      return {
+        throughput: {
+          steady: (hi - lo) / ((done[hi]! - done[lo]!) / 1000),
+          endToEnd: n / ((done[n - 1]! - started) / 1000),
+          cpuUs: (cpuAtHi - cpuAtLo) / (hi - lo),
+        },
+        wrong,
+      };
     },
   };
 }
@@ -220,7 +239,7 @@ async function warmUp(ctx: BenchContext, sandbox: SandboxProcess, deals: number,
 }
 
 const perSecond = (t: Throughput): string =>
-  `${Math.round(t.steady).toLocaleString('en-US')} deals/s (end to end ${Math.round(t.endToEnd).toLocaleString('en-US')})`;
+  `${Math.round(t.steady).toLocaleString('en-US')} deals/s (end to end ${Math.round(t.endToEnd).toLocaleString('en-US')}), ${Math.round(t.cpuUs)} µs CPU a deal`;
 
 /** worker-overhead-ratio: the project's worker over the bare one, at 0 ms. */
 export async function overheadFigure(ctx: BenchContext): Promise<Figure[]> {
@@ -250,7 +269,12 @@ export async function overheadFigure(ctx: BenchContext): Promise<Figure[]> {
   return [
     {
       ...figure,
-      details: { endToEndMeasured: project.map((t) => round(t.endToEnd)), endToEndBaseline: baseline.map((t) => round(t.endToEnd)) },
+      details: {
+        endToEndMeasured: project.map((t) => round(t.endToEnd)),
+        endToEndBaseline: baseline.map((t) => round(t.endToEnd)),
+        cpuUsPerDealMeasured: project.map((t) => round(t.cpuUs)),
+        cpuUsPerDealBaseline: baseline.map((t) => round(t.cpuUs)),
+      },
     },
   ];
 }
@@ -285,6 +309,14 @@ export async function latencyFigure(ctx: BenchContext): Promise<Figure[]> {
     0.95,
     `${LATENCY_DEALS} deals a run, sandbox latency ${LATENCY_MS} ms per call, concurrency ${CONCURRENCY}; baseline = ${CONCURRENCY} / (2 × ${LATENCY_MS / 1000} s); the bare worker's own ratio on this machine is in details (bareWorkerRatio)`,
   );
+  const cpu = ratioFigure(
+    'worker-cpu-per-deal-ratio',
+    project.map((t) => t.cpuUs),
+    bare.map((t) => t.cpuUs),
+    'µs/deal',
+    1.25,
+    `this process' CPU (process.cpuUsage(), user + system, GC threads included) per deal between the 10 % and 90 % completions of the ${LATENCY_MS} ms runs: createDealWorker over the bare BullMQ + undici worker, each in this process, the sandbox and Redis in their own`,
+  );
   return [
     {
       ...figure,
@@ -294,5 +326,6 @@ export async function latencyFigure(ctx: BenchContext): Promise<Figure[]> {
         bareWorkerRatio: round(median(bare.map((t) => t.steady / theoretical))),
       },
     },
+    { ...cpu, better: 'lower' },
   ];
 }
