@@ -12,6 +12,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { ApiHttpError, ApiNetworkError, ApiResponseError } from '../errors.js';
+import { fastDocflowResponse, fastSuggestResponse } from './fast-check.js';
 import { fixedSession, type Session, type SessionProvider } from './session.js';
 import {
   apiErrorBodySchema,
@@ -253,7 +254,7 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
   return {
     async suggest(query) {
       const { status, json } = await call('POST', SUGGEST_PATH, 'suggest', query);
-      return checked(suggestResponseSchema, json, 'suggest', status);
+      return fastSuggestResponse(json) ?? checked(suggestResponseSchema, json, 'suggest', status);
     },
     async createDocflow(docflowType, body, callOptions) {
       const { status, json } = await call(
@@ -266,7 +267,7 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
       if (status !== 200 && status !== 201) {
         throw new ApiResponseError('docflows', status, 'the contract allows only 200 and 201 for a created docflow');
       }
-      return { status, docflow: checked(docflowResponseSchema, json, 'docflows', status) };
+      return { status, docflow: fastDocflowResponse(json) ?? checked(docflowResponseSchema, json, 'docflows', status) };
     },
     async news(after) {
       const { status, json } = await call(
