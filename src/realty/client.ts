@@ -199,11 +199,15 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
           ? { method, headers: readHeaders, dispatcher, signal }
           : {
               method,
-              headers: {
-                ...headers,
-                ...(init.contentType !== undefined && { 'content-type': init.contentType }),
-                ...(init.contentLength !== undefined && { 'content-length': String(init.contentLength) }),
-              },
+              // A JSON body (every deal's two calls) takes the session's headers as they are: no copy a call.
+              headers:
+                init.contentType === undefined && init.contentLength === undefined
+                  ? headers
+                  : {
+                      ...headers,
+                      ...(init.contentType !== undefined && { 'content-type': init.contentType }),
+                      ...(init.contentLength !== undefined && { 'content-length': String(init.contentLength) }),
+                    },
               body,
               dispatcher,
               signal,
