@@ -283,6 +283,8 @@ export async function overheadFigure(ctx: BenchContext): Promise<Figure[]> {
  * worker-latency-ratio: the project's worker at 50 ms over 100 / (2 × 0.05 s). The bare
  * worker runs after each run too, not in the ratio: what BullMQ and undici alone reach
  * on this machine at that latency, the ceiling a reader compares the figure with.
+ * worker-cpu-per-deal-ratio: the CPU a deal of the same runs, the project's over the bare
+ * worker's (CPU, unlike a rate, moves little with what else the host runs).
  */
 export async function latencyFigure(ctx: BenchContext): Promise<Figure[]> {
   const sandbox = await startSandboxProcess(LATENCY_MS);
