@@ -284,7 +284,7 @@ export async function overheadFigure(ctx: BenchContext): Promise<Figure[]> {
  * worker runs after each run too, not in the ratio: what BullMQ and undici alone reach
  * on this machine at that latency, the ceiling a reader compares the figure with.
  * worker-cpu-per-deal-ratio: the CPU a deal of the same runs, the project's over the bare
- * worker's (CPU, unlike a rate, moves little with what else the host runs).
+ * worker's. (CPU a deal moves less than a rate with what else the host runs, but it still moves with the rate reached: fewer jobs a turn share each socket write and timer.)
  */
 export async function latencyFigure(ctx: BenchContext): Promise<Figure[]> {
   const sandbox = await startSandboxProcess(LATENCY_MS);
