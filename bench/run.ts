@@ -38,6 +38,7 @@ const ORDER = [
   'enqueue-ratio',
   'worker-overhead-ratio',
   'worker-latency-ratio',
+  'worker-cpu-per-deal-ratio',
   'rate-limit-accuracy',
   'rate-limit-max-one-second',
   'feed-items-ratio',

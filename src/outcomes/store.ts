@@ -108,6 +108,8 @@ const SUBMITTED_OUTCOMES = new Set(['queued', 'suspended']);
 export interface OutcomeStoreOptions {
   /** Send the scripts of one turn of the event loop together (a worker with many jobs at once). */
   batched?: boolean;
+  /** Runs the scripts (wins over `batched`): a worker's one batcher, shared with its ledger. */
+  run?: ScriptRunner;
   /** How long a ledger entry is kept after its last change. */
   ledgerMs?: number;
 }
@@ -139,7 +141,7 @@ function recordResult([kind, a, b, c, d, e, f, g]: string[]): RecordResult {
 export const DEFAULT_LEDGER_MS = DEFAULTS.ledgerDays * DAY;
 
 export function createOutcomeStore(redis: Redis, keys: Keys, options: OutcomeStoreOptions = {}): OutcomeStore {
-  const run: ScriptRunner = options.batched ? createScriptBatcher(redis) : (script, k, args) => script.run(redis, k, args);
+  const run: ScriptRunner = options.run ?? (options.batched ? createScriptBatcher(redis) : (script, k, args) => script.run(redis, k, args));
   const ledgerMs = options.ledgerMs ?? DEFAULT_LEDGER_MS;
   return {
     async record(batch, record, options = {}) {

@@ -169,12 +169,15 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   const storeConnection: Redis = connection instanceof Cluster ? connection.duplicate() : connection.duplicate();
   storeConnection.on('error', () => undefined);
   const ledgerMs = options.ledgerMs ?? DEFAULT_LEDGER_MS;
-  const outcomes = createOutcomeStore(storeConnection, keys, { batched: true, ledgerMs });
+  // One batcher for the claims and the outcomes: the scripts of one turn leave in one pipeline,
+  // one socket write, whichever store sent them (two batchers made two writes a turn).
+  const scripts = createScriptBatcher(storeConnection);
+  const outcomes = createOutcomeStore(storeConnection, keys, { run: scripts, ledgerMs });
   const ledger = createLedger(storeConnection, keys, {
     timeoutMs: options.timeoutMs,
     feedLagMs: options.feedLagMs ?? TUNABLES.feedLagMs,
     ledgerMs,
-    run: createScriptBatcher(storeConnection),
+    run: scripts,
   });
   // Every worker process offers to follow the feed; one at a time does (a lock in Redis).
   const follower: FeedFollower | undefined =

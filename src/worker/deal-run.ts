@@ -43,6 +43,8 @@ export class DealRun {
   /** What suggest found in this run: the claim checkpoints it. */
   found: string | undefined;
   private child: Logger | undefined;
+  private key: PropertyKey | undefined;
+  private keyOf: string | undefined;
 
   constructor(
     readonly ctx: DealProcessorContext,
@@ -78,12 +80,20 @@ export class DealRun {
     return (this.child ??= this.ctx.logger.child({ batch: this.batch, row: this.row, dealId: this.dealId, attempt: this.attempt }));
   }
 
-  /** The ledger's part of an outcome that speaks of the deal. */
-  /** The property the row is for: its cadastral number (the row's, or the one suggest found) and its address. */
+  /**
+   * The property the row is for: its cadastral number (the row's, or the one suggest found) and its
+   * address. Made once per cadastral number: the claim and the outcome each pass it on (its canonical
+   * address is a dozen regular expressions, its stored form a SHA-256: storedProperty keeps that per key).
+   */
   property(): PropertyKey {
-    return propertyKeyOf(this.deal ?? {}, this.cadastralNumber);
+    if (this.key === undefined || this.keyOf !== this.cadastralNumber) {
+      this.key = propertyKeyOf(this.deal ?? {}, this.cadastralNumber);
+      this.keyOf = this.cadastralNumber;
+    }
+    return this.key;
   }
 
+  /** The ledger's part of an outcome that speaks of the deal. */
   ledger(note?: LedgerNote): NonNullable<NewOutcome['ledger']> {
     return { bank: this.bank, resubmit: this.resubmit, property: this.property(), ...note };
   }
