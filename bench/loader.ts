@@ -161,7 +161,7 @@ export async function loaderFigures(ctx: BenchContext): Promise<Figure[]> {
       project,
       baseline,
       'rows/s',
-      0.7,
+      0.9,
       `${csv.rows} rows, ${round(csv.bytes / 1e6)} MB UTF-8 ','; baseline: csv-parse + bare addBulk in chunks of ${CHUNK}, each awaited, same jobIds and job options`,
     ),
     rawFigure('loader-csv-1251-rows-per-second', cp1251, 'rows/s', null, 'higher', `${csv1251.rows} rows, Windows-1251 ';' CRLF`),
