@@ -273,6 +273,14 @@ export const TUNABLES = Object.freeze({
   feedTimeoutMs: 30 * SECOND,
   /** How long past the feed lag a row waits for the feed before it ends ERR_UNCERTAIN (`--reconcile-timeout-ms`). */
   reconcileTimeoutMs: 15 * MINUTE,
+  /**
+   * A row the news feed just answered for is woken (its delayed job promoted). A job still
+   * running may be about to sleep on what it read before the page was stored: it is looked
+   * at again after `wakeRetryMs`, at most `wakeTries` times (5 s in all); past that it sleeps
+   * its wait out, as without a wake.
+   */
+  wakeRetryMs: 250,
+  wakeTries: 20,
   /** A job of a batch still loading looks again after this, doubled per look, at most `loadingRecheckMaxMs`. */
   loadingRecheckMs: 2 * SECOND,
   loadingRecheckMaxMs: 5 * MINUTE,

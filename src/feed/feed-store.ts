@@ -48,12 +48,15 @@ return tostring(now_ms())`);
  *
  * A docflow of ours (one the ledger names, or found for a deal of ours here, or followed
  * already) gets its state from every item, in the feed's order: `{prefix}:docflow:<id>`.
- * Others' docflows are counted and ignored.
+ * Others' docflows are counted and ignored. Returns the counts, the conflicts, whether the
+ * page was complete, and the job keys of the rows it resolved that have no outcome yet.
  */
 const STORE = luaScript(`${LEDGER_LUA}
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return {'lost'} end
 if redis.call('HGET', KEYS[1], 'cursor') ~= ARGV[2] then return {'moved'} end
 local resolved, unknown, conflicts, followed = 0, 0, {}, 0
+-- The jobs of rows still waiting for the feed to find their try: the follower wakes them.
+local wake = {}
 local optional = {'req', 'uin', 'amt', 'payer', 'rerr', 'files'}
 -- The docflow's state as this item shows it; the gauge's counts move with it.
 local function follow(dkey, state, date, i)
@@ -86,8 +89,8 @@ for i = 7, #ARGV, ${ITEM_ARGS} do
   if bank and not ours then
     key = ARGV[5] .. ':ledger:' .. bank .. ':' .. deal_id
     -- Only what is needed here: most items are of docflows the ledger knows already.
-    local v = redis.call('HMGET', key, 'state', 'rid', 'docflowId', 'batch', 'row')
-    e = {state = v[1] or nil, rid = v[2] or nil, docflowId = v[3] or nil, batch = v[4] or nil, row = v[5] or nil}
+    local v = redis.call('HMGET', key, 'state', 'rid', 'docflowId', 'batch', 'row', 'job')
+    e = {state = v[1] or nil, rid = v[2] or nil, docflowId = v[3] or nil, batch = v[4] or nil, row = v[5] or nil, job = v[6] or nil}
   end
   if ours or not bank then
     if not ours then unknown = unknown + 1 end
@@ -123,6 +126,9 @@ for i = 7, #ARGV, ${ITEM_ARGS} do
         o.errorMessage = "the gateway's answer was lost; its docflow was found in the news feed (" .. date .. ')'
         redis.call('HSET', okey, e.row, cjson.encode(o))
       end
+    elseif e.job then
+      -- No outcome yet: its job sleeps until the try's end plus the feed lag, or is about to.
+      wake[#wake + 1] = e.job
     end
     ours = true
   end
@@ -143,7 +149,7 @@ if items > 0 then
   redis.call('HINCRBY', KEYS[1], 'conflicts', #conflicts)
   redis.call('HINCRBY', KEYS[1], 'followed', followed)
 end
-return {'ok', resolved, unknown, conflicts, complete and 1 or 0}`);
+return {'ok', resolved, unknown, conflicts, complete and 1 or 0, wake}`);
 
 /**
  * Takes the feed's cursor (the feed from now) unless the deployment has one: before any
@@ -163,8 +169,12 @@ export async function feedTime(redis: Redis, keys: Keys): Promise<number> {
 export type StoreResult =
   | { kind: 'lost' }
   | { kind: 'moved' }
-  /** `complete`: the page held all the feed had (the feed is known up to the read's time). */
-  | { kind: 'stored'; resolved: number; unknown: number; conflicts: string[]; complete: boolean };
+  /**
+   * `complete`: the page held all the feed had (the feed is known up to the read's time).
+   * `wake`: the job keys of rows whose try this page resolved and that have no outcome yet
+   * (each sleeps until its try's end plus `--feed-lag-ms`): wakeRows runs them now.
+   */
+  | { kind: 'stored'; resolved: number; unknown: number; conflicts: string[]; complete: boolean; wake: string[] };
 
 export async function storePage(
   redis: Redis,
@@ -187,15 +197,20 @@ export async function storePage(
       status.resultFiles ?? '',
     );
   }
-  const [kind, resolved, unknown, conflicts, complete] = (await STORE.run(redis, [keys.feed, keys.feedLock, keys.docflowStates], args)) as [
-    string,
-    number,
-    number,
-    string[],
-    number,
-  ];
+  const [kind, resolved, unknown, conflicts, complete, wake] = (await STORE.run(
+    redis,
+    [keys.feed, keys.feedLock, keys.docflowStates],
+    args,
+  )) as [string, number, number, string[], number, string[]];
   if (kind === 'lost' || kind === 'moved') return { kind };
-  return { kind: 'stored', resolved: Number(resolved), unknown: Number(unknown), conflicts: conflicts ?? [], complete: complete === 1 };
+  return {
+    kind: 'stored',
+    resolved: Number(resolved),
+    unknown: Number(unknown),
+    conflicts: conflicts ?? [],
+    complete: complete === 1,
+    wake: wake ?? [],
+  };
 }
 
 export interface FeedState {
