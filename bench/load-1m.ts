@@ -59,7 +59,7 @@ export async function load1mFigure(ctx: BenchContext): Promise<Figure[]> {
       'load-1m-peak-rss-mb',
       [mb],
       'MB',
-      300,
+      200,
       'lower',
       `${ROWS} rows (${round(bytes / 1e6)} MB${ctx.full ? '' : ", the quick profile: npm run bench:full loads the issue's 1,000,000"}), one real load (runs: 1, the budget allows no more); GNU time %M of node dist/src/cli/main.js load`,
     );

@@ -22,13 +22,14 @@ import { elapsed, HOST_LOOP_REFERENCE_MS, hostLoopMs, printTable, progress, roun
 import { load1mFigure } from './load-1m.js';
 import { rateLimitFigures } from './rate-limit.js';
 import { startBenchRedis } from './redis.js';
+import { memoryFigures } from './redis-memory.js';
 import { latencyFigure, overheadFigure } from './workers.js';
 import { feedFigure } from './feed.js';
 import { reconcileFigure } from './reconcile.js';
 import { uploadFigure } from './upload.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const GROUPS = ['loader', 'jsonl', 'enqueue', 'worker', 'latency', 'rate', 'feed', 'reconcile', 'upload', 'load-1m'] as const;
+const GROUPS = ['loader', 'jsonl', 'enqueue', 'worker', 'latency', 'rate', 'feed', 'reconcile', 'upload', 'load-1m', 'memory'] as const;
 /** The table's order: issue 10's. */
 const ORDER = [
   'loader-csv-ratio',
@@ -37,6 +38,7 @@ const ORDER = [
   'enqueue-ratio',
   'worker-overhead-ratio',
   'worker-latency-ratio',
+  'worker-cpu-per-deal-ratio',
   'rate-limit-accuracy',
   'rate-limit-max-one-second',
   'feed-items-ratio',
@@ -44,6 +46,7 @@ const ORDER = [
   'upload-ratio',
   'load-1m-peak-rss-mb',
   'redis-bytes-per-waiting-job',
+  'redis-bytes-per-finished-row',
 ];
 type Group = (typeof GROUPS)[number];
 
@@ -124,6 +127,7 @@ async function main(): Promise<void> {
       reconcile: () => reconcileFigure(ctx),
       upload: () => uploadFigure(ctx),
       'load-1m': () => load1mFigure(ctx),
+      memory: () => memoryFigures(ctx, rows),
     };
     for (const group of only) {
       const started = performance.now();

@@ -47,33 +47,50 @@ export interface Throughput {
   steady: number;
   /** Deals/s from the worker's creation to the last completion. */
   endToEnd: number;
+  /**
+   * µs of this process' CPU (process.cpuUsage(): user + system, every thread, GC included)
+   * per deal between the 10 % and the 90 % completion: the worker's own cost, the sandbox and
+   * Redis being other processes. Both workers run in this process, measured alike.
+   */
+  cpuUs: number;
+  /** Of which the kernel's (system time): socket writes and reads, mostly. */
+  cpuSystemUs: number;
 }
 
-/** Completion times (ms, performance.now()) → throughput. */
-function throughput(started: number, done: number[]): Throughput {
-  const n = done.length;
-  const lo = Math.floor(n * 0.1);
-  const hi = Math.floor(n * 0.9) - 1;
-  return { steady: (hi - lo) / ((done[hi]! - done[lo]!) / 1000), endToEnd: n / ((done[n - 1]! - started) / 1000) };
-}
+/** The completion that opens the steady window (10 %) and the one that closes it (90 %). */
+const windowOf = (n: number): { lo: number; hi: number } => ({ lo: Math.floor(n * 0.1), hi: Math.floor(n * 0.9) - 1 });
 
 /** Counts `deals` completions from now: `count` for each, `finished` once all are in. */
 function completions(deals: number) {
   const started = performance.now();
   const done: number[] = [];
+  const { lo, hi } = windowOf(deals);
+  let cpuAtLo = { user: 0, system: 0 };
+  let cpuAtHi = { user: 0, system: 0 };
   let wrong = 0;
   let finish: () => void = () => undefined;
   const finished = new Promise<void>((resolve) => (finish = resolve));
   return {
     count(ok: boolean): void {
-      done.push(performance.now());
+      const i = done.push(performance.now()) - 1;
+      if (i === lo) cpuAtLo = process.cpuUsage();
+      else if (i === hi) cpuAtHi = process.cpuUsage();
       if (!ok) wrong++;
       if (done.length === deals) finish();
     },
     /** Resolves once every deal is in: the throughput and how many did not succeed. */
     async result(): Promise<{ throughput: Throughput; wrong: number }> {
       await finished;
-      return { throughput: throughput(started, done), wrong };
+      const n = done.length;
+      return {
+        throughput: {
+          steady: (hi - lo) / ((done[hi]! - done[lo]!) / 1000),
+          endToEnd: n / ((done[n - 1]! - started) / 1000),
+          cpuUs: (cpuAtHi.user + cpuAtHi.system - cpuAtLo.user - cpuAtLo.system) / (hi - lo),
+          cpuSystemUs: (cpuAtHi.system - cpuAtLo.system) / (hi - lo),
+        },
+        wrong,
+      };
     },
   };
 }
@@ -224,7 +241,7 @@ async function warmUp(ctx: BenchContext, sandbox: SandboxProcess, deals: number,
 }
 
 const perSecond = (t: Throughput): string =>
-  `${Math.round(t.steady).toLocaleString('en-US')} deals/s (end to end ${Math.round(t.endToEnd).toLocaleString('en-US')})`;
+  `${Math.round(t.steady).toLocaleString('en-US')} deals/s (end to end ${Math.round(t.endToEnd).toLocaleString('en-US')}), ${Math.round(t.cpuUs)} µs CPU a deal (${Math.round(t.cpuSystemUs)} system)`;
 
 /** worker-overhead-ratio: the project's worker over the bare one, at 0 ms. */
 export async function overheadFigure(ctx: BenchContext): Promise<Figure[]> {
@@ -255,7 +272,14 @@ export async function overheadFigure(ctx: BenchContext): Promise<Figure[]> {
   return [
     {
       ...figure,
-      details: { endToEndMeasured: project.map((t) => round(t.endToEnd)), endToEndBaseline: baseline.map((t) => round(t.endToEnd)) },
+      details: {
+        endToEndMeasured: project.map((t) => round(t.endToEnd)),
+        endToEndBaseline: baseline.map((t) => round(t.endToEnd)),
+        cpuUsPerDealMeasured: project.map((t) => round(t.cpuUs)),
+        cpuUsPerDealBaseline: baseline.map((t) => round(t.cpuUs)),
+        cpuSystemUsPerDealMeasured: project.map((t) => round(t.cpuSystemUs)),
+        cpuSystemUsPerDealBaseline: baseline.map((t) => round(t.cpuSystemUs)),
+      },
     },
   ];
 }
@@ -264,6 +288,8 @@ export async function overheadFigure(ctx: BenchContext): Promise<Figure[]> {
  * worker-latency-ratio: the project's worker at 50 ms over 100 / (2 × 0.05 s). The bare
  * worker runs after each run too, not in the ratio: what BullMQ and undici alone reach
  * on this machine at that latency, the ceiling a reader compares the figure with.
+ * worker-cpu-per-deal-ratio: the CPU a deal of the same runs, the project's over the bare
+ * worker's. (CPU a deal moves less than a rate with what else the host runs, but it still moves with the rate reached: fewer jobs a turn share each socket write and timer.)
  */
 export async function latencyFigure(ctx: BenchContext): Promise<Figure[]> {
   const sandbox = await startSandboxProcess(LATENCY_MS);
@@ -291,6 +317,14 @@ export async function latencyFigure(ctx: BenchContext): Promise<Figure[]> {
     0.95,
     `${deals} deals a run, sandbox latency ${LATENCY_MS} ms per call, concurrency ${CONCURRENCY}; baseline = ${CONCURRENCY} / (2 × ${LATENCY_MS / 1000} s); the bare worker's own ratio on this machine is in details (bareWorkerRatio)`,
   );
+  const cpu = ratioFigure(
+    'worker-cpu-per-deal-ratio',
+    project.map((t) => t.cpuUs),
+    bare.map((t) => t.cpuUs),
+    'µs/deal',
+    1.25,
+    `this process' CPU (process.cpuUsage(), user + system, GC threads included) per deal between the 10 % and 90 % completions of the ${LATENCY_MS} ms runs: createDealWorker over the bare BullMQ + undici worker, each in this process, the sandbox and Redis in their own`,
+  );
   return [
     {
       ...figure,
@@ -298,6 +332,14 @@ export async function latencyFigure(ctx: BenchContext): Promise<Figure[]> {
         endToEndMeasured: project.map((t) => round(t.endToEnd)),
         bareWorker: bare.map((t) => round(t.steady)),
         bareWorkerRatio: round(median(bare.map((t) => t.steady / theoretical))),
+      },
+    },
+    {
+      ...cpu,
+      better: 'lower',
+      details: {
+        cpuSystemUsPerDealMeasured: project.map((t) => round(t.cpuSystemUs)),
+        cpuSystemUsPerDealBaseline: bare.map((t) => round(t.cpuSystemUs)),
       },
     },
   ];

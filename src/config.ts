@@ -214,6 +214,14 @@ export function requireGateway(config: Config, flags: { apiUrl?: string; session
 export const LOADER = Object.freeze({
   /** Rows per chunk, i.e. jobs per `addBulk` (one round trip each): as fast as 1,000 here, and half the rows held (and promoted by the GC) per round trip. */
   chunkRows: 500,
+  /**
+   * How far a load's JS heap may grow past what the last full GC kept, in percent (V8's
+   * `--heap-growing-percent`): V8's own factor lets it reach up to 4 times, and a load keeps
+   * about 30 MB live while promoting 2 to 4 MB of the rows in flight at each scavenge, so the
+   * heap swung to 120-190 MB, garbage for the most part. A million rows: 195 MB of peak RSS
+   * at 60, 190 at 40, about the same CPU (docs/performance.md).
+   */
+  heapGrowthPercent: 40,
   /** The batch's `loadingUntil` is pushed on at most this often while it loads (it lasts `claimMs`). */
   heartbeatEveryMs: 1 * SECOND,
   /** A loader renews its claim on a loading batch at every chunk; one silent this long has died. */
@@ -265,6 +273,14 @@ export const TUNABLES = Object.freeze({
   feedTimeoutMs: 30 * SECOND,
   /** How long past the feed lag a row waits for the feed before it ends ERR_UNCERTAIN (`--reconcile-timeout-ms`). */
   reconcileTimeoutMs: 15 * MINUTE,
+  /**
+   * A row the news feed just answered for is woken (its delayed job promoted). A job still
+   * running may be about to sleep on what it read before the page was stored: it is looked
+   * at again after `wakeRetryMs`, at most `wakeTries` times (5 s in all); past that it sleeps
+   * its wait out, as without a wake.
+   */
+  wakeRetryMs: 250,
+  wakeTries: 20,
   /** A job of a batch still loading looks again after this, doubled per look, at most `loadingRecheckMaxMs`. */
   loadingRecheckMs: 2 * SECOND,
   loadingRecheckMaxMs: 5 * MINUTE,
@@ -281,4 +297,17 @@ export const TUNABLES = Object.freeze({
   /** Writes of an outcome retried after a failed one (a passing Redis error), the first after this. */
   outcomeWriteRetries: 5,
   outcomeWriteRetryMs: 200,
+  /**
+   * What the deal worker keeps of finished jobs (BullMQ's worker options `removeOnComplete` and
+   * `removeOnFail`, for every job that names none itself). A finished job need not outlive its
+   * outcome: the outcome store keeps every row's (REALTY_RETENTION_DAYS), and `status`, `results`,
+   * `retry` and the dashboard's batches page read it, never a job. So only the last `completed`
+   * jobs stay, across all batches, for Bull Board's "completed" tab (about 1 KB each, personal
+   * data already stripped), instead of a week of them (about 1.3 KB a row: 1.8 GB for a week of
+   * 200,000-row nights). Failed jobs (BullMQ failed them by itself, stalled too often: their rows
+   * have their outcome, their data no personal data) stay for inspection, at most `failed` of
+   * them and `failedMaxAgeMs`. Jobs enqueued by an earlier version keep the 7 days they were given,
+   * but the count trims them with the rest as new jobs finish.
+   */
+  keptJobs: Object.freeze({ completed: 1000, failed: 10_000, failedMaxAgeMs: 30 * DAY }),
 });

@@ -28,6 +28,7 @@ export const REDACT_PATHS = [
   'deal',
   '*.deal',
   'data.deal',
+  'data.d',
   'body',
   '*.body',
   'options',

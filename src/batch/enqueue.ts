@@ -91,8 +91,8 @@ export function enqueueInto(store: JobStore, options: ChunkOptions): Enqueuer {
    * The ledger's docflows for a chunk's deals, asked as soon as the chunk is read: the
    * answer comes in behind the previous chunk's, so sending this one waits for no extra
    * round trip. Only on a fresh batch, whose rows have no outcomes yet: a batch loaded
-   * again keeps the outcomes its rows have (its jobs return them), and a row of it still
-   * without one is sorted out by its worker.
+   * again keeps the outcomes its rows have (the write makes no job for such a row: its
+   * finished job is gone), and a row of it still without one is sorted out by its worker.
    */
   const readLedger = (chunk: DealJobData[]): Promise<Array<LedgerDeal | undefined>> | undefined => {
     if (!fresh || chunk.length === 0) return undefined;
@@ -144,7 +144,8 @@ export function enqueueInto(store: JobStore, options: ChunkOptions): Enqueuer {
     const now = Date.now();
     const beat = now - lastHeartbeat >= LOADER.heartbeatEveryMs ? options.heartbeat() : undefined;
     if (beat) lastHeartbeat = now;
-    const [existed] = await Promise.all([store.write(batch, jobs, outcomes), beat]);
+    // A batch loaded again: rows that have their outcome stay as they are, and count as enqueued before.
+    const [existed] = await Promise.all([store.write(batch, jobs, outcomes, fresh ? undefined : { skipFinished: true }), beat]);
     const existing = jobs.filter((_, i) => existed[i]);
     if (fresh && existing.length > 0) await remake(existing);
     const already = fresh ? 0 : existing.length;

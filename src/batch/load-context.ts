@@ -26,9 +26,17 @@ export interface JobStore {
    * One chunk, in one round trip: the jobs' rows into the batch's row index (before the
    * jobs: no job exists that the index does not name), the outcomes and their counts
    * in the metrics, then the jobs themselves; a job that exists already stays as it is.
-   * Resolves, for each job, whether it existed before this write.
+   * Resolves, for each job, whether it existed before this write. `skipFinished` (a batch
+   * loaded again): a row that has its outcome already gets no job and no index entry (its
+   * finished job is gone: BullMQ keeps only the last few), and counts as existing; it
+   * costs one more round trip, so a fresh batch (no outcomes yet) does without.
    */
-  write(batch: string, jobs: readonly DealJobData[], outcomes: readonly OutcomeRecord[]): Promise<boolean[]>;
+  write(
+    batch: string,
+    jobs: readonly DealJobData[],
+    outcomes: readonly OutcomeRecord[],
+    options?: { skipFinished?: boolean },
+  ): Promise<boolean[]>;
   /** Adds these jobs (a job that exists already stays as it is). */
   add(batch: string, jobs: readonly DealJobData[]): Promise<void>;
   /** Removes these deals' jobs: how many went, and how many are still there (a worker holds them). */

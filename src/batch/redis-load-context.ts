@@ -6,11 +6,20 @@ import { Job, type Queue } from 'bullmq';
 import { LOADER } from '../config.js';
 import { readSubmittedDeals } from '../ledger/ledger.js';
 import { openQueue } from '../queue/deal-queue.js';
-import { DEAL_JOB, dealJobId, dealJobOptions, type DealJobData } from '../queue/job-data.js';
+import { DEAL_JOB, dealJobId, dealJobOptions, storedJobData, type DealJobData } from '../queue/job-data.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { createBatchStore } from './batch-store.js';
+import type { OutcomeRecord } from '../outcomes/types.js';
 import type { JobStore, LoadContext } from './load-context.js';
+
+/**
+ * Which of a chunk's jobs exist, one 0 or 1 a key: one command for the chunk where an
+ * EXISTS a job was as many commands as the jobs `addBulk` adds, each built and answered
+ * by ioredis. Sent in full (EVAL): a hundred bytes a chunk, and it stays in order with
+ * the pipeline, where EVALSHA's fallback after NOSCRIPT would run after `addBulk`.
+ */
+const JOBS_EXIST = "local r = {} for i, key in ipairs(KEYS) do r[i] = redis.call('EXISTS', key) end return r";
 
 /** Opens the deal queue on `redis` itself; `close` closes the queue, never the connection. */
 export function createRedisLoadContext(redis: Redis, keys: Keys): LoadContext {
@@ -26,30 +35,48 @@ export function createRedisJobStore(redis: Redis, keys: Keys, queue: Queue<DealJ
   const jobKey = `${keys.bullPrefix}:${keys.queueName}:`;
   const jobOptions = dealJobOptions();
   const bulk = (ids: readonly string[], jobs: readonly DealJobData[]) =>
-    jobs.map((data, i) => ({ name: DEAL_JOB, data, opts: { ...jobOptions, jobId: ids[i]! } }));
+    jobs.map((data, i) => ({ name: DEAL_JOB, data: storedJobData(data), opts: { ...jobOptions, jobId: ids[i]! } }));
+
+  /** One chunk in one round trip (see JobStore.write). */
+  const writeChunk = async (batch: string, jobs: readonly DealJobData[], outcomes: readonly OutcomeRecord[]): Promise<boolean[]> => {
+    const ids = jobs.map((j) => dealJobId(batch, j.dealId));
+    const pipeline = redis.pipeline();
+    if (ids.length > 0) pipeline.eval(JOBS_EXIST, ids.length, ...ids.map((id) => jobKey + id));
+    // The index is written before the jobs (one connection, in order): a load that dies
+    // in between leaves no job its retry or its clean-up cannot find.
+    if (jobs.length > 0) pipeline.hset(keys.rows(batch), ...jobs.flatMap((j) => [String(j.row), j.dealId]));
+    if (outcomes.length > 0) {
+      pipeline.hset(keys.outcomes(batch), ...outcomes.flatMap((o) => [String(o.row), JSON.stringify(o)]));
+      const counts = new Map<string, number>();
+      for (const o of outcomes) counts.set(o.outcome, (counts.get(o.outcome) ?? 0) + 1);
+      for (const [outcome, n] of counts) pipeline.hincrby(keys.metrics, `outcome|${outcome}`, n);
+    }
+    const written = pipeline.exec();
+    const added = jobs.length > 0 ? queue.addBulk(bulk(ids, jobs)) : undefined;
+    const [replies] = await Promise.all([written, added]);
+    for (const [err] of replies ?? []) if (err) throw err;
+    // Answered before addBulk ran (one connection, in order): these jobs were there already.
+    const existed = ids.length > 0 ? (replies?.[0]?.[1] as number[]) : [];
+    return ids.map((_, i) => existed[i] === 1);
+  };
+
+  /** Whether each job's row has its outcome already (one HMGET). */
+  const rowsWithOutcome = async (batch: string, jobs: readonly DealJobData[]): Promise<boolean[]> => {
+    const raw = await redis.hmget(keys.outcomes(batch), ...jobs.map((j) => String(j.row)));
+    return raw.map((r) => r !== null);
+  };
 
   return {
     submittedDeals: (bank, dealIds) => readSubmittedDeals(redis, keys, bank, dealIds),
 
-    async write(batch, jobs, outcomes) {
-      const ids = jobs.map((j) => dealJobId(batch, j.dealId));
-      const pipeline = redis.pipeline();
-      for (const id of ids) pipeline.exists(jobKey + id);
-      // The index is written before the jobs (one connection, in order): a load that dies
-      // in between leaves no job its retry or its clean-up cannot find.
-      if (jobs.length > 0) pipeline.hset(keys.rows(batch), ...jobs.flatMap((j) => [String(j.row), j.dealId]));
-      if (outcomes.length > 0) {
-        pipeline.hset(keys.outcomes(batch), ...outcomes.flatMap((o) => [String(o.row), JSON.stringify(o)]));
-        const counts = new Map<string, number>();
-        for (const o of outcomes) counts.set(o.outcome, (counts.get(o.outcome) ?? 0) + 1);
-        for (const [outcome, n] of counts) pipeline.hincrby(keys.metrics, `outcome|${outcome}`, n);
-      }
-      const written = pipeline.exec();
-      const added = jobs.length > 0 ? queue.addBulk(bulk(ids, jobs)) : undefined;
-      const [replies] = await Promise.all([written, added]);
-      for (const [err] of replies ?? []) if (err) throw err;
-      // EXISTS answered before addBulk ran (one connection, in order): these jobs were there already.
-      return ids.map((_, i) => replies?.[i]?.[1] === 1);
+    async write(batch, allJobs, outcomes, options = {}) {
+      // A row with its outcome never becomes a job again: its finished job may be long gone.
+      const finished = options.skipFinished && allJobs.length > 0 ? await rowsWithOutcome(batch, allJobs) : undefined;
+      const jobs = finished ? allJobs.filter((_, i) => !finished[i]) : allJobs;
+      const existed = await writeChunk(batch, jobs, outcomes);
+      if (!finished) return existed;
+      let next = 0;
+      return finished.map((done) => done || existed[next++]!);
     },
 
     async add(batch, jobs) {

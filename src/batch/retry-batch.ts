@@ -23,7 +23,7 @@ import { createOutcomeStore, type OutcomeStore } from '../outcomes/store.js';
 import { alreadySubmitted, ATTENTION_OUTCOMES, ownDocflow, type Outcome, type OutcomeRecord } from '../outcomes/types.js';
 import { parseLedgerEntry, type LedgerEntry } from '../ledger/entry.js';
 import { findMissingRows } from './missing-rows.js';
-import { DEAL_JOB, dealJobId, dealJobOptions, type DealJobData } from '../queue/job-data.js';
+import { DEAL_JOB, dealJobId, dealJobOptions, storedJobData, type DealJobData } from '../queue/job-data.js';
 import type { Keys } from '../redis/keys.js';
 import { openQueue } from '../queue/deal-queue.js';
 
@@ -219,7 +219,11 @@ async function requeue(
       const data: DealJobData = { batch, row: record.row, dealId: result.deal.dealId, deal: result.deal };
       // A batch loaded with --resubmit is retried as it was loaded (the ledger keeps its try's requestId).
       if (meta.resubmit) data.resubmit = true;
-      await queue.add(DEAL_JOB, data, { ...dealJobOptions(), jobId: id });
+      // The row index names the row's deal again while it has no outcome (the outcome's write took
+      // it out, and the index's key with its last entry): with the batch's expiry, as the load gave it.
+      await redis.hset(keys.rows(batch), String(record.row), data.dealId);
+      if (meta.expiresAt !== undefined) await redis.pexpireat(keys.rows(batch), meta.expiresAt);
+      await queue.add(DEAL_JOB, storedJobData(data), { ...dealJobOptions(), jobId: id });
       // The row is pending again, unless its new outcome is already in.
       if (earlier) await redis.eval(DELETE_IF_SAME, 1, keys.outcomes(batch), String(record.row), JSON.stringify(earlier));
       summary.requeued++;

@@ -10,6 +10,7 @@ import { defaultBatchId } from '../batch/batch-id.js';
 import { exitCodeFor } from '../batch/exit-code.js';
 import { BATCH_ID } from '../redis/keys.js';
 import { loadBatch, type LoadOptions, type LoadSummary } from '../batch/load-batch.js';
+import { withBoundedHeap } from './heap-growth.js';
 import type { InputOptions } from '../input/open-input.js';
 import { writeAttention } from '../results/attention.js';
 import { waitForBatch, type StopReason, type WaitingSummary } from '../batch/wait-batch.js';
@@ -101,24 +102,26 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
     throw new UsageError(`--batch ${JSON.stringify(batch)} is not a valid batch id: use letters, digits, '.', '_' or '-' (at most 80).`);
   const log = logger.child({ batch });
 
-  const load = await loadBatch({
-    file: options.file,
-    fingerprint,
-    batch,
-    profile: options.profile,
-    redis,
-    keys,
-    logger: log,
-    resubmit: options.resubmit,
-    format: options.format,
-    encoding: options.encoding,
-    delimiter: options.delimiter,
-    mapping: options.mapping,
-    rejects: options.rejects,
-    ...(options.filesRoot !== undefined && { filesRoot: options.filesRoot }),
-    retentionMs: options.retentionMs,
-    onProgress: options.onLoadProgress,
-  });
+  const load = await withBoundedHeap(() =>
+    loadBatch({
+      file: options.file,
+      fingerprint,
+      batch,
+      profile: options.profile,
+      redis,
+      keys,
+      logger: log,
+      resubmit: options.resubmit,
+      format: options.format,
+      encoding: options.encoding,
+      delimiter: options.delimiter,
+      mapping: options.mapping,
+      rejects: options.rejects,
+      ...(options.filesRoot !== undefined && { filesRoot: options.filesRoot }),
+      retentionMs: options.retentionMs,
+      onProgress: options.onLoadProgress,
+    }),
+  );
 
   const dealWorker = createDealWorker({ ...options, processor: options.processor ?? createDealProcessor, connection: redis, logger });
   let stoppedBecause: RunResult['stoppedBecause'];

@@ -9,6 +9,7 @@ import type { Deal } from '../input/deal.js';
 import { RESULT_COLUMNS, type OutcomeRecord } from '../outcomes/types.js';
 import { DEAL_FIELDS } from '../input/fields.js';
 import type { DealJobData } from '../queue/job-data.js';
+import { unpackDeal } from '../queue/deal-pack.js';
 
 export const MASK = '***';
 
@@ -55,6 +56,9 @@ export function maskJobData(data: unknown): unknown {
   const out: Json = {};
   for (const [key, value] of Object.entries(data)) {
     if (key === 'deal') out.deal = maskDeal(value);
+    // The deal as jobs keep it (packed, src/queue/deal-pack.ts): shown as the deal, masked the same way.
+    else if (key === 'd' && Array.isArray(value))
+      out.deal = maskDeal(unpackDeal(value, typeof data.dealId === 'string' ? data.dealId : ''));
     else out[key] = JOB_KEYS.has(key) ? value : MASK;
   }
   return out;

@@ -53,26 +53,32 @@ return {v[1], tostring(now_ms()), tonumber(v[2] or '0')}`);
  *
  * A docflow of ours (one the ledger names, or found for a deal of ours here, or followed
  * already) gets its state from every item, in the feed's order: `{prefix}:docflow:<id>`.
- * Others' docflows are counted and ignored.
+ * Others' docflows are counted and ignored. Returns the counts, the conflicts, whether the
+ * page was complete, and the job keys of the rows it resolved that have no outcome yet.
  */
 const STORE = luaScript(`${LEDGER_LUA}
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return {'lost'} end
 if redis.call('HGET', KEYS[1], 'cursor') ~= ARGV[2] then return {'moved'} end
 local resolved, unknown, conflicts, followed = 0, 0, {}, 0
+-- The jobs of rows still waiting for the feed to find their try: the follower wakes them.
+local wake = {}
 local optional = {'req', 'uin', 'amt', 'payer', 'rerr', 'files'}
 -- The gauge's moves, summed per state and written once at the end (a page moves a few states).
 local gauge = {}
--- Where each optional field is in HELD's answer.
+-- Where each optional field is in the item loop's HMGET of the docflow's hash.
 local held = {2, 4, 5, 6, 7, 8}
--- The docflow's state as this item shows it (v: its hash's HELD fields): one HSET of what the
+-- The docflow's state as this item shows it (v: that HMGET's answer): one HSET of what the
 -- item has, and an HDEL only of fields the hash holds that the item has not.
-local function follow(dkey, rid, state, date, f, v)
+local function follow(dkey, state, date, f, v)
   local old, old_req = v[1] or nil, v[2] or nil
   if old ~= state then
     if old then gauge[old] = (gauge[old] or 0) - 1 end
     gauge[state] = (gauge[state] or 0) + 1
   end
-  local set, del = {'st', state, 'at', date, 'rid', rid}, {}
+  -- (The requestId is no field of it: nothing reads it, and it cost about 40 bytes a docflow;
+  -- a hash of an earlier version loses its 'rid' at its next item.)
+  local set, del = {'st', state, 'at', date}, {}
+  if v[9] then del[1] = 'rid' end
   for k = 1, #optional do
     local value = f[4 + k]
     if value ~= '' then set[#set + 1] = optional[k]; set[#set + 1] = value
@@ -103,7 +109,7 @@ for _ = 1, items do
   local dkey = ARGV[5] .. ':docflow:' .. docflow_id
   -- Followed already (its creation's item was stored, or its answer came): a state change.
   -- Only this script writes the hash, always with its state: 'st' says it exists.
-  local dv = redis.call('HMGET', dkey, 'st', 'req', 'reqAt', 'uin', 'amt', 'payer', 'rerr', 'files')
+  local dv = redis.call('HMGET', dkey, 'st', 'req', 'reqAt', 'uin', 'amt', 'payer', 'rerr', 'files', 'rid')
   local ours = dv[1] ~= false
   local bank, n, deal_id = string.match(rid, '^(%d+):(%d+):(.+)$')
   local e = {}
@@ -111,8 +117,8 @@ for _ = 1, items do
   if bank and not ours then
     key = ARGV[5] .. ':ledger:' .. bank .. ':' .. deal_id
     -- Only what is needed here: most items are of docflows the ledger knows already.
-    local v = redis.call('HMGET', key, 'state', 'rid', 'docflowId', 'batch', 'row')
-    e = {state = v[1] or nil, rid = v[2] or nil, docflowId = v[3] or nil, batch = v[4] or nil, row = v[5] or nil}
+    local v = redis.call('HMGET', key, 'state', 'rid', 'docflowId', 'batch', 'row', 'job')
+    e = {state = v[1] or nil, rid = v[2] or nil, docflowId = v[3] or nil, batch = v[4] or nil, row = v[5] or nil, job = v[6] or nil}
   end
   if ours or not bank then
     if not ours then unknown = unknown + 1 end
@@ -148,10 +154,13 @@ for _ = 1, items do
         o.errorMessage = "the gateway's answer was lost; its docflow was found in the news feed (" .. date .. ')'
         redis.call('HSET', okey, e.row, cjson.encode(o))
       end
+    elseif e.job then
+      -- No outcome yet: its job sleeps until the try's end plus the feed lag, or is about to.
+      wake[#wake + 1] = e.job
     end
     ours = true
   end
-  if ours then follow(dkey, rid, state, date, f, dv) end
+  if ours then follow(dkey, state, date, f, dv) end
 end
 for state, moved in pairs(gauge) do
   if moved ~= 0 then redis.call('HINCRBY', KEYS[3], state, moved) end
@@ -170,7 +179,7 @@ if items > 0 then
   redis.call('HINCRBY', KEYS[1], 'conflicts', #conflicts)
   redis.call('HINCRBY', KEYS[1], 'followed', followed)
 end
-return {'ok', resolved, unknown, conflicts, complete and 1 or 0, tostring(now_ms())}`);
+return {'ok', resolved, unknown, conflicts, complete and 1 or 0, wake, tostring(now_ms())}`);
 
 /**
  * Takes the feed's cursor (the feed from now) unless the deployment has one: before any
@@ -197,11 +206,20 @@ export async function beginRead(redis: Redis, keys: Keys): Promise<ReadStart> {
   return { cursor: cursor ?? undefined, now: Number(now), pageMax: Number(pageMax) };
 }
 
+/** Redis' clock, in ms. */
+export async function feedTime(redis: Redis, keys: Keys): Promise<number> {
+  return (await beginRead(redis, keys)).now;
+}
+
 export type StoreResult =
   | { kind: 'lost' }
   | { kind: 'moved' }
-  /** `complete`: the page held all the feed had (the feed is known up to the read's time). */
-  | { kind: 'stored'; resolved: number; unknown: number; conflicts: string[]; complete: boolean };
+  /**
+   * `complete`: the page held all the feed had (the feed is known up to the read's time).
+   * `wake`: the job keys of rows whose try this page resolved and that have no outcome yet
+   * (each sleeps until its try's end plus `--feed-lag-ms`): wakeRows runs them now.
+   */
+  | { kind: 'stored'; resolved: number; unknown: number; conflicts: string[]; complete: boolean; wake: string[] };
 
 export interface PageToStore {
   lockToken: string;
@@ -250,14 +268,21 @@ export async function storeRead(redis: Redis, keys: Keys, page: PageToStore): Pr
     ]);
   }
   const args = [page.lockToken, page.after, page.lastToken, page.readAt, keys.bullPrefix, page.ledgerMs, page.items.length, packed];
-  const [kind, resolved, unknown, conflicts, complete, now] = (await STORE.run(
+  const [kind, resolved, unknown, conflicts, complete, wake, now] = (await STORE.run(
     redis,
     [keys.feed, keys.feedLock, keys.docflowStates],
     args,
-  )) as [string, number, number, string[], number, string];
+  )) as [string, number, number, string[], number, string[], string];
   if (kind === 'lost' || kind === 'moved') return { result: { kind } };
   return {
-    result: { kind: 'stored', resolved: Number(resolved), unknown: Number(unknown), conflicts: conflicts ?? [], complete: complete === 1 },
+    result: {
+      kind: 'stored',
+      resolved: Number(resolved),
+      unknown: Number(unknown),
+      conflicts: conflicts ?? [],
+      complete: complete === 1,
+      wake: wake ?? [],
+    },
     now: Number(now),
   };
 }

@@ -5,8 +5,9 @@
  * It reads the feed after the cursor kept in Redis and moves the cursor on only in the
  * script that stores what the page said, so a crash reads a page again and never skips
  * one. What it stores: each item whose requestId is a try of ours still waiting for an
- * answer gives that deal its docflow (a lost answer found); items of docflows it does not
- * know (answered already, or made by another system on the same account) are counted.
+ * answer gives that deal its docflow (a lost answer found) and wakes its row's job
+ * (wake-rows.ts); items of docflows it does not know (answered already, or made by
+ * another system on the same account) are counted.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.js';
@@ -15,6 +16,7 @@ import type { Keys } from '../redis/keys.js';
 import type { RealtyClient } from '../realty/client.js';
 import type { NewsPage } from '../realty/types.js';
 import { beginRead, ensureFeed, storeRead } from './feed-store.js';
+import { createRowWaker } from './wake-rows.js';
 
 export interface FollowerOptions {
   redis: Redis;
@@ -47,6 +49,7 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
   const lockMs = options.lockMs ?? DEFAULT_FEED_LOCK_MS;
   const token = randomUUID();
   const log = logger.child({ component: 'feed' });
+  const waker = createRowWaker(redis, keys, log);
   let holding = false;
   let stopped = false;
   let wake: (() => void) | undefined;
@@ -118,6 +121,8 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
     // Moved: another follower stored this page; the next read starts from Redis' cursor.
     if (stored.kind === 'moved') return 'stop';
     if (stored.resolved > 0) log.info({ resolved: stored.resolved }, 'lost answers found in the news feed');
+    // Their rows sleep until their try's end plus --feed-lag-ms: run them now.
+    waker.wake(stored.wake);
     for (const conflict of stored.conflicts) {
       const [requestId, first, second] = conflict.split(' ');
       log.error({ requestId, docflowIds: [first, second] }, 'the gateway holds two docflows for one requestId; the ledger keeps the first');
@@ -231,6 +236,7 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
       await Promise.race([running, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
       if (holding) await redis.eval(RELEASE, 1, keys.feedLock, token).catch(() => undefined);
       holding = false;
+      await waker.close();
     },
   };
 }

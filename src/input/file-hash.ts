@@ -1,8 +1,6 @@
 /** The bytes of an input: its sha256, and whether it is a regular file at all. */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import { pipeline } from 'node:stream/promises';
+import { open, stat } from 'node:fs/promises';
 import { InputError } from '../errors.js';
 
 export interface FileState {
@@ -20,11 +18,29 @@ export async function fileState(file: string): Promise<FileState> {
   return { size: s.size, mtimeMs: s.mtimeMs };
 }
 
+/** Bytes read at a time by `fileSha256`, into one buffer. */
+const HASH_READ_BYTES = 1024 * 1024;
+
+/**
+ * The file's SHA-256, read through one buffer: a read stream makes a new 1 MiB buffer per
+ * read, freed only when the GC finds it, and hashing a 541 MB file so took 47 MB of RSS
+ * (18 MB of buffers still held at the end) before the load had read a row.
+ */
 export async function fileSha256(file: string): Promise<string> {
   await fileState(file);
   const hash = createHash('sha256');
+  const buffer = Buffer.allocUnsafe(HASH_READ_BYTES);
   try {
-    await pipeline(createReadStream(file, { highWaterMark: 1024 * 1024 }), hash);
+    const handle = await open(file, 'r');
+    try {
+      for (;;) {
+        const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+        if (bytesRead === 0) break;
+        hash.update(buffer.subarray(0, bytesRead));
+      }
+    } finally {
+      await handle.close();
+    }
   } catch (err) {
     throw new InputError(`${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}).`, { cause: err });
   }

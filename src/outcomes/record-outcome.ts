@@ -9,7 +9,7 @@
  */
 import pRetry from 'p-retry';
 import { TUNABLES } from '../config.js';
-import type { DealJobData } from '../queue/job-data.js';
+import { withoutDeal, type DealJobData } from '../queue/job-data.js';
 import type { OutcomeStore, RecordOptions, RecordResult } from './store.js';
 import { alreadySubmitted, ownDocflow, SUBMITTED_OUTCOMES, type OutcomeRecord } from './types.js';
 
@@ -53,7 +53,9 @@ export type Recorded =
 const RETRY = { retries: TUNABLES.outcomeWriteRetries, minTimeout: TUNABLES.outcomeWriteRetryMs };
 
 export async function recordOutcome(store: OutcomeStore, write: NewOutcome | KeptOutcome): Promise<Recorded> {
-  const { deal, ...rest } = write.job.data;
+  const rest = withoutDeal(write.job.data);
+  // Packed (`d`) or not (a job enqueued by an earlier version): either is personal data.
+  const deal = write.job.data.deal ?? write.job.data.d;
   if (!write.record) return { kind: 'kept', data: deal !== undefined && (await write.updateJob(rest)) ? rest : undefined };
   const { batch, record, ledger, ifAbsent, mask } = write;
   if (mask && !SUBMITTED_OUTCOMES.has(record.outcome)) masked(record, mask);

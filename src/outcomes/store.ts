@@ -63,7 +63,7 @@ export interface OutcomeStore {
 
 /**
  * KEYS: outcomes, ledger entry (or outcomes when none), checkpoints, job (or outcomes),
- * batch hash. ARGV: row, outcome JSON, ledger mode ('' | submitted | release | keep), docflowId,
+ * batch hash, row index. ARGV: row, outcome JSON, ledger mode ('' | submitted | release | keep), docflowId,
  * outcome, at, via, job data ('' to leave the job be), ledger ms, batch, if absent ('1'),
  * resubmit ('1'), requestId (for an entry the deal does not have yet), the row's property: its
  * cadastral number and its address's digest ('' for none: propertyArgs).
@@ -98,6 +98,8 @@ end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 extend(KEYS[1], KEYS[5], now)
 redis.call('HDEL', KEYS[3], ARGV[1])
+-- The outcome names the row's deal now: its row-index entry (about 60 bytes a row) goes.
+if KEYS[6] then redis.call('HDEL', KEYS[6], ARGV[1]) end
 if ARGV[8] ~= '' and redis.call('EXISTS', KEYS[4]) == 1 then redis.call('HSET', KEYS[4], 'data', ARGV[8]) end
 return reply`);
 
@@ -106,6 +108,8 @@ const SUBMITTED_OUTCOMES = new Set(['queued', 'suspended']);
 export interface OutcomeStoreOptions {
   /** Send the scripts of one turn of the event loop together (a worker with many jobs at once). */
   batched?: boolean;
+  /** Runs the scripts (wins over `batched`): a worker's one batcher, shared with its ledger. */
+  run?: ScriptRunner;
   /** How long a ledger entry is kept after its last change. */
   ledgerMs?: number;
 }
@@ -137,7 +141,7 @@ function recordResult([kind, a, b, c, d, e, f, g]: string[]): RecordResult {
 export const DEFAULT_LEDGER_MS = DEFAULTS.ledgerDays * DAY;
 
 export function createOutcomeStore(redis: Redis, keys: Keys, options: OutcomeStoreOptions = {}): OutcomeStore {
-  const run: ScriptRunner = options.batched ? createScriptBatcher(redis) : (script, k, args) => script.run(redis, k, args);
+  const run: ScriptRunner = options.run ?? (options.batched ? createScriptBatcher(redis) : (script, k, args) => script.run(redis, k, args));
   const ledgerMs = options.ledgerMs ?? DEFAULT_LEDGER_MS;
   return {
     async record(batch, record, options = {}) {
@@ -152,6 +156,7 @@ export function createOutcomeStore(redis: Redis, keys: Keys, options: OutcomeSto
           keys.checkpoints(batch),
           job?.key ?? outcomes,
           keys.batch(batch),
+          keys.rows(batch),
         ],
         [
           record.row,

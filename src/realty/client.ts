@@ -12,6 +12,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { ApiHttpError, ApiNetworkError, ApiResponseError } from '../errors.js';
+import { fastDocflowResponse, fastSuggestResponse } from './fast-check.js';
 import { fastNewsPage } from './fast-news.js';
 import { fixedSession, type Session, type SessionProvider } from './session.js';
 import {
@@ -199,11 +200,15 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
           ? { method, headers: readHeaders, dispatcher, signal }
           : {
               method,
-              headers: {
-                ...headers,
-                ...(init.contentType !== undefined && { 'content-type': init.contentType }),
-                ...(init.contentLength !== undefined && { 'content-length': String(init.contentLength) }),
-              },
+              // A JSON body (every deal's two calls) takes the session's headers as they are: no copy a call.
+              headers:
+                init.contentType === undefined && init.contentLength === undefined
+                  ? headers
+                  : {
+                      ...headers,
+                      ...(init.contentType !== undefined && { 'content-type': init.contentType }),
+                      ...(init.contentLength !== undefined && { 'content-length': String(init.contentLength) }),
+                    },
               body,
               dispatcher,
               signal,
@@ -254,7 +259,7 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
   return {
     async suggest(query) {
       const { status, json } = await call('POST', SUGGEST_PATH, 'suggest', query);
-      return checked(suggestResponseSchema, json, 'suggest', status);
+      return fastSuggestResponse(json) ?? checked(suggestResponseSchema, json, 'suggest', status);
     },
     async createDocflow(docflowType, body, callOptions) {
       const { status, json } = await call(
@@ -267,7 +272,7 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
       if (status !== 200 && status !== 201) {
         throw new ApiResponseError('docflows', status, 'the contract allows only 200 and 201 for a created docflow');
       }
-      return { status, docflow: checked(docflowResponseSchema, json, 'docflows', status) };
+      return { status, docflow: fastDocflowResponse(json) ?? checked(docflowResponseSchema, json, 'docflows', status) };
     },
     async news(after) {
       const { status, json } = await call(

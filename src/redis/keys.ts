@@ -20,7 +20,10 @@ export interface Keys {
   batch(id: string): string;
   /** Hash: row number → outcome JSON. */
   outcomes(id: string): string;
-  /** Hash: row number → dealId, so pending rows still show their deal in the results. */
+  /**
+   * Hash: row number → dealId of each row given a job, so pending rows still show their deal in the
+   * results; a row's entry goes once its outcome (which names the deal) is written (src/outcomes/store.ts).
+   */
   rows(id: string): string;
   /** Hash: row number → the cadastral number suggest found, until the row has its outcome. */
   checkpoints(id: string): string;

@@ -18,6 +18,12 @@ export interface BatchCache {
   profile(batch: string): Promise<BankProfile>;
   /** The profile last read, however old, without a read: for masking what a run lets through. */
   knownProfile(batch: string): BankProfile | undefined;
+  /**
+   * Without a read or a promise (nearly every job): whether the batch is known loaded, and its
+   * profile while it is fresh. `readiness` and `profile` answer what these do not.
+   */
+  readyNow(batch: string): boolean;
+  freshProfile(batch: string): BankProfile | undefined;
 }
 
 export interface BatchCacheOptions {
@@ -58,6 +64,13 @@ export function createBatchCache(store: Pick<BatchStore, 'state' | 'profile'>, o
     },
     knownProfile(batch) {
       return profiles.get(batch)?.profile;
+    },
+    readyNow(batch) {
+      return loaded.has(batch);
+    },
+    freshProfile(batch) {
+      const cached = profiles.get(batch);
+      return cached && now() - cached.at < profileTtlMs ? cached.profile : undefined;
     },
   };
 }

@@ -20,7 +20,7 @@ import { updateLockedJobData } from '../queue/locked-update.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
 import { ERROR_CODES } from '../outcomes/error-codes.js';
 import { recordOutcome } from '../outcomes/record-outcome.js';
-import type { DealJobData } from '../queue/job-data.js';
+import { dealOf, type DealJobData } from '../queue/job-data.js';
 import type { Keys } from '../redis/keys.js';
 import { createRealtyClient } from '../realty/client.js';
 import { fixedSession, type SessionProvider } from '../realty/session.js';
@@ -68,6 +68,8 @@ export interface DealWorkerOptions {
   feedPollMs?: number;
   /** How long a ledger entry is kept after its last change (REALTY_LEDGER_DAYS). */
   ledgerMs?: number;
+  /** How many finished jobs BullMQ keeps (TUNABLES.keptJobs when undefined). */
+  keptJobs?: { completed: number; failed: number; failedMaxAgeMs: number };
   logger: Logger;
 }
 
@@ -167,12 +169,15 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   const storeConnection: Redis = connection instanceof Cluster ? connection.duplicate() : connection.duplicate();
   storeConnection.on('error', () => undefined);
   const ledgerMs = options.ledgerMs ?? DEFAULT_LEDGER_MS;
-  const outcomes = createOutcomeStore(storeConnection, keys, { batched: true, ledgerMs });
+  // One batcher for the claims and the outcomes: the scripts of one turn leave in one pipeline,
+  // one socket write, whichever store sent them (two batchers made two writes a turn).
+  const scripts = createScriptBatcher(storeConnection);
+  const outcomes = createOutcomeStore(storeConnection, keys, { run: scripts, ledgerMs });
   const ledger = createLedger(storeConnection, keys, {
     timeoutMs: options.timeoutMs,
     feedLagMs: options.feedLagMs ?? TUNABLES.feedLagMs,
     ledgerMs,
-    run: createScriptBatcher(storeConnection),
+    run: scripts,
   });
   // Every worker process offers to follow the feed; one at a time does (a lock in Redis).
   const follower: FeedFollower | undefined =
@@ -230,6 +235,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     }),
   });
 
+  const kept = options.keptJobs ?? TUNABLES.keptJobs;
   const worker = new Worker<DealJobData, OutcomeRecord>(keys.queueName, processor, {
     connection,
     prefix: keys.bullPrefix,
@@ -238,6 +244,9 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     name: `${hostname()}:${process.pid}`,
     lockDuration: options.lockMs || TUNABLES.jobLockMs,
     stalledInterval: options.lockMs || TUNABLES.jobLockMs,
+    // Finished jobs do not outlive their outcomes (TUNABLES.keptJobs); BullMQ's age is in seconds.
+    removeOnComplete: { count: kept.completed },
+    removeOnFail: { count: kept.failed, age: Math.round(kept.failedMaxAgeMs / 1000) },
     // A job whose worker died is run again by another, with the same requestId: safe, so
     // BullMQ's default of one stall is far too few for a fleet that gets restarted. A job
     // that kills its worker five times is failed (and `retry` can send it again).
@@ -265,6 +274,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   });
   const recordFailedJob = async (job: Job<DealJobData, OutcomeRecord>, err: Error): Promise<void> => {
     const { batch, row, dealId } = job.data;
+    const deal = dealOf(job.data);
     const stalled = /stalled more than allowable limit/.test(err.message);
     const profile = await batches.profile(batch);
     const bank = profile?.organization.inn;
@@ -297,10 +307,10 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
             bank,
             resubmit: job.data.resubmit === true,
             keepClaim: uncertain,
-            ...(job.data.deal && { property: propertyKeyOf(job.data.deal) }),
+            ...(deal && { property: propertyKeyOf(deal) }),
           }
         : undefined,
-      mask: (text) => maskPersonalData(text, job.data.deal, profile),
+      mask: (text) => maskPersonalData(text, deal, profile),
     });
   };
 

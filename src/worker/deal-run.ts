@@ -10,7 +10,7 @@ import { propertyKeyOf, type PropertyKey } from '../input/property-key.js';
 import type { Logger } from '../logger.js';
 import { recordOutcome, type NewOutcome } from '../outcomes/record-outcome.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
-import type { DealJobData } from '../queue/job-data.js';
+import { dealOf, type DealJobData } from '../queue/job-data.js';
 import { LockLostError } from './job-boundary.js';
 import type { DealProcessorContext } from './processor-context.js';
 import { maskPersonalData } from './redact.js';
@@ -43,13 +43,16 @@ export class DealRun {
   /** What suggest found in this run: the claim checkpoints it. */
   found: string | undefined;
   private child: Logger | undefined;
+  private key: PropertyKey | undefined;
+  private keyOf: string | undefined;
 
   constructor(
     readonly ctx: DealProcessorContext,
     readonly job: DealJob,
     readonly token: string | undefined,
   ) {
-    const { batch, row, dealId, deal } = job.data;
+    const { batch, row, dealId } = job.data;
+    const deal = dealOf(job.data);
     this.batch = batch;
     this.row = row;
     this.dealId = dealId;
@@ -77,12 +80,20 @@ export class DealRun {
     return (this.child ??= this.ctx.logger.child({ batch: this.batch, row: this.row, dealId: this.dealId, attempt: this.attempt }));
   }
 
-  /** The ledger's part of an outcome that speaks of the deal. */
-  /** The property the row is for: its cadastral number (the row's, or the one suggest found) and its address. */
+  /**
+   * The property the row is for: its cadastral number (the row's, or the one suggest found) and its
+   * address. Made once per cadastral number: the claim and the outcome each pass it on (its canonical
+   * address is a dozen regular expressions, its stored form a SHA-256: storedProperty keeps that per key).
+   */
   property(): PropertyKey {
-    return propertyKeyOf(this.deal ?? {}, this.cadastralNumber);
+    if (this.key === undefined || this.keyOf !== this.cadastralNumber) {
+      this.key = propertyKeyOf(this.deal ?? {}, this.cadastralNumber);
+      this.keyOf = this.cadastralNumber;
+    }
+    return this.key;
   }
 
+  /** The ledger's part of an outcome that speaks of the deal. */
   ledger(note?: LedgerNote): NonNullable<NewOutcome['ledger']> {
     return { bank: this.bank, resubmit: this.resubmit, property: this.property(), ...note };
   }

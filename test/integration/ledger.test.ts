@@ -300,7 +300,10 @@ describe('the ledger', () => {
       date: '2026-11-24T02:00:00.000Z',
       docflow: { docflowId: 'df-late', state: 'suspended', requestId: `${BANK}:0:D-2` },
     };
-    await storePage(redis, keys, { lockToken: 'me', after: '0', lastToken: '1', readAt: t, items: [item], ledgerMs: LEDGER_MS });
+    // The row has ended (ERR_UNCERTAIN): no job to wake.
+    expect(
+      await storePage(redis, keys, { lockToken: 'me', after: '0', lastToken: '1', readAt: t, items: [item], ledgerMs: LEDGER_MS }),
+    ).toMatchObject({ resolved: 1, wake: [] });
     expect(await entry('D-2')).toMatchObject({ state: 'submitted', docflowId: 'df-late' });
     const row = JSON.parse((await redis.hget(keys.outcomes('a'), '2'))!) as OutcomeRecord;
     expect(row).toMatchObject({ row: 2, dealId: 'D-2', outcome: 'suspended', docflowId: 'df-late', httpStatus: 201, attempts: 1 });
@@ -357,7 +360,15 @@ describe('the ledger', () => {
     expect(await storePage(redis, keys, { ...page, lockToken: 'not-me' })).toEqual({ kind: 'lost' });
     expect(await storePage(redis, keys, { ...page, after: '7' })).toEqual({ kind: 'moved' });
     // The first page with items sets the page size seen; as large as that, it may have been cut short.
-    expect(await storePage(redis, keys, page)).toEqual({ kind: 'stored', resolved: 1, unknown: 1, conflicts: [], complete: false });
+    // The row has no outcome yet: its job is named, for the follower to wake.
+    expect(await storePage(redis, keys, page)).toEqual({
+      kind: 'stored',
+      resolved: 1,
+      unknown: 1,
+      conflicts: [],
+      complete: false,
+      wake: [request().job],
+    });
     expect(await entry()).toMatchObject({ state: 'submitted', docflowId: 'df-9', outcome: 'suspended', via: 'feed' });
     expect(await redis.hmget(keys.feed, 'cursor', 'coveredAt', 'items', 'resolved', 'unknown', 'pageMax')).toEqual([
       '2',
@@ -387,9 +398,10 @@ describe('the ledger', () => {
       date: '2026-11-24T01:00:00.000Z',
       docflow: { docflowId: 'df-lost', state: 'queued', requestId: `${BANK}:0:D-7` },
     };
+    // No row holds it yet: nothing to wake.
     expect(
       await storePage(redis, keys, { lockToken: 'me', after: '0', lastToken: '1', readAt: t, items: [item], ledgerMs: LEDGER_MS }),
-    ).toMatchObject({ resolved: 1, unknown: 0 });
+    ).toMatchObject({ resolved: 1, unknown: 0, wake: [] });
     expect(await ledger.claim(request({ dealId: 'D-7', batch: 'c', row: 4 }))).toMatchObject({ kind: 'own', docflowId: 'df-lost' });
     // Taken: another row now sees it as another row's.
     expect(await ledger.claim(request({ dealId: 'D-7', batch: 'd', row: 1 }))).toMatchObject({

@@ -56,6 +56,24 @@ describe('the batch cache', () => {
     expect(s.profile).toHaveBeenCalledTimes(1);
   });
 
+  it('tells a loaded batch and a fresh profile without a read, and nothing it would have to read', async () => {
+    let now = 0;
+    const s = store('loaded');
+    const cache = createBatchCache(s, { profileTtlMs: 10, now: () => now });
+    expect(cache.readyNow('b')).toBe(false);
+    expect(cache.freshProfile('b')).toBeUndefined();
+    await cache.readiness('b');
+    await cache.profile('b');
+    expect(cache.readyNow('b')).toBe(true);
+    expect(cache.freshProfile('b')?.organization.inn).toBe('77');
+    now = 10;
+    // Past its time to live the profile is read again by profile(), never given from here.
+    expect(cache.freshProfile('b')).toBeUndefined();
+    expect(createBatchCache(store('loading')).readyNow('b')).toBe(false);
+    expect(s.state).toHaveBeenCalledTimes(1);
+    expect(s.profile).toHaveBeenCalledTimes(1);
+  });
+
   it('fails the jobs of a batch without a profile for good', async () => {
     await expect(createBatchCache(store('loaded', null)).profile('b')).rejects.toBeInstanceOf(UnrecoverableError);
   });

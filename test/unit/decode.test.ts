@@ -7,7 +7,14 @@ import { Readable, Writable } from 'node:stream';
 import iconv from 'iconv-lite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError, UsageError } from '../../src/errors.js';
-import { createDecoder, createEncoder, detectEncoding, parseEncodingFlag, type InputEncoding } from '../../src/input/decode.js';
+import {
+  createCheckedBytes,
+  createDecoder,
+  createEncoder,
+  detectEncoding,
+  parseEncodingFlag,
+  type InputEncoding,
+} from '../../src/input/decode.js';
 
 const CYRILLIC = 'dealId;region;ownerSurname\nD-1;Новосибирская область;Щукина-Эйхвальд\n';
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
@@ -162,6 +169,66 @@ describe('createDecoder', () => {
     const utf8 = await fileOf('whole-utf8.csv', Buffer.from(CYRILLIC.repeat(3000), 'utf8'));
     expect(await decodeFile(cp1251, 'windows-1251')).toBe(CYRILLIC.repeat(3000));
     expect(await decodeFile(utf8, 'utf8')).toBe(CYRILLIC.repeat(3000));
+  });
+});
+
+/** `bytes` through `createCheckedBytes` in chunks of `chunkSize`: what came out, and the error if any. */
+async function checkBytes(bytes: Buffer, chunkSize: number): Promise<{ out: Buffer; bytesRead: number; err?: unknown }> {
+  const chunks: Buffer[] = [];
+  for (let i = 0; i < bytes.length; i += chunkSize) chunks.push(bytes.subarray(i, i + chunkSize));
+  const checker = createCheckedBytes('utf8', 'deals.csv');
+  const out: Buffer[] = [];
+  const err = await pipeline(Readable.from(chunks, { objectMode: false }), checker, async (source: AsyncIterable<Buffer>) => {
+    for await (const chunk of source) {
+      expect(Buffer.isBuffer(chunk)).toBe(true);
+      // Every chunk ends on a whole character: it decodes on its own.
+      expect(() => new TextDecoder('utf-8', { fatal: true }).decode(chunk)).not.toThrow();
+      out.push(chunk);
+    }
+  }).catch((e: unknown) => e);
+  return { out: Buffer.concat(out), bytesRead: checker.bytesRead, ...(err !== undefined && { err }) };
+}
+
+describe('createCheckedBytes', () => {
+  const valid = Buffer.from(`${CYRILLIC}😀`, 'utf8');
+  const broken: Array<[string, Buffer]> = [
+    ['a sequence that straddles two chunks', Buffer.from([0xd0, 0x96, 0xd0, 0x41, 0x42])],
+    ['a character cut short at the end', Buffer.concat([Buffer.from('D-1;Нов', 'utf8'), Buffer.from('о', 'utf8').subarray(0, 1)])],
+    [
+      'a Windows-1251 byte after ASCII',
+      Buffer.concat([Buffer.from('D-0;x\n'.repeat(50), 'latin1'), iconv.encode('D-1;Новосибирская', 'windows-1251')]),
+    ],
+    ['a surrogate', Buffer.concat([Buffer.from('D-1;', 'utf8'), Buffer.from([0xed, 0xa0, 0x80])])],
+    ['an overlong', Buffer.concat([BOM, Buffer.from('D-1;', 'utf8'), Buffer.from([0xc0, 0xaf])])],
+    ['a BOM cut short', BOM.subarray(0, 2)],
+  ];
+
+  it('passes UTF-8 on byte for byte, whatever the chunks, a leading BOM dropped', async () => {
+    for (const size of [1, 2, 5, 64]) {
+      expect(await checkBytes(valid, size)).toEqual({ out: valid, bytesRead: valid.length });
+      const withBom = Buffer.concat([BOM, valid]);
+      expect(await checkBytes(withBom, size)).toEqual({ out: valid, bytesRead: withBom.length });
+    }
+  });
+
+  it('refuses what createDecoder refuses, with the same message and byte offset', async () => {
+    for (const [, bytes] of broken) {
+      for (const size of [1, 3, bytes.length]) {
+        const decoded = await decode(bytes, 'utf8', size).catch((e: unknown) => e);
+        const { err } = await checkBytes(bytes, size);
+        expect(err).toBeInstanceOf(InputError);
+        expect((err as Error).message).toBe((decoded as Error).message);
+      }
+    }
+  });
+
+  it('decodes Windows-1251 into text, as createDecoder does', async () => {
+    const bytes = iconv.encode(CYRILLIC, 'windows-1251');
+    let text = '';
+    await pipeline(Readable.from([bytes]), createCheckedBytes('windows-1251', 'deals.csv'), async (source: AsyncIterable<string>) => {
+      for await (const chunk of source) text += chunk;
+    });
+    expect(text).toBe(CYRILLIC);
   });
 });
 

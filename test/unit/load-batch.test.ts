@@ -107,11 +107,13 @@ function fakeRedis() {
     async submittedDeals(bank, dealIds) {
       return dealIds.map((dealId) => world.ledger.get(`${bank}|${dealId}`));
     },
-    async write(batch, chunk, outcomes) {
+    async write(batch, all, outcomes, options) {
       world.writes++;
       const fault = world.failWrite?.(world.writes);
       if (fault) throw fault;
-      const existed = chunk.map((job) => world.jobs.has(dealJobId(batch, job.dealId)));
+      const finished = all.map((job) => options?.skipFinished === true && world.outcomes.get(batch)?.has(job.row) === true);
+      const chunk = all.filter((_, i) => !finished[i]);
+      const existed = all.map((job, i) => finished[i] || world.jobs.has(dealJobId(batch, job.dealId)));
       for (const job of chunk) index(world.rows, batch).set(job.row, job.dealId);
       for (const o of outcomes) {
         index(world.outcomes, batch).set(o.row, o);

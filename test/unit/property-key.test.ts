@@ -43,4 +43,14 @@ describe('the key of the property a deal is for', () => {
     expect(compareProperties(stored, storedProperty(propertyKeyOf({ ...FLAT, apartment: '82' })))).toBe('unknown');
     expect(storedProperty({ cadastralNumber: '1:1:1:1' })).toEqual({ cadastralNumber: '1:1:1:1' });
   });
+
+  it("makes a key's stored form once: the claim and the outcome of a run pass the same key", () => {
+    const key = propertyKeyOf(FLAT, '54:35:012345:7');
+    const stored = storedProperty(key);
+    expect(storedProperty(key)).toBe(stored);
+    // Another key of the same property is hashed again, and alike.
+    expect(storedProperty(propertyKeyOf(FLAT, '54:35:012345:7'))).not.toBe(stored);
+    expect(storedProperty(propertyKeyOf(FLAT, '54:35:012345:7'))).toEqual(stored);
+    expect(key.address).toBe(canonicalAddress(FLAT));
+  });
 });

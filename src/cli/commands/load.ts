@@ -8,6 +8,7 @@ import { requireNoEviction } from '../../redis/connection.js';
 import type { CliContext } from '../common.js';
 import { addInputOptions, checkBatch, readingOptions, type InputFlags } from '../input-options.js';
 import { printLoad } from '../print.js';
+import { withBoundedHeap } from '../heap-growth.js';
 import { createProgress } from '../progress.js';
 import { withRedis } from '../with-redis.js';
 
@@ -39,20 +40,22 @@ export function registerLoadCommand(program: Command, context: CliContext): Comm
       const progress = createProgress('load', { unit: 'bytes', logger: env.logger });
       try {
         if (!opts.dryRun) await requireNoEviction(redis, env.config.redis);
-        return await loadBatch({
-          file,
-          fingerprint,
-          batch,
-          profile,
-          redis,
-          keys: env.keys,
-          logger: env.logger,
-          ...reading,
-          resubmit: opts.resubmit,
-          dryRun: opts.dryRun,
-          retentionMs: env.config.retentionMs,
-          onProgress: ({ rows, bytes, size }) => progress.update({ value: bytes, total: size, rows }),
-        });
+        return await withBoundedHeap(() =>
+          loadBatch({
+            file,
+            fingerprint,
+            batch,
+            profile,
+            redis,
+            keys: env.keys,
+            logger: env.logger,
+            ...reading,
+            resubmit: opts.resubmit,
+            dryRun: opts.dryRun,
+            retentionMs: env.config.retentionMs,
+            onProgress: ({ rows, bytes, size }) => progress.update({ value: bytes, total: size, rows }),
+          }),
+        );
       } finally {
         progress.stop();
       }
