@@ -9,6 +9,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Vitest's default is one fork fewer than the cores: one on a 2-core machine, where the
+    // integration files spend most of their time waiting for the sandbox, a child process or
+    // a timer. Three at a time keep both cores busy.
+    maxWorkers: 3,
     // Fails the run when a test left keys under a prefix it made (test/redis-keys-guard.ts).
     globalSetup: ['test/redis-keys-guard.ts'],
   },
