@@ -129,14 +129,18 @@ interface FieldLayout {
 }
 
 function fieldLayout(columns: ReadonlyArray<string | undefined>): FieldLayout {
-  const layout: FieldLayout = { names: [], cells: [], empty: {} };
+  const names: string[] = [];
+  const cells: number[] = [];
+  const seen = new Set<string>();
   columns.forEach((name, i) => {
-    if (name === undefined || Object.hasOwn(layout.empty, name)) return;
-    layout.names.push(name);
-    layout.cells.push(i);
-    layout.empty[name] = '';
+    if (name === undefined || seen.has(name)) return;
+    seen.add(name);
+    names.push(name);
+    cells.push(i);
   });
-  return layout;
+  // Made in one go: an object given sixty fields one by one by name turns into a dictionary,
+  // and copying a dictionary took 13 µs a row, against about 1 for this one.
+  return { names, cells, empty: Object.fromEntries(names.map((name) => [name, ''])) };
 }
 
 /**
