@@ -266,7 +266,7 @@ export async function overheadFigure(ctx: BenchContext): Promise<Figure[]> {
     project.map((t) => t.steady),
     baseline.map((t) => t.steady),
     'deals/s',
-    0.7,
+    0.85,
     `${deals} deals a run, all through suggest, concurrency ${CONCURRENCY}, sandbox (0 ms) in its own process; rates between the 10 % and 90 % completions`,
   );
   return [
