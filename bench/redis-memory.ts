@@ -8,20 +8,14 @@
  * keeps of finished jobs. The same run's waiting jobs (after the load, before the worker)
  * and a per-key-kind breakdown (MEMORY USAGE) are in the figure's details.
  */
-import { join } from 'node:path';
-import { loadBatch } from '../src/batch/load-batch.js';
 import { feedTime, readFeedState } from '../src/feed/feed-store.js';
 import { createKeys, type Keys } from '../src/redis/keys.js';
 import type { RedisClient } from '../src/redis/connection.js';
-import { createDealWorker } from '../src/worker/create-worker.js';
-import { createDealProcessor } from '../jobs/deal.js';
 import type { BenchContext } from './context.js';
-import { writeDeals } from './generate.js';
+import { loadDeals, startWorker, untilOutcomes } from './deals.js';
 import { collectGarbage, progress, rawFigure, round, type Figure } from './measure.js';
 import { startSandboxProcess } from './sandbox.js';
 
-const CONCURRENCY = 100;
-const BATCH = 'night';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** A key's kind, for the breakdown: the part of the key that names what it holds. */
@@ -89,41 +83,18 @@ export interface MemoryRun {
 export async function memoryRun(ctx: BenchContext, rows: number, tag: string): Promise<MemoryRun> {
   const prefix = `bench-${tag.toLowerCase()}`;
   const keys = createKeys(prefix);
-  const file = join(ctx.dir, `${tag}.csv`);
-  await writeDeals({ file, rows, format: 'csv-utf8', tag, kind: 'suggest' });
   const sandbox = await startSandboxProcess(0);
   const redis = await ctx.redis.connect();
   try {
     await ctx.redis.clear(prefix);
     collectGarbage();
     const before = await ctx.redis.usedMemory();
-    const loaded = await loadBatch({
-      file,
-      batch: BATCH,
-      profile: ctx.profile,
-      redis,
-      keys,
-      logger: ctx.logger,
-      rejects: join(ctx.dir, `${tag}.rejects`),
-    });
-    if (loaded.enqueued !== rows) throw new Error(`${tag}: ${loaded.enqueued} of ${rows} deals enqueued`);
+    await loadDeals(ctx, redis, keys, rows, tag);
     const waitingBytes = (await ctx.redis.usedMemory()) - before;
     const waiting = await bytesByKind(redis, keys);
-    const dealWorker = createDealWorker({
-      processor: createDealProcessor,
-      connection: redis,
-      keys,
-      apiUrl: sandbox.url,
-      sessionId: sandbox.sessionId,
-      concurrency: CONCURRENCY,
-      attempts: 3,
-      backoffMs: 1000,
-      timeoutMs: 30_000,
-      feedPollMs: 200,
-      logger: ctx.logger,
-    });
+    const dealWorker = startWorker(ctx, sandbox, redis, keys, { feedPollMs: 200 });
     try {
-      while ((await redis.hlen(keys.outcomes(BATCH))) < rows) await sleep(500);
+      await untilOutcomes(redis, keys, rows, 30 * 60_000, 500);
       // Every row has its outcome; then the follower has stored every docflow's state once it read
       // the whole feed after that (a page that was all the feed had, read after this moment).
       const done = await feedTime(redis, keys);
