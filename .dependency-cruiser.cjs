@@ -7,7 +7,8 @@
 const LAYERS = [
   // The vocabulary: the gateway's contract, a deal, an outcome. Types and pure functions.
   ['src/realty/types.ts', 'src/input/deal.ts', 'src/outcomes/types.ts'],
-  ['src/errors.ts', 'src/logger.ts'],
+  // How an outcome is kept in Redis: read by the ledger's scripts' callers and the stores above.
+  ['src/errors.ts', 'src/logger.ts', 'src/outcomes/outcome-codec.ts'],
   ['src/files', 'src/realty'],
   ['src/input', 'src/sandbox', 'src/redis'],
   ['src/config.ts', 'src/queue', 'src/ledger', 'src/metrics'],

@@ -11,6 +11,7 @@ import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { createBatchStore } from './batch-store.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
+import { encodeOutcome } from '../outcomes/outcome-codec.js';
 import type { JobStore, LoadContext } from './load-context.js';
 
 /**
@@ -46,7 +47,7 @@ export function createRedisJobStore(redis: Redis, keys: Keys, queue: Queue<DealJ
     // in between leaves no job its retry or its clean-up cannot find.
     if (jobs.length > 0) pipeline.hset(keys.rows(batch), ...jobs.flatMap((j) => [String(j.row), j.dealId]));
     if (outcomes.length > 0) {
-      pipeline.hset(keys.outcomes(batch), ...outcomes.flatMap((o) => [String(o.row), JSON.stringify(o)]));
+      pipeline.hset(keys.outcomes(batch), ...outcomes.flatMap((o) => [String(o.row), encodeOutcome(o)]));
       const counts = new Map<string, number>();
       for (const o of outcomes) counts.set(o.outcome, (counts.get(o.outcome) ?? 0) + 1);
       for (const [outcome, n] of counts) pipeline.hincrby(keys.metrics, `outcome|${outcome}`, n);

@@ -20,6 +20,7 @@ import { createDocumentFileChecker } from '../input/document-files.js';
 import type { Logger } from '../logger.js';
 import { createBatchStore, noSuchBatch, type BatchMeta } from './batch-store.js';
 import { createOutcomeStore, type OutcomeStore } from '../outcomes/store.js';
+import { encodeOutcome } from '../outcomes/outcome-codec.js';
 import { alreadySubmitted, ATTENTION_OUTCOMES, ownDocflow, type Outcome, type OutcomeRecord } from '../outcomes/types.js';
 import { parseLedgerEntry, type LedgerEntry } from '../ledger/entry.js';
 import { findMissingRows } from './missing-rows.js';
@@ -64,10 +65,12 @@ export interface RetrySummary {
 const UNCERTAIN_CODES: ReadonlySet<string> = new Set(['ERR_UNCERTAIN', 'ERR_JOB_STALLED']);
 
 const readEntry = async (redis: Redis, keys: Keys, bank: string, dealId: string): Promise<LedgerEntry | undefined> =>
-  parseLedgerEntry(await redis.hgetall(keys.ledgerEntry(bank, dealId)));
+  parseLedgerEntry(await redis.hgetall(keys.ledgerEntry(bank, dealId)), bank, dealId);
 
 /** Deletes the row's outcome only if it is still the one retry read: a newer one stays. */
-const DELETE_IF_SAME = `if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1]) end return 0`;
+/** KEYS: outcomes. ARGV: row, the outcome as this version stores it, and as an earlier one did (src/outcomes/outcome-codec.ts). */
+const DELETE_IF_SAME = `local v = redis.call('HGET', KEYS[1], ARGV[1])
+if v == ARGV[2] or v == ARGV[3] then return redis.call('HDEL', KEYS[1], ARGV[1]) end return 0`;
 
 export async function retryBatch(options: RetryOptions): Promise<RetrySummary> {
   const { redis, keys, batch } = options;
@@ -225,7 +228,8 @@ async function requeue(
       if (meta.expiresAt !== undefined) await redis.pexpireat(keys.rows(batch), meta.expiresAt);
       await queue.add(DEAL_JOB, storedJobData(data), { ...dealJobOptions(), jobId: id });
       // The row is pending again, unless its new outcome is already in.
-      if (earlier) await redis.eval(DELETE_IF_SAME, 1, keys.outcomes(batch), String(record.row), JSON.stringify(earlier));
+      if (earlier)
+        await redis.eval(DELETE_IF_SAME, 1, keys.outcomes(batch), String(record.row), encodeOutcome(earlier), JSON.stringify(earlier));
       summary.requeued++;
     }
   } finally {

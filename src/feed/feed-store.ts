@@ -51,10 +51,13 @@ return {v[1], tostring(now_ms()), tonumber(v[2] or '0')}`);
  * gateway's own (it is not asked for one): a page as large as the largest seen may have
  * been cut short, any smaller one was all the feed had.
  *
- * A docflow of ours (one the ledger names, or found for a deal of ours here, or followed
- * already) gets its state from every item, in the feed's order: `{prefix}:docflow:<id>`.
- * Others' docflows are counted and ignored. Returns the counts, the conflicts, whether the
- * page was complete, and the job keys of the rows it resolved that have no outcome yet.
+ * A docflow of ours (the one its deal's ledger entry names, or found for a deal of ours here)
+ * gets its state from every item, in the feed's order, in that entry (src/ledger/lua.ts); one
+ * followed in a hash of its own (`{prefix}:docflow:<id>`: replaced by a resubmission, or followed
+ * by an earlier version) keeps it there, and an entry's docflow moves its state from there into
+ * the entry at its next item. Others' docflows are counted and ignored. Returns the counts, the
+ * conflicts, whether the page was complete, and the job keys of the rows it resolved that have
+ * no outcome yet.
  */
 const STORE = luaScript(`${LEDGER_LUA}
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return {'lost'} end
@@ -65,20 +68,23 @@ local wake = {}
 local optional = {'req', 'uin', 'amt', 'payer', 'rerr', 'files'}
 -- The gauge's moves, summed per state and written once at the end (a page moves a few states).
 local gauge = {}
--- Where each optional field is in the item loop's HMGET of the docflow's hash.
+-- What an item's docflow holds now, as each HMGET below reads it: st, req, reqAt, uin, amt,
+-- payer, rerr, files, rid (a docflow hash of an earlier version kept its requestId).
+local HELD = {'st', 'req', 'reqAt', 'uin', 'amt', 'payer', 'rerr', 'files', 'rid'}
+-- Where each optional field is in HELD.
 local held = {2, 4, 5, 6, 7, 8}
--- The docflow's state as this item shows it (v: that HMGET's answer): one HSET of what the
--- item has, and an HDEL only of fields the hash holds that the item has not.
-local function follow(dkey, state, date, f, v)
+-- The docflow's state as this item shows it, in tkey (its entry, time field 'sat', or its own
+-- hash, 'at'); v: what tkey (or the hash it moves from) holds now. One HSET of what the item
+-- has, and an HDEL only of fields the key holds that the item has not.
+local function follow(tkey, in_entry, state, date, f, v)
   local old, old_req = v[1] or nil, v[2] or nil
   if old ~= state then
     if old then gauge[old] = (gauge[old] or 0) - 1 end
     gauge[state] = (gauge[state] or 0) + 1
   end
-  -- (The requestId is no field of it: nothing reads it, and it cost about 40 bytes a docflow;
-  -- a hash of an earlier version loses its 'rid' at its next item.)
-  local set, del = {'st', state, 'at', date}, {}
-  if v[9] then del[1] = 'rid' end
+  local set, del = {'st', state, in_entry and 'sat' or 'at', date}, {}
+  -- (A docflow hash of an earlier version loses its unread 'rid' at its next item.)
+  if v[9] and not in_entry then del[1] = 'rid' end
   for k = 1, #optional do
     local value = f[4 + k]
     if value ~= '' then set[#set + 1] = optional[k]; set[#set + 1] = value
@@ -88,9 +94,9 @@ local function follow(dkey, state, date, f, v)
   if req == '' then
     if v[3] then del[#del + 1] = 'reqAt' end
   elseif req ~= old_req or not v[3] then set[#set + 1] = 'reqAt'; set[#set + 1] = date end
-  redis.call('HSET', dkey, unpack(set))
-  if #del > 0 then redis.call('HDEL', dkey, unpack(del)) end
-  redis.call('PEXPIRE', dkey, ARGV[6])
+  redis.call('HSET', tkey, unpack(set))
+  if #del > 0 then redis.call('HDEL', tkey, unpack(del)) end
+  if in_entry then live(tkey, ARGV[6]) else redis.call('PEXPIRE', tkey, ARGV[6]) end
   followed = followed + 1
 end
 local data, pos = ARGV[8], 1
@@ -107,60 +113,67 @@ for _ = 1, items do
   for k = 1, ${ITEM_FIELDS} do f[k] = field() end
   local rid, docflow_id, state, date = f[1], f[2], f[3], f[4]
   local dkey = ARGV[5] .. ':docflow:' .. docflow_id
-  -- Followed already (its creation's item was stored, or its answer came): a state change.
-  -- Only this script writes the hash, always with its state: 'st' says it exists.
-  local dv = redis.call('HMGET', dkey, 'st', 'req', 'reqAt', 'uin', 'amt', 'payer', 'rerr', 'files', 'rid')
-  local ours = dv[1] ~= false
   local bank, n, deal_id = string.match(rid, '^(%d+):(%d+):(.+)$')
-  local e = {}
+  local e, ev = {}, {}
   local key
-  if bank and not ours then
+  if bank then
     key = ARGV[5] .. ':ledger:' .. bank .. ':' .. deal_id
-    -- Only what is needed here: most items are of docflows the ledger knows already.
-    local v = redis.call('HMGET', key, 'state', 'rid', 'docflowId', 'batch', 'row', 'job')
-    e = {state = v[1] or nil, rid = v[2] or nil, docflowId = v[3] or nil, batch = v[4] or nil, row = v[5] or nil, job = v[6] or nil}
+    -- Only what is needed here, and the docflow's state: most items are of docflows their entry names.
+    local v = redis.call('HMGET', key, 'state', 'rid', 'docflowId', 'batch', 'row', 'job', 'n',
+      'st', 'req', 'reqAt', 'uin', 'amt', 'payer', 'rerr', 'files')
+    e = {state = v[1] or nil, rid = v[2] or nil, docflowId = v[3] or nil, batch = v[4] or nil, row = v[5] or nil,
+      job = v[6] or nil, n = v[7] or nil}
+    if e.state then e.rid = rid_of(e, bank, deal_id) end
+    ev = {v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15], false}
   end
-  if ours or not bank then
-    if not ours then unknown = unknown + 1 end
-  elseif not e.state then
-    -- A docflow of one of our deals that the ledger does not know: its claim was lost (a Redis
-    -- crash without fsync), or another fleet of the bank made it. Either way the deal has it;
-    -- the first row that claims the deal takes it as its own.
-    redis.call('HSET', key, 'n', n, 'rid', rid, 'batch', '', 'row', '')
-    submit(key, docflow_id, state == 'suspended' and 'suspended' or 'queued', date, 'feed', ARGV[6])
-    resolved = resolved + 1
-    ours = true
-  elseif e.state == 'submitted' and e.docflowId == docflow_id then
-    ours = true
-  elseif e.rid ~= rid then
-    unknown = unknown + 1
-  elseif e.state == 'submitted' then
-    conflicts[#conflicts + 1] = rid .. ' ' .. e.docflowId .. ' ' .. docflow_id
+  -- Where the item's state goes: the entry (in_entry) or the docflow's own hash; nil: not ours.
+  local tkey, in_entry, hv = nil, false, ev
+  if key and e.state == 'submitted' and e.docflowId == docflow_id then
+    tkey, in_entry = key, true
   else
-    -- A try of ours whose answer has not come (or never will): the feed answers for it.
-    local outcome = state == 'suspended' and 'suspended' or 'queued'
-    submit(key, docflow_id, outcome, date, 'feed', ARGV[6])
-    resolved = resolved + 1
-    -- Its row may have ended ERR_UNCERTAIN meanwhile (the feed was late or down): now it knows.
-    local okey = ARGV[5] .. ':batch:' .. e.batch .. ':outcomes'
-    local raw = e.batch ~= '' and redis.call('HGET', okey, e.row)
-    if raw then
-      local o = cjson.decode(raw)
-      if o.errorCode == 'ERR_UNCERTAIN' then
-        o.outcome = outcome
-        o.docflowId = docflow_id
-        o.httpStatus = outcome == 'queued' and 200 or 201
-        o.errorCode = nil
-        o.errorMessage = "the gateway's answer was lost; its docflow was found in the news feed (" .. date .. ')'
-        redis.call('HSET', okey, e.row, cjson.encode(o))
+    local dv = redis.call('HMGET', dkey, unpack(HELD))
+    if dv[1] then
+      -- Followed in its own hash (only this script writes it, always with its state: 'st' says it exists).
+      tkey, hv = dkey, dv
+    elseif not bank then
+      unknown = unknown + 1
+    elseif not e.state then
+      -- A docflow of one of our deals that the ledger does not know: its claim was lost (a Redis
+      -- crash without fsync), or another fleet of the bank made it. Either way the deal has it;
+      -- the first row that claims the deal takes it as its own.
+      redis.call('HSET', key, 'n', n, 'batch', '', 'row', '')
+      submit(key, docflow_id, state == 'suspended' and 'suspended' or 'queued', date, 'feed', ARGV[6])
+      resolved = resolved + 1
+      tkey, in_entry = key, true
+    elseif e.rid ~= rid then
+      unknown = unknown + 1
+    elseif e.state == 'submitted' then
+      conflicts[#conflicts + 1] = rid .. ' ' .. e.docflowId .. ' ' .. docflow_id
+    else
+      -- A try of ours whose answer has not come (or never will): the feed answers for it.
+      local outcome = state == 'suspended' and 'suspended' or 'queued'
+      submit(key, docflow_id, outcome, date, 'feed', ARGV[6])
+      resolved = resolved + 1
+      -- Its row may have ended ERR_UNCERTAIN meanwhile (the feed was late or down): now it knows.
+      local has_outcome = e.batch ~= '' and settle_uncertain(ARGV[5] .. ':batch:' .. e.batch .. ':outcomes', e.row,
+        outcome, docflow_id, "the gateway's answer was lost; its docflow was found in the news feed (" .. date .. ')')
+      if not has_outcome and e.job then
+        -- No outcome yet: its job sleeps until the try's end plus the feed lag, or is about to.
+        wake[#wake + 1] = e.job
       end
-    elseif e.job then
-      -- No outcome yet: its job sleeps until the try's end plus the feed lag, or is about to.
-      wake[#wake + 1] = e.job
+      tkey, in_entry = key, true
     end
-    ours = true
   end
-  if ours then follow(dkey, state, date, f, dv) end
+  if in_entry and not ev[1] then
+    -- The entry holds no state yet: one its docflow's own hash kept (an earlier version followed
+    -- it there, or a resubmission that made nothing gave the deal back its docflow) moves in.
+    local dv = redis.call('HMGET', dkey, unpack(HELD))
+    if dv[1] then
+      hv = dv
+      redis.call('DEL', dkey)
+    end
+  end
+  if tkey then follow(tkey, in_entry, state, date, f, hv) end
 end
 for state, moved in pairs(gauge) do
   if moved ~= 0 then redis.call('HINCRBY', KEYS[3], state, moved) end

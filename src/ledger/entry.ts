@@ -65,15 +65,16 @@ export function parseRequestId(requestId: string): { bank: string; n: number; de
   return match ? { bank: match[1]!, n: Number(match[2]), dealId: match[3]! } : undefined;
 }
 
-/** An entry from its hash (HGETALL); undefined when the deal has none. */
-export function parseLedgerEntry(hash: Record<string, string>): LedgerEntry | undefined {
+/** The entry of `bank`'s deal `dealId` from its hash (HGETALL); undefined when the deal has none. */
+export function parseLedgerEntry(hash: Record<string, string>, bank: string, dealId: string): LedgerEntry | undefined {
   if (!hash.state) return undefined;
-  const named = parseRequestId(hash.rid ?? '');
+  const n = Number(hash.n ?? 0);
   const entry: LedgerEntry = {
-    dealId: named?.dealId ?? '',
-    bank: named?.bank ?? '',
-    n: Number(hash.n ?? 0),
-    requestId: hash.rid ?? '',
+    dealId,
+    bank,
+    n,
+    // Entries of earlier versions wrote it out; it is always this (src/ledger/lua.ts, rid_of).
+    requestId: hash.rid ?? requestIdOf(bank, dealId, n),
     state: hash.state as LedgerState,
     batch: hash.batch ?? '',
     row: Number(hash.row ?? 0),
@@ -81,7 +82,9 @@ export function parseLedgerEntry(hash: Record<string, string>): LedgerEntry | un
   if (hash.docflowId) entry.docflowId = hash.docflowId;
   if (hash.outcome) entry.outcome = hash.outcome as 'queued' | 'suspended';
   if (hash.at) entry.at = hash.at;
+  // (A docflow known from the gateway's answer keeps no `via`: src/ledger/lua.ts, submit.)
   if (hash.via) entry.via = hash.via as Via;
+  else if (entry.state === 'submitted') entry.via = 'answer';
   if (hash.tryAt) entry.tryAt = Number(hash.tryAt);
   if (hash.endAt) entry.endAt = Number(hash.endAt);
   const property = propertyOf(hash.cn, hash.addr);

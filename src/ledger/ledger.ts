@@ -23,6 +23,7 @@ import {
 } from './entry.js';
 import { storedProperty } from '../input/property-key.js';
 import { LEDGER_LUA } from './lua.js';
+import { decodeOutcome } from '../outcomes/outcome-codec.js';
 
 /** What a row may do about its deal now. */
 export type ClaimVerdict =
@@ -130,7 +131,7 @@ const CLAIM = luaScript(`${LEDGER_LUA}
 local now = now_ms()
 local earlier = redis.call('HGET', KEYS[3], ARGV[2])
 if earlier then
-  local o = cjson.decode(earlier).outcome
+  local o = outcome_of(earlier)
   if o == 'queued' or o == 'suspended' or o == 'already_submitted' then return {'done', earlier} end
 end
 if ARGV[10] ~= '' then
@@ -142,7 +143,7 @@ if not since then return {'nofeed'} end
 local e = entry_of(KEYS[1])
 local own = e.batch == ARGV[1] and e.row == ARGV[2]
 -- This very claim, run again (its answer lost with a connection): nothing was sent yet.
-if own and e.state == 'sending' and e.nonce == ARGV[13] and not e.endAt then return {'send', e.rid} end
+if own and e.state == 'sending' and e.nonce == ARGV[13] and not e.endAt then return {'send', rid_of(e, ARGV[5], ARGV[4])} end
 -- A docflow the feed found for the deal with no row to hold it: the first row to ask takes it.
 if e.state == 'submitted' and e.batch == '' then
   redis.call('HSET', KEYS[1], 'batch', ARGV[1], 'row', ARGV[2])
@@ -150,8 +151,12 @@ if e.state == 'submitted' and e.batch == '' then
 end
 local function claim(n, prev)
   local rid = ARGV[5] .. ':' .. n .. ':' .. ARGV[4]
-  if e.state then redis.call('DEL', KEYS[1]) end
-  redis.call('HSET', KEYS[1], 'n', n, 'rid', rid, 'state', 'sending', 'batch', ARGV[1], 'row', ARGV[2], 'job', ARGV[3],
+  if e.state then
+    -- A resubmission: the docflow it would replace keeps its state in its own hash.
+    park_state(e, ARGV[12], ARGV[9])
+    redis.call('DEL', KEYS[1])
+  end
+  redis.call('HSET', KEYS[1], 'n', n, 'state', 'sending', 'batch', ARGV[1], 'row', ARGV[2], 'job', ARGV[3],
     'tryAt', now, 'timeoutMs', ARGV[7], 'lagMs', ARGV[8], 'nonce', ARGV[13])
   if ARGV[14] ~= '' then redis.call('HSET', KEYS[1], 'cn', ARGV[14]) end
   if ARGV[15] ~= '' then redis.call('HSET', KEYS[1], 'addr', ARGV[15]) end
@@ -177,7 +182,7 @@ if e.state == 'submitted' then
   -- The dealId's docflow is another property's: this row is another deal, --resubmit or not.
   if other_property(e, ARGV[14]) then return conflict(e) end
   if ARGV[6] ~= '1' or ARGV[11] == 'check' then return elsewhere(e) end
-  local prev = cjson.encode({n = tonumber(e.n), rid = e.rid, docflowId = e.docflowId, outcome = e.outcome,
+  local prev = cjson.encode({n = tonumber(e.n), docflowId = e.docflowId, outcome = e.outcome,
     batch = e.batch, row = e.row, at = e.at, via = e.via, cn = e.cn, addr = e.addr})
   return claim(tonumber(e.n) + 1, prev)
 end
@@ -208,13 +213,13 @@ release(KEYS[1], e, ARGV[9])
 return elsewhere(entry_of(KEYS[1]))`);
 
 /**
- * KEYS: entry. ARGV: requestId, batch, row, 'definite' | 'uncertain', ledgerMs, nonce. Only
+ * KEYS: entry. ARGV: requestId, batch, row, 'definite' | 'uncertain', ledgerMs, nonce, bank, dealId. Only
  * the run that made the claim settles it: a run whose job was taken over (it lost its
  * lock, then came back) can never mark another run's try as done.
  */
 const SETTLE = luaScript(`${LEDGER_LUA}
 local e = entry_of(KEYS[1])
-if e.state ~= 'sending' or e.rid ~= ARGV[1] or e.batch ~= ARGV[2] or e.row ~= ARGV[3] or e.nonce ~= ARGV[6] then return 0 end
+if e.state ~= 'sending' or rid_of(e, ARGV[7], ARGV[8]) ~= ARGV[1] or e.batch ~= ARGV[2] or e.row ~= ARGV[3] or e.nonce ~= ARGV[6] then return 0 end
 if ARGV[4] == 'definite' then
   redis.call('HSET', KEYS[1], 'state', 'idle')
   forget_try(KEYS[1])
@@ -237,18 +242,9 @@ if ARGV[1] == '' then
   return 1
 end
 submit(KEYS[1], ARGV[1], ARGV[2], ARGV[3], 'operator', ARGV[4])
-local okey = ARGV[5] .. ':batch:' .. e.batch .. ':outcomes'
-local raw = e.batch ~= '' and redis.call('HGET', okey, e.row)
-if raw then
-  local o = cjson.decode(raw)
-  if o.errorCode == 'ERR_UNCERTAIN' then
-    o.outcome = ARGV[2]
-    o.docflowId = ARGV[1]
-    o.httpStatus = ARGV[2] == 'queued' and 200 or 201
-    o.errorCode = nil
-    o.errorMessage = 'its docflow was named by an operator (' .. ARGV[3] .. ') after the gateway was checked'
-    redis.call('HSET', okey, e.row, cjson.encode(o))
-  end
+if e.batch ~= '' then
+  settle_uncertain(ARGV[5] .. ':batch:' .. e.batch .. ':outcomes', e.row, ARGV[2], ARGV[1],
+    'its docflow was named by an operator (' .. ARGV[3] .. ') after the gateway was checked')
 end
 return 1`);
 
@@ -284,7 +280,7 @@ export function propertyArgs(property: PropertyKey | undefined): [string, string
 }
 
 /** CLAIM's reply, read. */
-function claimVerdict([kind, a, b, c, d, e, f, g]: string[]): ClaimVerdict {
+function claimVerdict([kind, a, b, c, d, e, f, g]: string[], row: number): ClaimVerdict {
   const deal = (): SubmittedDeal => ({
     docflowId: a!,
     outcome: b === 'suspended' ? 'suspended' : 'queued',
@@ -294,7 +290,7 @@ function claimVerdict([kind, a, b, c, d, e, f, g]: string[]): ClaimVerdict {
   });
   switch (kind) {
     case 'done':
-      return { kind, record: JSON.parse(a!) as OutcomeRecord };
+      return { kind, record: decodeOutcome(a!, row) };
     case 'own':
       return {
         kind,
@@ -346,10 +342,10 @@ export function createLedger(redis: Redis, keys: Keys, options: LedgerOptions): 
           ...propertyArgs(r.property),
         ],
       )) as Array<string | number>;
-      return claimVerdict(reply.map(String));
+      return claimVerdict(reply.map(String), r.row);
     },
     async settle(bank, dealId, requestId, batch, row, nonce, how) {
-      await run(SETTLE, [keys.ledgerEntry(bank, dealId)], [requestId, batch, row, how, options.ledgerMs, nonce]);
+      await run(SETTLE, [keys.ledgerEntry(bank, dealId)], [requestId, batch, row, how, options.ledgerMs, nonce, bank, dealId]);
     },
     async lookup(bank, dealId, batch, row) {
       const [earlier, checkpoint, flat] = (await run(
@@ -358,16 +354,16 @@ export function createLedger(redis: Redis, keys: Keys, options: LedgerOptions): 
         [row],
       )) as [string, string, string[]];
       return {
-        earlier: earlier ? (JSON.parse(earlier) as OutcomeRecord) : undefined,
+        earlier: earlier ? decodeOutcome(earlier, row) : undefined,
         cadastralNumber: checkpoint || undefined,
-        entry: parseLedgerEntry(pairs(flat)),
+        entry: parseLedgerEntry(pairs(flat), bank, dealId),
       };
     },
     async checkpoint(batch, row, cadastralNumber) {
       await run(CHECKPOINT, [keys.checkpoints(batch), keys.batch(batch)], [row, cadastralNumber]);
     },
     async read(bank, dealId) {
-      return parseLedgerEntry(await redis.hgetall(keys.ledgerEntry(bank, dealId)));
+      return parseLedgerEntry(await redis.hgetall(keys.ledgerEntry(bank, dealId)), bank, dealId);
     },
     async resolve(bank, dealId, answer) {
       const [docflowId, outcome] = answer === 'none' ? ['', ''] : [answer.docflowId, answer.outcome];

@@ -4,7 +4,7 @@
  */
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
-import { readDocflowStatuses } from '../ledger/docflows.js';
+import { batchBank, readDocflowStatuses, rowDocflows } from '../ledger/docflows.js';
 import { createOutcomeStore } from './store.js';
 import { SUBMITTED_OUTCOMES, type DocflowStatus, type OutcomeRecord } from './types.js';
 
@@ -46,18 +46,13 @@ export async function* batchOutcomes(
   options: BatchOutcomesOptions = {},
 ): AsyncGenerator<OutcomeRecord> {
   const store = createOutcomeStore(redis, keys);
+  const bank = options.states ? await batchBank(redis, keys, batch) : '';
   for (let from = 1; from <= total; from += PAGE) {
     const to = Math.min(total, from + PAGE - 1);
     const page = await store.range(batch, from, to);
     const missing = page.flatMap((r, i) => (r ? [] : [from + i]));
     const dealIds = missing.length > 0 ? await redis.hmget(keys.rows(batch), ...missing.map(String)) : [];
-    const statuses = options.states
-      ? await readDocflowStatuses(
-          redis,
-          keys,
-          page.map((r) => (r && SUBMITTED_OUTCOMES.has(r.outcome) ? r.docflowId : undefined)),
-        )
-      : [];
+    const statuses = options.states ? await readDocflowStatuses(redis, keys, rowDocflows(bank, page)) : [];
     let m = 0;
     for (let i = 0; i < page.length; i++) {
       const record = page[i];

@@ -13,6 +13,7 @@ import { LEDGER_LUA } from '../ledger/lua.js';
 import { propertyArgs } from '../ledger/ledger.js';
 import type { PropertyKey, SubmittedDeal, Via } from '../ledger/entry.js';
 import type { OutcomeRecord } from './types.js';
+import { decodeOutcome, encodeOutcome } from './outcome-codec.js';
 
 export interface RecordOptions {
   /**
@@ -63,7 +64,7 @@ export interface OutcomeStore {
 
 /**
  * KEYS: outcomes, ledger entry (or outcomes when none), checkpoints, job (or outcomes),
- * batch hash, row index. ARGV: row, outcome JSON, ledger mode ('' | submitted | release | keep), docflowId,
+ * batch hash, row index. ARGV: row, the outcome (src/outcomes/outcome-codec.ts), ledger mode ('' | submitted | release | keep), docflowId,
  * outcome, at, via, job data ('' to leave the job be), ledger ms, batch, if absent ('1'),
  * resubmit ('1'), requestId (for an entry the deal does not have yet), the row's property: its
  * cadastral number and its address's digest ('' for none: propertyArgs).
@@ -84,7 +85,7 @@ if ARGV[3] ~= '' then
     else
       if not e.state then
         local n = string.match(ARGV[13], '^%d+:(%d+):') or '0'
-        redis.call('HSET', KEYS[2], 'n', n, 'rid', ARGV[13])
+        redis.call('HSET', KEYS[2], 'n', n)
       end
       if e.batch ~= ARGV[10] or e.row ~= ARGV[1] then redis.call('HSET', KEYS[2], 'batch', ARGV[10], 'row', ARGV[1]) end
       submit(KEYS[2], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[9])
@@ -160,7 +161,7 @@ export function createOutcomeStore(redis: Redis, keys: Keys, options: OutcomeSto
         ],
         [
           record.row,
-          JSON.stringify(record),
+          encodeOutcome(record),
           mode,
           record.docflowId ?? '',
           record.outcome,
@@ -182,7 +183,7 @@ export function createOutcomeStore(redis: Redis, keys: Keys, options: OutcomeSto
       const fields: string[] = [];
       for (let row = from; row <= to; row++) fields.push(String(row));
       const raw = await redis.hmget(keys.outcomes(batch), ...fields);
-      return raw.map((r) => (r ? (JSON.parse(r) as OutcomeRecord) : undefined));
+      return raw.map((r, i) => (r ? decodeOutcome(r, from + i) : undefined));
     },
     async count(batch) {
       return redis.hlen(keys.outcomes(batch));

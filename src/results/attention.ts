@@ -16,8 +16,8 @@ import { reopenInput } from '../input/reading.js';
 import { createBatchStore, noSuchBatch } from '../batch/batch-store.js';
 import { createOutcomeStore } from '../outcomes/store.js';
 import { withStatus } from '../outcomes/batch-outcomes.js';
-import { ATTENTION_OUTCOMES, SUBMITTED_OUTCOMES, type OutcomeRecord } from '../outcomes/types.js';
-import { readDocflowStatuses } from '../ledger/docflows.js';
+import { ATTENTION_OUTCOMES, type OutcomeRecord } from '../outcomes/types.js';
+import { batchBank, readDocflowStatuses, rowDocflows } from '../ledger/docflows.js';
 import type { Keys } from '../redis/keys.js';
 import { hintFor, stateHintFor } from './hints.js';
 
@@ -53,6 +53,7 @@ export async function writeAttention(options: AttentionOptions): Promise<{ file:
   const { redis, keys, batch } = options;
   const meta = await createBatchStore(redis, keys).get(batch);
   if (!meta) throw noSuchBatch(redis, keys, batch);
+  const bank = await batchBank(redis, keys, batch);
   const input = await reopenInput(meta, options.input);
   const store = createOutcomeStore(redis, keys);
   // Written even when no row needs a person: an empty attention file says so.
@@ -64,11 +65,7 @@ export async function writeAttention(options: AttentionOptions): Promise<{ file:
       if (record.row >= pageStart + page.length) {
         pageStart = record.row;
         page = await store.range(batch, pageStart, pageStart + PAGE - 1);
-        const statuses = await readDocflowStatuses(
-          redis,
-          keys,
-          page.map((r) => (r && SUBMITTED_OUTCOMES.has(r.outcome) ? r.docflowId : undefined)),
-        );
+        const statuses = await readDocflowStatuses(redis, keys, rowDocflows(bank, page));
         page = page.map((r, i) => r && withStatus(r, statuses[i]));
       }
       const outcome = page[record.row - pageStart];

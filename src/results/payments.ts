@@ -8,7 +8,7 @@
 import { createAtomicFile } from '../files/atomic-file.js';
 import { csvSink } from './csv-sink.js';
 import { batchOutcomes } from '../outcomes/batch-outcomes.js';
-import { readDocflowStatuses } from '../ledger/docflows.js';
+import { batchBank, readDocflowStatuses, rowDocflows } from '../ledger/docflows.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { SUBMITTED_OUTCOMES, type OutcomeRecord } from '../outcomes/types.js';
@@ -29,13 +29,10 @@ export interface PaymentsOptions {
 /** The batch's deals that wait for a payment, in input order; a docflow two rows share is listed once. */
 export async function* waitingPayments(redis: Redis, keys: Keys, batch: string, total: number): AsyncGenerator<PaymentLine> {
   const seen = new Set<string>();
+  const bank = await batchBank(redis, keys, batch);
   let page: OutcomeRecord[] = [];
   const flush = async function* (): AsyncGenerator<PaymentLine> {
-    const statuses = await readDocflowStatuses(
-      redis,
-      keys,
-      page.map((r) => r.docflowId),
-    );
+    const statuses = await readDocflowStatuses(redis, keys, rowDocflows(bank, page));
     for (let i = 0; i < page.length; i++) {
       const status = statuses[i];
       const record = page[i]!;

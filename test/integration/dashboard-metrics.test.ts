@@ -30,6 +30,7 @@ import {
   runDashboardBatch,
   type DashboardBatch,
 } from '../helpers/dashboard-batch.js';
+import { decodeOutcome, encodeOutcome } from '../../src/outcomes/outcome-codec.js';
 
 const CREDENTIALS = { user: 'ops', password: 'metrics-test-password' };
 const AUTH = basic(CREDENTIALS.user, CREDENTIALS.password);
@@ -120,14 +121,14 @@ describe('/metrics: batches, schedules and the pause, read at each scrape', () =
     const [before] = await figures.read(now);
     const key = night.keys.outcomes(night.batch);
     const raw = (await night.redis.hgetall(key)) as Record<string, string>;
-    const [row, json] = Object.entries(raw).find(([, v]) => (JSON.parse(v) as { outcome: string }).outcome === 'unavailable')!;
-    await night.redis.hset(key, row, JSON.stringify({ ...(JSON.parse(json) as object), outcome: 'queued' }));
+    const [row, stored] = Object.entries(raw).find(([row, v]) => decodeOutcome(v, Number(row)).outcome === 'unavailable')!;
+    await night.redis.hset(key, row, encodeOutcome({ ...decodeOutcome(stored, Number(row)), outcome: 'queued' }));
     try {
       expect((await figures.read(now + 1000))?.[0]?.rows).toEqual(before!.rows);
       const [after] = await figures.read(now + RECOUNT_MS);
       expect(after?.rows).toMatchObject({ queued: before!.rows.queued + 1, unavailable: before!.rows.unavailable - 1, pending: 0 });
     } finally {
-      await night.redis.hset(key, row, json);
+      await night.redis.hset(key, row, stored);
     }
   });
 

@@ -16,6 +16,7 @@ import { CLI, ROOT, runCli } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { storedOutcomes } from '../helpers/outcomes.js';
 
 const DEAL_ID = 'MSK-2026-004511';
 const FILE_HEADER = [...HEADER, 'agreementFile', 'agreementSignatureFiles'];
@@ -45,8 +46,7 @@ describe('a document that changed between the load and its upload', () => {
       redis.disconnect();
     }
   };
-  const outcomes = (batch: string) =>
-    redisRead(async (r) => Object.values(await r.hgetall(createKeys(prefix).outcomes(batch))).map((v) => JSON.parse(v) as Outcome));
+  const outcomes = (batch: string) => redisRead(async (r) => storedOutcomes(r, createKeys(prefix), batch));
   const remembered = (batch: string) => redisRead((r) => r.hgetall(createKeys(prefix).contents(batch)));
   /** Loads the one row (no worker runs yet), changes its files with `change`, then lets a worker take it. */
   const loadChangeWork = async (batch: string, change: () => Promise<void>): Promise<Outcome> => {

@@ -15,6 +15,7 @@ import { CLI, ROOT, runCli } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { storedOutcomes } from '../helpers/outcomes.js';
 
 const FILE_HEADER = [...HEADER, 'agreementFile', 'agreementSignatureFiles'];
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
@@ -49,8 +50,8 @@ describe('retry of a file row whose input was moved', () => {
     const outcome = async () => {
       const redis = new Redis(REDIS_URL);
       try {
-        const [value] = Object.values(await redis.hgetall(createKeys(prefix).outcomes('moved')));
-        return value === undefined ? undefined : (JSON.parse(value) as { outcome: string }).outcome;
+        const [value] = await storedOutcomes(redis, createKeys(prefix), 'moved');
+        return value?.outcome;
       } finally {
         redis.disconnect();
       }

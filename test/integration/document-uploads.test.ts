@@ -17,6 +17,7 @@ import { CLI, ROOT, runCli } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { storedOutcomes } from '../helpers/outcomes.js';
 
 /** Valid sample deals that carry their cadastral numbers (no suggest call). */
 const SAMPLE_IDS = ['MSK-2026-004511', 'SPB-2026-010078', 'EKB-2026-000312'];
@@ -54,8 +55,7 @@ describe('documents by path', () => {
   const outcomes = async (batch: string) => {
     const redis = new Redis(REDIS_URL);
     try {
-      const all = Object.values(await redis.hgetall(createKeys(prefix).outcomes(batch)));
-      return all.map((v) => JSON.parse(v) as { dealId: string; outcome: string; httpStatus?: number; errorMessage?: string });
+      return await storedOutcomes(redis, createKeys(prefix), batch);
     } finally {
       redis.disconnect();
     }

@@ -10,6 +10,7 @@ import { CLI, ROOT, runCli } from '../helpers/cli.js';
 import { csvText, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, keysOf, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { storedOutcomes } from '../helpers/outcomes.js';
 
 const LOGIN = 'bank-robot';
 const PASSWORD = 'Night-Pa55word-90f3e1';
@@ -63,9 +64,7 @@ describe('a fleet that logs in itself (REALTY_LOGIN, REALTY_PASSWORD, REALTY_ACC
   const outcomes = async (batch: string): Promise<string[]> => {
     const redis = new Redis(REDIS_URL);
     try {
-      return Object.values(await redis.hgetall(createKeys(prefix).outcomes(batch))).map(
-        (v) => (JSON.parse(v) as { outcome: string }).outcome,
-      );
+      return (await storedOutcomes(redis, createKeys(prefix), batch)).map((o) => o.outcome);
     } finally {
       redis.disconnect();
     }

@@ -8,7 +8,6 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadProfile, type BankProfile } from '../../src/input/profile.js';
 import { createLogger } from '../../src/logger.js';
-import type { OutcomeRecord } from '../../src/outcomes/types.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { loadBatch } from '../../src/batch/load-batch.js';
 import { writeResults } from '../../src/results/write-results.js';
@@ -16,6 +15,7 @@ import { ROOT } from '../helpers/cli.js';
 import { csvText, HEADER, records, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { pauseDealQueue } from '../helpers/queue.js';
+import { decodeOutcome } from '../../src/outcomes/outcome-codec.js';
 
 describe('a row that cannot be read', () => {
   const prefix = uniquePrefix('unreadable');
@@ -66,7 +66,7 @@ describe('a row that cannot be read', () => {
     expect(summary).toMatchObject({ read: 3, valid: 1, invalid: 2, invalidByField: { '(row)': 2 } });
 
     const outcomes = await outcomesOf('mixed');
-    const of = (row: number) => JSON.parse(outcomes[String(row)]!) as OutcomeRecord;
+    const of = (row: number) => decodeOutcome(outcomes[String(row)]!, row);
     expect(of(2)).toMatchObject({
       row: 2,
       dealId: '',
@@ -106,7 +106,7 @@ describe('a row that cannot be read', () => {
     await writeFile(file, `${first}\n${second!.slice(0, -1)}\n`);
     const summary = await load(file, 'broken');
     expect(summary).toMatchObject({ read: 2, valid: 1, invalid: 1, invalidByField: { '(row)': 1 } });
-    const outcome = JSON.parse((await outcomesOf('broken'))['2']!) as OutcomeRecord;
+    const outcome = decodeOutcome((await outcomesOf('broken'))['2']!, 2);
     expect(outcome).toMatchObject({ dealId: '', errorMessage: '(row): is not valid JSON (line 2)' });
   });
 });

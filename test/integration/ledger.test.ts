@@ -15,6 +15,7 @@ import { createKeys, type Keys } from '../../src/redis/keys.js';
 import { updateLockedJobData } from '../../src/queue/locked-update.js';
 import type { NewsItem } from '../../src/realty/types.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { decodeOutcome } from '../../src/outcomes/outcome-codec.js';
 
 const BANK = '7701234567';
 const HOUR = 3_600_000;
@@ -73,7 +74,9 @@ describe('the ledger', () => {
     await feedAt(start, start);
     expect(await ledger.claim(request({ cadastralNumber: '54:35:1:1' }))).toEqual({ kind: 'send', requestId: `${BANK}:0:D-1` });
     const e = await entry();
-    expect(e).toMatchObject({ state: 'sending', batch: 'a', row: '1', n: '0', rid: `${BANK}:0:D-1`, timeoutMs: '1000' });
+    expect(e).toMatchObject({ state: 'sending', batch: 'a', row: '1', n: '0', timeoutMs: '1000' });
+    // The requestId is not written out: it is always <bank>:<n>:<dealId> (about 35 bytes an entry).
+    expect(e.rid).toBeUndefined();
     expect(await ledger.read(BANK, 'D-1')).toMatchObject({
       dealId: 'D-1',
       bank: BANK,
@@ -157,7 +160,11 @@ describe('the ledger', () => {
     await store.record('a', record(1, 'D-1', { docflowId: 'df-1' }), {
       ledger: { bank: BANK, requestId: `${BANK}:0:D-1`, resubmit: false, via: 'answer' },
     });
-    expect(await entry()).toMatchObject({ state: 'submitted', docflowId: 'df-1', outcome: 'queued', via: 'answer', batch: 'a', row: '1' });
+    const submitted = await entry();
+    expect(submitted).toMatchObject({ state: 'submitted', docflowId: 'df-1', outcome: 'queued', batch: 'a', row: '1' });
+    // Known from the answer, the common case: no 'via' kept (it cost a finished entry 64 bytes).
+    expect(submitted.via).toBeUndefined();
+    expect(await ledger.read(BANK, 'D-1')).toMatchObject({ via: 'answer' });
     expect(await ledger.claim(request())).toMatchObject({ kind: 'done', record: { docflowId: 'df-1' } });
     // Its batch expired and was loaded again: the row's outcome is gone, the ledger's is not.
     await redis.del(keys.outcomes('a'));
@@ -247,7 +254,7 @@ describe('the ledger', () => {
         ledger: { bank: BANK, resubmit: false, property: { address: P222.address } },
       });
       expect(notFound).toEqual({ kind: 'written' });
-      expect(JSON.parse((await redis.hget(keys.outcomes('b'), '5'))!)).toMatchObject({ outcome: 'not_found' });
+      expect(decodeOutcome((await redis.hget(keys.outcomes('b'), '5'))!, 5)).toMatchObject({ outcome: 'not_found' });
       // The same address: the deal's docflow, as before.
       const same = await store.record('c', record(6, 'D-7', { outcome: 'not_found' }), {
         ledger: { bank: BANK, resubmit: false, property: { address: P101.address } },
@@ -305,10 +312,34 @@ describe('the ledger', () => {
       await storePage(redis, keys, { lockToken: 'me', after: '0', lastToken: '1', readAt: t, items: [item], ledgerMs: LEDGER_MS }),
     ).toMatchObject({ resolved: 1, wake: [] });
     expect(await entry('D-2')).toMatchObject({ state: 'submitted', docflowId: 'df-late' });
-    const row = JSON.parse((await redis.hget(keys.outcomes('a'), '2'))!) as OutcomeRecord;
+    const row = decodeOutcome((await redis.hget(keys.outcomes('a'), '2'))!, 2);
     expect(row).toMatchObject({ row: 2, dealId: 'D-2', outcome: 'suspended', docflowId: 'df-late', httpStatus: 201, attempts: 1 });
     expect(row).not.toHaveProperty('errorCode');
     expect(row.errorMessage).toContain('found in the news feed');
+  });
+
+  it('gives an ERR_UNCERTAIN row that an earlier version stored (an object) its docflow in the same form', async () => {
+    const ledger = createLedger(redis, keys, options);
+    const t = await now();
+    await feedAt(t, t);
+    await ledger.claim(request({ dealId: 'D-3', row: 3 }));
+    await ledger.settle(BANK, 'D-3', `${BANK}:0:D-3`, 'a', 3, 'run-1', 'uncertain');
+    const old = { ...record(3, 'D-3', { outcome: 'failed', errorCode: 'ERR_UNCERTAIN', errorMessage: 'no answer' }) };
+    await redis.hset(keys.outcomes('a'), '3', JSON.stringify(old));
+    await redis.set(keys.feedLock, 'me');
+    const item: NewsItem = {
+      token: '1',
+      date: '2026-11-24T02:00:00.000Z',
+      docflow: { docflowId: 'df-3', state: 'queued', requestId: `${BANK}:0:D-3` },
+    };
+    await storePage(redis, keys, { lockToken: 'me', after: '0', lastToken: '1', readAt: t, items: [item], ledgerMs: LEDGER_MS });
+    const raw = (await redis.hget(keys.outcomes('a'), '3'))!;
+    expect(raw.startsWith('{')).toBe(true);
+    const row = decodeOutcome(raw, 3);
+    expect(row).toMatchObject({ row: 3, dealId: 'D-3', outcome: 'queued', docflowId: 'df-3', httpStatus: 200 });
+    expect(row).not.toHaveProperty('errorCode');
+    // And a worker reading it again (its job ran again) takes it as done.
+    expect(await ledger.claim(request({ dealId: 'D-3', row: 3 }))).toMatchObject({ kind: 'done', record: { outcome: 'queued' } });
   });
 
   it('records a docflow the feed found for the row instead of ERR_UNCERTAIN, when it came first', async () => {
@@ -334,7 +365,7 @@ describe('the ledger', () => {
       ledger: { bank: BANK, resubmit: false, keepClaim: true, via: 'feed' },
     });
     expect(own).toEqual({ kind: 'written' });
-    expect(JSON.parse((await redis.hget(keys.outcomes('a'), '1'))!)).toMatchObject({ outcome: 'queued', docflowId: 'df-first' });
+    expect(decodeOutcome((await redis.hget(keys.outcomes('a'), '1'))!, 1)).toMatchObject({ outcome: 'queued', docflowId: 'df-first' });
   });
 
   it('resolves a lost answer from a feed page, counts what it does not know, and refuses a page from a follower that lost its lock', async () => {

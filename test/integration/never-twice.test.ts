@@ -36,6 +36,7 @@ import { freePort } from '../helpers/ports.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { waitForPing } from '../chaos/private-redis.js';
+import { storedOutcome } from '../helpers/outcomes.js';
 
 const SESSION = 'twice-session';
 const row = (dealId: string) => ROWS.find((r) => r[0] === dealId)!;
@@ -99,8 +100,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     return w;
   };
   const outcomeOf = async (batch: string, n: number): Promise<OutcomeRecord | undefined> => {
-    const raw = await redis.hget(keys.outcomes(batch), String(n));
-    return raw ? (JSON.parse(raw) as OutcomeRecord) : undefined;
+    return storedOutcome(redis, keys, batch, n);
   };
   const POLL = { timeoutMs: 20_000, intervalMs: 25 };
   /** The fleet's feed is started (its cursor taken), then the gateway's feed goes dark. */

@@ -22,6 +22,7 @@ import { createDealWorker } from '../../src/worker/create-worker.js';
 import { ROOT } from '../helpers/cli.js';
 import { HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { storedOutcome } from '../helpers/outcomes.js';
 
 /** Row 2 of the samples: Смирнова Ольга, SNILS 490-905-752 13, with its cadastral number. */
 const validated = createDealValidator()(Object.fromEntries(HEADER.map((h, i) => [h, ROWS[1]![i] ?? ''])));
@@ -122,7 +123,7 @@ describe('the net under the processor (a job BullMQ failed by itself)', () => {
     );
     worker.worker.emit('failed', job, new Error(NAMING), 'active');
     await worker.close(1000);
-    const record = JSON.parse((await redis.hget(keys.outcomes('b'), '1'))!) as OutcomeRecord;
+    const record = await storedOutcome(redis, keys, 'b', 1);
     expect(record).toMatchObject({ outcome: 'failed', errorCode: 'ERR_JOB_FAILED', errorMessage: MASKED });
   });
 });

@@ -15,7 +15,6 @@ import { startFeedFollower, type FeedFollower } from '../../src/feed/follower.js
 import { createRowWaker } from '../../src/feed/wake-rows.js';
 import { loadProfile, type BankProfile } from '../../src/input/profile.js';
 import { createLogger } from '../../src/logger.js';
-import type { OutcomeRecord } from '../../src/outcomes/types.js';
 import { openQueue } from '../../src/queue/deal-queue.js';
 import { dealJobId } from '../../src/queue/job-data.js';
 import { createRealtyClient, type RealtyClient } from '../../src/realty/client.js';
@@ -27,6 +26,7 @@ import { ROOT } from '../helpers/cli.js';
 import { csvText, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { storedOutcomes } from '../helpers/outcomes.js';
 
 const SESSION = 'wake-session';
 const DEALS = ['MSK-2026-004511', 'SPB-2026-010078', 'NSK-2026-000123'];
@@ -63,7 +63,7 @@ describe('a row whose lost answer the news feed finds', () => {
     const [s, us] = await redis.time();
     return Number(s) * 1000 + Math.floor(Number(us) / 1000);
   };
-  const outcomes = async () => Object.values(await redis.hgetall(keys.outcomes('night'))).map((raw) => JSON.parse(raw) as OutcomeRecord);
+  const outcomes = () => storedOutcomes(redis, keys, 'night');
 
   /**
    * Every deal's creation answer is lost (its docflow made); the worker does not follow the

@@ -12,6 +12,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFeedState } from '../../src/feed/feed-store.js';
 import { readDocflowStatuses } from '../../src/ledger/docflows.js';
+import { parseRequestId } from '../../src/ledger/entry.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { CLI, ROOT, runCli } from '../helpers/cli.js';
@@ -96,7 +97,7 @@ describe('track: one follower for the fleet, killed mid-feed', () => {
 
     // Every docflow's life ends (completed or error), and Redis holds the state the gateway gives.
     const docflows = async () =>
-      (await (await fetch(`${sandbox.url}/__sandbox/docflows`)).json()) as Array<{ docflowId: string; state: string }>;
+      (await (await fetch(`${sandbox.url}/__sandbox/docflows`)).json()) as Array<{ docflowId: string; requestId: string; state: string }>;
     await waitFor(
       async () => (await docflows()).every((d) => d.state === 'completed' || d.state === 'error' || d.state === 'suspended'),
       poll('the lives to end'),
@@ -106,7 +107,7 @@ describe('track: one follower for the fleet, killed mid-feed', () => {
       const stored = await readDocflowStatuses(
         redis,
         keys,
-        gateway.map((d) => d.docflowId),
+        gateway.map((d) => ({ ...parseRequestId(d.requestId)!, docflowId: d.docflowId })),
       );
       return stored.every((s, i) => s?.state === gateway[i]!.state);
     }, poll('every state stored'));

@@ -16,6 +16,7 @@ import { CLI, ROOT, runCli } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { storedOutcomes } from '../helpers/outcomes.js';
 
 const LOGIN = 'bank-robot';
 const PASSWORD = 'Upload-Pa55word-1c9d';
@@ -43,9 +44,7 @@ describe('an upload after the fleet session expired', () => {
   const outcomes = async (batch: string) => {
     const redis = new Redis(REDIS_URL);
     try {
-      return Object.values(await redis.hgetall(createKeys(prefix).outcomes(batch))).map(
-        (v) => JSON.parse(v) as { outcome: string; attempts: number },
-      );
+      return await storedOutcomes(redis, createKeys(prefix), batch);
     } finally {
       redis.disconnect();
     }

@@ -10,6 +10,7 @@ import { CLI, ROOT, runCli } from '../helpers/cli.js';
 import { csvText, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { storedOutcomes } from '../helpers/outcomes.js';
 
 /** Three valid sample deals that carry their cadastral numbers (samples/README.md rows 2, 6, 10). */
 const WITH_NUMBER = ['MSK-2026-004511', 'SPB-2026-010078', 'EKB-2026-000312'].map((id) => ROWS.find((r) => r[0] === id)!);
@@ -42,9 +43,7 @@ describe('separate worker processes', () => {
   const outcomes = async (batch: string): Promise<Array<{ outcome: string; docflowId?: string }>> => {
     const redis = new Redis(REDIS_URL);
     try {
-      return Object.values(await redis.hgetall(createKeys(prefix).outcomes(batch))).map(
-        (v) => JSON.parse(v) as { outcome: string; docflowId?: string },
-      );
+      return await storedOutcomes(redis, createKeys(prefix), batch);
     } finally {
       redis.disconnect();
     }

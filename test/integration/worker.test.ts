@@ -23,6 +23,7 @@ import { ROOT } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { storedOutcome, storedOutcomes } from '../helpers/outcomes.js';
 
 const SESSION = 'worker-test-session';
 const row = (dealId: string) => ROWS.find((r) => r[0] === dealId)!;
@@ -266,7 +267,7 @@ describe('the worker against every answer of the gateway', () => {
     } finally {
       await dealWorker.close(5000);
     }
-    const outcome = JSON.parse((await redis.hget(keys.outcomes('late'), '1'))!) as Record<string, unknown>;
+    const outcome = await storedOutcome(redis, keys, 'late', 1);
     expect(outcome).toMatchObject({ outcome: 'already_submitted', docflowId: 'df-of-batch-early', attempts: 1 });
     expect(sandbox.stats().docflowsCreated).toBe(0);
     // The first run asked suggest before Redis: the one call the late ledger entry cost.
@@ -337,9 +338,9 @@ describe('the worker against every answer of the gateway', () => {
       await dealWorker.close(5000);
       monitor.disconnect();
     }
-    const outcomes = await redis.hgetall(keys.outcomes('first'));
-    const found = JSON.parse(outcomes['1']!) as OutcomeRecord;
-    expect([found.outcome, (JSON.parse(outcomes['2']!) as OutcomeRecord).outcome]).toEqual(['queued', 'queued']);
+    const outcomes = await storedOutcomes(redis, keys, 'first');
+    const found = outcomes[0]!;
+    expect(outcomes.map((o) => o.outcome)).toEqual(['queued', 'queued']);
     // The claim (its arguments: batch, row, ...) and the outcome (row, ...). Row 1 (found
     // through suggest): the claim carrying the cadastral number as its checkpoint, then the
     // outcome. Row 2 (its number given: no suggest, no checkpoint): the claim, then the outcome.
@@ -365,7 +366,7 @@ describe('the worker against every answer of the gateway', () => {
       expect(await queue.getJobCounts('completed', 'failed')).toEqual({ completed: 1, failed: 0 });
       const job = (await queue.getJob(dealJobId('b', BY_SUGGEST)))!;
       expect(await job.getState()).toBe('completed');
-      expect(job.returnvalue).toEqual(JSON.parse((await redis.hget(keys.outcomes('b'), '1'))!));
+      expect(job.returnvalue).toEqual(await storedOutcome(redis, keys, 'b', 1));
       expect(job.returnvalue).toMatchObject({ row: 1, dealId: BY_SUGGEST, outcome: 'not_found', errorCode: 'NOT_FOUND' });
       expect(job.failedReason).toBeUndefined();
       expect(job.stacktrace).toEqual([]);
@@ -430,9 +431,9 @@ describe('the worker against every answer of the gateway', () => {
       await queue.close();
     }
     // One outcome, the net's: nothing ran the job, nothing was sent.
-    const outcomes = await redis.hgetall(keys.outcomes('stalled'));
-    expect(Object.keys(outcomes)).toEqual(['1']);
-    expect(JSON.parse(outcomes['1']!)).toMatchObject({ row: 1, dealId: WITH_NUMBER, outcome: 'failed', errorCode: 'ERR_JOB_STALLED' });
+    const outcomes = await storedOutcomes(redis, keys, 'stalled');
+    expect(outcomes.map((o) => o.row)).toEqual([1]);
+    expect(outcomes[0]).toMatchObject({ row: 1, dealId: WITH_NUMBER, outcome: 'failed', errorCode: 'ERR_JOB_STALLED' });
     expect(sandbox.stats().docflowsCreated).toBe(0);
   });
 
