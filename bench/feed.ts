@@ -7,8 +7,8 @@
  * completed) and the ledger knows every docflow, as after a night's answers. The cursor is
  * taken before the first deal, as every worker does. Then each run starts from that cursor
  * with nothing followed yet: startFeedFollower, as `track` and every worker run it, reads the
- * backlog page by page (the gateway's page, 100 items) and stores each (a docflow state
- * hash per docflow, the gauge, the cursor), until the feed hash counts every item; the bare
+ * backlog page by page (the gateway's page, 100 items) and stores each (each docflow's state
+ * in its deal's ledger entry, the gauge, the cursor), until the feed hash counts every item; the bare
  * loop reads the same pages and parses them, nothing stored. Paired runs, the bare one
  * right after the project's.
  */
@@ -93,13 +93,26 @@ async function bareRun(sandbox: SandboxProcess, start: string, items: number): P
   }
 }
 
-/** Puts the feed back as it was before the first run: the saved hash, no docflow followed. */
+/** A docflow's state fields in its deal's ledger entry (src/ledger/lua.ts). */
+const STATE_FIELDS = ['st', 'sat', 'req', 'reqAt', 'uin', 'amt', 'payer', 'rerr', 'files'];
+
+/**
+ * Puts the feed back as it was before the first run: the saved hash, no docflow followed
+ * (no state in any ledger entry, no docflow hash of its own).
+ */
 async function resetFeed(redis: RedisClient, keys: Keys, saved: Record<string, string>): Promise<void> {
   let cursor = '0';
   do {
     const [next, found] = (await redis.scan(cursor, 'MATCH', keys.docflow('*'), 'COUNT', 5000)) as [string, string[]];
     cursor = next;
     if (found.length > 0) await redis.unlink(...found);
+  } while (cursor !== '0');
+  do {
+    const [next, found] = (await redis.scan(cursor, 'MATCH', keys.ledgerEntry('*', '*'), 'COUNT', 5000)) as [string, string[]];
+    cursor = next;
+    const pipeline = redis.pipeline();
+    for (const key of found) pipeline.hdel(key, ...STATE_FIELDS);
+    if (found.length > 0) await pipeline.exec();
   } while (cursor !== '0');
   await redis.unlink(keys.feed, keys.docflowStates, keys.feedLock);
   await redis.hset(keys.feed, saved);
