@@ -108,7 +108,23 @@ function unpack(raw: unknown): unknown {
   const bits = value[0];
   const out: Record<string, unknown> = {};
   let next = 1;
-  for (let place = 0; place < KEYS.length; place++) if (Math.floor(bits / 2 ** place) % 2 === 1) out[KEYS[place]!] = unpack(value[next++]);
+  // Only the set bits, lowest first, 32 at a time (bit operators are 32-bit): a worker unpacks
+  // a deal's eight or so objects a job, and testing all 45 places of each cost about 20 µs a deal.
+  const low = bits % 2 ** 32;
+  for (const [word, base] of [
+    [low, 0],
+    [(bits - low) / 2 ** 32, 32],
+  ] as const) {
+    let rest = word | 0;
+    while (rest !== 0) {
+      const bit = rest & -rest;
+      const key = KEYS[base + 31 - Math.clz32(bit)];
+      const packed = value[next++];
+      // (A key a later version added: its value is skipped, the others stay in their places.)
+      if (key !== undefined) out[key] = unpack(packed);
+      rest ^= bit;
+    }
+  }
   const extra = value[next];
   if (extra !== null && typeof extra === 'object' && !Array.isArray(extra))
     for (const [key, v] of Object.entries(extra)) out[key] = unpack(v);

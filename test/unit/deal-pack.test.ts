@@ -53,6 +53,13 @@ describe('a deal as a waiting job keeps it', () => {
     expect(unpackDeal(JSON.parse(JSON.stringify(packed)) as unknown[], 'MSK-1')).toEqual(later);
   });
 
+  it("skips the value of a key a later version added, never taking it for the deal's extra keys", () => {
+    // Bit 1 is objectType; bit 50 a key this version does not have, whose value is an object.
+    expect(unpackDeal([2 ** 1 + 2 ** 50, 'flat', { later: 1 }], 'MSK-1')).toEqual({ dealId: 'MSK-1', objectType: 'flat' });
+    // Its keys past bit 31 read as well as the first 32 (sha256 is bit 44).
+    expect(unpackDeal([2 ** 17, [2 ** 39, [2 ** 44, 'ab']]], 'MSK-1')).toEqual({ dealId: 'MSK-1', agreement: { file: { sha256: 'ab' } } });
+  });
+
   it('tells a real array from an object, whatever its first item', () => {
     const odd = {
       ...deal,
