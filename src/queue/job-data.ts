@@ -94,6 +94,9 @@ export const JOB_ATTEMPTS_CEILING = 1000;
 export function dealJobOptions() {
   return {
     attempts: JOB_ATTEMPTS_CEILING,
-    backoff: { type: 'realty' },
+    // Any type BullMQ does not know goes to the worker's backoffStrategy, which reads none: one
+    // letter, not 'realty' (jobs of earlier versions have that, and go to the same strategy). The
+    // bench's opts were 80 bytes, an allocation of 96; 75 take one of 80 (16 bytes a waiting row).
+    backoff: { type: 'r' },
   };
 }
