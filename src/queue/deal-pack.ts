@@ -192,8 +192,14 @@ function pack(value: unknown, skip?: string, text: (s: string) => string = same)
     }
     let at = places.length;
     while (at > 0 && places[at - 1]! > place) at--;
-    places.splice(at, 0, place);
-    packed.splice(at + 1, 0, pack(v, undefined, text));
+    // The validator makes a deal's keys in KEYS' order: a push, which costs less than a splice.
+    if (at === places.length) {
+      places.push(place);
+      packed.push(pack(v, undefined, text));
+    } else {
+      places.splice(at, 0, place);
+      packed.splice(at + 1, 0, pack(v, undefined, text));
+    }
     // 2 ** place, not 1 << place: the bits pass 31 (KEYS has more than 32 keys; a double holds 53).
     packed[0] = (packed[0] as number) + 2 ** place;
   }
