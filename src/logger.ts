@@ -29,6 +29,7 @@ export const REDACT_PATHS = [
   '*.deal',
   'data.deal',
   'data.d',
+  'data.c',
   'body',
   '*.body',
   'options',

@@ -16,7 +16,7 @@ import { LeftoverJobsHeldError } from '../errors.js';
 import { compareProperties, propertyKeyOf, storedProperty } from '../input/property-key.js';
 import { dealIdConflict } from '../outcomes/deal-conflict.js';
 import { alreadySubmitted, ownDocflow, type OutcomeRecord } from '../outcomes/types.js';
-import type { DealJobData } from '../queue/job-data.js';
+import type { DealJobData, StoredJobData } from '../queue/job-data.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import type { JobStore, LedgerDeal } from './load-context.js';
@@ -51,7 +51,7 @@ export interface EnqueueOptions extends ChunkOptions {
   redis: Redis;
   keys: Keys;
   /** Opened on `redis` itself (see `openQueue`): its commands then follow ours on one connection, in order. */
-  queue: Queue<DealJobData>;
+  queue: Queue<StoredJobData>;
 }
 
 export interface Enqueuer {

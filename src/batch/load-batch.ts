@@ -19,7 +19,7 @@ import { createRejectsWriter, defaultRejectsPath, formatProblems } from '../inpu
 import { createDealValidator } from '../input/validate-deal.js';
 import type { Logger } from '../logger.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
-import type { DealJobData } from '../queue/job-data.js';
+import type { DealJobData, StoredJobData } from '../queue/job-data.js';
 import { isRedisOutage, type RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { enqueueInto, type EnqueueChunk, type Enqueuer } from './enqueue.js';
@@ -288,6 +288,6 @@ function emptySummary(options: LoadRequest, input: InputFile): LoadSummary {
 }
 
 /** Removes every job of a batch (see `takeBackJobs`), over Redis: for callers that hold a queue. */
-export function removeBatchJobs(queue: Queue<DealJobData>, redis: Redis, keys: Keys, batch: string): Promise<number> {
+export function removeBatchJobs(queue: Queue<StoredJobData>, redis: Redis, keys: Keys, batch: string): Promise<number> {
   return takeBackJobs(createRedisJobStore(redis, keys, queue), batch);
 }

@@ -6,7 +6,7 @@ import { Job, type Queue } from 'bullmq';
 import { LOADER } from '../config.js';
 import { readSubmittedDeals } from '../ledger/ledger.js';
 import { openQueue } from '../queue/deal-queue.js';
-import { DEAL_JOB, dealJobId, dealJobOptions, storedJobData, type DealJobData } from '../queue/job-data.js';
+import { DEAL_JOB, dealJobId, dealJobOptions, storedJobData, type DealJobData, type StoredJobData } from '../queue/job-data.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { createBatchStore } from './batch-store.js';
@@ -32,7 +32,7 @@ export function createRedisLoadContext(redis: Redis, keys: Keys): LoadContext {
  * `queue` is opened on `redis` itself (see `openQueue`): its commands then follow the
  * store's own on one connection, in order, which `write` relies on.
  */
-export function createRedisJobStore(redis: Redis, keys: Keys, queue: Queue<DealJobData>): JobStore {
+export function createRedisJobStore(redis: Redis, keys: Keys, queue: Queue<StoredJobData>): JobStore {
   const jobKey = `${keys.bullPrefix}:${keys.queueName}:`;
   const jobOptions = dealJobOptions();
   const bulk = (ids: readonly string[], jobs: readonly DealJobData[]) =>

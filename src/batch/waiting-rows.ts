@@ -6,6 +6,7 @@
  */
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
+import { jobIdParts } from '../queue/job-data.js';
 
 export interface WaitingRow {
   /** The record's 1-based position in the input. */
@@ -77,7 +78,7 @@ export async function findWaitingRows(redis: Redis, keys: Keys, batch: string, l
       const [data, failedReason, atm] = (fields as Array<string | null> | null) ?? [];
       // Removed between the scan and this read: it is no longer waiting.
       if (!data) return;
-      const job = parseJobData(data);
+      const job = parseJobData(data, f.id);
       const attempts = Number(atm ?? 0) || 0;
       result.rows.push({
         row: job.row,
@@ -99,19 +100,23 @@ interface WaitingJob {
   waits?: number;
 }
 
-/** Only the fields a reason needs: the job's deal (personal data) is read and dropped here. */
-function parseJobData(text: string): WaitingJob {
+/**
+ * Only the fields a reason needs: the job's deal (personal data) is read and dropped here. A job
+ * written by this version has its dealId in its id only (`dealJobId`).
+ */
+function parseJobData(text: string, id: string): WaitingJob {
+  const dealId = (d: Partial<WaitingJob>) => (typeof d.dealId === 'string' ? d.dealId : (jobIdParts(id)?.dealId ?? ''));
   try {
     const d = JSON.parse(text) as Partial<WaitingJob>;
     return {
       row: typeof d.row === 'number' ? d.row : 0,
-      dealId: typeof d.dealId === 'string' ? d.dealId : '',
+      dealId: dealId(d),
       ...(d.exhausted && { exhausted: { errorMessage: d.exhausted.errorMessage } }),
       ...(typeof d.holds === 'number' && { holds: d.holds }),
       ...(typeof d.waits === 'number' && { waits: d.waits }),
     };
   } catch {
-    return { row: 0, dealId: '' };
+    return { row: 0, dealId: dealId({}) };
   }
 }
 

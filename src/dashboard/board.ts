@@ -9,6 +9,7 @@ import type { Queue } from 'bullmq';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { textOf } from './batches-page.js';
 import { maskJobData, maskReturnValue } from './mask.js';
+import { jobIdParts } from '../queue/job-data.js';
 
 export interface BoardOptions {
   queue: Queue;
@@ -20,9 +21,19 @@ export interface BoardOptions {
   batchesPath: string;
 }
 
+/**
+ * What a job's data and id say of its row: a waiting job's hash has no batch and dealId, its id
+ * (`dealJobId`) has them.
+ */
+function rowOf(id: unknown, data: unknown): { batch?: unknown; row?: unknown; dealId?: unknown } {
+  const own = (data ?? {}) as { batch?: unknown; row?: unknown; dealId?: unknown };
+  const parts = typeof id === 'string' && own.batch === undefined ? jobIdParts(id) : undefined;
+  return parts ? { ...own, ...parts } : own;
+}
+
 /** A job's title in the lists: the row it is, never a person. */
-function jobName(job: { name?: string; data?: { batch?: unknown; row?: unknown; dealId?: unknown } }): string {
-  const { batch, row, dealId } = job.data ?? {};
+function jobName(job: { id?: unknown; name?: string; data?: unknown }): string {
+  const { batch, row, dealId } = rowOf(job.id, job.data);
   return typeof batch === 'string' && typeof row === 'number'
     ? `${job.name ?? 'deal'} ${textOf(dealId)} (batch ${batch}, row ${row})`
     : (job.name ?? '');
@@ -143,7 +154,7 @@ const CLEAN_JOB = { method: 'PUT', route: '/api/queues/:queueName/:jobId/clean' 
 /** Why job `jobId` may not be removed, naming its batch and row (never a person). */
 async function unfinishedJobError(queue: Queue, jobId: string, state: string): Promise<string> {
   const job = await queue.getJob(jobId).catch(() => undefined);
-  const { batch, row } = (job?.data ?? {}) as { batch?: unknown; row?: unknown };
+  const { batch, row } = rowOf(jobId, job?.data);
   const where = typeof batch === 'string' && typeof row === 'number' ? ` (batch ${batch}, row ${row})` : '';
   return `Job ${jobId}${where} has no outcome yet (${state}), so removing it would lose the row: let it finish, or pause the queue.`;
 }

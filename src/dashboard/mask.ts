@@ -9,7 +9,7 @@ import type { Deal } from '../input/deal.js';
 import { RESULT_COLUMNS, type OutcomeRecord } from '../outcomes/types.js';
 import { DEAL_FIELDS } from '../input/fields.js';
 import type { DealJobData } from '../queue/job-data.js';
-import { unpackDeal } from '../queue/deal-pack.js';
+import { unpackDeal, unpackDealCompact } from '../queue/deal-pack.js';
 
 export const MASK = '***';
 
@@ -59,7 +59,11 @@ export function maskJobData(data: unknown): unknown {
     // The deal as jobs keep it (packed, src/queue/deal-pack.ts): shown as the deal, masked the same way.
     else if (key === 'd' && Array.isArray(value))
       out.deal = maskDeal(unpackDeal(value, typeof data.dealId === 'string' ? data.dealId : ''));
-    else out[key] = JOB_KEYS.has(key) ? value : MASK;
+    // The same, its texts compact. A job written so keeps its dealId in its id only (the page shows the id).
+    else if (key === 'c' && Array.isArray(value)) {
+      const { dealId: _dealId, ...deal } = unpackDealCompact(value, '');
+      out.deal = maskDeal(typeof data.dealId === 'string' ? { dealId: data.dealId, ...deal } : deal);
+    } else out[key] = JOB_KEYS.has(key) ? value : MASK;
   }
   return out;
 }

@@ -6,10 +6,11 @@
 import { Queue } from 'bullmq';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
-import type { DealJobData } from './job-data.js';
+import type { StoredJobData } from './job-data.js';
 import type { Keys } from '../redis/keys.js';
 
-export function openQueue<T = DealJobData, R = OutcomeRecord>(redis: Redis, keys: Keys, name: string = keys.queueName): Queue<T, R> {
+/** Its jobs' data as their hashes hold it: `jobDataOf` reads it as a DealJobData. */
+export function openQueue<T = StoredJobData, R = OutcomeRecord>(redis: Redis, keys: Keys, name: string = keys.queueName): Queue<T, R> {
   const queue = new Queue<T, R>(name, { connection: redis, prefix: keys.bullPrefix });
   queue.on('error', () => undefined);
   return queue;

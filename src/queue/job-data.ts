@@ -1,21 +1,25 @@
 import type { Deal } from '../input/deal.js';
-import { packDeal, unpackDeal, type PackedDeal } from './deal-pack.js';
+import { packDealCompact, unpackDeal, unpackDealCompact, type PackedDeal } from './deal-pack.js';
 
 /** The one job kind: submit one deal of one batch. */
 export const DEAL_JOB = 'deal';
 
 export interface DealJobData {
+  /** In the job's id (`dealJobId`); in its hash only in jobs of earlier versions and in finished jobs (see StoredJobData). */
   batch: string;
   /** The record's 1-based position in the input. */
   row: number;
+  /** In the job's id, as `batch`. */
   dealId: string;
   /**
    * The deal, in memory and in jobs enqueued by earlier versions; removed from Redis once the
-   * row has its outcome (it holds personal data). Jobs are written with `d` instead (`storedJobData`).
+   * row has its outcome (it holds personal data). Jobs are written with `c` instead (`storedJobData`).
    */
   deal?: Deal;
-  /** The deal as a job keeps it in Redis: positional, without key names (src/queue/deal-pack.ts). Removed with the outcome, as `deal`. */
+  /** The deal as jobs of the previous version keep it in Redis: positional, without key names (src/queue/deal-pack.ts). Removed with the outcome, as `deal`. */
   d?: PackedDeal;
+  /** The deal as a job keeps it in Redis: as `d`, its Cyrillic texts one byte a letter (src/queue/deal-pack.ts). Removed with the outcome, as `deal`. */
+  c?: PackedDeal;
   /** Send even when the ledger says the deal was submitted before (`--resubmit`). */
   resubmit?: boolean;
   /** Times the job waited for an open circuit breaker without spending a try. */
@@ -29,21 +33,48 @@ export interface DealJobData {
   exhausted?: { outcome: 'failed' | 'unavailable'; errorCode?: string; errorMessage: string; httpStatus?: number };
 }
 
-/** The data as a job is written to Redis: its deal packed (positional, no key names), everything else as it is. */
-export function storedJobData(data: DealJobData): DealJobData {
-  if (!data.deal) return data;
-  const { deal, ...rest } = data;
-  return { ...rest, d: packDeal(deal) };
+/**
+ * A job's data as its hash holds it. A waiting job is written without its batch and dealId:
+ * its id (`dealJobId`) has both, and the hash kept them again: 41 bytes of data a row in the
+ * bench (batch `bench`), about 30 of Redis memory once jemalloc's size classes round them
+ * (50 on the suggest rows); more for a longer batch id. Jobs of earlier versions have them, and
+ * so do finished jobs (the worker writes back what it read, without the deal). `jobDataOf`
+ * reads either.
+ */
+export type StoredJobData = Omit<DealJobData, 'batch' | 'dealId'> & Partial<Pick<DealJobData, 'batch' | 'dealId'>>;
+
+/** The data as a job is written to Redis: its deal packed (`c`), without its batch and dealId (its id has them). */
+export function storedJobData(data: DealJobData): StoredJobData {
+  const { batch: _batch, dealId: _dealId, deal, ...rest } = data;
+  return deal ? { ...rest, c: packDealCompact(deal) } : rest;
+}
+
+/** The batch and dealId a deal job's id names (`dealJobId`); undefined when it is not such an id. */
+export function jobIdParts(id: string): { batch: string; dealId: string } | undefined {
+  // base64url has no '.': the last one ends the batch id (which may hold some).
+  const dot = id.lastIndexOf('.');
+  if (dot <= 0) return undefined;
+  return { batch: id.slice(0, dot), dealId: Buffer.from(id.slice(dot + 1), 'base64url').toString('utf8') };
+}
+
+/** A deal job's data as the worker and the tools read it: its batch and dealId from its id when its hash has none. */
+export function jobDataOf(id: string | undefined, data: StoredJobData): DealJobData {
+  if (typeof data.batch === 'string' && typeof data.dealId === 'string') return data as DealJobData;
+  const parts = id === undefined ? undefined : jobIdParts(id);
+  if (!parts) throw new Error(`job ${id ?? '(without an id)'} names no batch and dealId, in its data or in its id`);
+  return { batch: parts.batch, dealId: parts.dealId, ...data };
 }
 
 /** The job's deal, packed or not; undefined once its row has its outcome. */
 export function dealOf(data: DealJobData): Deal | undefined {
-  return data.deal ?? (data.d ? unpackDeal(data.d, data.dealId) : undefined);
+  if (data.deal) return data.deal;
+  if (data.c) return unpackDealCompact(data.c, data.dealId);
+  return data.d ? unpackDeal(data.d, data.dealId) : undefined;
 }
 
 /** The job's data without its deal, packed or not: what a finished job keeps. */
 export function withoutDeal(data: DealJobData): DealJobData {
-  const { deal: _deal, d: _d, ...rest } = data;
+  const { deal: _deal, d: _d, c: _c, ...rest } = data;
   return rest;
 }
 
@@ -65,6 +96,9 @@ export const JOB_ATTEMPTS_CEILING = 1000;
 export function dealJobOptions() {
   return {
     attempts: JOB_ATTEMPTS_CEILING,
-    backoff: { type: 'realty' },
+    // Any type BullMQ does not know goes to the worker's backoffStrategy, which reads none: one
+    // letter, not 'realty' (jobs of earlier versions have that, and go to the same strategy). The
+    // bench's opts were 80 bytes, an allocation of 96; 75 take one of 80 (16 bytes a waiting row).
+    backoff: { type: 'r' },
   };
 }

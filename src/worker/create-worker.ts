@@ -20,7 +20,7 @@ import { updateLockedJobData } from '../queue/locked-update.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
 import { ERROR_CODES } from '../outcomes/error-codes.js';
 import { recordOutcome } from '../outcomes/record-outcome.js';
-import { dealOf, type DealJobData } from '../queue/job-data.js';
+import { dealOf, jobDataOf, type DealJobData, type StoredJobData } from '../queue/job-data.js';
 import type { Keys } from '../redis/keys.js';
 import { createRealtyClient } from '../realty/client.js';
 import { fixedSession, type SessionProvider } from '../realty/session.js';
@@ -79,7 +79,7 @@ export interface DealWorker {
   /** The worker's circuit breaker (its state, for status lines and tests). */
   breaker: CircuitBreaker;
   worker: Worker<DealJobData, OutcomeRecord>;
-  queue: Queue<DealJobData, OutcomeRecord>;
+  queue: Queue<StoredJobData, OutcomeRecord>;
   /**
    * Stops taking jobs and lets active ones finish, for at most `graceMs`; jobs
    * still active then are left to BullMQ's stalled-job recovery (another worker
@@ -208,7 +208,9 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     timeoutMs: options.timeoutMs,
     // A processor always has its token; a job without one (never, in a Worker) is written as BullMQ would.
     updateJobData: async (job, token, data) =>
-      token ? updateLockedJobData(storeConnection, `${job.queueQualifiedName}:${job.id}`, token, data) : (await job.updateData(data), true),
+      token
+        ? updateLockedJobData(storeConnection, `${job.queueQualifiedName}:${job.id}`, token, data)
+        : (await job.updateData(data as DealJobData), true),
     logger,
     onOutcome: (record) => metrics.outcome(record.outcome),
     holdUntil: () => (breaker.isOpen() ? Math.max(breaker.openUntil, Date.now() + 1000) : 0),
@@ -266,6 +268,13 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   worker.on('failed', (job, err) => {
     // Jobs of a batch whose load failed are not rows of it: no outcome.
     if (!job?.finishedOn || err.name === BatchAbandonedError.name) return;
+    // A job BullMQ failed by itself comes as its hash has it: without its batch and dealId (its id has them).
+    try {
+      job.data = jobDataOf(job.id, job.data);
+    } catch (e) {
+      logger.error({ err: { message: String(e) }, job: job.id }, 'could not record a failed job');
+      return;
+    }
     const net = recordFailedJob(job, err).catch((e: unknown) =>
       logger.error({ err: { message: String(e) }, batch: job.data.batch, row: job.data.row }, 'could not record a failed job'),
     );

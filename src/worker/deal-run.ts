@@ -10,7 +10,7 @@ import { propertyKeyOf, type PropertyKey } from '../input/property-key.js';
 import type { Logger } from '../logger.js';
 import { recordOutcome, type NewOutcome } from '../outcomes/record-outcome.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
-import { dealOf, type DealJobData } from '../queue/job-data.js';
+import { dealOf, jobDataOf, storedJobData, type DealJobData } from '../queue/job-data.js';
 import { LockLostError } from './job-boundary.js';
 import type { DealProcessorContext } from './processor-context.js';
 import { maskPersonalData } from './redact.js';
@@ -51,6 +51,9 @@ export class DealRun {
     readonly job: DealJob,
     readonly token: string | undefined,
   ) {
+    // A waiting job's hash has no batch and dealId (its id has them): the run, its outcome and the
+    // data a finished job keeps have them again.
+    job.data = jobDataOf(job.id, job.data);
     const { batch, row, dealId } = job.data;
     const deal = dealOf(job.data);
     this.batch = batch;
@@ -155,7 +158,8 @@ export class DealRun {
   /** Puts the job's data back with `patch` merged in, while this run holds its lock. */
   async patch(patch: Partial<DealJobData>): Promise<void> {
     const data = { ...this.job.data, ...patch };
-    if (!(await this.ctx.updateJobData(this.job, this.token, data))) throw new LockLostError(this.job);
+    // As the job was written: it waits again, and its id has its batch and dealId.
+    if (!(await this.ctx.updateJobData(this.job, this.token, storedJobData(data)))) throw new LockLostError(this.job);
     this.job.data = data;
   }
 }

@@ -9,7 +9,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { BatchStore } from '../batch/batch-store.js';
 import type { OutcomeStore } from '../outcomes/store.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
-import type { DealJobData } from '../queue/job-data.js';
+import type { DealJobData, StoredJobData } from '../queue/job-data.js';
 import type { RealtyClient } from '../realty/client.js';
 import type { ContentStore } from './content-store.js';
 
@@ -34,7 +34,7 @@ export interface DealProcessorContext {
    * Writes a job's data only while this run holds the job's lock: a run whose job was
    * taken over must not write the deal back into a job another worker finished.
    */
-  updateJobData(job: Job<DealJobData, OutcomeRecord>, token: string | undefined, data: DealJobData): Promise<boolean>;
+  updateJobData(job: Job<DealJobData, OutcomeRecord>, token: string | undefined, data: StoredJobData): Promise<boolean>;
   logger: Logger;
   /** Stops every worker on every host: the session was refused. */
   pauseForSession(): Promise<void>;

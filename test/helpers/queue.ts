@@ -1,7 +1,7 @@
 /** The deal queue as loader tests use it: paused (nothing runs their jobs), and read back. */
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { dealOf, withoutDeal, type DealJobData } from '../../src/queue/job-data.js';
+import { dealOf, jobDataOf, withoutDeal, type DealJobData, type StoredJobData } from '../../src/queue/job-data.js';
 import type { Keys } from '../../src/redis/keys.js';
 
 /** Pauses the queue of `keys`, so that the jobs a load makes stay waiting, to be compared. */
@@ -13,13 +13,15 @@ export async function pauseDealQueue(redis: Redis, keys: Keys): Promise<void> {
 
 /** The data of the batch's waiting jobs. */
 export async function waitingJobs(redis: Redis, keys: Keys, batch: string): Promise<DealJobData[]> {
-  const queue = new Queue<DealJobData>(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
+  const queue = new Queue<StoredJobData>(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
   try {
     // As the worker reads them: the deal unpacked (jobs keep it packed, src/queue/deal-pack.ts).
     return (await queue.getJobs(['wait'], 0, -1))
       .map((j) => {
-        const deal = dealOf(j.data);
-        return deal ? { ...withoutDeal(j.data), deal } : j.data;
+        // With its batch and dealId from its id, where its hash has none (as the worker reads it).
+        const data = jobDataOf(j.id, j.data);
+        const deal = dealOf(data);
+        return deal ? { ...withoutDeal(data), deal } : data;
       })
       .filter((d) => d.batch === batch);
   } finally {

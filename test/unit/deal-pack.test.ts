@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Deal } from '../../src/input/deal.js';
-import { packDeal, unpackDeal } from '../../src/queue/deal-pack.js';
-import { dealOf, storedJobData, withoutDeal, type DealJobData } from '../../src/queue/job-data.js';
+import { compactText, fullText, packDeal, packDealCompact, unpackDeal, unpackDealCompact } from '../../src/queue/deal-pack.js';
+import { dealJobId, dealOf, jobDataOf, jobIdParts, storedJobData, withoutDeal, type DealJobData } from '../../src/queue/job-data.js';
 import { maskJobData, MASK } from '../../src/dashboard/mask.js';
 
 const owner = {
@@ -71,20 +71,111 @@ describe('a deal as a waiting job keeps it', () => {
     expect(unpackDeal(JSON.parse(JSON.stringify(packDeal(odd))) as unknown[], 'MSK-1')).toEqual(odd);
   });
 
-  it('is written packed, read packed or not (jobs of an earlier version), and leaves with the outcome either way', () => {
+  it('is written packed, without the batch and dealId its id has, and leaves with the outcome', () => {
     const data: DealJobData = { batch: 'b', row: 3, dealId: 'MSK-1', deal };
     const stored = storedJobData(data);
-    expect(stored).not.toHaveProperty('deal');
-    expect(dealOf(stored)).toEqual(deal);
+    expect(Object.keys(stored)).toEqual(['row', 'c']);
+    const read = jobDataOf(dealJobId('b', 'MSK-1'), JSON.parse(JSON.stringify(stored)) as DealJobData);
+    expect(read).toMatchObject({ batch: 'b', row: 3, dealId: 'MSK-1' });
+    expect(dealOf(read)).toEqual(deal);
     expect(dealOf(data)).toBe(deal);
-    expect(withoutDeal(stored)).toEqual({ batch: 'b', row: 3, dealId: 'MSK-1' });
+    expect(withoutDeal(read)).toEqual({ batch: 'b', row: 3, dealId: 'MSK-1' });
     expect(withoutDeal(data)).toEqual({ batch: 'b', row: 3, dealId: 'MSK-1' });
+    // What the worker writes back of a waiting job (a hold, a wait): the same form.
+    expect(storedJobData({ ...read, holds: 1 })).toEqual({ row: 3, c: stored.c, holds: 1 });
   });
 
-  it('is masked on the dashboard as the deal is', () => {
-    const masked = maskJobData(JSON.parse(JSON.stringify(storedJobData({ batch: 'b', row: 3, dealId: 'MSK-1', deal }))) as unknown);
-    expect(masked).toEqual(maskJobData({ batch: 'b', row: 3, dealId: 'MSK-1', deal }));
-    expect(JSON.stringify(masked)).not.toContain('Тарасов');
-    expect(JSON.stringify(masked)).toContain(MASK);
+  it('reads jobs of earlier versions as they were written: batch and dealId in the data, the deal as `d` or whole', () => {
+    const id = dealJobId('b', 'MSK-1');
+    const earlier: DealJobData[] = [
+      { batch: 'b', row: 3, dealId: 'MSK-1', d: packDeal(deal) },
+      { batch: 'b', row: 3, dealId: 'MSK-1', deal },
+    ];
+    for (const data of earlier) {
+      const read = jobDataOf(id, JSON.parse(JSON.stringify(data)) as DealJobData);
+      expect(read).toMatchObject({ batch: 'b', row: 3, dealId: 'MSK-1' });
+      expect(dealOf(read)).toEqual(deal);
+      expect(withoutDeal(read)).toEqual({ batch: 'b', row: 3, dealId: 'MSK-1' });
+    }
+    // `d` as the previous version wrote it: texts as they are, even one that starts with a backtick.
+    const odd = { ...deal, street: '`Вавилова' };
+    expect(unpackDeal(JSON.parse(JSON.stringify(packDeal(odd))) as unknown[], 'MSK-1')).toEqual(odd);
+    expect(unpackDeal([6, 'flat', '`Morkca'], 'X')).toEqual({ dealId: 'X', objectType: 'flat', cadastralNumber: '`Morkca' });
+  });
+
+  it("takes a job's batch and dealId from its id, whatever the dealId holds and the batch's dots", () => {
+    for (const [batch, dealId] of [
+      ['b', 'MSK-1'],
+      ['night.2026-11-25', 'СПБ/2026/№ 17'],
+      ['a.b.c', 'x.y:z 😀'],
+      ['b', '12345'],
+    ] as const) {
+      expect(jobIdParts(dealJobId(batch, dealId))).toEqual({ batch, dealId });
+      expect(jobDataOf(dealJobId(batch, dealId), { row: 1 })).toEqual({ batch, row: 1, dealId });
+    }
+    expect(jobIdParts('nodot')).toBeUndefined();
+    expect(() => jobDataOf('nodot', { row: 1 })).toThrow(/names no batch and dealId/);
+  });
+
+  it('is masked on the dashboard as the deal is, in each form a job may hold', () => {
+    const full = maskJobData({ batch: 'b', row: 3, dealId: 'MSK-1', deal });
+    const stored = maskJobData(JSON.parse(JSON.stringify(storedJobData({ batch: 'b', row: 3, dealId: 'MSK-1', deal }))) as unknown);
+    const { dealId: _dealId, ...property } = (full as { deal: Record<string, unknown> }).deal;
+    expect(stored).toEqual({ row: 3, deal: property });
+    expect(maskJobData({ batch: 'b', row: 3, dealId: 'MSK-1', d: packDeal(deal) })).toEqual(full);
+    for (const masked of [full, stored]) {
+      expect(JSON.stringify(masked)).not.toContain('Тарасов');
+      expect(JSON.stringify(masked)).toContain(MASK);
+    }
+  });
+});
+
+/** A seeded generator of texts: Cyrillic, ASCII (LETTERS' punctuation and the backtick among it), Ё, №, astral characters. */
+function texts(count: number, seed = 7): string[] {
+  let x = seed;
+  const next = () => ((x = (x * 1103515245 + 12345) % 2 ** 31), x / 2 ** 31);
+  const pool = [
+    ...'АБВГДЕЖЗИЙКЛМНОПРСТУФХЦЧШЩЪЫЬЭЮЯабвгдежзийклмнопрстуфхцчшщъыьэюя',
+    ...'ABCXYZabcxyz0123456789 .,-/"\\!$%&*+;<=>?@`#~_()[]{}|\'',
+    ...['Ё', 'ё', '№', '«', '»', '\u0000', '\n', '😀', '\u040f', '\u0450'],
+  ];
+  return Array.from({ length: count }, () => {
+    let t = '';
+    const n = Math.floor(next() * 24);
+    for (let i = 0; i < n; i++) t += pool[Math.floor(next() * pool.length)]!;
+    return t;
+  });
+}
+
+describe('a text as `c` keeps it', () => {
+  it('comes back as it was, whatever it holds, and is never longer in UTF-8', () => {
+    const all = [...texts(5000), '', '`', '``', '`x', '#', 'Москва', 'ул', 'A', 'Ж', '\u040f\u0450'];
+    for (const text of all) {
+      const stored = compactText(text);
+      expect(fullText(JSON.parse(JSON.stringify(stored)) as string)).toBe(text);
+      if (!text.startsWith('`')) expect(Buffer.byteLength(stored)).toBeLessThanOrEqual(Buffer.byteLength(text));
+    }
+  });
+
+  it('writes a Cyrillic letter as one byte, and what has none as it is', () => {
+    expect(compactText('Москва')).toBe('`Morkca');
+    expect(compactText('ГУ МВД России по г. Санкт-Петербургу')).toBe('`DT MCE Qorrii po d. Ranks-Pfsfqbtqdt');
+    expect(compactText('Ёлкино, д. 5А')).toBe('`Ёlkino, e. 5A');
+    expect(compactText('a39aa45f-d79d-4dfa-bab5-6e6c738a8009')).toBe('a39aa45f-d79d-4dfa-bab5-6e6c738a8009');
+    // A letter saves a byte, the mark costs one: a single letter stays as it is.
+    expect(compactText('Ж')).toBe('Ж');
+    expect(compactText('`x')).toBe('````x');
+    // Written by a version with these LETTERS: read the same for as long as such jobs wait.
+    expect(fullText('`Morkca')).toBe('Москва');
+    expect(fullText('`!$%&*+;<=>?@')).toBe('ЪЫЬЭЮЯъыьэюя');
+  });
+
+  it('makes the packed deal smaller still, and comes back whole', () => {
+    const packed = packDealCompact(deal);
+    expect(unpackDealCompact(JSON.parse(JSON.stringify(packed)) as unknown[], 'MSK-1')).toEqual(deal);
+    const odd = { ...deal, street: '`Вавилова', note: { text: 'Примечание' }, list: ['#', 'Да'] } as unknown as Deal;
+    expect(unpackDealCompact(JSON.parse(JSON.stringify(packDealCompact(odd))) as unknown[], 'MSK-1')).toEqual(odd);
+    const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
+    expect(bytes(packed)).toBeLessThan(bytes(packDeal(deal)) - 60);
   });
 });
