@@ -45,8 +45,10 @@ export interface Keys {
   readonly feedLock: string;
   /**
    * Hash: where one docflow of ours stands at the registry, as the news feed last showed it
-   * (src/feed/feed-store.ts): state, when, its requirement, payment, registry error. It
-   * expires with the ledger (REALTY_LEDGER_DAYS) after its last change.
+   * (src/feed/feed-store.ts): state, when, its requirement, payment, registry error; only for a
+   * docflow that is not its deal's ledger entry's (one a resubmission replaced), or followed by
+   * an earlier version: the entry keeps its own docflow's state. It expires with the ledger
+   * (REALTY_LEDGER_DAYS) after its last change.
    */
   docflow(docflowId: string): string;
   /** Hash: state → how many docflows of ours the feed last showed in it (the `realty_docflows` gauge). */
