@@ -25,6 +25,7 @@ import { ROOT } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { storedOutcomes } from '../helpers/outcomes.js';
 
 const SESSION = 'job-data-forms-session';
 /** Rows 1 to 3 of the samples: two found through suggest, one with its cadastral number. */
@@ -103,7 +104,7 @@ describe('waiting jobs written by this version and by earlier ones', () => {
       await worker.close(5000);
     }
 
-    const outcomes = Object.values(await redis.hgetall(keys.outcomes('b'))).map((o) => JSON.parse(o) as Record<string, unknown>);
+    const outcomes = await storedOutcomes(redis, keys, 'b');
     expect(outcomes.map((o) => [o.row, o.dealId, o.outcome]).sort()).toEqual(deals.map((d, i) => [i + 1, d.dealId, 'queued']).sort());
     // One docflow a deal, each for its own property, read whole from the job (the Cyrillic street too).
     const docflows = sandbox.docflows();
