@@ -14,13 +14,14 @@ import { DocumentChangedError } from '../errors.js';
 const GONE: ReadonlySet<string> = new Set(['ENOENT', 'ENOTDIR', 'EISDIR', 'EACCES', 'EPERM', 'ELOOP']);
 
 /**
- * Bytes read (and sent) at a time. The sha256 of a file is CPU the bare upload does not
- * spend (1 ms per 2 MB here); reads of 512 KiB instead of fs.createReadStream's 64 KiB make
- * up for it: a 2 MB file is 5 reads, 5 hash updates and 5 socket writes instead of 33 of
- * each, and the chunks' buffers are a quarter of the page faults. For 100 files of 2 MB, 10
- * at a time, the process's CPU went from 540 to 380 ms (the bare upload: 360); 1 MiB saved
- * no more, 128 KiB about half of it. An upload holds at most two reads (the held one, the
- * one the socket is taking): 1 MiB, where 64 KiB reads held 128 KiB.
+ * Bytes read (and sent) at a time. The file's sha256 is CPU the bare upload does not spend
+ * (about 0.9 ms per 2 MB here); reads of 512 KiB instead of fs.createReadStream's 64 KiB make
+ * up most of it: a 2 MB file is 5 reads (4 hash updates, 4 socket writes) instead of 33 (32, 32),
+ * and fewer buffers to fault in and collect. Measured with bench/upload.ts (100 files of 2 MB,
+ * 10 at a time, paired runs): the sending process's CPU went from 470-530 ms to 350-420 (the
+ * bare upload's 310-370); 128 KiB cost about 25 ms more, 256 KiB and 1 MiB were within the
+ * noise of 512. An upload holds at most three reads (the held one, one waiting in the stream,
+ * one the socket is taking): 1.5 MiB, where 64 KiB reads held about a quarter of that.
  */
 export const READ_BYTES = 512 * 1024;
 
@@ -50,9 +51,9 @@ export function verifiedFile(expected: ExpectedFile, field: 'agreementFile' | 'a
 }
 
 /**
- * The file's own reads, one at a time, straight into the buffers that are sent: no stream of
- * the file under this one, no async iterator or generator between them (those cost 100 ms of
- * CPU per 100 files of 2 MB beside the reads: a promise or two per chunk).
+ * The file's own reads, one at a time, straight into the buffers that are sent: no fs stream
+ * under this one, no async iterator or generator between them (those layers cost about 35 ms
+ * of CPU per 100 files of 2 MB beside the reads: promises for every chunk).
  */
 class VerifiedStream extends Readable {
   readonly #expected: ExpectedFile;
