@@ -37,6 +37,8 @@ export interface UploadReply {
   seconds: number;
   bytes: number;
   maxRssMb: number;
+  /** CPU (user + system) of this side's process over the clock: a figure the host's load moves less than MB/s. */
+  cpuMs: number;
 }
 
 const job = JSON.parse(process.argv[2]!) as UploadJob;
@@ -106,13 +108,16 @@ function bare(): () => Promise<void> {
 }
 
 const upload = job.side === 'project' ? await project() : bare();
+const cpu = process.cpuUsage();
 const started = performance.now();
 await upload();
 const seconds = (performance.now() - started) / 1000;
+const used = process.cpuUsage(cpu);
 const reply: UploadReply = {
   seconds,
   bytes: job.files.reduce((sum, f) => sum + f.size, 0),
   maxRssMb: process.resourceUsage().maxRSS / 1024,
+  cpuMs: (used.user + used.system) / 1000,
 };
 process.send?.(reply);
 process.disconnect?.();
