@@ -22,7 +22,6 @@ import type { NewsItem } from '../realty/types.js';
 import { LEDGER_LUA } from '../ledger/lua.js';
 import { statusOfItem } from './item-status.js';
 
-
 /** KEYS: feed. ARGV: the feed's newest token. Takes the cursor unless there is one. */
 const INIT = luaScript(`${LEDGER_LUA}
 if redis.call('HEXISTS', KEYS[1], 'since') == 1 then return 0 end
