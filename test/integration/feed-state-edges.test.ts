@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { storePage } from '../../src/feed/feed-store.js';
 import { registryErrorOf } from '../../src/feed/item-status.js';
-import { readDocflowStatuses } from '../../src/ledger/docflows.js';
+import { docflowStateCounts, readDocflowStatuses } from '../../src/ledger/docflows.js';
 import { createLedger } from '../../src/ledger/ledger.js';
 import { createKeys, type Keys } from '../../src/redis/keys.js';
 import type { NewsItem } from '../../src/realty/types.js';
@@ -83,6 +83,9 @@ describe('a docflow state in its ledger entry: edges', () => {
     await store([item('d-1', 'suspended', { requirements: PAYMENT })]);
     [status] = await readDocflowStatuses(redis, keys, [of('d-1')]);
     expect(status).toMatchObject({ state: 'suspended', requirement: 'payment', requirementAt: first.date });
+    // Parked, given back and moved into its entry: still one docflow in the gauge.
+    expect(await redis.exists(keys.docflow('d-1'))).toBe(0);
+    expect(await docflowStateCounts(redis, keys)).toMatchObject({ suspended: 1 });
   });
 
   it("stores a page whose registry error was cut inside a surrogate pair (cjson refuses a lone surrogate's escape)", async () => {
