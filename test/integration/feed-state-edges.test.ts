@@ -48,7 +48,23 @@ describe('a docflow state in its ledger entry: edges', () => {
     cursor = 0;
     await redis.hset(keys.feed, 'since', Date.now() - 60_000, 'cursor', '0', 'coveredAt', Date.now() - 60_000);
     await redis.set(keys.feedLock, 'me', 'PX', 60_000);
-    await redis.hset(keys.ledgerEntry(BANK, 'D-1'), 'n', 0, 'state', 'submitted', 'docflowId', 'd-1', 'outcome', 'queued', 'at', '2026-11-19T10:00:00.000Z', 'batch', 'b', 'row', 1);
+    await redis.hset(
+      keys.ledgerEntry(BANK, 'D-1'),
+      'n',
+      0,
+      'state',
+      'submitted',
+      'docflowId',
+      'd-1',
+      'outcome',
+      'queued',
+      'at',
+      '2026-11-19T10:00:00.000Z',
+      'batch',
+      'b',
+      'row',
+      1,
+    );
   });
   afterEach(async () => {
     await deletePrefix(prefix);
@@ -58,7 +74,19 @@ describe('a docflow state in its ledger entry: edges', () => {
   });
 
   it("a payment requirement an earlier version's hash kept keeps its start when the docflow moves into its entry", async () => {
-    await redis.hset(keys.docflow('d-1'), 'st', 'suspended', 'at', '2026-11-20T10:00:00.000Z', 'req', 'payment', 'reqAt', '2026-11-20T10:00:00.000Z', 'uin', '188100');
+    await redis.hset(
+      keys.docflow('d-1'),
+      'st',
+      'suspended',
+      'at',
+      '2026-11-20T10:00:00.000Z',
+      'req',
+      'payment',
+      'reqAt',
+      '2026-11-20T10:00:00.000Z',
+      'uin',
+      '188100',
+    );
     // The same requirement again (the feed repeats a suspended docflow's state): it began on the 20th.
     await store([item('d-1', 'suspended', { requirements: PAYMENT })]);
     const [status] = await readDocflowStatuses(redis, keys, [of('d-1')]);

@@ -42,7 +42,21 @@ describe("an uncertain row's outcome settled inside Redis", () => {
   beforeEach(async () => {
     prefix = uniquePrefix('settle-forms');
     keys = createKeys(prefix);
-    await redis.hset(keys.ledgerEntry(BANK, DEAL), 'n', 0, 'state', 'sending', 'batch', 'b', 'row', 3, 'tryAt', Date.now() - 5000, 'endAt', Date.now() - 4000);
+    await redis.hset(
+      keys.ledgerEntry(BANK, DEAL),
+      'n',
+      0,
+      'state',
+      'sending',
+      'batch',
+      'b',
+      'row',
+      3,
+      'tryAt',
+      Date.now() - 5000,
+      'endAt',
+      Date.now() - 4000,
+    );
   });
   afterEach(async () => {
     await deletePrefix(prefix);
