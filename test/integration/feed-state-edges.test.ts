@@ -116,6 +116,15 @@ describe('a docflow state in its ledger entry: edges', () => {
     expect(await docflowStateCounts(redis, keys)).toMatchObject({ suspended: 1 });
   });
 
+  it('follows a docflow of ours through a later item without its requestId (the contract makes it optional)', async () => {
+    await store([item('d-1', 'queued')]);
+    // A later change of the same docflow, the item without requestId: the docflow is known by its id.
+    const sent = item('d-1', 'sent', { requestId: undefined });
+    expect(await store([sent])).toMatchObject({ kind: 'stored', unknown: 0 });
+    const [status] = await readDocflowStatuses(redis, keys, [of('d-1')]);
+    expect(status).toEqual({ state: 'sent', stateAt: sent.date });
+  });
+
   it("stores a page whose registry error was cut inside a surrogate pair (cjson refuses a lone surrogate's escape)", async () => {
     const error = { code: 'e', message: `${'x'.repeat(500 - 'e: '.length - 1)}😀 more` };
     // What the feed keeps of it ends half-way through the emoji.
