@@ -167,6 +167,8 @@ for i = 1, items do
     -- (EXISTS first: the hash is there only after an upgrade or a resubmission that made nothing.)
     if redis.call('EXISTS', dkey) == 1 then
       hv = redis.call('HMGET', dkey, unpack(HELD))
+      -- (Its requirement's start comes too: follow writes reqAt only when the requirement changes.)
+      if hv[3] then redis.call('HSET', key, 'reqAt', hv[3]) end
       redis.call('DEL', dkey)
     end
   end
