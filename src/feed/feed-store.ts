@@ -52,7 +52,10 @@ return {v[1], tostring(now_ms()), tonumber(v[2] or '0')}`);
  * gets its state from every item, in the feed's order, in that entry (src/ledger/lua.ts); one
  * followed in a hash of its own (`{prefix}:docflow:<id>`: replaced by a resubmission, or followed
  * by an earlier version) keeps it there, and an entry's docflow moves its state from there into
- * the entry at its next item. Others' docflows are counted and ignored. Returns the counts, the
+ * the entry at its next item. An item is matched to its deal by its requestId, which every item
+ * carries (docs/gateway.md, "The news feed"): an item without one is followed only when its
+ * docflow keeps its state in its own hash; others are counted `unknown`, never guessed at. Others'
+ * docflows are counted and ignored. Returns the counts, the
  * conflicts, whether the page was complete, and the job keys of the rows it resolved that have
  * no outcome yet.
  */
@@ -247,6 +250,9 @@ export interface PageToStore {
  * as one JSON argument: ioredis spent about 0.4 ms of CPU a 100-item page encoding 1,000
  * arguments, 0.02 one; JSON.stringify of a page takes about 0.02 ms.
  */
+/** The text with each lone surrogate as U+FFFD (String.prototype.toWellFormed: Node 20 has it, the ES2023 lib not yet). */
+const wellFormed = (text: string): string => (text as string & { toWellFormed(): string }).toWellFormed();
+
 function itemFields(item: NewsItem): string[] {
   const status = statusOfItem(item.docflow, item.date);
   return [
@@ -273,7 +279,12 @@ export async function storePage(redis: Redis, keys: Keys, page: PageToStore): Pr
  * clock of its own.
  */
 export async function storeRead(redis: Redis, keys: Keys, page: PageToStore): Promise<{ result: StoreResult; now?: number }> {
-  const packed = JSON.stringify(page.items.map(itemFields));
+  let packed = JSON.stringify(page.items.map(itemFields));
+  // JSON.stringify writes a lone UTF-16 surrogate (half an emoji, from any text of the gateway's)
+  // as its escape, which Redis' cjson refuses: the whole page, and every read after it, would
+  // fail for ever. Such a page is written again with each lone surrogate as U+FFFD, as the bytes
+  // of an argument always carried it. (A text holding a real backslash and `ud` comes here too.)
+  if (packed.includes('\\ud')) packed = JSON.stringify(page.items.map((item) => itemFields(item).map(wellFormed)));
   const args = [page.lockToken, page.after, page.lastToken, page.readAt, keys.bullPrefix, page.ledgerMs, page.items.length, packed];
   const [kind, resolved, unknown, conflicts, complete, wake, now] = (await STORE.run(
     redis,

@@ -96,7 +96,10 @@ export function registryErrorOf(error: unknown): string | undefined {
   const message = messages.filter(Boolean).join('; ');
   const code = text(error.code);
   const whole = code && message ? `${code}: ${message}` : (code ?? message);
-  return whole ? maskRegistryText(whole).slice(0, 500) : undefined;
+  if (!whole) return undefined;
+  // 500 UTF-16 units, never half a character (a lone surrogate is no text anyone can read).
+  const cut = maskRegistryText(whole).slice(0, 500);
+  return /[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut;
 }
 
 /** Where a docflow stands, as this item shows it (`stateAt` is the item's date). */
