@@ -336,6 +336,10 @@ describe('the worker against every answer of the gateway', () => {
       await new Promise((r) => setTimeout(r, 100));
     } finally {
       await dealWorker.close(5000);
+      // A MONITOR connection still receives lines while it closes, and ioredis then reads them as
+      // replies to nothing ("Command queue state error", thrown from the socket's handler) when
+      // other test files keep this Redis busy: it stops reading first.
+      monitor.stream.removeAllListeners('data');
       monitor.disconnect();
     }
     const outcomes = await storedOutcomes(redis, keys, 'first');
