@@ -84,7 +84,8 @@ local function release(key, e, ttl)
   redis.call('HSET', key, 'n', p.n, 'batch', p.batch, 'row', p.row)
   if p.cn then redis.call('HSET', key, 'cn', p.cn) end
   if p.addr then redis.call('HSET', key, 'addr', p.addr) end
-  submit(key, p.docflowId, p.outcome, p.at, p.via or 'answer', ttl)
+  -- (Nothing of the earlier docflow may be nil here: a nil argument fails the whole script.)
+  submit(key, p.docflowId, p.outcome or 'queued', p.at or '', p.via or 'answer', ttl)
 end
 -- Whether a docflow's entry (or its prev) was registered for another property than the one
 -- asking (cn: its cadastral number). Only two cadastral numbers tell: an entry without one (written
