@@ -14,7 +14,7 @@ import { DOCFLOW_STATES, SUBMITTED_OUTCOMES, type DocflowStatus, type Outcome } 
 /** A docflow's status fields in its own hash, in the order parseDocflowStatus reads them. */
 const OWN_FIELDS = ['st', 'at', 'req', 'uin', 'amt', 'payer', 'rerr', 'reqAt', 'files'] as const;
 /** The same fields in its deal's ledger entry (whose own `at` is when the docflow was known). */
-const ENTRY_FIELDS = ['st', 'sat', 'req', 'uin', 'amt', 'payer', 'rerr', 'reqAt', 'files'] as const;
+export const ENTRY_FIELDS = ['st', 'sat', 'req', 'uin', 'amt', 'payer', 'rerr', 'reqAt', 'files'] as const;
 
 /**
  * KEYS: per docflow, its deal's ledger entry and its own hash. ARGV: the docflowIds. Each

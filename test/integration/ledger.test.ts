@@ -37,6 +37,12 @@ describe('the ledger', () => {
     nonce: 'run-1',
     ...over,
   });
+  /** The feed shows one item (a page of one, read at `t`): the docflow of `dealId`'s first try. */
+  const feedShows = async (t: number, docflowId: string, state: string, dealId: string, date: string) => {
+    await redis.set(keys.feedLock, 'me');
+    const item: NewsItem = { token: '1', date, docflow: { docflowId, state, requestId: `${BANK}:0:${dealId}` } };
+    return storePage(redis, keys, { lockToken: 'me', after: '0', lastToken: '1', readAt: t, items: [item], ledgerMs: LEDGER_MS });
+  };
   const record = (row: number, dealId: string, fields: Partial<OutcomeRecord>): OutcomeRecord => ({
     row,
     dealId,
@@ -300,17 +306,9 @@ describe('the ledger', () => {
       ledger: { bank: BANK, resubmit: false, keepClaim: true },
     });
     expect(await entry('D-2')).toMatchObject({ state: 'sending' });
-    // The feed shows the docflow later: the ledger has it, and the row's ERR_UNCERTAIN becomes it.
-    await redis.set(keys.feedLock, 'me');
-    const item: NewsItem = {
-      token: '1',
-      date: '2026-11-24T02:00:00.000Z',
-      docflow: { docflowId: 'df-late', state: 'suspended', requestId: `${BANK}:0:D-2` },
-    };
-    // The row has ended (ERR_UNCERTAIN): no job to wake.
-    expect(
-      await storePage(redis, keys, { lockToken: 'me', after: '0', lastToken: '1', readAt: t, items: [item], ledgerMs: LEDGER_MS }),
-    ).toMatchObject({ resolved: 1, wake: [] });
+    // The feed shows the docflow later: the ledger has it, and the row's ERR_UNCERTAIN becomes it
+    // (the row has ended: no job to wake).
+    expect(await feedShows(t, 'df-late', 'suspended', 'D-2', '2026-11-24T02:00:00.000Z')).toMatchObject({ resolved: 1, wake: [] });
     expect(await entry('D-2')).toMatchObject({ state: 'submitted', docflowId: 'df-late' });
     const row = decodeOutcome((await redis.hget(keys.outcomes('a'), '2'))!, 2);
     expect(row).toMatchObject({ row: 2, dealId: 'D-2', outcome: 'suspended', docflowId: 'df-late', httpStatus: 201, attempts: 1 });
@@ -326,13 +324,7 @@ describe('the ledger', () => {
     await ledger.settle(BANK, 'D-3', `${BANK}:0:D-3`, 'a', 3, 'run-1', 'uncertain');
     const old = { ...record(3, 'D-3', { outcome: 'failed', errorCode: 'ERR_UNCERTAIN', errorMessage: 'no answer' }) };
     await redis.hset(keys.outcomes('a'), '3', JSON.stringify(old));
-    await redis.set(keys.feedLock, 'me');
-    const item: NewsItem = {
-      token: '1',
-      date: '2026-11-24T02:00:00.000Z',
-      docflow: { docflowId: 'df-3', state: 'queued', requestId: `${BANK}:0:D-3` },
-    };
-    await storePage(redis, keys, { lockToken: 'me', after: '0', lastToken: '1', readAt: t, items: [item], ledgerMs: LEDGER_MS });
+    await feedShows(t, 'df-3', 'queued', 'D-3', '2026-11-24T02:00:00.000Z');
     const raw = (await redis.hget(keys.outcomes('a'), '3'))!;
     expect(raw.startsWith('{')).toBe(true);
     const row = decodeOutcome(raw, 3);
@@ -348,13 +340,7 @@ describe('the ledger', () => {
     const t = await now();
     await feedAt(t, t);
     await ledger.claim(request());
-    await redis.set(keys.feedLock, 'me');
-    const item: NewsItem = {
-      token: '1',
-      date: '2026-11-24T02:00:00.000Z',
-      docflow: { docflowId: 'df-first', state: 'queued', requestId: `${BANK}:0:D-1` },
-    };
-    await storePage(redis, keys, { lockToken: 'me', after: '0', lastToken: '1', readAt: t, items: [item], ledgerMs: LEDGER_MS });
+    await feedShows(t, 'df-first', 'queued', 'D-1', '2026-11-24T02:00:00.000Z');
     const written = await store.record('a', record(1, 'D-1', { outcome: 'failed', errorCode: 'ERR_UNCERTAIN' }), {
       ledger: { bank: BANK, resubmit: false, keepClaim: true },
     });
@@ -423,16 +409,8 @@ describe('the ledger', () => {
     const ledger = createLedger(redis, keys, options);
     const t = await now();
     await feedAt(t, t);
-    await redis.set(keys.feedLock, 'me');
-    const item: NewsItem = {
-      token: '1',
-      date: '2026-11-24T01:00:00.000Z',
-      docflow: { docflowId: 'df-lost', state: 'queued', requestId: `${BANK}:0:D-7` },
-    };
     // No row holds it yet: nothing to wake.
-    expect(
-      await storePage(redis, keys, { lockToken: 'me', after: '0', lastToken: '1', readAt: t, items: [item], ledgerMs: LEDGER_MS }),
-    ).toMatchObject({ resolved: 1, unknown: 0, wake: [] });
+    expect(await feedShows(t, 'df-lost', 'queued', 'D-7', '2026-11-24T01:00:00.000Z')).toMatchObject({ resolved: 1, unknown: 0, wake: [] });
     expect(await ledger.claim(request({ dealId: 'D-7', batch: 'c', row: 4 }))).toMatchObject({ kind: 'own', docflowId: 'df-lost' });
     // Taken: another row now sees it as another row's.
     expect(await ledger.claim(request({ dealId: 'D-7', batch: 'd', row: 1 }))).toMatchObject({
