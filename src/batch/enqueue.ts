@@ -16,7 +16,7 @@ import { LeftoverJobsHeldError } from '../errors.js';
 import { compareProperties, propertyKeyOf, storedProperty } from '../input/property-key.js';
 import { dealIdConflict } from '../outcomes/deal-conflict.js';
 import { alreadySubmitted, ownDocflow, type OutcomeRecord } from '../outcomes/types.js';
-import type { DealJobData, StoredJobData } from '../queue/job-data.js';
+import { dealOf, type DealJobData, type StoredJobData } from '../queue/job-data.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import type { JobStore, LedgerDeal } from './load-context.js';
@@ -124,7 +124,7 @@ export function enqueueInto(store: JobStore, options: ChunkOptions): Enqueuer {
       if (deal?.batch === '') jobs.push(job);
       else if (deal && deal.batch === batch && deal.row === job.row) submitted.push(ownDocflow(job.row, job.dealId, deal, deal.via, 0));
       else if (deal) {
-        const property = propertyKeyOf(job.deal ?? {});
+        const property = propertyKeyOf(dealOf(job) ?? {});
         // An entry that kept no property (written before entries did) is taken as before: the same deal.
         const same = deal.property ? compareProperties(deal.property, storedProperty(property)) : 'same';
         // Another cadastral number: another deal under this dealId, refused, --resubmit or not.

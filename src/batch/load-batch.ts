@@ -5,18 +5,16 @@
  * read (see enqueue.ts), so a million-row file streams through in bounded memory.
  * What it asks of Redis goes through a load context (load-context.ts).
  */
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Queue } from 'bullmq';
 import { LOADER } from '../config.js';
 import { InputError } from '../errors.js';
-import type { Deal, FieldProblem } from '../input/deal.js';
-import { createDocumentFileChecker } from '../input/document-files.js';
+import type { FieldProblem } from '../input/deal.js';
 import { fileState } from '../input/file-hash.js';
 import { openInput, type InputFile, type InputOptions, type InputRecord } from '../input/open-input.js';
 import type { BankProfile } from '../input/profile.js';
 import { inputFingerprint, serializeReading } from '../input/reading.js';
 import { createRejectsWriter, defaultRejectsPath, formatProblems } from '../input/rejects.js';
-import { createDealValidator } from '../input/validate-deal.js';
 import type { Logger } from '../logger.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
 import type { DealJobData, StoredJobData } from '../queue/job-data.js';
@@ -24,6 +22,7 @@ import { isRedisOutage, type RedisClient as Redis } from '../redis/connection.js
 import type { Keys } from '../redis/keys.js';
 import { enqueueInto, type EnqueueChunk, type Enqueuer } from './enqueue.js';
 import { abandonLoad, takeBackJobs, type LoadContext } from './load-context.js';
+import { canReadInThread, readChunksHere, readChunksInThread, type ReadChunk, type ReadEnd, type ReadOptions } from './read-rows.js';
 import { createRedisJobStore, createRedisLoadContext } from './redis-load-context.js';
 import { ERROR_CODES } from '../outcomes/error-codes.js';
 
@@ -45,6 +44,11 @@ export interface LoadRequest extends InputOptions {
   retentionMs?: number;
   /** Jobs per `addBulk` (one round trip each); default `LOADER.chunkRows`. */
   chunkSize?: number;
+  /**
+   * Read and validate the input in a worker thread beside the enqueueing (read-rows.ts).
+   * Default: yes when the build has the thread's entry (running as TypeScript source, no).
+   */
+  readInThread?: boolean;
   /** Called after each chunk: rows read, and bytes read of the file's size. */
   onProgress?: (progress: { rows: number; bytes: number; size: number }) => void;
 }
@@ -88,7 +92,12 @@ export function loadBatch(options: LoadOptions): Promise<LoadSummary> {
 export async function loadBatchWith(openContext: () => LoadContext, options: LoadRequest): Promise<LoadSummary> {
   const started = performance.now();
   const input = await openInput(options.file, options);
-  const rejects = createRejectsWriter(options.rejects ?? defaultRejectsPath(options.file), input);
+  // The header comes with the first chunk when a thread reads the file (read-rows.ts).
+  let header: string[] | undefined;
+  const rejects = createRejectsWriter(options.rejects ?? defaultRejectsPath(options.file), {
+    ...input,
+    header: () => header ?? input.header(),
+  });
   const context = options.dryRun ? undefined : openContext();
   const summary = emptySummary(options, input);
   const before = await fileState(options.file);
@@ -109,16 +118,13 @@ export async function loadBatchWith(openContext: () => LoadContext, options: Loa
         heartbeat: () => context.batches.heartbeat(options.batch),
       });
     }
-    await readRows(
-      input,
-      options,
-      summary,
-      async (chunk) => {
-        options.onProgress?.({ rows: summary.read, bytes: input.bytesRead(), size: input.size });
-        await enqueuer?.add(chunk);
-      },
-      (record, problems) => rejects.write(record, problems),
-    );
+    const end = await readRows(input, options, summary, async (chunk, read) => {
+      header ??= read.header;
+      for (const { record, problems } of read.refused) await rejects.write(record, problems);
+      options.onProgress?.({ rows: summary.read, bytes: read.bytes, size: input.size });
+      await enqueuer?.add(chunk);
+    });
+    summary.unknownColumns = end.unknownColumns;
     await enqueuer?.drain();
     await checkWhole(options.file, summary.read, before);
     if (context) await markLoaded(context, options, summary.read);
@@ -139,7 +145,6 @@ export async function loadBatchWith(openContext: () => LoadContext, options: Loa
     await context?.close();
   }
   if (enqueuer) countEnqueued(summary, enqueuer);
-  summary.unknownColumns = input.unknownColumns();
   summary.seconds = Math.round((performance.now() - started) / 10) / 100;
   options.logger.info({ ...summary }, 'batch loaded');
   return summary;
@@ -199,50 +204,54 @@ async function markLoaded(context: LoadContext, options: LoadRequest, total: num
 }
 
 /**
- * Reads and validates every record: a valid one becomes a job, a refused one its
- * `invalid` outcome and a line of the rejects file. They go in chunks to `flush`.
+ * Takes the input's chunks (read-rows.ts: in a thread of their own when the build has it):
+ * a valid row becomes a job, a refused one its `invalid` outcome (and, in `flush`, a line of
+ * the rejects file). They go a chunk at a time to `flush`.
  */
 async function readRows(
   input: InputFile,
   options: LoadRequest,
   summary: LoadSummary,
-  flush: (chunk: EnqueueChunk) => Promise<void>,
-  reject: (record: InputRecord, problems: FieldProblem[]) => Promise<void>,
-): Promise<void> {
-  const validate = createDealValidator();
-  const checkFiles = createDocumentFileChecker({
-    baseDir: dirname(resolve(options.file)),
-    ...(options.filesRoot !== undefined && { filesRoot: resolve(options.filesRoot) }),
-  });
-  const chunkSize = options.chunkSize ?? LOADER.chunkRows;
-  let pending: EnqueueChunk = { jobs: [], invalid: [] };
-  for await (const record of input.records()) {
-    summary.read++;
-    const result = validate(record.fields);
-    // A row's files are looked at once the row is valid otherwise: a missing one makes it invalid, naming the field.
-    const fileProblems = result.ok && hasFiles(result.deal) ? await checkFiles(result.deal) : [];
-    if (result.ok && record.problems.length === 0 && fileProblems.length === 0) {
-      summary.valid++;
-      const data: DealJobData = { batch: options.batch, row: record.row, dealId: result.deal.dealId, deal: result.deal };
-      if (options.resubmit) data.resubmit = true;
-      pending.jobs.push(data);
-    } else {
-      summary.invalid++;
-      const problems: FieldProblem[] = result.ok ? [...record.problems, ...fileProblems] : [...record.problems, ...result.problems];
-      for (const p of problems) summary.invalidByField[p.field] = (summary.invalidByField[p.field] ?? 0) + 1;
-      await reject(record, problems);
-      pending.invalid.push(invalidOutcome(record, problems));
+  flush: (chunk: EnqueueChunk, read: ReadChunk) => Promise<void>,
+): Promise<ReadEnd> {
+  const reading: ReadOptions = {
+    file: options.file,
+    reading: {
+      format: input.format,
+      encoding: input.encoding,
+      delimiter: input.delimiter,
+      ...(options.mapping && { mapping: options.mapping }),
+    },
+    ...(options.filesRoot !== undefined && { filesRoot: options.filesRoot }),
+    chunkSize: options.chunkSize ?? LOADER.chunkRows,
+  };
+  const chunks = (options.readInThread ?? canReadInThread()) ? readChunksInThread(reading) : readChunksHere(input, reading);
+  // Closed on the way out whatever happens: a thread that reads ahead is ended (read-rows.ts).
+  try {
+    for (;;) {
+      const next = await chunks.next();
+      if (next.done) return next.value;
+      const { valid, refused } = next.value;
+      summary.read += valid.length + refused.length;
+      summary.valid += valid.length;
+      summary.invalid += refused.length;
+      const jobs = valid.map(([row, dealId, c]): DealJobData => ({
+        batch: options.batch,
+        row,
+        dealId,
+        c,
+        ...(options.resubmit && { resubmit: true }),
+      }));
+      const invalid: OutcomeRecord[] = [];
+      for (const { record, problems } of refused) {
+        for (const p of problems) summary.invalidByField[p.field] = (summary.invalidByField[p.field] ?? 0) + 1;
+        invalid.push(invalidOutcome(record, problems));
+      }
+      await flush({ jobs, invalid }, next.value);
     }
-    if (pending.jobs.length + pending.invalid.length >= chunkSize) {
-      await flush(pending);
-      pending = { jobs: [], invalid: [] };
-    }
+  } finally {
+    await chunks.return(undefined as never);
   }
-  await flush(pending);
-}
-
-function hasFiles(deal: Deal): boolean {
-  return deal.agreement.file !== undefined || deal.agreement.signatureFiles !== undefined;
 }
 
 /**
