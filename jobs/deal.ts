@@ -4,7 +4,7 @@
  * decide; this file turns their Decision into what BullMQ understands.
  */
 import { DelayedError, UnrecoverableError, WaitingError, type Processor } from 'bullmq';
-import { BatchAbandonedError } from '../src/errors.js';
+import { BatchAbandonedError } from '../src/queue/batch-abandoned.js';
 import { failsJob } from '../src/outcomes/error-codes.js';
 import type { OutcomeRecord } from '../src/outcomes/types.js';
 import type { DealJobData } from '../src/queue/job-data.js';

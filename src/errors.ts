@@ -3,7 +3,6 @@
  * Messages never carry the session id or personal data: they name rows, fields
  * and deal ids, never values of a person.
  */
-import { UnrecoverableError } from 'bullmq';
 import type { ApiErrorBody } from './realty/types.js';
 import type { FieldProblem } from './input/deal.js';
 
@@ -200,20 +199,5 @@ export class DocumentChangedError extends RealtyBatchError {
     );
     this.field = field;
     this.file = file;
-  }
-}
-
-/**
- * A job of a batch whose load failed or died: it is dropped without an outcome (its load
- * did not finish, so its rows were never the batch's), and loading the input again makes
- * it anew. BullMQ's UnrecoverableError, so that the job is failed at once; the worker's
- * net under the processor knows it by its name and records nothing for it.
- */
-export class BatchAbandonedError extends UnrecoverableError {
-  readonly code = 'ERR_BATCH_ABANDONED';
-
-  constructor(batch: string) {
-    super(`batch ${batch} did not load completely; nothing of it is sent`);
-    this.name = 'BatchAbandonedError';
   }
 }

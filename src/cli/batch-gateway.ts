@@ -8,10 +8,8 @@ import type { Command } from 'commander';
 import { createBatchStore, noSuchBatch } from '../batch/batch-store.js';
 import { requireGateway } from '../config.js';
 import { UsageError } from '../errors.js';
-import { createRealtyClient } from '../realty/client.js';
 import type { BatchFilesOptions } from '../results/docflow-files.js';
 import { onShutdownSignals, positiveInt, type CliContext, type Env } from './common.js';
-import { openGatewaySession } from './gateway-session.js';
 import { checkBatch } from './input-options.js';
 import { withRedis } from './with-redis.js';
 
@@ -54,6 +52,11 @@ export function registerBatchFilesCommand(
         const meta = await createBatchStore(redis, env.keys).get(batch);
         if (!meta) throw noSuchBatch(redis, env.keys, batch);
         if (meta.total === undefined) throw new UsageError(`Batch ${batch} is still loading: its total is not known yet.`);
+        // Loaded when run, as every command's own heavy parts (program.ts).
+        const [{ createRealtyClient }, { openGatewaySession }] = await Promise.all([
+          import('../realty/client.js'),
+          import('./gateway-session.js'),
+        ]);
         const client = createRealtyClient({
           baseUrl: gateway.apiUrl,
           // A session id, or the fleet's login kept in Redis (REALTY_LOGIN ...).

@@ -10,8 +10,7 @@ import { addInputOptions, checkBatch, readingOptions, type InputFlags, defaultRe
 import { printCounts, printLoad, rows } from '../print.js';
 import { createProgress } from '../progress.js';
 import { formatDuration, formatRate } from '../progress-format.js';
-import { openGatewaySession } from '../gateway-session.js';
-import { runBatch, type RunResult } from '../run-batch.js';
+import type { RunResult } from '../run-batch.js';
 import { withRedis } from '../with-redis.js';
 import { addWorkerOptions, dealWorkerSettings, type WorkerFlags } from '../worker-options.js';
 
@@ -58,6 +57,8 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
       env,
       async (redis) => {
         await requireNoEviction(redis, env.config.redis);
+        // Loaded when run, as every command's own heavy parts (program.ts).
+        const [{ openGatewaySession }, { runBatch }] = await Promise.all([import('../gateway-session.js'), import('../run-batch.js')]);
         // Logged in (or the fleet's session taken) before anything is loaded: a refused login stops here.
         const session = await openGatewaySession(gateway, { redis, keys: env.keys, timeoutMs: opts.timeoutMs, logger: env.logger });
         // The first line: on a terminal it opens the log file, whose name then comes before the bars.

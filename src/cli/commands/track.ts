@@ -6,10 +6,8 @@
 import type { Command } from 'commander';
 import { requireGateway } from '../../config.js';
 import { DEFAULT_FEED_POLL_MS, startFeedFollower } from '../../feed/follower.js';
-import { createRealtyClient } from '../../realty/client.js';
 import { requireNoEviction } from '../../redis/connection.js';
 import { aborted, onShutdownSignals, positiveInt, type CliContext } from '../common.js';
-import { openGatewaySession } from '../gateway-session.js';
 import { withRedis } from '../with-redis.js';
 
 export interface TrackFlags {
@@ -44,6 +42,11 @@ export function registerTrackCommand(program: Command, context: CliContext): Com
         env,
         async (redis) => {
           await requireNoEviction(redis, env.config.redis);
+          // Loaded when run, as every command's own heavy parts (program.ts).
+          const [{ createRealtyClient }, { openGatewaySession }] = await Promise.all([
+            import('../../realty/client.js'),
+            import('../gateway-session.js'),
+          ]);
           const client = createRealtyClient({
             baseUrl: gateway.apiUrl,
             session: await openGatewaySession(gateway, { redis, keys: env.keys, timeoutMs: opts.timeoutMs, logger: env.logger }),

@@ -1,15 +1,9 @@
 /** `realty-batch work`: a long-running worker of every batch (and of the schedules' ticks) until a signal. */
 import type { Command } from 'commander';
-import { createDealProcessor } from '../../../jobs/deal.js';
-import { createTickProcessor } from '../../../jobs/tick.js';
 import { requireGateway } from '../../config.js';
 import { requireNoEviction } from '../../redis/connection.js';
-import { createTickWorker } from '../../schedule/tick-worker.js';
-import { createDealWorker } from '../../worker/create-worker.js';
 import { TUNABLES } from '../../config.js';
 import { aborted, nonNegativeInt, onShutdownSignals, type CliContext } from '../common.js';
-import { openGatewaySession } from '../gateway-session.js';
-import { resumeAfterRefusedSession } from '../session-pause.js';
 import { withRedis } from '../with-redis.js';
 import { addWorkerOptions, dealWorkerSettings, type WorkerFlags } from '../worker-options.js';
 
@@ -31,6 +25,22 @@ export function registerWorkCommand(program: Command, context: CliContext): Comm
       env,
       async (redis) => {
         await requireNoEviction(redis, env.config.redis);
+        // Loaded when run, as every command's own heavy parts (program.ts).
+        const [
+          { createDealProcessor },
+          { createTickProcessor },
+          { createTickWorker },
+          { createDealWorker },
+          { openGatewaySession },
+          { resumeAfterRefusedSession },
+        ] = await Promise.all([
+          import('../../../jobs/deal.js'),
+          import('../../../jobs/tick.js'),
+          import('../../schedule/tick-worker.js'),
+          import('../../worker/create-worker.js'),
+          import('../gateway-session.js'),
+          import('../session-pause.js'),
+        ]);
         const session = await openGatewaySession(gateway, { redis, keys: env.keys, timeoutMs: opts.timeoutMs, logger: env.logger });
         const dealWorker = createDealWorker({
           processor: createDealProcessor,
