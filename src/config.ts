@@ -219,9 +219,11 @@ export const LOADER = Object.freeze({
    * `--heap-growing-percent`): V8's own factor lets it reach up to 4 times, and a load keeps
    * about 30 MB live while promoting 2 to 4 MB of the rows in flight at each scavenge, so the
    * heap swung to 120-190 MB, garbage for the most part. A million rows: 195 MB of peak RSS
-   * at 60, 190 at 40, about the same CPU (docs/performance.md).
+   * at 60, 190 at 40, about the same CPU (docs/performance.md). The setting is the process's,
+   * so it holds the load's reading thread too; with that thread, 200-204 MB at 40, 197-202 at
+   * 20, in the same 86-90 s.
    */
-  heapGrowthPercent: 40,
+  heapGrowthPercent: 20,
   /** The batch's `loadingUntil` is pushed on at most this often while it loads (it lasts `claimMs`). */
   heartbeatEveryMs: 1 * SECOND,
   /** A loader renews its claim on a loading batch at every chunk; one silent this long has died. */

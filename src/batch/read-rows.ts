@@ -100,8 +100,17 @@ export interface ThreadError {
   code?: string;
 }
 
-/** Chunks the thread may read ahead of the ones taken: it waits for a credit beyond them (memory stays bounded). */
-export const READ_AHEAD_CHUNKS = 2;
+/**
+ * The thread posts its rows this many at a time, and reads at most THREAD_AHEAD_POSTS posts
+ * ahead of what the load took (it waits for a credit beyond them: memory stays bounded). Posts
+ * smaller than the load's chunks keep the rows the thread holds few, so that its young
+ * generation can be small (THREAD_YOUNG_MB): a scavenge copies what is alive, and rows held
+ * for a 500-row chunk outlived two and were promoted.
+ */
+export const THREAD_POST_ROWS = 100;
+export const THREAD_AHEAD_POSTS = 10;
+/** The thread's young generation (V8's default is 32 MB here): a million-row load's peak RSS 250 → 200 MB (docs/performance.md). */
+const THREAD_YOUNG_MB = 8;
 
 /** The compiled thread's entry, beside this file; absent when this file runs as TypeScript source (the tests). */
 const THREAD_ENTRY = fileURLToPath(new URL('./read-thread.js', import.meta.url));
@@ -110,12 +119,53 @@ const THREAD_ENTRY = fileURLToPath(new URL('./read-thread.js', import.meta.url))
 export const canReadInThread = (): boolean => import.meta.url.endsWith('.js') && existsSync(THREAD_ENTRY);
 
 /**
- * An input's chunks, read in a worker thread (read-thread.ts). The thread reads at most
- * READ_AHEAD_CHUNKS ahead of what was taken; it is ended when the caller stops early. An
- * error of the reading (InputError, a file that cannot be read) is thrown here as it was there.
+ * An input's chunks, read in a worker thread (read-thread.ts), regrouped in chunks of
+ * `options.chunkSize` rows. The thread is ended when the caller stops early. An error of the
+ * reading (InputError, a file that cannot be read) is thrown here as it was there.
  */
 export async function* readChunksInThread(options: ReadOptions): AsyncGenerator<ReadChunk, ReadEnd> {
-  const worker = new Worker(THREAD_ENTRY, { workerData: options, stdout: false, stderr: false });
+  const posts = threadPosts({ ...options, chunkSize: THREAD_POST_ROWS });
+  let chunk: ReadChunk = { valid: [], refused: [], bytes: 0 };
+  try {
+    for (;;) {
+      const next = await posts.next();
+      if (next.done) {
+        if (chunk.valid.length + chunk.refused.length > 0) yield chunk;
+        return next.value;
+      }
+      const post = next.value;
+      if (post.header) chunk.header = post.header;
+      // A post's rows in order, valid and refused apart: a chunk is full at chunkSize rows, whichever.
+      let v = 0;
+      let r = 0;
+      while (v < post.valid.length || r < post.refused.length) {
+        const room = options.chunkSize - chunk.valid.length - chunk.refused.length;
+        const takeValid = Math.min(room, post.valid.length - v);
+        for (const row of post.valid.slice(v, v + takeValid)) chunk.valid.push(row);
+        v += takeValid;
+        const takeRefused = Math.min(room - takeValid, post.refused.length - r);
+        for (const row of post.refused.slice(r, r + takeRefused)) chunk.refused.push(row);
+        r += takeRefused;
+        chunk.bytes = post.bytes;
+        if (chunk.valid.length + chunk.refused.length >= options.chunkSize) {
+          yield chunk;
+          chunk = { valid: [], refused: [], bytes: 0 };
+        }
+      }
+    }
+  } finally {
+    await posts.return(undefined as never);
+  }
+}
+
+/** The thread's posts as they come (see THREAD_POST_ROWS); the thread is ended on the way out. */
+async function* threadPosts(options: ReadOptions): AsyncGenerator<ReadChunk, ReadEnd> {
+  const worker = new Worker(THREAD_ENTRY, {
+    workerData: options,
+    stdout: false,
+    stderr: false,
+    resourceLimits: { maxYoungGenerationSizeMb: THREAD_YOUNG_MB },
+  });
   const arrived: ThreadMessage[] = [];
   let failure: Error | undefined;
   let wake: (() => void) | undefined;

@@ -1,16 +1,16 @@
 /**
  * The reading thread of a load (read-rows.ts, `readChunksInThread`): reads, validates and
- * packs the input's rows and posts them a chunk at a time, at most READ_AHEAD_CHUNKS ahead of
- * the chunks the load has taken (it posts `more` for each). Ends with `end`, or with the
+ * packs the input's rows and posts them THREAD_POST_ROWS at a time, at most THREAD_AHEAD_POSTS
+ * posts ahead of what the load has taken (it posts `more` for each post it takes). Ends with `end`, or with the
  * error that stopped the reading.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openInput } from '../input/open-input.js';
-import { READ_AHEAD_CHUNKS, readChunksHere, type ReadOptions, type ThreadMessage } from './read-rows.js';
+import { THREAD_AHEAD_POSTS, readChunksHere, type ReadOptions, type ThreadMessage } from './read-rows.js';
 
 const port = parentPort!;
 const options = workerData as ReadOptions;
-let credits = READ_AHEAD_CHUNKS;
+let credits = THREAD_AHEAD_POSTS;
 let wake: (() => void) | undefined;
 port.on('message', () => {
   credits++;

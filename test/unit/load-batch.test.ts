@@ -18,7 +18,7 @@ import { loadProfile, type BankProfile } from '../../src/input/profile.js';
 import { storedProperty } from '../../src/input/property-key.js';
 import { createLogger } from '../../src/logger.js';
 import type { OutcomeRecord } from '../../src/outcomes/types.js';
-import { dealJobId, type DealJobData } from '../../src/queue/job-data.js';
+import { dealJobId, dealOf, type DealJobData } from '../../src/queue/job-data.js';
 import { ROOT } from '../helpers/cli.js';
 import { csvText, ROWS, SAMPLE_INVALID, SAMPLE_READ } from '../helpers/fixtures.js';
 
@@ -211,7 +211,7 @@ describe('loadBatch over a fake load context (no Redis)', () => {
     const jobs = fake.jobsOf('b');
     const outcomes = fake.outcomesOf('b');
     expect(jobs).toHaveLength(VALID);
-    expect(jobs.every((j) => j.batch === 'b' && j.deal?.dealId === j.dealId && j.resubmit === undefined)).toBe(true);
+    expect(jobs.every((j) => j.batch === 'b' && dealOf(j)?.dealId === j.dealId && j.resubmit === undefined)).toBe(true);
     const rows = [...jobs.map((j) => j.row), ...outcomes.map((o) => o.row)].sort((a, b) => a - b);
     expect(rows).toEqual(Array.from({ length: SAMPLE_READ }, (_, i) => i + 1));
     // Each job's row is in the row index, which is how a failed load finds its jobs again.
@@ -488,7 +488,7 @@ describe('loadBatch over a fake load context (no Redis)', () => {
     expect(summary).toMatchObject({ enqueued: VALID, alreadyEnqueued: 0 });
     const remade = fake.world.jobs.get(dealJobId('b', 'NSK-2026-000123'));
     expect(remade).not.toBe(stale);
-    expect(remade?.deal?.dealId).toBe('NSK-2026-000123');
+    expect(remade && dealOf(remade)?.dealId).toBe('NSK-2026-000123');
   });
 
   it('a leftover job a worker holds stops a fresh load with LeftoverJobsHeldError, and the batch is failed with its jobs taken back', async () => {
