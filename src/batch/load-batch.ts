@@ -125,6 +125,8 @@ export async function loadBatchWith(openContext: () => LoadContext, options: Loa
       await enqueuer?.add(chunk);
     });
     summary.unknownColumns = end.unknownColumns;
+    // The whole file is read: the bar ends at its size (the last chunk may have come before a JSON file's closing bracket).
+    options.onProgress?.({ rows: summary.read, bytes: input.size, size: input.size });
     await enqueuer?.drain();
     await checkWhole(options.file, summary.read, before);
     if (context) await markLoaded(context, options, summary.read);
@@ -223,7 +225,7 @@ async function readRows(
       ...(options.mapping && { mapping: options.mapping }),
     },
     ...(options.filesRoot !== undefined && { filesRoot: options.filesRoot }),
-    chunkSize: options.chunkSize ?? LOADER.chunkRows,
+    chunkSize: Math.max(1, options.chunkSize ?? LOADER.chunkRows),
   };
   const chunks = (options.readInThread ?? canReadInThread()) ? readChunksInThread(reading) : readChunksHere(input, reading);
   // Closed on the way out whatever happens: a thread that reads ahead is ended (read-rows.ts).

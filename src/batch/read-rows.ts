@@ -181,12 +181,19 @@ async function* threadPosts(options: ReadOptions): AsyncGenerator<ReadChunk, Rea
     failure ??= err;
     notify();
   });
+  // A post that cannot be read back would be rows with neither a job nor an outcome: the load fails instead.
+  let lost: Error | undefined;
+  worker.on('messageerror', (err) => {
+    lost ??= new Error(`a post of the reading thread could not be read: ${err.message}`);
+    notify();
+  });
   worker.on('exit', (code) => {
     failure ??= new Error(`the reading thread stopped (exit code ${code}) before the end of the input`);
     notify();
   });
   try {
     for (;;) {
+      if (lost) throw lost;
       const message = arrived.shift();
       if (!message) {
         if (failure) throw failure;
@@ -200,6 +207,8 @@ async function* threadPosts(options: ReadOptions): AsyncGenerator<ReadChunk, Rea
     }
   } finally {
     worker.removeAllListeners();
+    // An error the thread reports while it is ended (it ran out of memory, say) is the load's failure, already thrown or moot.
+    worker.on('error', () => undefined);
     await worker.terminate();
   }
 }

@@ -143,6 +143,27 @@ describe('a load read in a thread of its own (the build)', () => {
     }
   });
 
+  it('ends a load of a JSON file at its size on the progress bar, and takes a chunk size of 0 as 1', async () => {
+    const json = fixtures.find((f) => f.file.endsWith('.json'))!;
+    const seen: Array<{ rows: number; bytes: number; size: number }> = [];
+    const summary = await loading.loadBatch({
+      file: json.file,
+      batch: 'zero',
+      profile,
+      redis,
+      keys: keys.thread,
+      logger: silent,
+      rejects: join(dir, 'zero.rejects.json'),
+      chunkSize: 0,
+      readInThread: true,
+      onProgress: (p) => seen.push(p),
+    });
+    expect(summary).toMatchObject({ read: 24, enqueued: 21, invalid: 3 });
+    // One report a row (chunks of one), then the end of the file.
+    expect(seen).toHaveLength(25);
+    expect(seen.at(-1)).toEqual({ rows: 24, bytes: seen.at(-1)!.size, size: seen.at(-1)!.size });
+  });
+
   it('ends its thread when the load fails part-way', async () => {
     const file = fixtures[0]!.file;
     // A load first, so that the threads a process starts once (libuv's pool, V8's) are running.
