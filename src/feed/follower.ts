@@ -29,6 +29,8 @@ export interface FollowerOptions {
   pollMs?: number;
   /** How long the lock outlives a follower that stopped renewing it (ms). */
   lockMs?: number;
+  /** Pages stored and not yet answered while the next is read (DEFAULT_STORES_AHEAD); 1 waits for each store before the next but one. */
+  storesAhead?: number;
 }
 
 export interface FeedFollower {
@@ -39,6 +41,11 @@ export interface FeedFollower {
 
 export const DEFAULT_FEED_POLL_MS = 1000;
 export const DEFAULT_FEED_LOCK_MS = 5000;
+/**
+ * Pages stored and not yet answered while the next is read: reading never waits for Redis
+ * unless this many are behind (docs/performance.md, "Stores not awaited before the next read").
+ */
+export const DEFAULT_STORES_AHEAD = 4;
 
 const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
@@ -47,6 +54,7 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
   const { redis, keys, client, logger } = options;
   const pollMs = options.pollMs ?? DEFAULT_FEED_POLL_MS;
   const lockMs = options.lockMs ?? DEFAULT_FEED_LOCK_MS;
+  const storesAhead = Math.max(1, options.storesAhead ?? DEFAULT_STORES_AHEAD);
   const token = randomUUID();
   const log = logger.child({ component: 'feed' });
   const waker = createRowWaker(redis, keys, log);
@@ -103,23 +111,32 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
   };
 
   type Stored = Awaited<ReturnType<typeof storeRead>>;
+  type Settled = 'stop' | 'complete' | 'more';
   /**
-   * The store of the page before, sent and not answered yet: pages read ahead are stored
-   * back to back on the one connection, each script run after the one before it. A store
-   * sent after one that was refused finds the cursor where it was, and is refused too.
+   * The stores sent and not answered yet, oldest first, each as its settle: pages read ahead
+   * are stored back to back on the one connection, each script run after the one before it,
+   * and their answers come in that order. A store sent after one that was refused finds the
+   * cursor where it was, and is refused too. Reading does not wait for them (at most
+   * storesAhead): Redis stores a page while the next ones are read.
    */
-  let storing: Promise<Stored> | undefined;
+  let storing: Array<Promise<Settled>> = [];
+  /** A store was refused (lost lock or moved cursor): what was read ahead is dropped. */
+  let refused = false;
 
   /** A store's answer: 'stop' when it was refused (lost lock or moved cursor), else whether the feed was all read. */
-  const settle = async (pending: Promise<Stored>): Promise<'stop' | 'complete' | 'more'> => {
+  const settle = async (pending: Promise<Stored>): Promise<Settled> => {
     const { result: stored, now } = await pending;
     if (now !== undefined) clock = now;
     if (stored.kind === 'lost') {
+      refused = true;
       setHolding(false);
       return 'stop';
     }
     // Moved: another follower stored this page; the next read starts from Redis' cursor.
-    if (stored.kind === 'moved') return 'stop';
+    if (stored.kind === 'moved') {
+      refused = true;
+      return 'stop';
+    }
     if (stored.resolved > 0) log.info({ resolved: stored.resolved }, 'lost answers found in the news feed');
     // Their rows sleep until their try's end plus --feed-lag-ms: run them now.
     waker.wake(stored.wake);
@@ -130,11 +147,26 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
     return stored.complete ? 'complete' : 'more';
   };
 
-  /** Waits for the store in flight, if any: before a fresh start, a sleep, or on a failure. */
-  const drain = async (): Promise<'stop' | 'complete' | 'more' | undefined> => {
+  /**
+   * Waits for every store in flight, in order: before a fresh start, a sleep, or on a failure.
+   * 'stop' when any was refused, else the last one's answer; the first failure is thrown once all have ended.
+   */
+  const drain = async (): Promise<Settled | undefined> => {
     const pending = storing;
-    storing = undefined;
-    return pending && settle(pending);
+    storing = [];
+    let last: Settled | undefined;
+    let stop = false;
+    let failure: { err: unknown } | undefined;
+    for (const settled of pending) {
+      try {
+        last = await settled;
+        if (last === 'stop') stop = true;
+      } catch (err) {
+        failure ??= { err };
+      }
+    }
+    if (failure) throw failure.err;
+    return stop ? 'stop' : last;
   };
 
   /** One page: true when the feed may hold more at once (a full page), false when it had no more. */
@@ -143,6 +175,7 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
     ahead = undefined;
     if (read === undefined) {
       await drain();
+      refused = false;
       // The cursor and the clock, taken before the read: everything the feed held at this
       // moment is in the answer.
       const start = await beginRead(redis, keys);
@@ -165,31 +198,40 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
     // cursor is still this page's `after`, so a page is stored only after the one before it.
     const full = page.news.length > 0 && page.news.length >= largest;
     largest = Math.max(largest, page.news.length);
-    const next = full && !stopped ? readAfter(page.lastToken, clock) : undefined;
-    const mine = storeRead(redis, keys, {
-      lockToken: token,
-      after: read.after,
-      lastToken: page.lastToken,
-      readAt: read.readAt,
-      items: page.news,
-      ledgerMs: options.ledgerMs,
-    });
+    const next = full && !stopped && !refused ? readAfter(page.lastToken, clock) : undefined;
+    const settled = settle(
+      storeRead(redis, keys, {
+        lockToken: token,
+        after: read.after,
+        lastToken: page.lastToken,
+        readAt: read.readAt,
+        items: page.news,
+        ledgerMs: options.ledgerMs,
+      }),
+    );
     // Answered in a later step, or dropped with a failure here: never unhandled.
-    mine.catch(() => undefined);
-    let before: 'stop' | 'complete' | 'more' | undefined;
-    try {
-      before = await drain();
-    } catch (err) {
-      await settle(mine).catch(() => undefined);
-      throw err;
+    settled.catch(() => undefined);
+    storing.push(settled);
+    if (next === undefined) {
+      // Nothing read ahead (the feed had no more, or a store was refused): every answer now, this page's last.
+      const outcome = await drain();
+      if (outcome === 'stop') return holding;
+      return outcome === 'more';
     }
-    if (before === 'stop' || next === undefined) {
-      // The page before was refused (this one is then refused too, unless the cursor came
-      // to its `after` meanwhile), or nothing is read ahead: this page's answer now.
-      const outcome = await settle(mine);
-      if (outcome === 'stop' || before === 'stop') return holding;
-      if (next === undefined) return outcome === 'more';
-    } else storing = mine;
+    while (storing.length > storesAhead && !refused) {
+      try {
+        await storing.shift();
+      } catch (err) {
+        await drain().catch(() => undefined);
+        throw err;
+      }
+    }
+    if (refused) {
+      // A page before was refused: so is this one (unless the cursor came to its `after`
+      // meanwhile); the page read ahead is dropped and the next step starts from Redis' cursor.
+      await drain().catch(() => undefined);
+      return holding;
+    }
     ahead = next;
     return true;
   };
@@ -200,7 +242,7 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
       try {
         if (!holding) {
           ahead = undefined;
-          storing = undefined;
+          storing = [];
           const taken = (await redis.set(keys.feedLock, token, 'PX', lockMs, 'NX')) === 'OK';
           setHolding(taken);
           if (!taken) {
