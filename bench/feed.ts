@@ -27,7 +27,7 @@ import { collectGarbage, progress, ratioFigure, round, type Figure } from './mea
 import { startSandboxProcess, type SandboxProcess } from './sandbox.js';
 
 /** Deals whose docflows make the feed (three items each). */
-const FEED_DEALS = { quick: 5_000, full: 10_000 };
+const FEED_DEALS = { quick: 15_000, full: 30_000 };
 /** A docflow's step: queued → sent → completed within 2 × this, so the feed is whole soon after the last deal. */
 const LIFECYCLE_MS = 100;
 const PREFIX = 'bench-feed';
