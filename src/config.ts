@@ -224,6 +224,12 @@ export const LOADER = Object.freeze({
    * 20, in the same 86-90 s.
    */
   heapGrowthPercent: 20,
+  /**
+   * V8's parallel scavenge while a load runs (the CLI: src/cli/heap-growth.ts). Off: a 200,000-row
+   * CLI load 12.3-14.0 s → 11.6-11.8 s here, V8's helper threads 214-230 → 143-145 ticks in five
+   * seconds of it, the main and reading threads getting the CPU they gave up.
+   */
+  parallelScavenge: false,
   /** The batch's `loadingUntil` is pushed on at most this often while it loads (it lasts `claimMs`). */
   heartbeatEveryMs: 1 * SECOND,
   /** A loader renews its claim on a loading batch at every chunk; one silent this long has died. */

@@ -1,10 +1,15 @@
 /**
- * A load's heap kept near what it holds alive: V8 grows the old generation by up to 4
- * times what the last full GC kept before it collects again, and a load promotes the rows
- * in flight at every scavenge (they outlive two), so a million-row load reached 290 MB of
- * RSS for about 30 MB of live heap. `LOADER.heapGrowthPercent` bounds that growth while the
- * load runs. The setting is V8's and the whole process's: the CLI owns the process, so the
- * CLI sets it (loadBatch, a library call, does not), and puts V8's own factor back after.
+ * The V8 settings a load runs under, both the whole process's (the CLI owns the process, so
+ * the CLI sets them; loadBatch, a library call, does not) and put back after the load, for a
+ * worker that runs after it in the same process (`run`):
+ * - The heap kept near what it holds alive: V8 grows the old generation by up to 4 times what
+ *   the last full GC kept before it collects again, and a load promotes the rows in flight at
+ *   every scavenge (they outlive two), so a million-row load reached 290 MB of RSS for about
+ *   30 MB of live heap. `LOADER.heapGrowthPercent` bounds that growth while the load runs.
+ * - Scavenges on the thread that allocates, not spread over V8's helper threads: a load keeps
+ *   both cores busy (the main thread and the reading thread, Redis beside them), and the helper
+ *   threads took a third of the process's CPU, more than their parallel work saved
+ *   (docs/performance.md, "Scavenges without V8's helper threads").
  */
 import { setFlagsFromString } from 'node:v8';
 import { LOADER } from '../config.js';
@@ -12,10 +17,13 @@ import { LOADER } from '../config.js';
 export async function withBoundedHeap<T>(load: () => Promise<T>): Promise<T> {
   // Read at every full GC (V8's heap controller), so it applies from the next one on.
   setFlagsFromString(`--heap-growing-percent=${LOADER.heapGrowthPercent}`);
+  // Read at every scavenge, of the main thread's heap and the reading thread's alike.
+  if (!LOADER.parallelScavenge) setFlagsFromString('--no-parallel-scavenge');
   try {
     return await load();
   } finally {
     // 0: V8 chooses the factor again (its default), for a worker that runs after the load.
     setFlagsFromString('--heap-growing-percent=0');
+    if (!LOADER.parallelScavenge) setFlagsFromString('--parallel-scavenge');
   }
 }
