@@ -229,7 +229,8 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
     if (refused) {
       // A page before was refused: so is this one (unless the cursor came to its `after`
       // meanwhile); the page read ahead is dropped and the next step starts from Redis' cursor.
-      await drain().catch(() => undefined);
+      // A store that failed meanwhile is thrown here, for the loop's log and backoff.
+      await drain();
       return holding;
     }
     ahead = next;
@@ -242,7 +243,9 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
       try {
         if (!holding) {
           ahead = undefined;
-          storing = [];
+          // Every store sent is answered before the lock is asked for again: a late 'lost' must
+          // not mark the lock given up after it was taken back (and a stored page's rows are woken).
+          await drain().catch(() => undefined);
           const taken = (await redis.set(keys.feedLock, token, 'PX', lockMs, 'NX')) === 'OK';
           setHolding(taken);
           if (!taken) {
