@@ -22,6 +22,7 @@ import { createRequestLimiter } from '../../src/worker/rate-limit.js';
 import { ROOT } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { monitorRedis } from '../helpers/monitor.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { storedOutcome, storedOutcomes } from '../helpers/outcomes.js';
 
@@ -298,8 +299,7 @@ describe('the worker against every answer of the gateway', () => {
     // As if the load were still going: the worker holds the jobs back until it ends.
     await redis.hset(keys.batch('first'), 'state', 'loading');
     const scripts: string[][] = [];
-    const monitor = await new Redis(REDIS_URL).monitor();
-    monitor.on('monitor', (_time: string, args: string[]) => {
+    const monitor = await monitorRedis((args) => {
       if (args[0]?.toLowerCase() === 'evalsha' && args.includes(keys.checkpoints('first'))) scripts.push(args);
     });
     const dealWorker = createDealWorker({
@@ -336,11 +336,7 @@ describe('the worker against every answer of the gateway', () => {
       await new Promise((r) => setTimeout(r, 100));
     } finally {
       await dealWorker.close(5000);
-      // A MONITOR connection still receives lines while it closes, and ioredis then reads them as
-      // replies to nothing ("Command queue state error", thrown from the socket's handler) when
-      // other test files keep this Redis busy: it stops reading first.
-      monitor.stream.removeAllListeners('data');
-      monitor.disconnect();
+      monitor.close();
     }
     const outcomes = await storedOutcomes(redis, keys, 'first');
     const found = outcomes[0]!;
