@@ -22,7 +22,7 @@ import { runCli } from '../helpers/cli.js';
 import { csvText } from '../helpers/fixtures.js';
 import { waitFor, WaitForTimeoutError } from '../helpers/wait-for.js';
 import { generateDeals } from './generate-deals.js';
-import { startPrivateRedis, type PrivateRedis } from './private-redis.js';
+import { startPrivateRedis, type PrivateRedis } from '../helpers/private-redis.js';
 import { createWorkerFleet, tail, type WorkerFleet } from './worker-fleet.js';
 import { createRandom } from '../../src/sandbox/faults.js';
 

@@ -12,7 +12,11 @@ export interface Monitor {
   close(): void;
 }
 
-/** The arguments of one MONITOR line (`+1700000000.123456 [0 127.0.0.1:1234] "evalsha" "..."`). */
+/**
+ * The arguments of one MONITOR line (`+1700000000.123456 [0 127.0.0.1:1234] "evalsha" "..."`).
+ * Redis writes other bytes than printable ASCII as `\xHH`: each comes back as one character of that
+ * code (a UTF-8 text as its bytes), enough to find keys and ASCII values.
+ */
 export function monitorArgs(line: string): string[] {
   const args: string[] = [];
   let i = line.indexOf('] ');

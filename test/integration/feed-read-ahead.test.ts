@@ -16,7 +16,7 @@ import { createLogger } from '../../src/logger.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { createRealtyClient, type RealtyClient } from '../../src/realty/client.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import { startPrivateRedis, type PrivateRedis } from '../chaos/private-redis.js';
+import { startPrivateRedis, type PrivateRedis } from '../helpers/private-redis.js';
 import { DOCFLOW_PATH, encumbranceRequest, post } from '../helpers/sandbox-http.js';
 import { waitFor } from '../helpers/wait-for.js';
 

@@ -35,7 +35,7 @@ import { csvText, ROWS } from '../helpers/fixtures.js';
 import { freePort } from '../helpers/ports.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
-import { waitForPing } from '../chaos/private-redis.js';
+import { waitForPing } from '../helpers/private-redis.js';
 import { storedOutcome } from '../helpers/outcomes.js';
 
 const SESSION = 'twice-session';

@@ -1,14 +1,14 @@
 /**
- * A redis-server of the chaos suite's own: a free port, AOF fsynced before each answer (the
- * setting under which the ledger's claims survive a crash),
- * no RDB snapshots, its data in a folder of the test's. It can be killed with SIGKILL
+ * A redis-server of a test's own (the chaos suite, and the tests that pause or kill it): a free
+ * port, AOF fsynced before each answer (the setting under which the ledger's claims survive a
+ * crash), no RDB snapshots, its data in a folder of the test's. It can be killed with SIGKILL
  * and started again on the same port and folder, so the AOF brings the data back.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { connect } from 'node:net';
-import { freePort } from '../helpers/ports.js';
-import { waitFor } from '../helpers/wait-for.js';
+import { freePort } from './ports.js';
+import { waitFor } from './wait-for.js';
 import { join } from 'node:path';
 
 export interface PrivateRedis {
