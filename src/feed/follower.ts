@@ -149,24 +149,23 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
 
   /**
    * Waits for every store in flight, in order: before a fresh start, a sleep, or on a failure.
-   * 'stop' when any was refused, else the last one's answer; the first failure is thrown once all have ended.
+   * The last one's answer (`refused` tells whether any was refused); the first failure is thrown
+   * once all have ended.
    */
   const drain = async (): Promise<Settled | undefined> => {
     const pending = storing;
     storing = [];
     let last: Settled | undefined;
-    let stop = false;
     let failure: { err: unknown } | undefined;
     for (const settled of pending) {
       try {
         last = await settled;
-        if (last === 'stop') stop = true;
       } catch (err) {
         failure ??= { err };
       }
     }
     if (failure) throw failure.err;
-    return stop ? 'stop' : last;
+    return last;
   };
 
   /** One page: true when the feed may hold more at once (a full page), false when it had no more. */
@@ -214,9 +213,9 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
     storing.push(settled);
     if (next === undefined) {
       // Nothing read ahead (the feed had no more, or a store was refused): every answer now, this page's last.
-      const outcome = await drain();
-      if (outcome === 'stop') return holding;
-      return outcome === 'more';
+      const last = await drain();
+      if (refused) return holding;
+      return last === 'more';
     }
     while (storing.length > storesAhead && !refused) {
       try {
