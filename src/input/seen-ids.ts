@@ -1,9 +1,9 @@
 /**
  * The dealIds a file has shown so far, each with the row it first appeared on and
  * a hash of that row's property (its cadastral number and its address, see
- * property-key.ts): 20 bytes an entry and 4 a slot of a table at most half full, the
- * entries grown by half when full. A million-row file keeps 34 MB here (a Map would take
- * about 90), outside the JS heap.
+ * property-key.ts): 20 bytes an entry, in blocks of 32,768 entries that are never copied,
+ * and 4 bytes a slot of a table at most half full. A million-row file keeps 29 MB here
+ * (a Map would take about 90), outside the JS heap.
  *
  * An id is kept as two independent 32-bit hashes. Two different ids are taken
  * for one only when both hashes collide: for a million ids, a chance of about
@@ -13,22 +13,27 @@
  */
 import { compareProperties, type PropertyKey } from './property-key.js';
 
+/** Entries a block: 640 KiB. */
+const BLOCK_BITS = 15;
+const BLOCK = 1 << BLOCK_BITS;
+/** An entry's five numbers, side by side in its block: its id's two hashes, its row (1-based), its property's two hashes. */
+const H1 = 0;
+const H2 = 1;
+const ROW = 2;
+const CN = 3;
+const ADDR = 4;
+const WIDTH = 5;
+
 export class SeenIds {
   /** Open addressing over entry numbers (entry + 1; 0 = empty slot), at most half full: 4 bytes a slot. */
   private slots = new Int32Array(1 << 16);
   private size = 0;
   /**
-   * The entries, dense, in the order first seen, grown by half when full: 20 bytes an id and
-   * no empty ones, where keeping them in the slots took 40 bytes an id at a table half full
-   * (40 MB for a million ids; 25 + 8 MB so).
+   * The entries, dense, in the order first seen, a block added when the last is full. Grown by
+   * half and copied, as they were, a million ids took 25 MB, and 42 while the last copy was
+   * made (the old arrays beside the new); in blocks, 21 MB at most.
    */
-  private h1 = new Uint32Array(1 << 15);
-  private h2 = new Uint32Array(1 << 15);
-  /** Rows are 1-based. */
-  private rows = new Int32Array(1 << 15);
-  /** The first row's property: its cadastral number's hash (0: none) and its address's. */
-  private cn = new Uint32Array(1 << 15);
-  private addr = new Uint32Array(1 << 15);
+  private readonly blocks: Uint32Array[] = [];
 
   /** The row where `id` was first seen; records it at `row` and returns undefined the first time. */
   firstRow(id: string, row: number): number | undefined {
@@ -49,45 +54,36 @@ export class SeenIds {
         return undefined;
       }
       const e = slot - 1;
-      if (this.h1[e] === a && this.h2[e] === b) {
+      const block = this.blocks[e >>> BLOCK_BITS]!;
+      const at = (e & (BLOCK - 1)) * WIDTH;
+      if (block[at + H1] === a && block[at + H2] === b) {
         const hashed = (cn: number, addr: number) => ({ ...(cn !== 0 && { cadastralNumber: cn }), ...(addr !== 0 && { address: addr }) });
-        const earlier = hashed(this.cn[e]!, this.addr[e]!);
+        const earlier = hashed(block[at + CN]!, block[at + ADDR]!);
         const now = hashed(hashOf(property.cadastralNumber), hashOf(property.address));
-        return { row: this.rows[e]!, property: compareProperties(earlier, now) };
+        return { row: block[at + ROW]!, property: compareProperties(earlier, now) };
       }
     }
   }
 
   private add(slot: number, a: number, b: number, row: number, property: PropertyKey): void {
     const e = this.size;
-    if (e === this.rows.length) this.growEntries();
-    this.h1[e] = a;
-    this.h2[e] = b;
-    this.rows[e] = row;
-    this.cn[e] = hashOf(property.cadastralNumber);
-    this.addr[e] = hashOf(property.address);
+    if ((e & (BLOCK - 1)) === 0) this.blocks.push(new Uint32Array(BLOCK * WIDTH));
+    const block = this.blocks[e >>> BLOCK_BITS]!;
+    const at = (e & (BLOCK - 1)) * WIDTH;
+    block[at + H1] = a;
+    block[at + H2] = b;
+    block[at + ROW] = row;
+    block[at + CN] = hashOf(property.cadastralNumber);
+    block[at + ADDR] = hashOf(property.address);
     this.slots[slot] = e + 1;
     if (++this.size * 2 > this.slots.length) this.growSlots();
-  }
-
-  private growEntries(): void {
-    const capacity = Math.ceil(this.rows.length * 1.5);
-    const grown = <T extends Uint32Array | Int32Array>(from: T, to: T): T => {
-      to.set(from);
-      return to;
-    };
-    this.h1 = grown(this.h1, new Uint32Array(capacity));
-    this.h2 = grown(this.h2, new Uint32Array(capacity));
-    this.rows = grown(this.rows, new Int32Array(capacity));
-    this.cn = grown(this.cn, new Uint32Array(capacity));
-    this.addr = grown(this.addr, new Uint32Array(capacity));
   }
 
   private growSlots(): void {
     const slots = new Int32Array(this.slots.length * 2);
     const mask = slots.length - 1;
     for (let e = 0; e < this.size; e++) {
-      let i = this.h1[e]! & mask;
+      let i = this.blocks[e >>> BLOCK_BITS]![(e & (BLOCK - 1)) * WIDTH + H1]! & mask;
       while (slots[i] !== 0) i = (i + 1) & mask;
       slots[i] = e + 1;
     }
