@@ -9,7 +9,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createKeys } from '../../src/redis/keys.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { CLI, ROOT } from '../helpers/cli.js';
-import { freePort } from '../helpers/ports.js';
+import { startPrivateRedis, type PrivateRedis } from '../helpers/private-redis.js';
 import { csvText, ROWS } from '../helpers/fixtures.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -33,47 +33,25 @@ function start(args: string[], env: Record<string, string>): Proc {
 
 describe('a 30-second Redis outage', () => {
   let dir: string;
-  let port: number;
-  let redisServer: ChildProcess | undefined;
+  /** A private Redis that writes every command to its AOF before answering: what it acknowledged survives the kill. */
+  let redisServer: PrivateRedis;
   let sandbox: RunningSandbox;
   const procs: Proc[] = [];
 
-  /** A private Redis that writes every command to its AOF before answering: what it acknowledged survives the kill. */
-  const startRedis = async () => {
-    redisServer = spawn(
-      'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir],
-      { stdio: 'ignore' },
-    );
-    const answers = async () => {
-      const probe = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
-      probe.on('error', () => undefined);
-      const ok = await probe
-        .connect()
-        .then(() => probe.ping().then((p) => p === 'PONG'))
-        .catch(() => false);
-      probe.disconnect();
-      return ok;
-    };
-    // 100 tries, 100 ms apart.
-    await waitFor(answers, { timeoutMs: 10_000, intervalMs: 100, what: 'the private redis-server to start' });
-  };
-
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'realty-outage-'));
-    port = await freePort();
-    await startRedis();
+    redisServer = await startPrivateRedis(dir);
     sandbox = await startSandbox({ sessions: ['s'], latencyMs: 300, egronRegions: ['Республика Крым'] });
   });
   afterAll(async () => {
     for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL');
-    redisServer?.kill('SIGKILL');
+    await redisServer?.stop();
     await sandbox.close();
     await rm(dir, { recursive: true, force: true });
   });
 
   it('leaves run and work to finish every row after it, and load to stop with exit 1 and resume without duplicates', async () => {
-    const url = `redis://127.0.0.1:${port}`;
+    const url = redisServer.url;
     const env = (prefix: string) => ({
       REDIS_URL: url,
       REALTY_API_URL: sandbox.url,
@@ -127,7 +105,7 @@ describe('a 30-second Redis outage', () => {
 
     const progress = async () => (await rows('a', 'ran')) >= 3 && (await rows('a', 'worked')) >= 3 && (await jobs('b', 'big')) !== 0;
     await waitFor(progress, { timeoutMs: 30_000, intervalMs: 20, what: 'progress before the outage' });
-    redisServer!.kill('SIGKILL');
+    await redisServer.kill();
     const killedAt = Date.now();
 
     expect(await load.exit).toBe(1);
@@ -138,7 +116,7 @@ describe('a 30-second Redis outage', () => {
     await new Promise((r) => setTimeout(r, OUTAGE_MS - (Date.now() - killedAt)));
     expect(worker.child.exitCode).toBeNull();
     expect(run.child.exitCode).toBeNull();
-    await startRedis();
+    await redisServer.restart();
 
     expect(await run.exit).toBe(3);
     const ran = parse(readFileSync(join(dir, 'ran.csv')), { columns: true }) as Array<Record<string, string>>;
