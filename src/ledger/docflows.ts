@@ -10,11 +10,10 @@ import type { Keys } from '../redis/keys.js';
 import { luaScript } from '../redis/lua.js';
 import type { BankProfile } from '../input/profile.js';
 import { DOCFLOW_STATES, SUBMITTED_OUTCOMES, type DocflowStatus, type Outcome } from '../outcomes/types.js';
+import { ENTRY_STATE_FIELDS as ENTRY_FIELDS, luaNames, OWN_STATE_FIELDS as OWN_FIELDS } from './lua.js';
 
-/** A docflow's status fields in its own hash, in the order parseDocflowStatus reads them. */
-const OWN_FIELDS = ['st', 'at', 'req', 'uin', 'amt', 'payer', 'rerr', 'reqAt', 'files'] as const;
-/** The same fields in its deal's ledger entry (whose own `at` is when the docflow was known). */
-export const ENTRY_FIELDS = ['st', 'sat', 'req', 'uin', 'amt', 'payer', 'rerr', 'reqAt', 'files'] as const;
+/** A docflow's state fields in its deal's ledger entry (bench/feed.ts clears them between runs). */
+export { ENTRY_FIELDS };
 
 /**
  * KEYS: per docflow, its deal's ledger entry and its own hash. ARGV: the docflowIds. Each
@@ -24,11 +23,9 @@ export const ENTRY_FIELDS = ['st', 'sat', 'req', 'uin', 'amt', 'payer', 'rerr', 
 const READ = luaScript(`
 local out = {}
 for i = 1, #ARGV do
-  local v = redis.call('HMGET', KEYS[2 * i - 1], 'docflowId', ${ENTRY_FIELDS.map((f) => `'${f}'`).join(', ')})
+  local v = redis.call('HMGET', KEYS[2 * i - 1], 'docflowId', ${luaNames(ENTRY_FIELDS)})
   if v[1] ~= ARGV[i] or not v[2] then
-    v = redis.call('HMGET', KEYS[2 * i], 'st', ${OWN_FIELDS.slice(1)
-      .map((f) => `'${f}'`)
-      .join(', ')})
+    v = redis.call('HMGET', KEYS[2 * i], 'st', ${luaNames(OWN_FIELDS.slice(1))})
     table.insert(v, 1, false)
   end
   for j = 2, #v do out[#out + 1] = v[j] or '' end

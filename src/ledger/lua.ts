@@ -14,12 +14,20 @@
  * canonical address: src/input/property-key.ts), absent in entries written before they were kept;
  * prev: the docflow a resubmission would replace (JSON), kept until the new one exists;
  * the docflow's life at the registry as the news feed showed it (src/feed/feed-store.ts):
- * st (its state), sat (when), req, reqAt, uin, amt, payer, rerr, files (DOCFLOW_STATE_FIELDS).
+ * st (its state), sat (when), req, reqAt, uin, amt, payer, rerr, files (ENTRY_STATE_FIELDS).
  * A docflow's state lives in its deal's entry (one key a deal, not two: about 200 bytes a
  * finished row); a docflow that is not its entry's (one a resubmission replaced), and those
  * an earlier version followed, keep theirs in `{prefix}:docflow:<id>` with the same fields,
  * `at` for `sat`.
  */
+/** A docflow's state fields in its own hash, in the order parseDocflowStatus (docflows.ts) reads them. */
+export const OWN_STATE_FIELDS = ['st', 'at', 'req', 'uin', 'amt', 'payer', 'rerr', 'reqAt', 'files'] as const;
+/** The same fields in its deal's ledger entry, pair by pair (the entry's own `at` is when the docflow was known). */
+export const ENTRY_STATE_FIELDS = ['st', 'sat', 'req', 'uin', 'amt', 'payer', 'rerr', 'reqAt', 'files'] as const;
+
+/** Field names as the items of a Lua table or a command's arguments: `'st', 'sat', ...`. */
+export const luaNames = (fields: readonly string[]): string => fields.map((f) => `'${f}'`).join(', ');
+
 export const LEDGER_LUA = `
 local function now_ms()
   local t = redis.call('TIME')
@@ -30,8 +38,8 @@ local function rid_of(e, bank, deal_id)
   return e.rid or (bank .. ':' .. (e.n or '0') .. ':' .. deal_id)
 end
 -- A docflow's state fields in an entry, and the same in its own hash (time: sat there, at here).
-local STATE_FIELDS = {'st', 'sat', 'req', 'reqAt', 'uin', 'amt', 'payer', 'rerr', 'files'}
-local OWN_FIELDS = {'st', 'at', 'req', 'reqAt', 'uin', 'amt', 'payer', 'rerr', 'files'}
+local STATE_FIELDS = {${luaNames(ENTRY_STATE_FIELDS)}}
+local OWN_FIELDS = {${luaNames(OWN_STATE_FIELDS)}}
 -- Before an entry is made again for a resubmission: the state of the docflow it held moves to
 -- the docflow's own hash, which the feed and the readers look at for a docflow not its entry's.
 local function park_state(e, tag, ttl)
