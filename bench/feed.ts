@@ -15,7 +15,7 @@
 import { Agent, request } from 'undici';
 import { ensureFeed } from '../src/feed/feed-store.js';
 import { startFeedFollower } from '../src/feed/follower.js';
-import { ENTRY_FIELDS } from '../src/ledger/docflows.js';
+import { ENTRY_STATE_FIELDS } from '../src/ledger/lua.js';
 import { DEFAULT_LEDGER_MS } from '../src/outcomes/store.js';
 import type { RedisClient } from '../src/redis/connection.js';
 import { createKeys, type Keys } from '../src/redis/keys.js';
@@ -109,7 +109,7 @@ async function resetFeed(redis: RedisClient, keys: Keys, saved: Record<string, s
     const [next, found] = (await redis.scan(cursor, 'MATCH', keys.ledgerEntry('*', '*'), 'COUNT', 5000)) as [string, string[]];
     cursor = next;
     const pipeline = redis.pipeline();
-    for (const key of found) pipeline.hdel(key, ...ENTRY_FIELDS);
+    for (const key of found) pipeline.hdel(key, ...ENTRY_STATE_FIELDS);
     if (found.length > 0) await pipeline.exec();
   } while (cursor !== '0');
   await redis.unlink(keys.feed, keys.docflowStates, keys.feedLock);

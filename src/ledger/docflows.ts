@@ -10,29 +10,26 @@ import type { Keys } from '../redis/keys.js';
 import { luaScript } from '../redis/lua.js';
 import type { BankProfile } from '../input/profile.js';
 import { DOCFLOW_STATES, SUBMITTED_OUTCOMES, type DocflowStatus, type Outcome } from '../outcomes/types.js';
-import { ENTRY_STATE_FIELDS as ENTRY_FIELDS, luaNames, OWN_STATE_FIELDS as OWN_FIELDS } from './lua.js';
-
-/** A docflow's state fields in its deal's ledger entry (bench/feed.ts clears them between runs). */
-export { ENTRY_FIELDS };
+import { ENTRY_STATE_FIELDS, luaNames, OWN_STATE_FIELDS } from './lua.js';
 
 /**
  * KEYS: per docflow, its deal's ledger entry and its own hash. ARGV: the docflowIds. Each
- * docflow's fields (OWN_FIELDS' order), flat: from the entry when it names the docflow and
+ * docflow's fields (OWN_STATE_FIELDS' order), flat: from the entry when it names the docflow and
  * holds its state, else from the docflow's hash.
  */
 const READ = luaScript(`
 local out = {}
 for i = 1, #ARGV do
-  local v = redis.call('HMGET', KEYS[2 * i - 1], 'docflowId', ${luaNames(ENTRY_FIELDS)})
+  local v = redis.call('HMGET', KEYS[2 * i - 1], 'docflowId', ${luaNames(ENTRY_STATE_FIELDS)})
   if v[1] ~= ARGV[i] or not v[2] then
-    v = redis.call('HMGET', KEYS[2 * i], 'st', ${luaNames(OWN_FIELDS.slice(1))})
+    v = redis.call('HMGET', KEYS[2 * i], 'st', ${luaNames(OWN_STATE_FIELDS.slice(1))})
     table.insert(v, 1, false)
   end
   for j = 2, #v do out[#out + 1] = v[j] or '' end
 end
 return out`);
 
-/** A docflow's status from its FIELDS values (OWN_FIELDS' order); undefined when the feed never showed it. */
+/** A docflow's status from its FIELDS values (OWN_STATE_FIELDS' order); undefined when the feed never showed it. */
 export function parseDocflowStatus(values: ReadonlyArray<string | null>): DocflowStatus | undefined {
   const [st, at, req, uin, amt, payer, rerr, reqAt, files] = values;
   if (!st) return undefined;
@@ -82,7 +79,7 @@ export async function readDocflowStatuses(
 ): Promise<Array<DocflowStatus | undefined>> {
   const statuses: Array<DocflowStatus | undefined> = new Array<DocflowStatus | undefined>(docflows.length).fill(undefined);
   const named = docflows.flatMap((d, i) => (d?.docflowId ? [{ d, i }] : []));
-  const n = OWN_FIELDS.length;
+  const n = OWN_STATE_FIELDS.length;
   for (let from = 0; from < named.length; from += READ_CHUNK) {
     const chunk = named.slice(from, from + READ_CHUNK);
     const flat = (await READ.run(
