@@ -23,6 +23,8 @@ const ROW = 2;
 const CN = 3;
 const ADDR = 4;
 const WIDTH = 5;
+/** Where entry e's numbers begin in its block (`blocks[e >>> BLOCK_BITS]`). */
+const offsetOf = (e: number): number => (e & (BLOCK - 1)) * WIDTH;
 
 export class SeenIds {
   /** Open addressing over entry numbers (entry + 1; 0 = empty slot), at most half full: 4 bytes a slot. */
@@ -55,7 +57,7 @@ export class SeenIds {
       }
       const e = slot - 1;
       const block = this.blocks[e >>> BLOCK_BITS]!;
-      const at = (e & (BLOCK - 1)) * WIDTH;
+      const at = offsetOf(e);
       if (block[at + H1] === a && block[at + H2] === b) {
         const hashed = (cn: number, addr: number) => ({ ...(cn !== 0 && { cadastralNumber: cn }), ...(addr !== 0 && { address: addr }) });
         const earlier = hashed(block[at + CN]!, block[at + ADDR]!);
@@ -69,7 +71,7 @@ export class SeenIds {
     const e = this.size;
     if ((e & (BLOCK - 1)) === 0) this.blocks.push(new Uint32Array(BLOCK * WIDTH));
     const block = this.blocks[e >>> BLOCK_BITS]!;
-    const at = (e & (BLOCK - 1)) * WIDTH;
+    const at = offsetOf(e);
     block[at + H1] = a;
     block[at + H2] = b;
     block[at + ROW] = row;
@@ -83,7 +85,7 @@ export class SeenIds {
     const slots = new Int32Array(this.slots.length * 2);
     const mask = slots.length - 1;
     for (let e = 0; e < this.size; e++) {
-      let i = this.blocks[e >>> BLOCK_BITS]![(e & (BLOCK - 1)) * WIDTH + H1]! & mask;
+      let i = this.blocks[e >>> BLOCK_BITS]![offsetOf(e) + H1]! & mask;
       while (slots[i] !== 0) i = (i + 1) & mask;
       slots[i] = e + 1;
     }
