@@ -7,8 +7,9 @@
  * them: the steady state a 200,000-row night runs at, without the first fetch
  * and the last stragglers (the end-to-end rate is kept beside it).
  */
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { Queue, Worker } from 'bullmq';
+import { Queue, Worker, type Job } from 'bullmq';
 import { Agent, request } from 'undici';
 import { createDealValidator } from '../src/input/validate-deal.js';
 import type { Deal } from '../src/input/deal.js';
@@ -159,60 +160,159 @@ export async function projectWorkerRun(ctx: BenchContext, sandbox: SandboxProces
  * worker does only what BullMQ and undici must: take the job, two POSTs, parse both answers.
  */
 export async function baselineWorkerRun(ctx: BenchContext, sandbox: SandboxProcess, deals: number, tag: string): Promise<Throughput> {
+  const bare = await bareJobs(ctx, sandbox, deals, tag);
+  return bareWorkerRun(ctx, sandbox, bare, tag, ({ post, suggestUrl, docflowUrl }) => async (job) => {
+    const index = job.data.row - 1;
+    await post(suggestUrl, bare.suggestBodies[index]!);
+    return (await post(docflowUrl, bare.docflowBodies[index]!)).status;
+  });
+}
+
+/**
+ * The floor of the project's guarantees (a detail of the worker figures, docs/performance.md):
+ * the bare worker plus what any worker that keeps them must do for a deal. It builds both
+ * bodies from the job's deal, writes a checkpoint before the docflow and an outcome after it,
+ * each a small script awaited on a connection of its own. None of the project's other work:
+ * no candidates matched (the number comes from the list made before the clock), no lookup of
+ * an earlier outcome, no batch or profile read, no masking, metrics, breaker or follower.
+ */
+export async function floorWorkerRun(ctx: BenchContext, sandbox: SandboxProcess, deals: number, tag: string): Promise<Throughput> {
+  const bare = await bareJobs(ctx, sandbox, deals, tag);
   const prefix = `bench-${tag.toLowerCase()}`;
-  const keys = createKeys(prefix);
+  const store = (await ctx.redis.connect()) as FloorStore;
+  store.defineCommand('floorCheckpoint', { numberOfKeys: 2, lua: FLOOR_CHECKPOINT });
+  store.defineCommand('floorOutcome', { numberOfKeys: 3, lua: FLOOR_OUTCOME });
+  const checkpoints = `${prefix}:floor:checkpoints`;
+  const outcomes = `${prefix}:floor:outcomes`;
+  try {
+    return await bareWorkerRun(ctx, sandbox, bare, tag, ({ post, suggestUrl, docflowUrl }) => async (job) => {
+      const { row, deal } = job.data;
+      const number = bare.numbers[row - 1]!;
+      await post(suggestUrl, JSON.stringify(suggestQuery(deal!)));
+      const entry = `${prefix}:floor:deal:${job.data.dealId}`;
+      const requestId = randomUUID();
+      const at = new Date().toISOString();
+      await store.floorCheckpoint(entry, checkpoints, requestId, String(row), at, number);
+      const created = await post(docflowUrl, JSON.stringify(buildEncumbranceRequest(deal!, number, ctx.profile, sandbox.url)));
+      const docflowId = (created.json as { id?: string }).id ?? '';
+      const outcome = JSON.stringify({
+        row,
+        dealId: job.data.dealId,
+        outcome: 'queued',
+        docflowId,
+        attempts: 1,
+        finishedAt: new Date().toISOString(),
+      });
+      await store.floorOutcome(entry, outcomes, checkpoints, String(row), outcome, docflowId, at);
+      return created.status;
+    });
+  } finally {
+    await store.quit();
+  }
+}
+
+/** The floor's checkpoint: the deal's entry read, and a try written ahead unless it was submitted. */
+const FLOOR_CHECKPOINT = `local done = redis.call('HMGET', KEYS[1], 'state', 'docflowId')
+if done[1] == 'submitted' then return done[2] end
+redis.call('HSET', KEYS[1], 'state', 'sending', 'requestId', ARGV[1], 'row', ARGV[2], 'at', ARGV[3], 'cadastralNumber', ARGV[4])
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[1])
+return false`;
+
+/** The floor's outcome: the row's one record, the deal's entry submitted, the checkpoint gone. */
+const FLOOR_OUTCOME = `if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'submitted', 'docflowId', ARGV[3], 'at', ARGV[4])
+redis.call('HDEL', KEYS[3], ARGV[1])
+return 1`;
+
+type FloorStore = Awaited<ReturnType<BenchContext['redis']['connect']>> & {
+  floorCheckpoint(entry: string, checkpoints: string, ...args: string[]): Promise<unknown>;
+  floorOutcome(entry: string, outcomes: string, checkpoints: string, ...args: string[]): Promise<unknown>;
+};
+
+interface BareJobs {
+  jobs: Array<{ name: string; data: DealJobData; opts: ReturnType<typeof dealJobOptions> & { jobId: string } }>;
+  suggestBodies: string[];
+  docflowBodies: string[];
+  /** Each row's cadastral number, as suggest answers it. */
+  numbers: string[];
+}
+
+/** The deals of a bare run as jobs, with their two bodies and cadastral numbers made before the clock starts. */
+async function bareJobs(ctx: BenchContext, sandbox: SandboxProcess, deals: number, tag: string): Promise<BareJobs> {
   const generator = createDealGenerator({ tag, kind: 'suggest' });
   const validate = createDealValidator();
   const client = createRealtyClient({ baseUrl: sandbox.url, sessionId: sandbox.sessionId, timeoutMs: 30_000 });
   const cadastral = new Map<string, string>();
-  const suggestBodies: string[] = [];
-  const docflowBodies: string[] = [];
-  const jobs: Array<{ name: string; data: DealJobData; opts: ReturnType<typeof dealJobOptions> & { jobId: string } }> = [];
-  for (let i = 0; i < deals; i++) {
-    const cells = generator.row(i);
-    const result = validate(Object.fromEntries(HEADER.map((h, c) => [h, cells[c] ?? ''])));
-    if (!result.ok) throw new Error(`${tag}: generated row ${i + 1} is invalid: ${JSON.stringify(result.problems)}`);
-    const deal: Deal = result.deal;
-    const query = JSON.stringify(suggestQuery(deal));
-    let cn = cadastral.get(query);
-    if (cn === undefined) {
-      const resolution = await resolveCadastralNumber(deal, client);
-      if (resolution.kind !== 'found') throw new Error(`${tag}: suggest did not resolve ${deal.dealId}`);
-      cadastral.set(query, (cn = resolution.cadastralNumber));
+  const made: BareJobs = { jobs: [], suggestBodies: [], docflowBodies: [], numbers: [] };
+  try {
+    for (let i = 0; i < deals; i++) {
+      const cells = generator.row(i);
+      const result = validate(Object.fromEntries(HEADER.map((h, c) => [h, cells[c] ?? ''])));
+      if (!result.ok) throw new Error(`${tag}: generated row ${i + 1} is invalid: ${JSON.stringify(result.problems)}`);
+      const deal: Deal = result.deal;
+      const query = JSON.stringify(suggestQuery(deal));
+      let cn = cadastral.get(query);
+      if (cn === undefined) {
+        const resolution = await resolveCadastralNumber(deal, client);
+        if (resolution.kind !== 'found') throw new Error(`${tag}: suggest did not resolve ${deal.dealId}`);
+        cadastral.set(query, (cn = resolution.cadastralNumber));
+      }
+      made.suggestBodies.push(query);
+      made.docflowBodies.push(JSON.stringify(buildEncumbranceRequest(deal, cn, ctx.profile, sandbox.url)));
+      made.numbers.push(cn);
+      made.jobs.push({
+        name: DEAL_JOB,
+        data: { batch: 'bench', row: i + 1, dealId: deal.dealId, deal },
+        opts: { ...dealJobOptions(), jobId: dealJobId('bench', deal.dealId) },
+      });
     }
-    suggestBodies.push(query);
-    docflowBodies.push(JSON.stringify(buildEncumbranceRequest(deal, cn, ctx.profile, sandbox.url)));
-    jobs.push({
-      name: DEAL_JOB,
-      data: { batch: 'bench', row: i + 1, dealId: deal.dealId, deal },
-      opts: { ...dealJobOptions(), jobId: dealJobId('bench', deal.dealId) },
-    });
+  } finally {
+    await client.close();
   }
-  await client.close();
+  return made;
+}
+
+/** What a bare processor is made with: a POST of a JSON body, its answer parsed, and the two calls' addresses. */
+interface BareCalls {
+  post(url: string, body: string): Promise<{ status: number; json: unknown }>;
+  suggestUrl: string;
+  docflowUrl: string;
+}
+
+/** Enqueues the jobs on a bare queue and runs a bare BullMQ Worker over them with `processor`, made around undici's `request`. */
+async function bareWorkerRun(
+  ctx: BenchContext,
+  sandbox: SandboxProcess,
+  bare: BareJobs,
+  tag: string,
+  processorWith: (calls: BareCalls) => (job: Job<DealJobData, number>) => Promise<number>,
+): Promise<Throughput> {
+  const deals = bare.jobs.length;
+  const prefix = `bench-${tag.toLowerCase()}`;
+  const keys = createKeys(prefix);
   const redis = await ctx.redis.connect();
   const queue = new Queue<DealJobData>(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
   queue.on('error', () => undefined);
   const agent = new Agent({ connections: CONCURRENCY, keepAliveTimeout: 30_000 });
   const headers = { 'content-type': 'application/json', accept: 'application/json', authorization: `auth.sid ${sandbox.sessionId}` };
-  const suggestUrl = `${sandbox.url}${SUGGEST_PATH}`;
-  const docflowUrl = `${sandbox.url}${docflowPath(DOCFLOW_TYPE)}`;
+  const calls: BareCalls = {
+    async post(url, body) {
+      const answer = await request(url, { method: 'POST', headers, body, dispatcher: agent });
+      return { status: answer.statusCode, json: await answer.body.json() };
+    },
+    suggestUrl: `${sandbox.url}${SUGGEST_PATH}`,
+    docflowUrl: `${sandbox.url}${docflowPath(DOCFLOW_TYPE)}`,
+  };
   try {
-    for (let i = 0; i < jobs.length; i += 1000) await queue.addBulk(jobs.slice(i, i + 1000));
-    jobs.length = 0;
+    for (let i = 0; i < deals; i += 1000) await queue.addBulk(bare.jobs.slice(i, i + 1000));
+    bare.jobs.length = 0;
     collectGarbage();
     const { count, result: completed } = completions(deals);
-    const worker = new Worker<DealJobData, number>(
-      keys.queueName,
-      async (job) => {
-        const index = job.data.row - 1;
-        const suggested = await request(suggestUrl, { method: 'POST', headers, body: suggestBodies[index], dispatcher: agent });
-        await suggested.body.json();
-        const created = await request(docflowUrl, { method: 'POST', headers, body: docflowBodies[index], dispatcher: agent });
-        await created.body.json();
-        return created.statusCode;
-      },
-      { connection: redis, prefix: keys.bullPrefix, concurrency: CONCURRENCY },
-    );
+    const worker = new Worker<DealJobData, number>(keys.queueName, processorWith(calls), {
+      connection: redis,
+      prefix: keys.bullPrefix,
+      concurrency: CONCURRENCY,
+    });
     worker.on('error', () => undefined);
     worker.on('completed', (_job, status: number) => count(status === 200 || status === 201));
     worker.on('failed', () => count(false));
@@ -237,7 +337,21 @@ export async function baselineWorkerRun(ctx: BenchContext, sandbox: SandboxProce
 async function warmUp(ctx: BenchContext, sandbox: SandboxProcess, deals: number, tag: string, label: string): Promise<void> {
   await projectWorkerRun(ctx, sandbox, deals, `${tag}PW`);
   await baselineWorkerRun(ctx, sandbox, deals, `${tag}BW`);
-  progress(`${label} warm-up: ${deals.toLocaleString('en-US')} deals each side, not counted`);
+  await floorWorkerRun(ctx, sandbox, deals, `${tag}FW`);
+  progress(`${label} warm-up: ${deals.toLocaleString('en-US')} deals each side (and the floor's), not counted`);
+}
+
+/**
+ * The floor's runs beside the baseline's (floorWorkerRun): its own figures and its ratio to
+ * the bare worker by `of` (deals/s, or CPU a deal), median of the paired runs. The floor is
+ * what the guarantees cost before any of the project's own work: a target below it cannot be met.
+ */
+function floorDetails(floor: Throughput[], bare: Throughput[], of: (t: Throughput) => number): Record<string, number | number[]> {
+  return {
+    floorDealsPerSecond: floor.map((t) => round(t.steady)),
+    floorCpuUsPerDeal: floor.map((t) => round(t.cpuUs)),
+    floorOverBaseline: round(median(floor.map((t, i) => of(t) / of(bare[i]!)))),
+  };
 }
 
 const perSecond = (t: Throughput): string =>
@@ -249,13 +363,15 @@ export async function overheadFigure(ctx: BenchContext): Promise<Figure[]> {
   const deals = ctx.full ? OVERHEAD_DEALS.full : OVERHEAD_DEALS.quick;
   const project: Throughput[] = [];
   const baseline: Throughput[] = [];
+  const floor: Throughput[] = [];
   try {
     await warmUp(ctx, sandbox, ctx.full ? WARM_UP_DEALS.full : WARM_UP_DEALS.quick, 'W', 'worker 0 ms');
     for (let run = 1; run <= ctx.runs; run++) {
       project.push(await projectWorkerRun(ctx, sandbox, deals, `WP${run}`));
       baseline.push(await baselineWorkerRun(ctx, sandbox, deals, `WB${run}`));
+      floor.push(await floorWorkerRun(ctx, sandbox, deals, `WF${run}`));
       progress(
-        `worker 0 ms run ${run}/${ctx.runs}: createDealWorker ${perSecond(project.at(-1)!)}; bare Worker + undici ${perSecond(baseline.at(-1)!)}`,
+        `worker 0 ms run ${run}/${ctx.runs}: createDealWorker ${perSecond(project.at(-1)!)}; bare Worker + undici ${perSecond(baseline.at(-1)!)}; the floor ${perSecond(floor.at(-1)!)}`,
       );
     }
   } finally {
@@ -279,6 +395,7 @@ export async function overheadFigure(ctx: BenchContext): Promise<Figure[]> {
         cpuUsPerDealBaseline: baseline.map((t) => round(t.cpuUs)),
         cpuSystemUsPerDealMeasured: project.map((t) => round(t.cpuSystemUs)),
         cpuSystemUsPerDealBaseline: baseline.map((t) => round(t.cpuSystemUs)),
+        ...floorDetails(floor, baseline, (t) => t.steady),
       },
     },
   ];
@@ -297,13 +414,15 @@ export async function latencyFigure(ctx: BenchContext): Promise<Figure[]> {
   const deals = ctx.full ? LATENCY_DEALS.full : LATENCY_DEALS.quick;
   const project: Throughput[] = [];
   const bare: Throughput[] = [];
+  const floor: Throughput[] = [];
   try {
     await warmUp(ctx, sandbox, ctx.full ? LATENCY_WARM_UP_DEALS.full : LATENCY_WARM_UP_DEALS.quick, 'WL', `worker ${LATENCY_MS} ms`);
     for (let run = 1; run <= ctx.runs; run++) {
       project.push(await projectWorkerRun(ctx, sandbox, deals, `WL${run}`));
       bare.push(await baselineWorkerRun(ctx, sandbox, deals, `WLB${run}`));
+      floor.push(await floorWorkerRun(ctx, sandbox, deals, `WLF${run}`));
       progress(
-        `worker ${LATENCY_MS} ms run ${run}/${ctx.runs}: createDealWorker ${perSecond(project.at(-1)!)}; bare Worker + undici ${perSecond(bare.at(-1)!)}; of ${theoretical} theoretical`,
+        `worker ${LATENCY_MS} ms run ${run}/${ctx.runs}: createDealWorker ${perSecond(project.at(-1)!)}; bare Worker + undici ${perSecond(bare.at(-1)!)}; the floor ${perSecond(floor.at(-1)!)}; of ${theoretical} theoretical`,
       );
     }
   } finally {
@@ -315,7 +434,7 @@ export async function latencyFigure(ctx: BenchContext): Promise<Figure[]> {
     project.map(() => theoretical),
     'deals/s',
     0.95,
-    `${deals} deals a run, sandbox latency ${LATENCY_MS} ms per call, concurrency ${CONCURRENCY}; baseline = ${CONCURRENCY} / (2 × ${LATENCY_MS / 1000} s); the bare worker's own ratio on this machine is in details (bareWorkerRatio)`,
+    `${deals} deals a run, sandbox latency ${LATENCY_MS} ms per call, concurrency ${CONCURRENCY}; baseline = ${CONCURRENCY} / (2 × ${LATENCY_MS / 1000} s); the bare worker's own ratio on this machine is in details (bareWorkerRatio), and the floor's (floorWorkerRatio: bare + what the guarantees cost, floorWorkerRun)`,
   );
   const cpu = ratioFigure(
     'worker-cpu-per-deal-ratio',
@@ -323,7 +442,7 @@ export async function latencyFigure(ctx: BenchContext): Promise<Figure[]> {
     bare.map((t) => t.cpuUs),
     'µs/deal',
     1.25,
-    `this process' CPU (process.cpuUsage(), user + system, GC threads included) per deal between the 10 % and 90 % completions of the ${LATENCY_MS} ms runs: createDealWorker over the bare BullMQ + undici worker, each in this process, the sandbox and Redis in their own`,
+    `this process' CPU (process.cpuUsage(), user + system, GC threads included) per deal between the 10 % and 90 % completions of the ${LATENCY_MS} ms runs: createDealWorker over the bare BullMQ + undici worker, each in this process, the sandbox and Redis in their own; the floor of the guarantees over the bare worker in details (floorOverBaseline), the project over the floor (projectOverFloor)`,
   );
   return [
     {
@@ -332,6 +451,8 @@ export async function latencyFigure(ctx: BenchContext): Promise<Figure[]> {
         endToEndMeasured: project.map((t) => round(t.endToEnd)),
         bareWorker: bare.map((t) => round(t.steady)),
         bareWorkerRatio: round(median(bare.map((t) => t.steady / theoretical))),
+        floorWorker: floor.map((t) => round(t.steady)),
+        floorWorkerRatio: round(median(floor.map((t) => t.steady / theoretical))),
       },
     },
     {
@@ -340,6 +461,8 @@ export async function latencyFigure(ctx: BenchContext): Promise<Figure[]> {
       details: {
         cpuSystemUsPerDealMeasured: project.map((t) => round(t.cpuSystemUs)),
         cpuSystemUsPerDealBaseline: bare.map((t) => round(t.cpuSystemUs)),
+        ...floorDetails(floor, bare, (t) => t.cpuUs),
+        projectOverFloor: round(median(project.map((t, i) => t.cpuUs / floor[i]!.cpuUs))),
       },
     },
   ];
