@@ -14,7 +14,7 @@
  */
 import { Agent, request } from 'undici';
 import { ensureFeed } from '../src/feed/feed-store.js';
-import { startFeedFollower } from '../src/feed/follower.js';
+import { DEFAULT_STORES_AHEAD, startFeedFollower } from '../src/feed/follower.js';
 import { ENTRY_STATE_FIELDS } from '../src/ledger/lua.js';
 import { DEFAULT_LEDGER_MS } from '../src/outcomes/store.js';
 import type { RedisClient } from '../src/redis/connection.js';
@@ -23,7 +23,7 @@ import { createRealtyClient, type RealtyClient } from '../src/realty/client.js';
 import { NEWS_PATH } from '../src/realty/types.js';
 import type { BenchContext } from './context.js';
 import { loadDeals, startWorker, untilOutcomes } from './deals.js';
-import { collectGarbage, progress, ratioFigure, round, type Figure } from './measure.js';
+import { collectGarbage, median, progress, ratioFigure, round, type Figure } from './measure.js';
 import { startSandboxProcess, type SandboxProcess } from './sandbox.js';
 
 /** Deals whose docflows make the feed (three items each). */
@@ -95,6 +95,67 @@ async function bareRun(sandbox: SandboxProcess, start: string, items: number): P
 }
 
 /**
+ * The floor of what following the feed must do (outside the ratio, in `details`): the bare
+ * loop's reads, and each page stored by one small script (the cursor checked and moved, each
+ * item's docflow state written), the stores not awaited before the next read, at most
+ * STORES_AHEAD in flight, as the follower does. Nothing else of the follower: no ledger entry
+ * read, no state order kept, no gauge, no lock. Items/s.
+ */
+async function floorRun(ctx: BenchContext, sandbox: SandboxProcess, start: string, items: number): Promise<number> {
+  const store = (await ctx.redis.connect()) as FloorStore;
+  store.defineCommand('floorStorePage', { numberOfKeys: 2, lua: FLOOR_STORE });
+  const cursor = `${PREFIX}:floor:cursor`;
+  const states = `${PREFIX}:floor:states`;
+  await store.set(cursor, start);
+  const agent = new Agent({ connections: 2, keepAliveTimeout: 30_000 });
+  const headers = { accept: 'application/json', authorization: `auth.sid ${sandbox.sessionId}` };
+  const inFlight = new Set<Promise<unknown>>();
+  collectGarbage();
+  const started = performance.now();
+  let after = start;
+  let read = 0;
+  try {
+    while (read < items) {
+      const response = await request(`${sandbox.url}${NEWS_PATH}?after=${encodeURIComponent(after)}`, { headers, dispatcher: agent });
+      const page = JSON.parse(await response.body.text()) as {
+        news: Array<{ docflow: { docflowId: string; state: string } }>;
+        lastToken: string;
+      };
+      if (page.news.length === 0) throw new Error(`feed: the floor found ${read} of ${items} items`);
+      const packed = JSON.stringify(page.news.map((item) => [item.docflow.docflowId, item.docflow.state]));
+      const stored = store.floorStorePage(cursor, states, after, page.lastToken, packed).then((ok) => {
+        if (ok !== 1) throw new Error('feed: the floor found its cursor moved');
+      });
+      inFlight.add(stored);
+      void stored.finally(() => inFlight.delete(stored)).catch(() => undefined);
+      if (inFlight.size >= STORES_AHEAD) await Promise.race(inFlight);
+      read += page.news.length;
+      after = page.lastToken;
+    }
+    await Promise.all(inFlight);
+    return items / ((performance.now() - started) / 1000);
+  } finally {
+    await agent.close();
+    await store.del(cursor, states);
+    await store.quit();
+  }
+}
+
+/** As the follower's default (`DEFAULT_STORES_AHEAD`): pages stored while the next are read. */
+const STORES_AHEAD = DEFAULT_STORES_AHEAD;
+
+/** The floor's store: the page only after the cursor it was read from; each item's state; the cursor moved. */
+const FLOOR_STORE = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local items = cjson.decode(ARGV[3])
+for i = 1, #items do redis.call('HSET', KEYS[2], items[i][1], items[i][2]) end
+redis.call('SET', KEYS[1], ARGV[2])
+return 1`;
+
+type FloorStore = RedisClient & {
+  floorStorePage(cursor: string, states: string, after: string, lastToken: string, packed: string): Promise<unknown>;
+};
+
+/**
  * Puts the feed back as it was before the first run: the saved hash, no docflow followed
  * (no state in any ledger entry, no docflow hash of its own).
  */
@@ -124,6 +185,7 @@ export async function feedFigure(ctx: BenchContext): Promise<Figure[]> {
   const client = createRealtyClient({ baseUrl: sandbox.url, sessionId: sandbox.sessionId, timeoutMs: 30_000, connections: 2 });
   const project: FollowerRun[] = [];
   const baseline: number[] = [];
+  const floor: number[] = [];
   try {
     await sandbox.configure({ lifecycleMs: LIFECYCLE_MS });
     await ensureFeed(redis, keys, client);
@@ -139,15 +201,17 @@ export async function feedFigure(ctx: BenchContext): Promise<Figure[]> {
     const states = (await sandbox.stats()).docflowStates;
     await bareRun(sandbox, saved.cursor!, items);
     await followerRun(ctx, redis, keys, client, items);
+    await floorRun(ctx, sandbox, saved.cursor!, items);
     progress(
-      `feed: ${deals.toLocaleString('en-US')} docflows (${JSON.stringify(states)}) gave ${items.toLocaleString('en-US')} items; warm-up read each side, not counted`,
+      `feed: ${deals.toLocaleString('en-US')} docflows (${JSON.stringify(states)}) gave ${items.toLocaleString('en-US')} items; warm-up read each side (and the floor's), not counted`,
     );
     for (let run = 1; run <= ctx.runs; run++) {
       await resetFeed(redis, keys, saved);
       project.push(await followerRun(ctx, redis, keys, client, items));
       baseline.push(await bareRun(sandbox, saved.cursor!, items));
+      floor.push(await floorRun(ctx, sandbox, saved.cursor!, items));
       progress(
-        `feed run ${run}/${ctx.runs}: follower ${Math.round(project.at(-1)!.itemsPerSecond).toLocaleString('en-US')} items/s (${Math.round(100 * project.at(-1)!.readShare)} % of it reading pages); bare undici + JSON.parse ${Math.round(baseline.at(-1)!).toLocaleString('en-US')} items/s`,
+        `feed run ${run}/${ctx.runs}: follower ${Math.round(project.at(-1)!.itemsPerSecond).toLocaleString('en-US')} items/s (${Math.round(100 * project.at(-1)!.readShare)} % of it reading pages); bare undici + JSON.parse ${Math.round(baseline.at(-1)!).toLocaleString('en-US')} items/s; the floor ${Math.round(floor.at(-1)!).toLocaleString('en-US')} items/s`,
       );
     }
     const followed = Number(await redis.hget(keys.feed, 'followed'));
@@ -158,7 +222,7 @@ export async function feedFigure(ctx: BenchContext): Promise<Figure[]> {
       baseline,
       'items/s',
       0.8,
-      `${items} items (${deals} docflows × queued, sent, completed) read from one cursor, 100 a page: startFeedFollower storing every page (docflow states, gauge, cursor) against undici request + JSON.parse of the same pages; sandbox in its own process at 0 ms`,
+      `${items} items (${deals} docflows × queued, sent, completed) read from one cursor, 100 a page: startFeedFollower storing every page (docflow states, gauge, cursor) against undici request + JSON.parse of the same pages; sandbox in its own process at 0 ms; the floor of following (the same reads, each page stored by a minimal script) in details (floorOverBaseline)`,
     );
     return [
       {
@@ -170,6 +234,9 @@ export async function feedFigure(ctx: BenchContext): Promise<Figure[]> {
           lifecycleMs: LIFECYCLE_MS,
           // Of each follower run's time, the share spent reading pages (client.news); the rest is Redis.
           readShare: project.map((r) => round(r.readShare)),
+          // The bare loop plus a minimal store of each page (floorRun): what following must cost at least.
+          floorItemsPerSecond: floor.map((r) => round(r)),
+          floorOverBaseline: round(median(floor.map((r, i) => r / baseline[i]!))),
         },
       },
     ];
