@@ -61,16 +61,56 @@ const PROFILES = {
 } as const;
 type ProfileName = keyof typeof PROFILES;
 
-const { values: args } = parseArgs({
-  options: { profile: { type: 'string', default: 'quick' }, only: { type: 'string' }, runs: { type: 'string' }, rows: { type: 'string' } },
-});
-if (!(args.profile! in PROFILES)) throw new Error(`--profile: ${args.profile} is not one of ${Object.keys(PROFILES).join(', ')}`);
+const USAGE = `usage: node --expose-gc dist/bench/run.js [--profile quick|full] [--only group,group] [--runs N] [--rows N]
+  (npm run bench: the quick profile; npm run bench:full: the full one)
+  groups: ${GROUPS.join(', ')}
+  --only, --runs and --rows other than the profile's are a quick look: bench/results.json is not written`;
+
+/** A mistyped option: one line and the usage, not a stack trace; exit code 2. */
+function usageError(message: string): never {
+  console.error(`${message}\n${USAGE}`);
+  process.exit(2);
+}
+
+function parsed(): ReturnType<typeof parseOptions> {
+  try {
+    return parseOptions();
+  } catch (err) {
+    return usageError((err as Error).message);
+  }
+}
+
+/** A whole number of at least 1, or the profile's when the option is not given. */
+function count(option: string, value: string | undefined, otherwise: number): number {
+  if (value === undefined) return otherwise;
+  const n = Number(value);
+  return Number.isInteger(n) && n >= 1 ? n : usageError(`--${option}: ${value} is not a whole number of at least 1`);
+}
+
+function parseOptions() {
+  return parseArgs({
+    options: {
+      profile: { type: 'string', default: 'quick' },
+      only: { type: 'string' },
+      runs: { type: 'string' },
+      rows: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  }).values;
+}
+
+const args = parsed();
+if (args.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+if (!(args.profile! in PROFILES)) usageError(`--profile: ${args.profile} is not one of ${Object.keys(PROFILES).join(', ')}`);
 const profileName = args.profile as ProfileName;
 const profile = PROFILES[profileName];
 const only = args.only ? (args.only.split(',') as Group[]) : [...GROUPS];
-for (const g of only) if (!GROUPS.includes(g)) throw new Error(`--only: ${g} is not one of ${GROUPS.join(', ')}`);
-const rows = args.rows ? Number(args.rows) : profile.rows;
-const runs = args.runs ? Number(args.runs) : profile.runs;
+for (const g of only) if (!GROUPS.includes(g)) usageError(`--only: ${g} is not one of ${GROUPS.join(', ')}`);
+const rows = count('rows', args.rows, profile.rows);
+const runs = count('runs', args.runs, profile.runs);
 
 async function generate(dir: string, name: string, format: FileKind, count: number, tag: string): Promise<InputFile> {
   const file = join(dir, name);
