@@ -72,8 +72,21 @@ async function followerRun(ctx: BenchContext, redis: RedisClient, keys: Keys, cl
   }
 }
 
-/** The same pages with undici and JSON.parse, nothing kept: items/s. */
-async function bareRun(sandbox: SandboxProcess, start: string, items: number): Promise<number> {
+/** A news page as both loops read it (JSON.parse, no checks). */
+interface RawPage {
+  news: Array<{ docflow: { docflowId: string; state: string } }>;
+  lastToken: string;
+}
+
+/** What a loop does with each page besides reading it (the floor's store), and what it awaits before the clock stops. */
+interface PageSink {
+  /** Given each page and the token it was read after; a promise returned is awaited before the next read. */
+  page(page: RawPage, after: string): Promise<unknown> | undefined;
+  settle(): Promise<unknown>;
+}
+
+/** Reads the feed from `start` with undici and JSON.parse until `items` were read: items/s. */
+async function readPages(sandbox: SandboxProcess, start: string, items: number, side: string, sink?: PageSink): Promise<number> {
   const agent = new Agent({ connections: 2, keepAliveTimeout: 30_000 });
   const headers = { accept: 'application/json', authorization: `auth.sid ${sandbox.sessionId}` };
   collectGarbage();
@@ -83,15 +96,23 @@ async function bareRun(sandbox: SandboxProcess, start: string, items: number): P
   try {
     while (read < items) {
       const response = await request(`${sandbox.url}${NEWS_PATH}?after=${encodeURIComponent(after)}`, { headers, dispatcher: agent });
-      const page = JSON.parse(await response.body.text()) as { news: unknown[]; lastToken: string };
-      if (page.news.length === 0) throw new Error(`feed: the bare loop found ${read} of ${items} items`);
+      const page = JSON.parse(await response.body.text()) as RawPage;
+      if (page.news.length === 0) throw new Error(`feed: ${side} found ${read} of ${items} items`);
+      const wait = sink?.page(page, after);
+      if (wait) await wait;
       read += page.news.length;
       after = page.lastToken;
     }
+    await sink?.settle();
     return items / ((performance.now() - started) / 1000);
   } finally {
     await agent.close();
   }
+}
+
+/** The same pages with undici and JSON.parse, nothing kept: items/s. */
+function bareRun(sandbox: SandboxProcess, start: string, items: number): Promise<number> {
+  return readPages(sandbox, start, items, 'the bare loop');
 }
 
 /**
@@ -107,35 +128,21 @@ async function floorRun(ctx: BenchContext, sandbox: SandboxProcess, start: strin
   const cursor = `${PREFIX}:floor:cursor`;
   const states = `${PREFIX}:floor:states`;
   await store.set(cursor, start);
-  const agent = new Agent({ connections: 2, keepAliveTimeout: 30_000 });
-  const headers = { accept: 'application/json', authorization: `auth.sid ${sandbox.sessionId}` };
   const inFlight = new Set<Promise<unknown>>();
-  collectGarbage();
-  const started = performance.now();
-  let after = start;
-  let read = 0;
   try {
-    while (read < items) {
-      const response = await request(`${sandbox.url}${NEWS_PATH}?after=${encodeURIComponent(after)}`, { headers, dispatcher: agent });
-      const page = JSON.parse(await response.body.text()) as {
-        news: Array<{ docflow: { docflowId: string; state: string } }>;
-        lastToken: string;
-      };
-      if (page.news.length === 0) throw new Error(`feed: the floor found ${read} of ${items} items`);
-      const packed = JSON.stringify(page.news.map((item) => [item.docflow.docflowId, item.docflow.state]));
-      const stored = store.floorStorePage(cursor, states, after, page.lastToken, packed).then((ok) => {
-        if (ok !== 1) throw new Error('feed: the floor found its cursor moved');
-      });
-      inFlight.add(stored);
-      void stored.finally(() => inFlight.delete(stored)).catch(() => undefined);
-      if (inFlight.size >= STORES_AHEAD) await Promise.race(inFlight);
-      read += page.news.length;
-      after = page.lastToken;
-    }
-    await Promise.all(inFlight);
-    return items / ((performance.now() - started) / 1000);
+    return await readPages(sandbox, start, items, 'the floor', {
+      page(page, after) {
+        const packed = JSON.stringify(page.news.map((item) => [item.docflow.docflowId, item.docflow.state]));
+        const stored = store.floorStorePage(cursor, states, after, page.lastToken, packed).then((ok) => {
+          if (ok !== 1) throw new Error('feed: the floor found its cursor moved');
+        });
+        inFlight.add(stored);
+        void stored.finally(() => inFlight.delete(stored)).catch(() => undefined);
+        return inFlight.size >= STORES_AHEAD ? Promise.race(inFlight) : undefined;
+      },
+      settle: () => Promise.all(inFlight),
+    });
   } finally {
-    await agent.close();
     await store.del(cursor, states);
     await store.quit();
   }
