@@ -184,17 +184,20 @@ export async function floorWorkerRun(ctx: BenchContext, sandbox: SandboxProcess,
   store.defineCommand('floorOutcome', { numberOfKeys: 3, lua: FLOOR_OUTCOME });
   const checkpoints = `${prefix}:floor:checkpoints`;
   const outcomes = `${prefix}:floor:outcomes`;
+  const before = await sandbox.stats();
   try {
-    return await bareWorkerRun(ctx, sandbox, bare, tag, ({ post, suggestUrl, docflowUrl }) => async (job) => {
+    const result = await bareWorkerRun(ctx, sandbox, bare, tag, ({ post, suggestUrl, docflowUrl }) => async (job) => {
       const { row, deal } = job.data;
       const number = bare.numbers[row - 1]!;
       await post(suggestUrl, JSON.stringify(suggestQuery(deal!)));
       const entry = `${prefix}:floor:deal:${job.data.dealId}`;
       const requestId = randomUUID();
       const at = new Date().toISOString();
-      await store.floorCheckpoint(entry, checkpoints, requestId, String(row), at, number);
+      // A deal the entry says was submitted is not sent again (never, in the bench: each run has its own prefix).
+      if ((await store.floorCheckpoint(entry, checkpoints, requestId, String(row), at, number)) !== null) return 200;
       const created = await post(docflowUrl, JSON.stringify(buildEncumbranceRequest(deal!, number, ctx.profile, sandbox.url)));
-      const docflowId = (created.json as { id?: string }).id ?? '';
+      const docflowId = (created.json as { docflowId?: string }).docflowId;
+      if (!docflowId) throw new Error(`${tag}: the sandbox answered row ${row}'s docflow without a docflowId`);
       const outcome = JSON.stringify({
         row,
         dealId: job.data.dealId,
@@ -206,6 +209,9 @@ export async function floorWorkerRun(ctx: BenchContext, sandbox: SandboxProcess,
       await store.floorOutcome(entry, outcomes, checkpoints, String(row), outcome, docflowId, at);
       return created.status;
     });
+    const made = (await sandbox.stats()).docflowsCreated - before.docflowsCreated;
+    if (made !== deals) throw new Error(`${tag}: the floor made ${made} docflows for ${deals} deals`);
+    return result;
   } finally {
     await store.quit();
   }
