@@ -23,6 +23,7 @@ import { buildEncumbranceRequest } from '../src/worker/build-request.js';
 import { createDealWorker } from '../src/worker/create-worker.js';
 import { createDealProcessor } from '../jobs/deal.js';
 import { resolveCadastralNumber, suggestQuery } from '../src/worker/resolve-cadastral.js';
+import type { RedisClient } from '../src/redis/connection.js';
 import type { BenchContext } from './context.js';
 import { createDealGenerator, HEADER, writeDeals } from './generate.js';
 import { collectGarbage, median, progress, ratioFigure, round, type Figure } from './measure.js';
@@ -230,7 +231,7 @@ redis.call('HSET', KEYS[1], 'state', 'submitted', 'docflowId', ARGV[3], 'at', AR
 redis.call('HDEL', KEYS[3], ARGV[1])
 return 1`;
 
-type FloorStore = Awaited<ReturnType<BenchContext['redis']['connect']>> & {
+type FloorStore = RedisClient & {
   floorCheckpoint(entry: string, checkpoints: string, ...args: string[]): Promise<unknown>;
   floorOutcome(entry: string, outcomes: string, checkpoints: string, ...args: string[]): Promise<unknown>;
 };
