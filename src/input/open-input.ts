@@ -11,6 +11,7 @@ import { InputError, UsageError } from '../errors.js';
 import type { FieldProblem } from './deal.js';
 import { createCheckedBytes, createDecoder, detectEncoding, type InputEncoding } from './decode.js';
 import { readCell } from './csv-cell.js';
+import { CsvLineGuard, MAX_LINE_BYTES, oversizedOf, type OversizedLine } from './csv-line-guard.js';
 import { applyDefaults, OWN_COLUMNS, headerKey, resolveHeader, type Mapping } from './mapping.js';
 import { flattenRecord, readJsonLines, readJsonRecords } from './read-json.js';
 import { unreadableFields } from './unreadable.js';
@@ -72,7 +73,14 @@ const FORMAT_BY_EXTENSION: Record<string, InputFormat> = {
 };
 const DELIMITERS = [',', ';', '\t'] as const;
 /** csv-parse keeps a record in memory while reading it: a bound, so a runaway quote cannot eat the heap. */
-const MAX_RECORD_BYTES = 4 * 1024 * 1024;
+const MAX_RECORD_BYTES = MAX_LINE_BYTES;
+/**
+ * The cells a row may have: as many columns as a spreadsheet has (Excel and LibreOffice: 16,384).
+ * A row with more is refused whole, its cells not kept; a header with more refuses the file.
+ * (csv-line-guard.ts bounds the bytes of a line, and its cells for memory's sake; this bound is
+ * the row's, counted on the cells csv-parse read.)
+ */
+export const MAX_ROW_CELLS = 16_384;
 const MAX_UNKNOWN_LISTED = 100;
 
 export function parseFormatFlag(value: string): InputFormat {
@@ -94,8 +102,33 @@ export function formatOf(file: string): InputFormat {
   return format;
 }
 
-/** The first line's delimiter (most frequent of `,` `;` tab outside quotes) and line ending. */
-async function sniffCsv(file: string): Promise<{ delimiter: string; lineEnding: '\n' | '\r\n' }> {
+type LineEnd = '\r\n' | '\n' | '\r';
+
+/** The line end at `i` of `text` (`\r\n`, `\n` or `\r`), if one is there. */
+function lineEndAt(text: string, i: number): LineEnd | undefined {
+  const ch = text[i];
+  if (ch === '\n') return '\n';
+  if (ch !== '\r') return undefined;
+  return text[i + 1] === '\n' ? '\r\n' : '\r';
+}
+
+interface Sniffed {
+  delimiter: string;
+  /** The header line's ending, as the rejects file keeps it (a bare CR is written as LF). */
+  lineEnding: '\n' | '\r\n';
+  /**
+   * The line ends that end a record (`recordDelimiters`): a header Excel ended with CRLF and rows
+   * appended with LF are rows (csv-parse takes the first line's ending for the whole file, and
+   * read five such rows as one).
+   */
+  recordDelimiters: LineEnd[];
+}
+
+/**
+ * The first line's delimiter (most frequent of `,` `;` tab outside quotes) and line end, and
+ * the line ends of the rows after it in the first 64 KiB (outside quotes).
+ */
+async function sniffCsv(file: string): Promise<Sniffed> {
   const handle = await open(file, 'r');
   try {
     const buffer = Buffer.alloc(64 * 1024);
@@ -103,21 +136,50 @@ async function sniffCsv(file: string): Promise<{ delimiter: string; lineEnding: 
     // The characters counted are ASCII, the same bytes in every accepted encoding.
     const text = buffer.subarray(0, bytesRead).toString('latin1');
     let inQuotes = false;
-    let lineEnding: '\n' | '\r\n' = '\n';
+    let header: LineEnd | undefined;
+    const rows = { '\r\n': 0, '\n': 0, '\r': 0 };
     const counts = new Map<string, number>(DELIMITERS.map((d) => [d, 0]));
     for (let i = 0; i < text.length; i++) {
       const ch = text[i]!;
+      const end = inQuotes ? undefined : lineEndAt(text, i);
       if (ch === '"') inQuotes = !inQuotes;
-      else if (!inQuotes && (ch === '\n' || ch === '\r')) {
-        if (ch === '\r' && text[i + 1] === '\n') lineEnding = '\r\n';
-        break;
-      } else if (!inQuotes && counts.has(ch)) counts.set(ch, counts.get(ch)! + 1);
+      else if (end) {
+        if (header) rows[end]++;
+        else header = end;
+        i += end.length - 1;
+      } else if (!header && !inQuotes && counts.has(ch)) counts.set(ch, counts.get(ch)! + 1);
     }
     const [best] = [...counts.entries()].sort((a, b) => b[1] - a[1]);
-    return { delimiter: best && best[1] > 0 ? best[0] : ',', lineEnding };
+    return {
+      delimiter: best && best[1] > 0 ? best[0] : ',',
+      lineEnding: header === '\r\n' ? '\r\n' : '\n',
+      recordDelimiters: recordDelimiters(header, rows),
+    };
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * A header ended by CRLF over rows that all end by LF (or the other way round): both end records.
+ * Otherwise the header's own: the rows of a CRLF file that also holds a bare LF end by CRLF, and
+ * that LF sits in a cell, unquoted, as csv-stringify writes it (and a bare CR likewise).
+ */
+function recordDelimiters(header: LineEnd | undefined, rows: Record<LineEnd, number>): LineEnd[] {
+  if (header === undefined) return ['\r\n', '\n', '\r'];
+  const other = header === '\r\n' ? '\n' : header === '\n' ? '\r\n' : undefined;
+  return other && rows[other] > 0 && rows[header] === 0 ? ['\r\n', '\n'] : [header];
+}
+
+const number = (n: number): string => n.toLocaleString('en-US');
+
+/** Why a line the guard dropped, or a row (a header) of too many cells, is not read: its length, its cells, or both. */
+function oversizedProblem(line: OversizedLine, what = 'a row'): string {
+  const long = line.bytes > MAX_LINE_BYTES;
+  const wide = line.cells > MAX_ROW_CELLS;
+  const size = [long && `is ${number(line.bytes)} bytes long`, wide && `has ${number(line.cells)} cells`].filter(Boolean).join(' and ');
+  const bound = [long && `${MAX_LINE_BYTES / 1024 / 1024} MiB`, wide && `${number(MAX_ROW_CELLS)} cells`].filter(Boolean).join(' and ');
+  return `${size}, more than the ${bound} ${what} may have${what === 'a row' ? ': none of its cells is read' : ''}`;
 }
 
 /** Where a CSV header puts each field: the first column that names it (a later one is ignored). */
@@ -154,6 +216,22 @@ function fieldsOf(layout: FieldLayout, cells: readonly string[]): Record<string,
   return fields;
 }
 
+/** The markers of dropped lines among a record's cells: how many, and the first. */
+function markersIn(cells: readonly string[]): { count: number; first?: OversizedLine } {
+  let count = 0;
+  let first: OversizedLine | undefined;
+  for (const cell of cells) {
+    for (let from = 0; ;) {
+      const found = oversizedOf(cell, from);
+      if (!found) break;
+      count++;
+      first ??= found.line;
+      from = found.next;
+    }
+  }
+  return first ? { count, first } : { count };
+}
+
 export async function openInput(file: string, options: InputOptions = {}): Promise<InputFile> {
   const size = await stat(file).then(
     (s) => {
@@ -166,7 +244,7 @@ export async function openInput(file: string, options: InputOptions = {}): Promi
   );
   const format = options.format ?? formatOf(file);
   const encoding = options.encoding ?? (await detectEncoding(file));
-  const sniffed = format === 'csv' ? await sniffCsv(file) : { delimiter: ',', lineEnding: '\n' as const };
+  const sniffed: Sniffed = format === 'csv' ? await sniffCsv(file) : { delimiter: ',', lineEnding: '\n', recordDelimiters: ['\n'] };
   const delimiter = options.delimiter ?? sniffed.delimiter;
   const { mapping } = options;
   const unknown = new Set<string>();
@@ -190,21 +268,35 @@ export async function openInput(file: string, options: InputOptions = {}): Promi
     // and the rejects writer quotes it properly.
     const parser = parse({
       delimiter,
+      record_delimiter: sniffed.recordDelimiters,
       relax_column_count: true,
       relax_quotes: true,
       skip_empty_lines: true,
       max_record_size: MAX_RECORD_BYTES,
     });
     const text = decodedText(true);
-    text.once('error', (err: Error) => parser.destroy(err));
-    text.pipe(parser);
+    const guard = new CsvLineGuard(delimiter);
+    text.once('error', (err: Error) => guard.destroy(err));
+    guard.once('error', (err: Error) => parser.destroy(err));
+    text.pipe(guard).pipe(parser);
     let columns: Array<string | undefined> | undefined;
     let layout: FieldLayout | undefined;
     let row = 0;
+    /** Lines the guard dropped whose marker has been read. */
+    let marked = 0;
     try {
       for await (const cells of parser as AsyncIterable<string[]>) {
-        for (let i = 0; i < cells.length; i++) cells[i] = readCell(cells[i]!);
+        // A line the guard dropped is one cell, its marker (or, after an open quote, a cell that holds it).
+        let over: OversizedLine | undefined;
+        if (guard.dropped() > marked) {
+          const markers = markersIn(cells);
+          marked += markers.count;
+          over = markers.first;
+        }
+        if (!over && cells.length > MAX_ROW_CELLS) over = { bytes: 0, cells: cells.length };
         if (!columns) {
+          if (over) throw new InputError(`${file} cannot be read as CSV: its header line ${oversizedProblem(over, 'a header')}.`);
+          for (let i = 0; i < cells.length; i++) cells[i] = readCell(cells[i]!);
           header = cells;
           columns = cells.map((h) => {
             const field = OWN_COLUMNS.has(headerKey(h)) ? undefined : resolveHeader(h, mapping);
@@ -218,6 +310,18 @@ export async function openInput(file: string, options: InputOptions = {}): Promi
           }
           continue;
         }
+        if (over) {
+          row++;
+          const problem = { field: '(row)', message: oversizedProblem(over) };
+          yield {
+            row,
+            fields: unreadableFields(),
+            raw: { kind: 'cells', cells: new Array<string>(columns.length).fill('') },
+            problems: [problem],
+          };
+          continue;
+        }
+        for (let i = 0; i < cells.length; i++) cells[i] = readCell(cells[i]!);
         // A line of bare delimiters (Excel pads blank rows so) is blank, not a record.
         if (cells.every((c) => c.trim() === '')) continue;
         row++;
@@ -245,6 +349,7 @@ export async function openInput(file: string, options: InputOptions = {}): Promi
       throw err;
     } finally {
       parser.destroy();
+      guard.destroy();
     }
     if (!columns) throw new InputError(`${file} is empty: a header row and at least one record are expected.`);
   }

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
 import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createKeys } from '../../src/redis/keys.js';
@@ -73,13 +74,36 @@ describe('bad inputs end in one clear sentence or in refused rows, never a crash
     const huge = [...ROWS[0]!];
     huge[field] = 'x'.repeat(10 * 1024 * 1024);
     await writeFile(join(dir, 'ten-mb-field.csv'), csvText([ROWS[1]!, huge, ROWS[2]!]));
-    const extra = Array.from({ length: 100_000 }, (_, i) => `x${i}`);
+    // A quote left open: the record runs on over short lines past 4 MiB, the rest of the file inside it.
+    const open = `${csvText([ROWS[1]!])}"${`${'y'.repeat(100)}\n`.repeat(50_000)}${csvText([ROWS[2]!]).split('\n')[1]}\n`;
+    await writeFile(join(dir, 'open-quote.csv'), open);
+    // The red team's file: one line of 188 million commas between two good rows (it aborted the process, exit 133).
+    const commas = Buffer.alloc(188_000_000, ',');
+    const [head, before] = csvText([ROWS[1]!]).trimEnd().split('\n');
     await writeFile(
-      join(dir, 'hundred-thousand-columns.csv'),
+      join(dir, 'commas.csv'),
+      Buffer.concat([Buffer.from(`${head}\n${before}\n`), commas, Buffer.from(`\n${csvText([ROWS[2]!]).split('\n')[1]}\n`)]),
+    );
+    // A header Excel ended with CRLF, rows appended with LF (the five rows were read as one).
+    const lines = csvText(ROWS.slice(0, 5)).trimEnd().split('\n');
+    await writeFile(join(dir, 'crlf-header-lf-rows.csv'), `${lines[0]}\r\n${lines.slice(1).join('\n')}\n`);
+    // Rows wider than any spreadsheet, inside one 64 KiB chunk and across several.
+    await writeFile(
+      join(dir, 'wide-rows.csv'),
+      `${csvText([ROWS[1]!])}${'a,'.repeat(20_000)}\n${','.repeat(200_000)}\n${csvText([ROWS[2]!]).split('\n')[1]}\n`,
+    );
+    const extra = Array.from({ length: 16_000 }, (_, i) => `x${i}`);
+    await writeFile(
+      join(dir, 'sixteen-thousand-columns.csv'),
       csvText(
         ROWS.slice(0, 3).map((r) => [...r, ...extra.map(() => '')]),
         { header: [...HEADER, ...extra] },
       ),
+    );
+    const tooMany = Array.from({ length: 20_000 }, (_, i) => `x${i}`);
+    await writeFile(
+      join(dir, 'twenty-thousand-columns.csv'),
+      csvText([[...ROWS[0]!, ...tooMany.map(() => '')]], { header: [...HEADER, ...tooMany] }),
     );
     // Two good records around one nested 100,000 deep in arrays and one in objects.
     const [first, second] = records(ROWS.slice(0, 2)).map((r) => JSON.stringify(r));
@@ -116,13 +140,69 @@ describe('bad inputs end in one clear sentence or in refused rows, never a crash
     expect(await jobsOf(batch)).toEqual([]);
   });
 
-  it('stops on ten-mb-field.csv with one sentence and bounded memory', async () => {
-    const result = await load(join(dir, 'ten-mb-field.csv'), prefix, 'ten-mb');
+  /** The refused rows of a load's rejects file: row and errors. */
+  const refusedRows = (batch: string) =>
+    (parse(readFileSync(join(tmpdir(), `${prefix}-${batch}.rejects`)), { columns: true }) as Array<Record<string, string>>).map((r) => ({
+      row: r.row,
+      errors: r.errors,
+    }));
+
+  it.each([
+    [
+      'ten-mb-field.csv',
+      'a row of 10 MB',
+      /^\(row\): is 10,48\d,\d{3} bytes long, more than the 4 MiB a row may have: none of its cells is read$/,
+    ],
+    [
+      'commas.csv',
+      'the line of 188 million commas (it aborted the process)',
+      /^\(row\): is 188,000,000 bytes long and has 188,000,001 cells, more than the 4 MiB and 16,384 cells a row may have: none of its cells is read$/,
+    ],
+  ])('refuses %s, %s, as one row naming its size, and loads the rows around it in bounded memory', async (name, _, problem) => {
+    const batch = name.replace(/\W/g, '-');
+    const result = await load(join(dir, name), prefix, batch);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(3);
+    expect(result.stdout).toContain('read 3, valid 2, invalid 1');
+    expect(result.peakMb).toBeLessThan(300);
+    expect(await jobsOf(batch)).toHaveLength(2);
+    expect(refusedRows(batch)).toEqual([{ row: '2', errors: expect.stringMatching(problem) }]);
+  });
+
+  it('refuses rows of more cells than a spreadsheet has, whether a chunk holds them or not, and loads the others', async () => {
+    const result = await load(join(dir, 'wide-rows.csv'), prefix, 'wide-rows');
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(3);
+    expect(result.stdout).toContain('read 4, valid 2, invalid 2');
+    expect(refusedRows('wide-rows')).toEqual([
+      { row: '2', errors: '(row): has 20,001 cells, more than the 16,384 cells a row may have: none of its cells is read' },
+      { row: '3', errors: '(row): has 200,001 cells, more than the 16,384 cells a row may have: none of its cells is read' },
+    ]);
+  });
+
+  it('reads a CRLF header with LF rows as the rows they are', async () => {
+    const result = await load(join(dir, 'crlf-header-lf-rows.csv'), prefix, 'crlf-lf');
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toContain('read 5, valid 5, invalid 0');
+    expect(await jobsOf('crlf-lf')).toHaveLength(5);
+  });
+
+  it('stops on a quote left open past 4 MiB with one sentence naming the line, and bounded memory', async () => {
+    const result = await load(join(dir, 'open-quote.csv'), prefix, 'open-quote');
     expect(result.code).toBe(1);
     oneSentence(result.stderr);
-    expect(result.stderr).toMatch(/a record is longer than 4 MiB/);
+    expect(result.stderr).toMatch(/cannot be read as CSV near line \d+: a record is longer than 4 MiB \(an unclosed quote\?\)/);
     expect(result.peakMb).toBeLessThan(300);
-    expect(await jobsOf('ten-mb')).toEqual([]);
+    expect(await jobsOf('open-quote')).toEqual([]);
+  });
+
+  it('stops on a header of more columns than a spreadsheet has with one sentence', async () => {
+    const result = await load(join(dir, 'twenty-thousand-columns.csv'), prefix, 'too-wide');
+    expect(result.code).toBe(1);
+    oneSentence(result.stderr);
+    const cells = (HEADER.length + 20_000).toLocaleString('en-US');
+    expect(result.stderr).toContain(`its header line has ${cells} cells, more than the 16,384 cells a header may have.\n`);
+    expect(await jobsOf('too-wide')).toEqual([]);
   });
 
   it.each(['deeply-nested.json', 'deeply-nested.jsonl'])(
@@ -145,8 +225,8 @@ describe('bad inputs end in one clear sentence or in refused rows, never a crash
     },
   );
 
-  it('reads 100,000 columns with bounded memory, listing the unknown ones once (at most 100)', async () => {
-    const result = await load(join(dir, 'hundred-thousand-columns.csv'), prefix, 'wide');
+  it('reads 16,000 columns with bounded memory, listing the unknown ones once (at most 100)', async () => {
+    const result = await load(join(dir, 'sixteen-thousand-columns.csv'), prefix, 'wide');
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('read 3, valid 3');
     expect(result.stdout).toMatch(/unknown columns \(ignored\): x0, x1, .*x99$/m);
