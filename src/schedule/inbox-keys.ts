@@ -5,6 +5,8 @@
  * - `lock`: LOCK_MS, renewed while its tick runs;
  * - `seen` (name → size, time and when first seen so): SEEN_MS after the tick
  *   that wrote it; losing it only makes a file settle on its modification time;
+ * - `loading` (sha256 → loads begun and not ended): SEEN_MS; a file whose loads stopped the
+ *   process twice (a crash while reading it) is set aside rather than loaded a third time;
  * - `done:<sha256>` (→ file, batch, time): what keeps the same content from
  *   running twice, so it lives as long as the ledger's entries (REALTY_LEDGER_DAYS,
  *   400 days by default): past that, the ledger would not stop its deals either.
@@ -20,6 +22,8 @@ export const SEEN_MS = 7 * DAY;
 export const DEFAULT_DONE_MS = DEFAULTS.ledgerDays * DAY;
 /** How long a file must stay unchanged before it is taken, without a ready marker (`--settle-ms`). */
 export const DEFAULT_SETTLE_MS = MINUTE;
+/** Loads of one file that may stop the process before it is set aside (`loading`). */
+export const MAX_LOADS_BEGUN = 2;
 
 function inboxBase(keys: Keys, inbox: string): string {
   return `${keys.bullPrefix}:schedule:${createHash('sha256').update(resolve(inbox)).digest('hex').slice(0, 16)}`;
@@ -29,7 +33,7 @@ function inboxBase(keys: Keys, inbox: string): string {
  * `done` is the hash earlier versions kept (sha256 → entry, without expiry): still
  * read, never written, and given an expiry by the first tick that finds it.
  */
-export function inboxKey(keys: Keys, inbox: string, what: 'lock' | 'seen' | 'done'): string {
+export function inboxKey(keys: Keys, inbox: string, what: 'lock' | 'seen' | 'done' | 'loading'): string {
   return `${inboxBase(keys, inbox)}:${what}`;
 }
 

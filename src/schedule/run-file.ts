@@ -31,7 +31,7 @@ import { exitCodeFor } from '../batch/exit-code.js';
 import { waitForBatch } from '../batch/wait-batch.js';
 import { describeMissing, findMissingRows } from '../batch/missing-rows.js';
 import { describe, type FileSummary } from './file-summary.js';
-import { DEFAULT_DONE_MS, doneKey, inboxKey } from './inbox-keys.js';
+import { DEFAULT_DONE_MS, doneKey, inboxKey, MAX_LOADS_BEGUN, SEEN_MS } from './inbox-keys.js';
 import { notify } from './notify.js';
 import {
   moveAside,
@@ -146,6 +146,18 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
     const profile = await loadProfile(data.profile);
     const snap = taken;
     const id = (batch = defaultBatchId(file, snap.sha256));
+    // A load that stops the process (a crash while reading the file) is counted before it begins:
+    // after MAX_LOADS_BEGUN such loads the file is set aside, and every worker keeps running.
+    const loading = inboxKey(keys, data.inbox, 'loading');
+    const begun = Number(await redis.multi().hincrby(loading, snap.sha256, 1).pexpire(loading, SEEN_MS).exec().then((r) => r?.[0]?.[1]));
+    if (begun > MAX_LOADS_BEGUN) {
+      await redis.hdel(loading, snap.sha256);
+      const error = `${name} was set aside: loading it stopped the process ${begun - 1} times before the load ended (a crash or a kill while it was read); check the file, and drop it in again to load it once more.`;
+      log.error({ file: name, loads: begun - 1 }, error);
+      // A load that died half way may have made the batch (and sent its first rows): named when it did.
+      const made = await createBatchStore(redis, keys).get(id);
+      return await finish({ status: 'failed', exitStatus: 1, error, ...(made && { batch: id }) }, 'failed');
+    }
     return await withStaging(data.outbox, async (stage) => {
       const load = await loadBatch({
         file,
@@ -158,7 +170,7 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
         rejects: join(stage, rejectsName),
         // The schedule's --files-root, as `load --files-root` would take it (kept with the batch for retry).
         ...(data.filesRoot !== undefined && { filesRoot: data.filesRoot }),
-      });
+      }).finally(() => redis.hdel(loading, snap.sha256));
       // Workers may already be taking its jobs: given up at once, most of it is never sent.
       if (!(await unchanged(file, snap))) return changed();
       const queue = openQueue(redis, keys);
