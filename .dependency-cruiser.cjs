@@ -11,7 +11,7 @@ const LAYERS = [
   ['src/errors.ts', 'src/logger.ts', 'src/outcomes/outcome-codec.ts'],
   ['src/files', 'src/realty'],
   ['src/input', 'src/sandbox', 'src/redis'],
-  ['src/config.ts', 'src/queue', 'src/ledger', 'src/metrics'],
+  ['src/config.ts', 'src/queue', 'src/ledger', 'src/metrics', 'src/privacy'],
   ['src/outcomes', 'src/feed'],
   ['src/batch'],
   ['src/results', 'src/worker'],

@@ -19,8 +19,10 @@ import type { Keys } from '../redis/keys.js';
 import { luaScript } from '../redis/lua.js';
 import type { RealtyClient } from '../realty/client.js';
 import type { NewsItem } from '../realty/types.js';
-import { LEDGER_LUA } from '../ledger/lua.js';
-import { statusOfItem } from './item-status.js';
+import { LEDGER_FILTER_FIELD, LEDGER_LUA } from '../ledger/lua.js';
+import { parseRequestId } from '../ledger/entry.js';
+import { filterMatcher, type NameMatcher } from '../privacy/name-filter.js';
+import { hasRegistryError, statusOfItem } from './item-status.js';
 
 /** KEYS: feed. ARGV: the feed's newest token. Takes the cursor unless there is one. */
 const INIT = luaScript(`${LEDGER_LUA}
@@ -253,8 +255,8 @@ export interface PageToStore {
 /** The text with each lone surrogate as U+FFFD (String.prototype.toWellFormed: Node 20 has it, the ES2023 lib not yet). */
 const wellFormed = (text: string): string => (text as string & { toWellFormed(): string }).toWellFormed();
 
-function itemFields(item: NewsItem): string[] {
-  const status = statusOfItem(item.docflow, item.date);
+function itemFields(item: NewsItem, names?: NameMatcher): string[] {
+  const status = statusOfItem(item.docflow, item.date, names);
   return [
     item.docflow.requestId ?? '',
     item.docflow.docflowId,
@@ -269,6 +271,32 @@ function itemFields(item: NewsItem): string[] {
   ];
 }
 
+/**
+ * For each item with a registry error, the names of its deal's persons, from the filter the
+ * deal's claim kept in its ledger entry (src/privacy/name-filter.ts): a registry's text masked
+ * with them, however it spells them. One round trip for a page's errors; none for a page
+ * without one. An item of no deal of ours, or whose entry has no filter, is masked without.
+ */
+async function personsOfErrors(redis: Redis, keys: Keys, items: readonly NewsItem[]): Promise<Map<NewsItem, NameMatcher>> {
+  const asked: Array<{ item: NewsItem; key: string }> = [];
+  for (const item of items) {
+    const ours = hasRegistryError(item.docflow) && item.docflow.requestId ? parseRequestId(item.docflow.requestId) : undefined;
+    if (ours) asked.push({ item, key: keys.ledgerEntry(ours.bank, ours.dealId) });
+  }
+  const names = new Map<NewsItem, NameMatcher>();
+  if (asked.length === 0) return names;
+  const pipeline = redis.pipeline();
+  for (const { key } of asked) pipeline.hget(key, LEDGER_FILTER_FIELD);
+  const replies = (await pipeline.exec()) ?? [];
+  asked.forEach(({ item }, i) => {
+    const [err, filter] = replies[i] ?? [];
+    if (err) throw err;
+    const matcher = filterMatcher(typeof filter === 'string' ? filter : undefined);
+    if (matcher) names.set(item, matcher);
+  });
+  return names;
+}
+
 export async function storePage(redis: Redis, keys: Keys, page: PageToStore): Promise<StoreResult> {
   return (await storeRead(redis, keys, page)).result;
 }
@@ -279,12 +307,14 @@ export async function storePage(redis: Redis, keys: Keys, page: PageToStore): Pr
  * clock of its own.
  */
 export async function storeRead(redis: Redis, keys: Keys, page: PageToStore): Promise<{ result: StoreResult; now?: number }> {
-  let packed = JSON.stringify(page.items.map(itemFields));
+  const names = await personsOfErrors(redis, keys, page.items);
+  const fields = (item: NewsItem): string[] => itemFields(item, names.get(item));
+  let packed = JSON.stringify(page.items.map(fields));
   // JSON.stringify writes a lone UTF-16 surrogate (half an emoji, from any text of the gateway's)
   // as its escape, which Redis' cjson refuses: the whole page, and every read after it, would
   // fail for ever. Such a page is written again with each lone surrogate as U+FFFD, as the bytes
   // of an argument always carried it. (A text holding a real backslash and `ud` comes here too.)
-  if (packed.includes('\\ud')) packed = JSON.stringify(page.items.map((item) => itemFields(item).map(wellFormed)));
+  if (packed.includes('\\ud')) packed = JSON.stringify(page.items.map((item) => fields(item).map(wellFormed)));
   const args = [page.lockToken, page.after, page.lastToken, page.readAt, keys.bullPrefix, page.ledgerMs, page.items.length, packed];
   const [kind, resolved, unknown, conflicts, complete, wake, now] = (await STORE.run(
     redis,

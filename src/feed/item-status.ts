@@ -4,12 +4,17 @@
  * uin, amount and payer), and the registry's error. The gateway's shapes are read
  * loosely (docs/gateway.md, "After creation"): any part may be missing, unknown extras are
  * ignored. Nothing personal leaves here: a payer who is a person becomes initials, and an
- * error's text loses names, numbers and dates the registry may echo.
+ * error's text loses names, numbers and dates the registry may echo: the deal's own persons'
+ * names however it spells them (the filter its ledger entry keeps, src/privacy/name-filter.ts),
+ * and any name, number and date it looks like.
  */
 import type { NewsDocflow } from '../realty/types.js';
 import type { DocflowStatus, Requirement } from '../outcomes/types.js';
+import { MASK, maskNames } from '../privacy/mask-names.js';
+import type { NameMatcher } from '../privacy/name-filter.js';
+import { normalizeText } from '../privacy/normalize-text.js';
 
-export const MASK = '***';
+export { MASK };
 
 type Loose = Record<string, unknown>;
 
@@ -76,21 +81,28 @@ const NUMBER = /\d(?:[\s\-./]{0,2}\d){3,}/g;
 const NAME = /[А-ЯЁ][а-яёА-ЯЁ-]+(?:\s+[А-ЯЁ][а-яёА-ЯЁ-]+){1,2}/g;
 
 /**
- * A registry's text, safe for a results file: names, numbers and dates masked; a
- * cadastral number (the property's, not a person's) kept. Over-masking a place name
- * costs a word; letting a passport number through costs a bank its licence.
+ * A registry's text, safe for a results file: read normalized (full-width digits, zero-width
+ * spaces, soft hyphens: src/privacy/normalize-text.ts); the deal's persons' names masked however
+ * they are spelled (`names`, when the deal is known); then any name, number and date masked; a
+ * cadastral number (the property's, not a person's) kept. Over-masking a place name costs a
+ * word; letting a passport number through costs a bank its licence.
  */
-export function maskRegistryText(value: string): string {
+export function maskRegistryText(value: string, names?: NameMatcher): string {
+  const normal = normalizeText(value);
+  const own = names ? maskNames(normal, names) : normal;
   const kept: string[] = [];
-  const held = value.replace(CADASTRAL, (cn) => `\u0000${kept.push(cn) - 1}\u0000`);
+  const held = own.replace(CADASTRAL, (cn) => `\u0000${kept.push(cn) - 1}\u0000`);
   const masked = held.replace(NAME, MASK).replace(NUMBER, MASK);
   // eslint-disable-next-line no-control-regex
   return masked.replace(/\u0000(\d+)\u0000/g, (_, i: string) => kept[Number(i)]!);
 }
 
-/** `code: message` of an Error object (nested errors' messages after it), masked; undefined when there is none. */
-export function registryErrorOf(error: unknown): string | undefined {
-  if (!isObject(error)) return text(error) && maskRegistryText(text(error)!);
+/**
+ * `code: message` of an Error object (nested errors' messages after it), masked (`names`: the
+ * deal's persons, when it is known); undefined when there is none.
+ */
+export function registryErrorOf(error: unknown, names?: NameMatcher): string | undefined {
+  if (!isObject(error)) return text(error) && maskRegistryText(text(error)!, names);
   const messages = [text(error.message)];
   if (Array.isArray(error.errors)) for (const nested of error.errors) if (isObject(nested)) messages.push(text(nested.message));
   const message = messages.filter(Boolean).join('; ');
@@ -98,12 +110,15 @@ export function registryErrorOf(error: unknown): string | undefined {
   const whole = code && message ? `${code}: ${message}` : (code ?? message);
   if (!whole) return undefined;
   // 500 UTF-16 units, never half a character (a lone surrogate is no text anyone can read).
-  const cut = maskRegistryText(whole).slice(0, 500);
+  const cut = maskRegistryText(whole, names).slice(0, 500);
   return /[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut;
 }
 
-/** Where a docflow stands, as this item shows it (`stateAt` is the item's date). */
-export function statusOfItem(docflow: NewsDocflow, date: string): DocflowStatus {
+/** Whether an item carries a registry error (its text is masked with the deal's persons: `statusOfItem`'s `names`). */
+export const hasRegistryError = (docflow: NewsDocflow): boolean => docflow.state === 'error' || docflow.error !== undefined;
+
+/** Where a docflow stands, as this item shows it (`stateAt` is the item's date; `names`: the deal's persons). */
+export function statusOfItem(docflow: NewsDocflow, date: string, names?: NameMatcher): DocflowStatus {
   const status: DocflowStatus = { state: docflow.state, stateAt: date };
   // Most items (queued, sent, and any state without a requirement, an error or a result): no
   // lists to make (four arrays an item, a tenth of a follower's garbage at 100 items a page).
@@ -122,8 +137,8 @@ export function statusOfItem(docflow: NewsDocflow, date: string): DocflowStatus 
       if (payers.length > 0) status.payer = payers.join('; ');
     }
   }
-  if (docflow.state === 'error' || docflow.error !== undefined) {
-    const registryError = registryErrorOf(docflow.error);
+  if (hasRegistryError(docflow)) {
+    const registryError = registryErrorOf(docflow.error, names);
     if (registryError) status.registryError = registryError;
   }
   const result = isObject(docflow.result) ? docflow.result : undefined;

@@ -73,6 +73,11 @@ export interface ClaimRequest {
   property?: PropertyKey;
   /** This run's claim, unique: run again (a lost reply) it is the same claim; only it may settle it. */
   nonce: string;
+  /**
+   * The filter of the deal's persons' names (src/privacy/name-filter.ts), kept in the entry: the
+   * news feed masks a registry error about the deal with it, days after the deal's data is gone.
+   */
+  personFilter?: string;
 }
 
 export interface LedgerOptions {
@@ -125,7 +130,8 @@ export interface Ledger {
  * KEYS: entry, feed, outcomes, checkpoints, batch hash (the row's own).
  * ARGV: batch, row, job, dealId, bank, resubmit ('1'), timeoutMs, feedLagMs, ledgerMs,
  * cadastral number ('' for none), mode, key tag, nonce (this run's claim), the row's property:
- * its cadastral number and its address's digest ('' for none: propertyArgs).
+ * its cadastral number and its address's digest ('' for none: propertyArgs), the persons' name
+ * filter ('' for none).
  */
 const CLAIM = luaScript(`${LEDGER_LUA}
 local now = now_ms()
@@ -147,6 +153,7 @@ if own and e.state == 'sending' and e.nonce == ARGV[13] and not e.endAt then ret
 -- A docflow the feed found for the deal with no row to hold it: the first row to ask takes it.
 if e.state == 'submitted' and e.batch == '' then
   redis.call('HSET', KEYS[1], 'batch', ARGV[1], 'row', ARGV[2])
+  if ARGV[16] ~= '' then redis.call('HSET', KEYS[1], 'pf', ARGV[16]) end
   own = true
 end
 local function claim(n, prev)
@@ -160,6 +167,7 @@ local function claim(n, prev)
     'tryAt', now, 'timeoutMs', ARGV[7], 'lagMs', ARGV[8], 'nonce', ARGV[13])
   if ARGV[14] ~= '' then redis.call('HSET', KEYS[1], 'cn', ARGV[14]) end
   if ARGV[15] ~= '' then redis.call('HSET', KEYS[1], 'addr', ARGV[15]) end
+  if ARGV[16] ~= '' then redis.call('HSET', KEYS[1], 'pf', ARGV[16]) end
   if prev then redis.call('HSET', KEYS[1], 'prev', prev) end
   -- A new key has no life to keep; an entry made again keeps the longer of the two.
   if e.state then live(KEYS[1], ARGV[9]) else redis.call('PEXPIRE', KEYS[1], ARGV[9]) end
@@ -183,7 +191,7 @@ if e.state == 'submitted' then
   if other_property(e, ARGV[14]) then return conflict(e) end
   if ARGV[6] ~= '1' or ARGV[11] == 'check' then return elsewhere(e) end
   local prev = cjson.encode({n = tonumber(e.n), docflowId = e.docflowId, outcome = e.outcome,
-    batch = e.batch, row = e.row, at = e.at, via = e.via, cn = e.cn, addr = e.addr})
+    batch = e.batch, row = e.row, at = e.at, via = e.via, cn = e.cn, addr = e.addr, pf = e.pf})
   return claim(tonumber(e.n) + 1, prev)
 end
 -- (check) Another row took the claim over: this row's last try was judged before it did.
@@ -340,6 +348,7 @@ export function createLedger(redis: Redis, keys: Keys, options: LedgerOptions): 
           tag,
           r.nonce,
           ...propertyArgs(r.property),
+          r.personFilter ?? '',
         ],
       )) as Array<string | number>;
       return claimVerdict(reply.map(String), r.row);

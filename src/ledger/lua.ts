@@ -13,6 +13,8 @@
  * cn and addr: the property the deal was claimed for (its cadastral number, a digest of its
  * canonical address: src/input/property-key.ts), absent in entries written before they were kept;
  * prev: the docflow a resubmission would replace (JSON), kept until the new one exists;
+ * pf: the filter of the deal's persons' names a registry error is masked with (LEDGER_FILTER_FIELD,
+ * src/privacy/name-filter.ts: short hashes, no name can be read back from it);
  * the docflow's life at the registry as the news feed showed it (src/feed/feed-store.ts):
  * st (its state), sat (when), req, reqAt, uin, amt, payer, rerr, files (ENTRY_STATE_FIELDS).
  * A docflow's state lives in its deal's entry (one key a deal, not two: about 200 bytes a
@@ -24,6 +26,9 @@
 export const OWN_STATE_FIELDS = ['st', 'at', 'req', 'uin', 'amt', 'payer', 'rerr', 'reqAt', 'files'] as const;
 /** The same fields in its deal's ledger entry, pair by pair (the entry's own `at` is when the docflow was known). */
 export const ENTRY_STATE_FIELDS = ['st', 'sat', 'req', 'uin', 'amt', 'payer', 'rerr', 'reqAt', 'files'] as const;
+
+/** The entry's field that keeps its persons' name filter (src/privacy/name-filter.ts). */
+export const LEDGER_FILTER_FIELD = 'pf';
 
 /** Field names as the items of a Lua table or a command's arguments: `'st', 'sat', ...`. */
 export const luaNames = (fields: readonly string[]): string => fields.map((f) => `'${f}'`).join(', ');
@@ -92,6 +97,7 @@ local function release(key, e, ttl)
   redis.call('HSET', key, 'n', p.n, 'batch', p.batch, 'row', p.row)
   if p.cn then redis.call('HSET', key, 'cn', p.cn) end
   if p.addr then redis.call('HSET', key, 'addr', p.addr) end
+  if p.pf then redis.call('HSET', key, 'pf', p.pf) end
   -- (Nothing of the earlier docflow may be nil here: a nil argument fails the whole script.)
   submit(key, p.docflowId, p.outcome or 'queued', p.at or '', p.via or 'answer', ttl)
 end

@@ -149,7 +149,14 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
     // A load that stops the process (a crash while reading the file) is counted before it begins:
     // after MAX_LOADS_BEGUN such loads the file is set aside, and every worker keeps running.
     const loading = inboxKey(keys, data.inbox, 'loading');
-    const begun = Number(await redis.multi().hincrby(loading, snap.sha256, 1).pexpire(loading, SEEN_MS).exec().then((r) => r?.[0]?.[1]));
+    const begun = Number(
+      await redis
+        .multi()
+        .hincrby(loading, snap.sha256, 1)
+        .pexpire(loading, SEEN_MS)
+        .exec()
+        .then((r) => r?.[0]?.[1]),
+    );
     if (begun > MAX_LOADS_BEGUN) {
       await redis.hdel(loading, snap.sha256);
       const error = `${name} was set aside: loading it stopped the process ${begun - 1} times before the load ended (a crash or a kill while it was read); check the file, and drop it in again to load it once more.`;

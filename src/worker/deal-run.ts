@@ -13,6 +13,8 @@ import type { OutcomeRecord } from '../outcomes/types.js';
 import { dealOf, jobDataOf, storedJobData, type DealJobData } from '../queue/job-data.js';
 import { LockLostError } from './job-boundary.js';
 import type { DealProcessorContext } from './processor-context.js';
+import { personFilter } from '../privacy/name-filter.js';
+import { personsOf } from '../privacy/persons.js';
 import { maskPersonalData } from './redact.js';
 
 export type DealJob = Job<DealJobData, OutcomeRecord>;
@@ -76,6 +78,14 @@ export class DealRun {
   /** The row's persons masked in a text: the deal and, once read, the profile's representative. */
   mask(text: string): string {
     return maskPersonalData(text, this.deal, this.profile);
+  }
+
+  /**
+   * The filter of the row's persons' names its claim keeps in the ledger entry, for the news
+   * feed to mask a registry error with (src/privacy/name-filter.ts); '' once the deal is gone.
+   */
+  personFilter(): string {
+    return this.deal ? personFilter(personsOf(this.deal, this.profile)) : '';
   }
 
   /** The job's logger, made when it first logs (a child logger costs a serialisation of its bindings). */

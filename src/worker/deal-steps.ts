@@ -210,6 +210,7 @@ export async function claim(run: DealRun): Promise<Decision | Claimed> {
       nonce,
       ...(found && { cadastralNumber: found }),
       property: run.property(),
+      personFilter: run.personFilter(),
     } as const;
     claimedAt = performance.now();
     verdict = await ctx.ledger.claim(request);

@@ -6,7 +6,11 @@
  * masked: the deal's owners and the bank profile's representative. Names, birth
  * place, SNILS, passport (series, number, issuer), dates of birth and of issue,
  * and the street and FIAS id of their addresses; in any case, ё and е alike,
- * digits however they are separated, dates as 1980-01-02 or 02.01.1980.
+ * digits however they are separated, dates as 1980-01-02, 02.01.1980 or 02.01.80. The text
+ * is read normalized first (src/privacy/normalize-text.ts: full-width digits, zero-width
+ * spaces, soft hyphens), and the persons' names are masked also as a registry may spell
+ * them otherwise (src/privacy/mask-names.ts: declined, transliterated, cut into pieces,
+ * with their initials).
  *
  * One function, maskPersonalData, for every such text. Its pattern is built on the
  * first failure of a row (a successful row never pays for it) and kept with the deal.
@@ -14,8 +18,12 @@
 import type { Deal, Owner } from '../input/deal.js';
 import type { BankProfile } from '../input/profile.js';
 import type { Address, Person } from '../realty/types.js';
+import { MASK, maskNames } from '../privacy/mask-names.js';
+import { exactMatcher, type NameMatcher } from '../privacy/name-filter.js';
+import { normalizeText } from '../privacy/normalize-text.js';
+import { personsOf } from '../privacy/persons.js';
 
-export const MASK = '***';
+export { MASK };
 
 /** Between two digits of a number: none, or a few spaces, dashes, dots, slashes. */
 const DIGIT_GAP = '[\\s._/\\-\\u2010-\\u2015]{0,3}';
@@ -67,13 +75,14 @@ function numberPatterns(value: string | undefined): string[] {
   return [wordsPattern(value), ...(value.match(/\d{4,}/g) ?? []).map(digitsPattern)].filter((p): p is string => p !== undefined);
 }
 
-/** YYYY-MM-DD, in that order and as DD.MM.YYYY, leading zeros optional. */
+/** YYYY-MM-DD, in that order and as DD.MM.YYYY or DD.MM.YY, leading zeros optional. */
 function datePattern(iso: string | undefined): string | undefined {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(iso ?? '');
   if (!m) return undefined;
   const [, y, mo, d] = m as unknown as [string, string, string, string];
   const part = (two: string): string => (two.startsWith('0') ? `0?${two[1]}` : two);
-  return `(?<!\\d)(?:${y}${DATE_GAP}${part(mo)}${DATE_GAP}${part(d)}|${part(d)}${DATE_GAP}${part(mo)}${DATE_GAP}${y})(?!\\d)`;
+  const dm = `${part(d)}${DATE_GAP}${part(mo)}${DATE_GAP}`;
+  return `(?<!\\d)(?:${y}${DATE_GAP}${part(mo)}${DATE_GAP}${part(d)}|${dm}${y}|${dm}${y.slice(2)})(?!\\d)`;
 }
 
 /** A FIAS id (a UUID), with or without its dashes. */
@@ -148,13 +157,20 @@ function personValues(p: Person): PersonValues {
 
 /** The representative is the same for every row of a batch: their patterns are made once per profile. */
 const representatives = new WeakMap<BankProfile, string[]>();
-/** Each deal's pattern, with the profile it was made with. */
-const compiled = new WeakMap<Deal, { profile: BankProfile | undefined; pattern: RegExp | undefined }>();
+/** Each deal's pattern and name matcher, with the profile they were made with. */
+const compiled = new WeakMap<Deal, { profile: BankProfile | undefined; pattern: RegExp | undefined; names: NameMatcher | undefined }>();
 
 /** One pattern for every person of the row (the deal's owners, the profile's representative); undefined when there is none. */
 export function personalPattern(deal: Deal | undefined, profile?: BankProfile): RegExp | undefined {
+  return compiledFor(deal, profile).pattern;
+}
+
+function compiledFor(
+  deal: Deal | undefined,
+  profile: BankProfile | undefined,
+): { pattern: RegExp | undefined; names: NameMatcher | undefined } {
   const cached = deal ? compiled.get(deal) : undefined;
-  if (cached && cached.profile === profile) return cached.pattern;
+  if (cached && cached.profile === profile) return cached;
   let representative = profile ? representatives.get(profile) : undefined;
   if (profile && !representative) {
     representative = profile.representative?.person ? patternsOf(personValues(profile.representative.person), undefined) : [];
@@ -164,13 +180,18 @@ export function personalPattern(deal: Deal | undefined, profile?: BankProfile): 
   // Longest first: a whole SNILS or passport is masked before a part of it could be.
   parts.sort((a, b) => b.length - a.length);
   const pattern = parts.length > 0 ? new RegExp([...new Set(parts)].join('|'), 'gi') : undefined;
-  if (deal) compiled.set(deal, { profile, pattern });
-  return pattern;
+  const made = { profile, pattern, names: exactMatcher(personsOf(deal, profile)) };
+  if (deal) compiled.set(deal, made);
+  return made;
 }
 
 /** `text` with every personal value of the row's persons replaced by `***`. */
 export function maskPersonalData(text: string, deal: Deal | undefined, profile?: BankProfile): string {
   if (!text) return text;
-  const pattern = personalPattern(deal, profile);
-  return pattern ? text.normalize('NFC').replace(pattern, MASK) : text;
+  const { pattern, names } = compiledFor(deal, profile);
+  if (!pattern && !names) return text;
+  // Names first: beside a name still whole, its initials are known for what they are.
+  const normal = normalizeText(text);
+  const named = names ? maskNames(normal, names) : normal;
+  return pattern ? named.replace(pattern, MASK) : named;
 }
