@@ -75,10 +75,12 @@ const LATIN_GROUPS: Array<[RegExp, string]> = [
 ];
 const LATIN_CLASS: Record<string, string> = { q: 'k', w: 'v', f: 'v', j: '', y: '', a: '', e: '', i: '', o: '', u: '' };
 
+const HAS_LATIN = /[a-z]/;
+
 /** The consonant skeleton of a folded word: `smnv` for семенов and semyonov. */
 function skeleton(folded: string): string {
   let latin = folded;
-  for (const [group, cls] of LATIN_GROUPS) latin = latin.replace(group, cls);
+  if (HAS_LATIN.test(folded)) for (const [group, cls] of LATIN_GROUPS) latin = latin.replace(group, cls);
   let out = '';
   for (const ch of latin) {
     const cls = CYRILLIC_CLASS[ch] ?? LATIN_CLASS[ch] ?? (ch >= 'a' && ch <= 'z' ? ch : '');
@@ -143,11 +145,26 @@ function partsOf(folded: string): { skeleton: string; vowels: string } {
 /** A Latin word made only of letters that look Cyrillic (CEMEHOB): read as the Cyrillic it looks like too. */
 const ALL_LOOK_ALIKE = /^[abcehkmoptxy036]+$/;
 
+/**
+ * Keys of names made lately: a night's rows share their given names and patronymics, and the
+ * representative is on every row (each claim makes its deal's filter). Emptied when full.
+ */
+const made = new Map<string, string | undefined>();
+const MADE_MAX = 10_000;
+
 /** The key of a name (one word); undefined for a word of fewer than two letters. */
 export function nameKey(word: string): string | undefined {
-  const { skeleton: bones, vowels } = partsOf(foldWord(word));
-  if (bones.length >= SKELETON_MIN) return `s${bones}`;
-  return vowels.length >= 2 ? `w${vowels}` : undefined;
+  if (made.has(word)) return made.get(word);
+  const folded = foldWord(word);
+  const bones = skeleton(folded);
+  let key: string | undefined = `s${bones}`;
+  if (bones.length < SKELETON_MIN) {
+    const vowels = vowelForm(folded);
+    key = vowels.length >= 2 ? `w${vowels}` : undefined;
+  }
+  if (made.size >= MADE_MAX) made.clear();
+  made.set(word, key);
+  return key;
 }
 
 /**
