@@ -33,8 +33,12 @@ export type ClaimVerdict =
   | { kind: 'nofeed' }
   /** This row made the deal's docflow before (its answer, or the feed, said so). */
   | { kind: 'own'; docflowId: string; outcome: 'queued' | 'suspended'; at: string; via: Via }
-  /** Another row or batch made it: nothing is sent. */
-  | { kind: 'elsewhere'; deal: SubmittedDeal }
+  /**
+   * Another row or batch made it: nothing is sent. `stands`: the row asked to resubmit, and the
+   * deal's docflow was not refused by the registry (its state as the feed last showed it, '' for
+   * none yet): a deal is sent again only once the registry refused it.
+   */
+  | { kind: 'elsewhere'; deal: SubmittedDeal; stands?: string }
   /**
    * Another row made the deal's docflow for another property (another cadastral number):
    * the dealId is another deal's, nothing is sent, --resubmit or not.
@@ -173,7 +177,7 @@ local function claim(n, prev)
   if e.state then live(KEYS[1], ARGV[9]) else redis.call('PEXPIRE', KEYS[1], ARGV[9]) end
   return {'send', rid}
 end
-local function elsewhere(x) return {'elsewhere', x.docflowId, x.outcome, x.batch, x.row, x.at} end
+local function elsewhere(x) return {'elsewhere', x.docflowId, x.outcome, x.batch, x.row, x.at or ''} end
 local function conflict(x) return {'conflict', x.docflowId, x.outcome, x.batch, x.row, x.at or '', x.cn or '', x.addr or ''} end
 -- The holder runs still: its job exists unfinished and its row has no outcome.
 local function alive(x)
@@ -190,6 +194,13 @@ if e.state == 'submitted' then
   -- The dealId's docflow is another property's: this row is another deal, --resubmit or not.
   if other_property(e, ARGV[14]) then return conflict(e) end
   if ARGV[6] ~= '1' or ARGV[11] == 'check' then return elsewhere(e) end
+  -- --resubmit makes try n + 1 only of a deal the registry refused: a docflow that is queued, sent,
+  -- waits for signatures or a payment, or completed stands (the feed shows where it is).
+  if e.st ~= 'error' then
+    local r = elsewhere(e)
+    r[#r + 1] = e.st or ''
+    return r
+  end
   local prev = cjson.encode({n = tonumber(e.n), docflowId = e.docflowId, outcome = e.outcome,
     batch = e.batch, row = e.row, at = e.at, via = e.via, cn = e.cn, addr = e.addr, pf = e.pf})
   return claim(tonumber(e.n) + 1, prev)
@@ -308,7 +319,7 @@ function claimVerdict([kind, a, b, c, d, e, f, g]: string[], row: number): Claim
         via: d === 'feed' || d === 'operator' ? d : 'answer',
       };
     case 'elsewhere':
-      return { kind, deal: deal() };
+      return f === undefined ? { kind, deal: deal() } : { kind, deal: deal(), stands: f };
     case 'conflict':
       return { kind, deal: deal(), property: propertyOf(f, g) ?? {} };
     case 'wait':

@@ -142,14 +142,22 @@ export interface SubmittedDeal {
 }
 
 /** A row whose deal reached the registry from another row or batch: nothing is sent, the earlier docflowId stands. */
-export function alreadySubmitted(row: number, dealId: string, deal: SubmittedDeal, attempts: number): OutcomeRecord {
+/**
+ * A row whose deal another row or batch made. `stands`: it asked to resubmit, and the docflow's
+ * state (as the feed last showed it; '' for none yet) is not the registry's refusal.
+ */
+export function alreadySubmitted(row: number, dealId: string, deal: SubmittedDeal, attempts: number, stands?: string): OutcomeRecord {
+  const before = `submitted before (batch ${deal.batch}, row ${deal.row}, ${deal.outcome}, ${deal.at})`;
   return {
     row,
     dealId,
     outcome: 'already_submitted',
     docflowId: deal.docflowId,
     attempts,
-    errorMessage: `submitted before (batch ${deal.batch}, row ${deal.row}, ${deal.outcome}, ${deal.at}); --resubmit sends it again`,
+    errorMessage:
+      stands === undefined
+        ? `${before}; --resubmit sends it again once the registry refused it (state error)`
+        : `${before}; not sent again: --resubmit sends a deal again only once the registry refused its docflow (state error), and this one is ${stands || 'not in the news feed yet'}`,
     finishedAt: new Date().toISOString(),
   };
 }

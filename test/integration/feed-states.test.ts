@@ -154,7 +154,8 @@ describe('following docflow states from the news feed', () => {
   });
 
   it("a resubmission keeps the docflow it replaces followed, in that docflow's own hash", async () => {
-    await store([item('d-1', 'sent')]);
+    // The registry refused d-1: the deal may be sent again (--resubmit).
+    await store([item('d-1', 'error', { error: { code: 'refused', message: 'отказ' } })]);
     const ledger = createLedger(redis, keys, { timeoutMs: 1000, feedLagMs: 1000, ledgerMs: DAY });
     const verdict = await ledger.claim({
       bank: BANK,
@@ -169,7 +170,7 @@ describe('following docflow states from the news feed', () => {
     expect(verdict).toEqual({ kind: 'send', requestId: `${BANK}:1:D-1` });
     // The entry is the new try's; the replaced docflow's state went to its own hash.
     expect(await redis.hget(keys.ledgerEntry(BANK, 'D-1'), 'st')).toBeNull();
-    expect(await redis.hget(keys.docflow('d-1'), 'st')).toBe('sent');
+    expect(await redis.hget(keys.docflow('d-1'), 'st')).toBe('error');
 
     const done = item('d-1', 'completed');
     const made = item('d-9', 'queued', { requestId: `${BANK}:1:D-1` });
@@ -180,7 +181,7 @@ describe('following docflow states from the news feed', () => {
       { state: 'queued', stateAt: made.date },
     ]);
     expect(await redis.hmget(keys.ledgerEntry(BANK, 'D-1'), 'docflowId', 'st', 'rid')).toEqual(['d-9', 'queued', null]);
-    expect(await docflowStateCounts(redis, keys)).toMatchObject({ sent: 0, completed: 1, queued: 1 });
+    expect(await docflowStateCounts(redis, keys)).toMatchObject({ error: 0, completed: 1, queued: 1 });
   });
 
   it("a payment requirement an earlier version's hash kept keeps its start when the docflow moves into its entry", async () => {
@@ -203,17 +204,17 @@ describe('following docflow states from the news feed', () => {
     expect(status).toMatchObject({ state: 'suspended', requirement: 'payment', requirementAt: '2026-11-20T10:00:00.000Z' });
   });
 
-  it('a resubmission that made nothing gives the deal back its docflow with its requirement still dated from its start', async () => {
+  it('a --resubmit row leaves a docflow that waits for a payment as it stands, its requirement still dated from its start', async () => {
     const first = item('d-1', 'suspended', { requirements: PAYMENT });
     await store([first]);
     const ledger = createLedger(redis, keys, { timeoutMs: 1000, feedLagMs: 1000, ledgerMs: DAY });
     const claim = { bank: BANK, dealId: 'D-1', job: `${prefix}:job`, mode: 'send' as const };
-    expect(await ledger.claim({ ...claim, batch: 'b2', row: 1, resubmit: true, nonce: 'run-1' })).toEqual({
-      kind: 'send',
-      requestId: `${BANK}:1:D-1`,
+    // Only a docflow the registry refused is sent again: this one waits for the bank's payment.
+    expect(await ledger.claim({ ...claim, batch: 'b2', row: 1, resubmit: true, nonce: 'run-1' })).toMatchObject({
+      kind: 'elsewhere',
+      stands: 'suspended',
+      deal: { docflowId: 'd-1' },
     });
-    // The gateway refused it outright: nothing was made. A row that does not resubmit gives the deal its docflow back.
-    await ledger.settle(BANK, 'D-1', `${BANK}:1:D-1`, 'b2', 1, 'run-1', 'definite');
     expect(await ledger.claim({ ...claim, batch: 'b3', row: 1, resubmit: false, nonce: 'run-2' })).toMatchObject({ kind: 'elsewhere' });
     let [status] = await readDocflowStatuses(redis, keys, [of('d-1')]);
     expect(status).toMatchObject({ state: 'suspended', requirementAt: first.date });
@@ -221,7 +222,7 @@ describe('following docflow states from the news feed', () => {
     await store([item('d-1', 'suspended', { requirements: PAYMENT })]);
     [status] = await readDocflowStatuses(redis, keys, [of('d-1')]);
     expect(status).toMatchObject({ state: 'suspended', requirement: 'payment', requirementAt: first.date });
-    // Parked, given back and moved into its entry: still one docflow in the gauge.
+    // Never parked: one docflow in the gauge, in its entry.
     expect(await redis.exists(keys.docflow('d-1'))).toBe(0);
     expect(await docflowStateCounts(redis, keys)).toMatchObject({ suspended: 1 });
   });

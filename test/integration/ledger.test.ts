@@ -177,6 +177,12 @@ describe('the ledger', () => {
     expect(await ledger.claim(request())).toMatchObject({ kind: 'own', docflowId: 'df-1', outcome: 'queued', via: 'answer' });
     const b = request({ batch: 'b', row: 3 });
     expect(await ledger.claim(b)).toMatchObject({ kind: 'elsewhere', deal: { docflowId: 'df-1', batch: 'a', row: 1 } });
+    // --resubmit sends it again only once the registry refused it: before, its docflow stands (the feed showed nothing yet) ...
+    expect(await ledger.claim({ ...b, resubmit: true })).toMatchObject({ kind: 'elsewhere', stands: '', deal: { docflowId: 'df-1' } });
+    await redis.hset(keys.ledgerEntry(BANK, 'D-1'), 'st', 'sent');
+    expect(await ledger.claim({ ...b, resubmit: true })).toMatchObject({ kind: 'elsewhere', stands: 'sent' });
+    // ... and once the feed showed the registry's refusal, it goes as the next resubmission.
+    await redis.hset(keys.ledgerEntry(BANK, 'D-1'), 'st', 'error');
     expect(await ledger.claim({ ...b, resubmit: true })).toEqual({ kind: 'send', requestId: `${BANK}:1:D-1` });
     // The resubmission is refused (400): the deal is back to its first docflow.
     await ledger.settle(BANK, 'D-1', `${BANK}:1:D-1`, 'b', 3, 'run-1', 'definite');
@@ -235,6 +241,8 @@ describe('the ledger', () => {
 
     it('keeps the property of a docflow a resubmission would replace: another property cannot take its place', async () => {
       const { ledger } = await registered();
+      // The registry refused df-1 (the feed showed it so): the deal may be sent again.
+      await redis.hset(keys.ledgerEntry(BANK, 'D-7'), 'st', 'error');
       const again = request({ dealId: 'D-7', batch: 'b', row: 3, property: P101, resubmit: true });
       expect(await ledger.claim(again)).toEqual({ kind: 'send', requestId: `${BANK}:1:D-7` });
       await ledger.settle(BANK, 'D-7', `${BANK}:1:D-7`, 'b', 3, 'run-1', 'definite');

@@ -19,6 +19,8 @@ import { dealJobId, type DealJobData } from '../../src/queue/job-data.js';
 import type { OutcomeRecord } from '../../src/outcomes/types.js';
 import { startSandbox, type RegistryObject, type RunningSandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 import { createRequestLimiter } from '../../src/worker/rate-limit.js';
+import { startFeedFollower } from '../../src/feed/follower.js';
+import { createRealtyClient } from '../../src/realty/client.js';
 import { ROOT } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
@@ -51,6 +53,30 @@ describe('the worker against every answer of the gateway', () => {
 
   const start = async (options: SandboxOptions = {}) => {
     sandbox = await startSandbox({ sessions: [SESSION], ...options });
+  };
+  /** The registry refused the deal's docflow (a sandbox started with faultRegistry 1): the feed, followed here, records it in the ledger. */
+  const refusedByRegistry = async (dealId: string): Promise<void> => {
+    const keys = createKeys(prefix);
+    const client = createRealtyClient({ baseUrl: sandbox.url, sessionId: SESSION, timeoutMs: 5000 });
+    const follower = startFeedFollower({
+      redis,
+      keys,
+      client,
+      logger: createLogger({ level: 'silent' }),
+      ledgerMs: 86_400_000,
+      pollMs: 50,
+    });
+    try {
+      const entry = keys.ledgerEntry(profile.organization.inn, dealId);
+      await waitFor(async () => (await redis.hget(entry, 'st')) === 'error', {
+        timeoutMs: 20_000,
+        intervalMs: 50,
+        what: `the registry's refusal of ${dealId}`,
+      });
+    } finally {
+      await follower.close();
+      await client.close();
+    }
   };
   const run = async (dealIds: string[], extra: Partial<RunOptions> = {}) => {
     const file = join(dir, `${extra.batch ?? 'b'}.csv`);
@@ -193,7 +219,7 @@ describe('the worker against every answer of the gateway', () => {
     expect(sandbox.docflows()[0]!.docflowId).toBe(rows[0]!.docflowId);
   });
 
-  it('sends a deal submitted in an earlier batch only with --resubmit, under the next resubmission number', async () => {
+  it('sends a deal submitted in an earlier batch only with --resubmit, and only once the registry refused it', async () => {
     await start();
     const first = await run([WITH_NUMBER, BY_SUGGEST], { batch: 'first' });
     const calls = sandbox.stats().suggestCalls;
@@ -205,6 +231,19 @@ describe('the worker against every answer of the gateway', () => {
     expect(again.result.load).toMatchObject({ enqueued: 0, alreadySubmitted: 2 });
     expect(sandbox.stats().suggestCalls).toBe(calls);
     expect(sandbox.stats().docflowsCreated).toBe(2);
+    // The registry did not refuse it (whatever state the feed shows: queued, sent, completed): it stands.
+    const standing = await run([WITH_NUMBER], { batch: 'standing', resubmit: true });
+    expect(standing.rows[0]).toMatchObject({ outcome: 'already_submitted', docflowId: first.rows[0]!.docflowId });
+    expect(standing.rows[0]!.errorMessage).toMatch(
+      /not sent again: --resubmit sends a deal again only once the registry refused its docflow \(state error\), and this one is /,
+    );
+    expect(sandbox.stats().docflowsCreated).toBe(2);
+  });
+
+  it('sends a deal the registry refused again with --resubmit, under the next resubmission number', async () => {
+    await start({ faultRegistry: 1, lifecycleMs: 0 });
+    const first = await run([WITH_NUMBER], { batch: 'first' });
+    await refusedByRegistry(WITH_NUMBER);
     const resent = await run([WITH_NUMBER], { batch: 'resent', resubmit: true });
     expect(resent.rows[0]!.outcome).toBe('queued');
     expect(resent.rows[0]!.docflowId).not.toBe(first.rows[0]!.docflowId);
@@ -214,7 +253,7 @@ describe('the worker against every answer of the gateway', () => {
         .docflows()
         .map((d) => d.requestId)
         .sort(),
-    ).toEqual([`${inn}:0:${WITH_NUMBER}`, `${inn}:1:${WITH_NUMBER}`, `${inn}:0:${BY_SUGGEST}`].sort());
+    ).toEqual([`${inn}:0:${WITH_NUMBER}`, `${inn}:1:${WITH_NUMBER}`]);
   });
 
   it('catches a deal submitted by another batch after the load, before its docflow', async () => {
@@ -276,10 +315,11 @@ describe('the worker against every answer of the gateway', () => {
   });
 
   it('keeps the outcomes of a batch loaded again, whatever the ledger says now', async () => {
-    await start();
+    await start({ faultRegistry: 1, lifecycleMs: 0 });
     const first = await run([WITH_NUMBER], { batch: 'A' });
     expect(first.rows[0]!.outcome).toBe('queued');
-    // Another batch sends the deal again on purpose: the ledger now points there.
+    // The registry refused it, and another batch sends the deal again on purpose: the ledger now points there.
+    await refusedByRegistry(WITH_NUMBER);
     const resent = await run([WITH_NUMBER], { batch: 'C', resubmit: true });
     expect(resent.rows[0]!.docflowId).not.toBe(first.rows[0]!.docflowId);
     // A's file run again (a second cron, an operator): A's row keeps its own docflow.
