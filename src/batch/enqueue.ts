@@ -122,13 +122,18 @@ export function enqueueInto(store: JobStore, options: ChunkOptions): Enqueuer {
       const deal = entries[i];
       // A docflow the feed found with no row to hold it: the worker's claim gives it to this row.
       if (deal?.batch === '') jobs.push(job);
-      else if (deal && deal.batch === batch && deal.row === job.row) submitted.push(ownDocflow(job.row, job.dealId, deal, deal.via, 0));
       else if (deal) {
         const property = propertyKeyOf(dealOf(job) ?? {});
         // An entry that kept no property (written before entries did) is taken as before: the same deal.
         const same = deal.property ? compareProperties(deal.property, storedProperty(property)) : 'same';
-        // Another cadastral number: another deal under this dealId, refused, --resubmit or not.
+        // Another cadastral number: another deal under this dealId, refused, --resubmit or not; also on
+        // the row that made the docflow (its batch expired, and its id was loaded again with another file).
         if (same === 'different') conflicts.push(dealIdConflict(job.row, job.dealId, deal, deal.property!, property, 0));
+        else if (deal.batch === batch && deal.row === job.row) {
+          // The row made it: its outcome again (addresses written differently: the worker's claim tells).
+          if (same === 'same') submitted.push(ownDocflow(job.row, job.dealId, deal, deal.via, 0));
+          else jobs.push(job);
+        }
         // Addresses written differently, a cadastral number on one side only: the worker finds
         // the row's cadastral number (suggest) and its claim tells, before anything is sent.
         else if (same === 'unknown' || options.resubmit) jobs.push(job);

@@ -190,9 +190,10 @@ if not e.state then
   return claim(0, nil)
 end
 if e.state == 'submitted' then
-  if own then return {'own', e.docflowId, e.outcome, e.at or '', e.via or 'answer'} end
-  -- The dealId's docflow is another property's: this row is another deal, --resubmit or not.
+  -- The dealId's docflow is another property's: this row is another deal, --resubmit or not, even
+  -- on the row that made it (its batch expired and its id was loaded again with another file).
   if other_property(e, ARGV[14]) then return conflict(e) end
+  if own then return {'own', e.docflowId, e.outcome, e.at or '', e.via or 'answer'} end
   if ARGV[6] ~= '1' or ARGV[11] == 'check' then return elsewhere(e) end
   -- --resubmit makes try n + 1 only of a deal the registry refused: a docflow that is queued, sent,
   -- waits for signatures or a payment, or completed stands (the feed shows where it is).

@@ -150,15 +150,17 @@ export function lookedUp(run: DealRun, look: Lookup): Decision | undefined {
   if (e?.state !== 'submitted' || !e.docflowId || !e.outcome) return undefined;
   const made = { docflowId: e.docflowId, outcome: e.outcome, batch: e.batch, row: e.row, at: e.at ?? '' };
   const via = e.via ?? 'answer';
+  // An entry that kept no property (written before entries did) is taken as before: the same deal.
+  const same = e.property ? compareProperties(e.property, storedProperty(run.property())) : 'same';
+  // Another property: another deal under this dealId, on the row that made the docflow too (its
+  // batch expired, and its id was loaded again with another file).
+  if (same === 'different') return conflictOutcome(run, made, e.property!);
   if ((e.batch === run.batch && e.row === run.row) || e.batch === '')
     return {
       kind: 'outcome',
       fields: ownDocflow(run.row, run.dealId, made, via, run.attempt),
       ledger: run.ledger({ requestId: e.requestId, via }),
     };
-  // An entry that kept no property (written before entries did) is taken as before: the same deal.
-  const same = e.property ? compareProperties(e.property, storedProperty(run.property())) : 'same';
-  if (same === 'different') return conflictOutcome(run, made, e.property!);
   // Not told yet (no cadastral number of the row's): suggest finds it, and the claim tells.
   if (same === 'unknown') return undefined;
   return run.resubmit

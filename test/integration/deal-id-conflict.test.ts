@@ -7,6 +7,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { runCli } from '../helpers/cli.js';
@@ -137,5 +138,32 @@ describe('a dealId repeated for another property (issue 23, point 7)', () => {
     );
     expect(sandbox.stats().suggestCalls).toBe(suggested + 1);
     expect(sandbox.stats().docflowsCreated).toBe(4);
+  });
+
+  it('refuses a batch id loaded again after its batch expired, with another file whose row has the dealId for another property', async () => {
+    // Row 1 of batch `reused` makes the deal's docflow for one flat.
+    const deal = 'EKB-REUSED-1';
+    const [first, other] = [PROFSOYUZNAYA!, VAVILOVA!].map((r) => [deal, ...r.slice(1)]);
+    await writeFile(join(dir, 'reused-a.csv'), csvText([first!]));
+    expect((await run(join(dir, 'reused-a.csv'), 'reused')).code).toBe(0);
+    const [made] = results('reused');
+    expect(made).toMatchObject({ outcome: 'queued' });
+    // The batch expired (the ledger, kept for years, remembers its row 1), and its id is given to another file.
+    const redis = new Redis(REDIS_URL);
+    try {
+      const stale = await redis.keys(`{${prefix}}:batch:reused*`);
+      if (stale.length > 0) await redis.del(...stale);
+    } finally {
+      redis.disconnect();
+    }
+    await writeFile(join(dir, 'reused-b.csv'), csvText([other!]));
+    const created = sandbox.stats().docflowsCreated;
+    expect((await run(join(dir, 'reused-b.csv'), 'reused')).code).toBe(3);
+    // Its row 1 is another flat under the same dealId: refused, never queued with the first flat's docflow.
+    expect(results('reused')).toMatchObject([{ row: '1', dealId: deal, outcome: 'invalid', errorCode: 'DEAL_ID_CONFLICT', docflowId: '' }]);
+    expect(results('reused')[0]!.errorMessage).toContain(
+      `dealId ${deal} was registered for ${PROFSOYUZNAYA![CN]} (batch reused, row 1, docflow ${made!.docflowId})`,
+    );
+    expect(sandbox.stats().docflowsCreated).toBe(created);
   });
 });
