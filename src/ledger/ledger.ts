@@ -124,10 +124,15 @@ export interface Ledger {
   /**
    * An operator's answer for a try the feed could not tell about (`realty-batch ledger
    * --resolve`): the gateway has this docflow for it (the row holding the claim gets it in
-   * place of ERR_UNCERTAIN), or it has none (the deal may be sent again). False when the
-   * deal has no try waiting for an answer.
+   * place of ERR_UNCERTAIN), or it has none (the deal may be sent again). `not-waiting` when the
+   * deal has no try waiting for an answer; `in-flight` while its try may still be answered (it
+   * began less than its time-out ago and did not end): nothing is changed then.
    */
-  resolve(bank: string, dealId: string, answer: { docflowId: string; outcome: 'queued' | 'suspended' } | 'none'): Promise<boolean>;
+  resolve(
+    bank: string,
+    dealId: string,
+    answer: { docflowId: string; outcome: 'queued' | 'suspended' } | 'none',
+  ): Promise<'resolved' | 'not-waiting' | 'in-flight'>;
 }
 
 /**
@@ -251,11 +256,13 @@ return 1`);
 
 /**
  * KEYS: entry. ARGV: docflowId ('' for none), outcome, ISO time, ledger ms, key tag. Only a
- * deal whose try is waiting for an answer (sending, or idle) can be resolved by hand.
+ * deal whose try is waiting for an answer (sending, or idle) can be resolved by hand, and not
+ * while that try may still be answered (-1). 1 when resolved, 0 when nothing waits.
  */
 const RESOLVE = luaScript(`${LEDGER_LUA}
 local e = entry_of(KEYS[1])
 if e.state ~= 'sending' and e.state ~= 'idle' then return 0 end
+if e.state == 'sending' and not e.endAt and now_ms() < tonumber(e.tryAt or '0') + tonumber(e.timeoutMs or '0') then return -1 end
 if ARGV[1] == '' then
   redis.call('HSET', KEYS[1], 'state', 'idle')
   forget_try(KEYS[1])
@@ -388,13 +395,10 @@ export function createLedger(redis: Redis, keys: Keys, options: LedgerOptions): 
     },
     async resolve(bank, dealId, answer) {
       const [docflowId, outcome] = answer === 'none' ? ['', ''] : [answer.docflowId, answer.outcome];
-      return (
-        (await RESOLVE.run(
-          redis,
-          [keys.ledgerEntry(bank, dealId)],
-          [docflowId, outcome, new Date().toISOString(), options.ledgerMs, tag],
-        )) === 1
+      const done = Number(
+        await RESOLVE.run(redis, [keys.ledgerEntry(bank, dealId)], [docflowId, outcome, new Date().toISOString(), options.ledgerMs, tag]),
       );
+      return done === 1 ? 'resolved' : done === -1 ? 'in-flight' : 'not-waiting';
     },
   };
 }

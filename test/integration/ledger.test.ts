@@ -157,6 +157,22 @@ describe('the ledger', () => {
     expect(await ledger.claim(request({ nonce: 'run-2' }))).toMatchObject({ kind: 'reconcile', resolvable: false });
   });
 
+  it("refuses an operator's answer for a try that may still be answered, and takes it once the try ended", async () => {
+    const ledger = createLedger(redis, keys, { ...options, timeoutMs: 60_000 });
+    const t = await now();
+    await feedAt(t, t);
+    expect(await ledger.claim(request())).toMatchObject({ kind: 'send' });
+    // Its call went out a moment ago, with a minute to answer.
+    expect(await ledger.resolve(BANK, 'D-1', 'none')).toBe('in-flight');
+    expect(await ledger.resolve(BANK, 'D-1', { docflowId: 'df-1', outcome: 'queued' })).toBe('in-flight');
+    expect(await entry()).toMatchObject({ state: 'sending' });
+    // The call ended without an answer: now an operator may say what the gateway has.
+    await ledger.settle(BANK, 'D-1', `${BANK}:0:D-1`, 'a', 1, 'run-1', 'uncertain');
+    expect(await ledger.resolve(BANK, 'D-1', { docflowId: 'df-1', outcome: 'queued' })).toBe('resolved');
+    expect(await entry()).toMatchObject({ state: 'submitted', docflowId: 'df-1', via: 'operator' });
+    expect(await ledger.resolve(BANK, 'D-1', 'none')).toBe('not-waiting');
+  });
+
   it('gives a row its own docflow again, another row already_submitted, and a --resubmit row the next number with the earlier docflow kept aside', async () => {
     const ledger = createLedger(redis, keys, options);
     const store = createOutcomeStore(redis, keys, { ledgerMs: LEDGER_MS });

@@ -266,21 +266,46 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     sandbox.configure({ faultLost: 0, fault5xx: 1 });
     const down = await run('down', [SPB], { reconcileTimeoutMs: 1000, attempts: 1 });
     expect([lost.rows[0]!.errorCode, down.rows[0]!.errorCode]).toEqual(['ERR_UNCERTAIN', 'ERR_UNCERTAIN']);
-    const env = { REDIS_URL, REALTY_PREFIX: prefix };
+    // The gateway answers again (the operator checks it).
+    sandbox.configure({ fault5xx: 0 });
+    const env = { REDIS_URL, REALTY_PREFIX: prefix, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: SESSION };
     const shown = await runCli(['ledger', MSK, '--profile', 'samples/bank-profile.json'], env);
     expect(shown.stdout).toMatch(/sending, requestId \d+:0:MSK-2026-004511, row 1 of batch lost/);
     expect(shown.stdout).toContain('ended without an answer');
     // The operator finds MSK's docflow at the gateway, and none for SPB.
     const [made] = sandbox.docflows();
     expect(sandbox.docflows()).toHaveLength(1);
-    expect((await runCli(['ledger', MSK, '--profile', 'samples/bank-profile.json', '--resolve', made!.docflowId], env)).code).toBe(0);
+    // A guess is checked at the gateway: a docflow it does not have, and MSK's docflow named for SPB, are refused.
+    const unknown = await runCli(
+      ['ledger', MSK, '--profile', 'samples/bank-profile.json', '--resolve', '00000000-0000-4000-8000-000000000000'],
+      env,
+    );
+    expect([unknown.code, unknown.stderr]).toEqual([
+      2,
+      'realty-batch: The gateway has no docflow 00000000-0000-4000-8000-000000000000; nothing was changed (is the id copied whole?).\n',
+    ]);
+    const another = await runCli(['ledger', SPB, '--profile', 'samples/bank-profile.json', '--resolve', made!.docflowId], env);
+    expect(another.code).toBe(2);
+    expect(another.stderr).toMatch(
+      new RegExp(
+        `^realty-batch: Docflow ${made!.docflowId} carries requestId \\d+:0:${MSK}, not \\d+:0:${SPB} of deal ${SPB}'s try waiting for an answer; nothing was changed\\.\\n$`,
+      ),
+    );
+    // The gateway's state is kept: the operator's --state, when another, is said and set aside.
+    const resolved = await runCli(
+      ['ledger', MSK, '--profile', 'samples/bank-profile.json', '--resolve', made!.docflowId, '--state', 'suspended'],
+      env,
+    );
+    expect(resolved.code).toBe(0);
+    expect(resolved.stderr).toMatch(
+      new RegExp(`the gateway has docflow ${made!.docflowId} (queued|sent|completed): kept as queued, not suspended`),
+    );
     expect((await runCli(['ledger', SPB, '--profile', 'samples/bank-profile.json', '--resolve-none'], env)).code).toBe(0);
     expect(await outcomeOf('lost', 1)).toMatchObject({ outcome: 'queued', docflowId: made!.docflowId });
     const again = await runCli(['ledger', MSK, '--profile', 'samples/bank-profile.json', '--resolve-none'], env);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('has no try waiting for an answer');
     // SPB may be sent again: retry sends it (the feed is still dark).
-    sandbox.configure({ fault5xx: 0 });
     await retryBatch({ redis, keys, batch: 'down', outcomes: ['failed'], logger: quiet });
     worker();
     await waitFor(async () => (await outcomeOf('down', 1))?.outcome === 'queued', { ...POLL, what: 'the row queued' });

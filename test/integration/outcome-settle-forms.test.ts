@@ -78,7 +78,7 @@ describe("an uncertain row's outcome settled inside Redis", () => {
   it('positional: named by an operator, its finish time to the ms and its positions kept', async () => {
     await redis.hset(keys.outcomes('b'), '3', encodeOutcome(uncertain));
     const ledger = createLedger(redis, keys, { timeoutMs: 1000, feedLagMs: 1000, ledgerMs: DAY });
-    expect(await ledger.resolve(BANK, DEAL, { docflowId: 'df-1', outcome: 'queued' })).toBe(true);
+    expect(await ledger.resolve(BANK, DEAL, { docflowId: 'df-1', outcome: 'queued' })).toBe('resolved');
     const [record] = await createOutcomeStore(redis, keys).range('b', 3, 3);
     expect(record).toMatchObject(settled);
     expect(record!.errorCode).toBeUndefined();
@@ -113,7 +113,7 @@ describe("an uncertain row's outcome settled inside Redis", () => {
   it("an earlier version's object form", async () => {
     await redis.hset(keys.outcomes('b'), '3', JSON.stringify(uncertain));
     const ledger = createLedger(redis, keys, { timeoutMs: 1000, feedLagMs: 1000, ledgerMs: DAY });
-    expect(await ledger.resolve(BANK, DEAL, { docflowId: 'df-1', outcome: 'queued' })).toBe(true);
+    expect(await ledger.resolve(BANK, DEAL, { docflowId: 'df-1', outcome: 'queued' })).toBe('resolved');
     const [record] = await createOutcomeStore(redis, keys).range('b', 3, 3);
     expect(record).toMatchObject(settled);
     expect(record!.errorCode).toBeUndefined();

@@ -2,22 +2,27 @@
  * `realty-batch ledger <dealId> --profile <bank.json>`: what the ledger holds of one deal
  * (its claim, its try waiting for an answer, its docflow), and an operator's answer for a
  * try the news feed could not tell about (ERR_UNCERTAIN), after checking the gateway:
- * `--resolve <docflowId>` (it has this docflow) or `--resolve-none` (it has none: the deal
- * may be sent again, with `realty-batch retry`).
+ * `--resolve <docflowId>` (it has this docflow: the gateway is asked that it does, and that it
+ * carries the try's requestId; its state is the gateway's) or `--resolve-none` (it has none:
+ * the deal may be sent again, with `realty-batch retry`). Neither while the try may still be
+ * answered.
  */
 import { InvalidArgumentError, type Command } from 'commander';
+import { DEFAULTS, requireGateway } from '../../config.js';
 import { UsageError } from '../../errors.js';
 import { loadProfile } from '../../input/profile.js';
+import { checkDocflowOfTry, type CheckedDocflow } from '../../ledger/check-docflow.js';
 import type { LedgerEntry } from '../../ledger/entry.js';
 import { createLedger } from '../../ledger/ledger.js';
-import type { CliContext } from '../common.js';
+import type { RedisClient } from '../../redis/connection.js';
+import type { CliContext, Env } from '../common.js';
 import { withRedis } from '../with-redis.js';
 
 export interface LedgerFlags {
   profile: string;
   json?: boolean;
   resolve?: string;
-  state: 'queued' | 'suspended';
+  state?: 'queued' | 'suspended';
   resolveNone?: boolean;
 }
 
@@ -46,6 +51,26 @@ function docflowState(value: string): LedgerFlags['state'] {
   return value;
 }
 
+/** The gateway asked about the docflow an operator names for the deal's try (check-docflow.ts). */
+async function askGateway(env: Env, redis: RedisClient, entry: LedgerEntry, docflowId: string): Promise<CheckedDocflow> {
+  const gateway = requireGateway(env.config);
+  const [{ createRealtyClient }, { openGatewaySession }] = await Promise.all([
+    import('../../realty/client.js'),
+    import('../gateway-session.js'),
+  ]);
+  const timeoutMs = DEFAULTS.timeoutMs;
+  const client = createRealtyClient({
+    baseUrl: gateway.apiUrl,
+    session: await openGatewaySession(gateway, { redis, keys: env.keys, timeoutMs, logger: env.logger }),
+    timeoutMs,
+  });
+  try {
+    return await checkDocflowOfTry(client, entry, docflowId);
+  } finally {
+    await client.close();
+  }
+}
+
 export function registerLedgerCommand(program: Command, context: CliContext): Command {
   return program
     .command('ledger')
@@ -53,8 +78,12 @@ export function registerLedgerCommand(program: Command, context: CliContext): Co
     .argument('<dealId>', "the bank's deal id")
     .requiredOption('--profile <bank.json>', 'the bank profile (the ledger is kept per bank)')
     .option('--json', 'print the entry as one JSON object')
-    .option('--resolve <docflowId>', 'the gateway has this docflow for the deal (its state with --state)')
-    .option('--state <queued|suspended>', 'the state of the docflow named by --resolve', docflowState, 'queued')
+    .option('--resolve <docflowId>', 'the gateway has this docflow for the deal (checked at the gateway: REALTY_API_URL and a session)')
+    .option(
+      '--state <queued|suspended>',
+      "the docflow's state as you saw it (the gateway's own is kept; a different one is said)",
+      docflowState,
+    )
     .option('--resolve-none', 'the gateway has no docflow for the deal: it may be sent again')
     .action(async (dealId: string, _flags: unknown, cmd: Command) => {
       const opts = cmd.opts<LedgerFlags>();
@@ -64,12 +93,28 @@ export function registerLedgerCommand(program: Command, context: CliContext): Co
       const entry = await withRedis(env, async (redis) => {
         const ledger = createLedger(redis, env.keys, { timeoutMs: 0, feedLagMs: 0, ledgerMs: env.config.ledgerMs });
         if (opts.resolve || opts.resolveNone) {
-          const done = await ledger.resolve(bank, dealId, opts.resolve ? { docflowId: opts.resolve, outcome: opts.state } : 'none');
-          const entry = await ledger.read(bank, dealId);
-          if (!done)
+          const before = await ledger.read(bank, dealId);
+          const waiting = before && (before.state === 'sending' || before.state === 'idle') ? before : undefined;
+          const checked = opts.resolve && waiting ? await askGateway(env, redis, waiting, opts.resolve) : undefined;
+          if (checked && opts.state && checked.outcome !== opts.state)
+            console.error(
+              `realty-batch: the gateway has docflow ${opts.resolve} ${checked.state}: kept as ${checked.outcome}, not ${opts.state}.`,
+            );
+          const done = await ledger.resolve(
+            bank,
+            dealId,
+            opts.resolve ? { docflowId: opts.resolve, outcome: checked?.outcome ?? 'queued' } : 'none',
+          );
+          if (done === 'in-flight')
+            throw new UsageError(
+              `A try of deal ${dealId} began ${iso(before?.tryAt) ?? '?'} and may still be answered; nothing was changed: look again once it has ended (its time-out, or the worker's log).`,
+            );
+          if (done === 'not-waiting') {
+            const entry = await ledger.read(bank, dealId);
             throw new UsageError(
               `Deal ${dealId} has no try waiting for an answer (${entry ? `it is ${entry.state}` : 'the ledger has no entry for it'}); nothing was changed.`,
             );
+          }
         }
         return ledger.read(bank, dealId);
       });
