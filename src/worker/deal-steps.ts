@@ -247,7 +247,11 @@ export function judged(run: DealRun, verdict: Exclude<ClaimVerdict, { kind: 'sen
         ledger: run.ledger({ via: verdict.via }),
       };
     case 'elsewhere':
-      return { kind: 'outcome', fields: alreadySubmitted(run.row, run.dealId, verdict.deal, run.attempt, verdict.stands), ledger: undefined };
+      return {
+        kind: 'outcome',
+        fields: alreadySubmitted(run.row, run.dealId, verdict.deal, run.attempt, verdict.stands),
+        ledger: undefined,
+      };
     case 'conflict':
       return conflictOutcome(run, verdict.deal, verdict.property);
     case 'wait': {
