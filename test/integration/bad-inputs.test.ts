@@ -87,6 +87,8 @@ describe('bad inputs end in one clear sentence or in refused rows, never a crash
     // A header Excel ended with CRLF, rows appended with LF (the five rows were read as one).
     const lines = csvText(ROWS.slice(0, 5)).trimEnd().split('\n');
     await writeFile(join(dir, 'crlf-header-lf-rows.csv'), `${lines[0]}\r\n${lines.slice(1).join('\n')}\n`);
+    // Classic Mac OS line ends, CR alone.
+    await writeFile(join(dir, 'cr-only.csv'), `${lines.join('\r')}\r`);
     // Rows wider than any spreadsheet, inside one 64 KiB chunk and across several.
     await writeFile(
       join(dir, 'wide-rows.csv'),
@@ -180,11 +182,15 @@ describe('bad inputs end in one clear sentence or in refused rows, never a crash
     ]);
   });
 
-  it('reads a CRLF header with LF rows as the rows they are', async () => {
-    const result = await load(join(dir, 'crlf-header-lf-rows.csv'), prefix, 'crlf-lf');
+  it.each([
+    ['crlf-header-lf-rows.csv', 'a CRLF header with LF rows'],
+    ['cr-only.csv', 'CR alone (classic Mac OS)'],
+  ])('reads %s, %s, as the rows it holds', async (name) => {
+    const batch = name.replace(/\W/g, '-');
+    const result = await load(join(dir, name), prefix, batch);
     expect(result.stderr).toBe('');
     expect(result.stdout).toContain('read 5, valid 5, invalid 0');
-    expect(await jobsOf('crlf-lf')).toHaveLength(5);
+    expect(await jobsOf(batch)).toHaveLength(5);
   });
 
   it('stops on a quote left open past 4 MiB with one sentence naming the line, and bounded memory', async () => {
