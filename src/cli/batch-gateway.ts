@@ -51,37 +51,27 @@ export function registerBatchFilesCommand(
       await withRedis(env, async (redis) => {
         const meta = await createBatchStore(redis, env.keys).get(batch);
         if (!meta) throw noSuchBatch(redis, env.keys, batch);
-        if (meta.total === undefined) throw new UsageError(`Batch ${batch} is still loading: its total is not known yet.`);
+        const total = meta.total;
+        if (total === undefined) throw new UsageError(`Batch ${batch} is still loading: its total is not known yet.`);
         // Loaded when run, as every command's own heavy parts (program.ts).
-        const [{ createRealtyClient }, { openGatewaySession }] = await Promise.all([
-          import('../realty/client.js'),
-          import('./gateway-session.js'),
-        ]);
-        const client = createRealtyClient({
-          baseUrl: gateway.apiUrl,
-          // A session id, or the fleet's login kept in Redis (REALTY_LOGIN ...).
-          session: await openGatewaySession(gateway, { redis, keys: env.keys, timeoutMs: opts.timeoutMs, logger: env.logger }),
-          timeoutMs: opts.timeoutMs,
-          connections: opts.concurrency,
-        });
-        try {
-          await run(
+        const { withGatewayClient } = await import('./gateway-session.js');
+        const session = { redis, keys: env.keys, timeoutMs: opts.timeoutMs, logger: env.logger, connections: opts.concurrency };
+        await withGatewayClient(gateway, session, (client) =>
+          run(
             {
               redis,
               keys: env.keys,
               client,
               batch,
-              total: meta.total,
+              total,
               dir: opts.dir,
               concurrency: opts.concurrency,
               logger: env.logger,
               retry: { signal: shutdown.signal },
             },
             env,
-          );
-        } finally {
-          await client.close();
-        }
+          ),
+        );
       });
     });
 }

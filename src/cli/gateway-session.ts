@@ -6,6 +6,7 @@
  */
 import type { Gateway } from '../config.js';
 import type { Logger } from '../logger.js';
+import { createRealtyClient, type RealtyClient } from '../realty/client.js';
 import { fixedSession, logIn, type SessionProvider } from '../realty/session.js';
 import type { RedisClient } from '../redis/connection.js';
 import { createFleetSession } from '../redis/fleet-session.js';
@@ -30,4 +31,27 @@ export async function openGatewaySession(
   });
   await session.start();
   return session;
+}
+
+/**
+ * A client of the gateway with the command's session (openGatewaySession), for the length of
+ * `use`, always closed after: what `documents`, `to-sign`, `sign`, `track` and `ledger --resolve` share.
+ */
+export async function withGatewayClient<T>(
+  gateway: Gateway,
+  options: { redis: RedisClient; keys: Keys; timeoutMs: number; logger: Logger; connections?: number },
+  use: (client: RealtyClient) => Promise<T>,
+): Promise<T> {
+  const { timeoutMs, connections } = options;
+  const client = createRealtyClient({
+    baseUrl: gateway.apiUrl,
+    session: await openGatewaySession(gateway, options),
+    timeoutMs,
+    ...(connections !== undefined && { connections }),
+  });
+  try {
+    return await use(client);
+  } finally {
+    await client.close();
+  }
 }

@@ -54,21 +54,9 @@ function docflowState(value: string): LedgerFlags['state'] {
 /** The gateway asked about the docflow an operator names for the deal's try (check-docflow.ts). */
 async function askGateway(env: Env, redis: RedisClient, entry: LedgerEntry, docflowId: string): Promise<CheckedDocflow> {
   const gateway = requireGateway(env.config);
-  const [{ createRealtyClient }, { openGatewaySession }] = await Promise.all([
-    import('../../realty/client.js'),
-    import('../gateway-session.js'),
-  ]);
-  const timeoutMs = DEFAULTS.timeoutMs;
-  const client = createRealtyClient({
-    baseUrl: gateway.apiUrl,
-    session: await openGatewaySession(gateway, { redis, keys: env.keys, timeoutMs, logger: env.logger }),
-    timeoutMs,
-  });
-  try {
-    return await checkDocflowOfTry(client, entry, docflowId);
-  } finally {
-    await client.close();
-  }
+  const { withGatewayClient } = await import('../gateway-session.js');
+  const options = { redis, keys: env.keys, timeoutMs: DEFAULTS.timeoutMs, logger: env.logger };
+  return withGatewayClient(gateway, options, (client) => checkDocflowOfTry(client, entry, docflowId));
 }
 
 export function registerLedgerCommand(program: Command, context: CliContext): Command {

@@ -43,28 +43,21 @@ export function registerTrackCommand(program: Command, context: CliContext): Com
         async (redis) => {
           await requireNoEviction(redis, env.config.redis);
           // Loaded when run, as every command's own heavy parts (program.ts).
-          const [{ createRealtyClient }, { openGatewaySession }] = await Promise.all([
-            import('../../realty/client.js'),
-            import('../gateway-session.js'),
-          ]);
-          const client = createRealtyClient({
-            baseUrl: gateway.apiUrl,
-            session: await openGatewaySession(gateway, { redis, keys: env.keys, timeoutMs: opts.timeoutMs, logger: env.logger }),
-            timeoutMs: opts.timeoutMs,
-            connections: 2,
+          const { withGatewayClient } = await import('../gateway-session.js');
+          const session = { redis, keys: env.keys, timeoutMs: opts.timeoutMs, logger: env.logger, connections: 2 };
+          await withGatewayClient(gateway, session, async (client) => {
+            const follower = startFeedFollower({
+              redis,
+              keys: env.keys,
+              client,
+              logger: env.logger,
+              ledgerMs: env.config.ledgerMs,
+              pollMs: opts.pollMs,
+            });
+            env.logger.info({ pollMs: opts.pollMs }, 'track started: following the news feed when no other process of the fleet does');
+            await aborted(shutdown.signal);
+            await follower.close();
           });
-          const follower = startFeedFollower({
-            redis,
-            keys: env.keys,
-            client,
-            logger: env.logger,
-            ledgerMs: env.config.ledgerMs,
-            pollMs: opts.pollMs,
-          });
-          env.logger.info({ pollMs: opts.pollMs }, 'track started: following the news feed when no other process of the fleet does');
-          await aborted(shutdown.signal);
-          await follower.close();
-          await client.close();
           env.logger.info('track stopped');
         },
         { failFast: false },
