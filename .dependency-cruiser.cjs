@@ -10,7 +10,8 @@ const LAYERS = [
   // How an outcome is kept in Redis: read by the ledger's scripts' callers and the stores above.
   ['src/errors.ts', 'src/logger.ts', 'src/outcomes/outcome-codec.ts'],
   ['src/files', 'src/realty'],
-  ['src/input', 'src/sandbox', 'src/redis'],
+  // src/db: the database, its schema and migrations; under the config (which reads where it is) and every store.
+  ['src/input', 'src/sandbox', 'src/redis', 'src/db'],
   ['src/config.ts', 'src/queue', 'src/ledger', 'src/metrics', 'src/privacy'],
   ['src/outcomes', 'src/feed'],
   ['src/batch'],

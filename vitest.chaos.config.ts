@@ -8,5 +8,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     fileParallelism: false,
+    // The databases of test/helpers/database.ts, as in `npm test`.
+    globalSetup: ['test/postgres-template.ts'],
   },
 });

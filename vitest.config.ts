@@ -13,7 +13,8 @@ export default defineConfig({
     // integration files spend most of their time waiting for the sandbox, a child process or
     // a timer. Three at a time keep both cores busy.
     maxWorkers: 3,
-    // Fails the run when a test left keys under a prefix it made (test/redis-keys-guard.ts).
-    globalSetup: ['test/redis-keys-guard.ts'],
+    // Fails the run when a test left keys under a prefix it made (test/redis-keys-guard.ts), or a
+    // PostgreSQL database; makes the run's PostgreSQL template once (test/postgres-template.ts).
+    globalSetup: ['test/redis-keys-guard.ts', 'test/postgres-template.ts'],
   },
 });

@@ -3,12 +3,15 @@
 // - the dependencies (npm ci when node_modules is missing);
 // - Redis answering at REDIS_URL (default 127.0.0.1:6379): started, in memory only, when
 //   redis-server is installed;
+// - PostgreSQL answering at TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres)
+//   for the database tests (test/helpers/database.ts): its cluster started when it is installed,
+//   Debian's postgresql installed with apt-get when it is not and this user may install packages;
 // - Debian's chromium at CHROMIUM_PATH (default /usr/bin/chromium) for the dashboard's
 //   browser test: installed with apt-get when this user may install packages.
 // What it cannot do, it says in one sentence naming the command to run, and exits 1
 // before any test starts.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { redisAnswers } from './redis-ping.mjs';
@@ -63,6 +66,86 @@ export function redisPlan({ url, answers, redisServer }) {
   };
 }
 
+/** Where the tests' PostgreSQL is (test/helpers/database.ts reads the same). */
+export const POSTGRES_URL = process.env.TEST_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/**
+ * What to do about PostgreSQL: nothing, start the installed cluster, install Debian's (then
+ * start it), or stop with a sentence. `versions` are the folders of /etc/postgresql. Pure, as above.
+ */
+export function postgresPlan({ url, answers, versions, root: isRoot, sudo, aptGet }) {
+  if (answers) return { kind: 'ok' };
+  const u = new URL(url);
+  if (!['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname))
+    return {
+      kind: 'stop',
+      sentence: `PostgreSQL does not answer at ${u.host} (TEST_POSTGRES_URL): start it, or unset TEST_POSTGRES_URL to use 127.0.0.1:5432.`,
+    };
+  const prefix = isRoot ? [] : sudo ? ['sudo', '-n'] : undefined;
+  const version = [...versions]
+    .filter((v) => /^\d+(\.\d+)?$/.test(v))
+    .sort((a, b) => Number(a) - Number(b))
+    .at(-1);
+  if (version) {
+    // Not systemctl: a container or a CI machine has no systemd; pg_ctlcluster starts it alone.
+    const command = ['pg_ctlcluster', '--skip-systemctl-redirect', version, 'main', 'start'];
+    if (!prefix)
+      return {
+        kind: 'stop',
+        sentence: `PostgreSQL ${version} is installed but does not answer at ${u.host}, and this user may not start it: run \`sudo ${command.join(' ')}\`, then npm test again.`,
+      };
+    return { kind: 'start', prefix, command, version };
+  }
+  if (!aptGet)
+    return {
+      kind: 'stop',
+      sentence: `PostgreSQL does not answer at ${u.host} and this machine has no apt-get: install PostgreSQL 13 or later and set TEST_POSTGRES_URL to a user that may create databases, then run npm test again.`,
+    };
+  if (!prefix)
+    return {
+      kind: 'stop',
+      sentence: `PostgreSQL does not answer at ${u.host}, is not installed, and this user may not install packages: run \`sudo apt-get install -y postgresql\`, then npm test again.`,
+    };
+  return { kind: 'install', prefix, command: ['apt-get', 'install', '-y', '-qq', 'postgresql'] };
+}
+
+/** The errors of a server not (yet) there; 57P03: it is starting up. */
+const DOWN_CODES = ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ENOENT', '57P03'];
+
+/**
+ * Whether PostgreSQL at `url` lets this user in: `ok`, `down` (nothing listens yet, or it is
+ * starting), or `refused` with the server's reason (a password, a user, a database). pg is
+ * imported here, once npm ci has run.
+ */
+export async function postgresState(url) {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return { state: 'ok' };
+  } catch (err) {
+    const code = err?.code ?? '';
+    const message = String(err?.message ?? err);
+    // No code: the connection timed out or was cut, or pg itself would not go on (a server that
+    // wants a password and none was given: not down, refused).
+    const down = DOWN_CODES.includes(code) || (code === '' && /timeout|terminated/i.test(message));
+    return down ? { state: 'down' } : { state: 'refused', reason: message };
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** The versions installed, as Debian lays them out (/etc/postgresql/<version>/<cluster>). */
+function postgresVersions() {
+  try {
+    return readdirSync('/etc/postgresql');
+  } catch {
+    return [];
+  }
+}
+
 function say(line) {
   console.log(`prepare-tests: ${line}`);
 }
@@ -94,6 +177,8 @@ async function main() {
     if (!up) stop(`redis-server started but does not answer at ${new URL(url).host}.`);
   }
 
+  await preparePostgres();
+
   const path = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
   const chromium = chromiumPlan({
     path,
@@ -114,6 +199,50 @@ async function main() {
         `apt-get installed chromium but ${path} is still missing: set CHROMIUM_PATH to the installed binary (Debian's is /usr/bin/chromium).`,
       );
   }
+}
+
+async function preparePostgres() {
+  const host = new URL(POSTGRES_URL).host;
+  const facts = {
+    url: POSTGRES_URL,
+    root: process.getuid?.() === 0,
+    sudo: has('sudo') && spawnSync('sudo', ['-n', 'true'], { stdio: 'ignore' }).status === 0,
+    aptGet: has('apt-get'),
+  };
+  let state = await postgresState(POSTGRES_URL);
+  let plan = postgresPlan({ ...facts, answers: state.state !== 'down', versions: postgresVersions() });
+  if (plan.kind === 'stop') stop(plan.sentence);
+  if (plan.kind === 'install') {
+    say(
+      `PostgreSQL does not answer at ${host} and is not installed; installing Debian's postgresql for the database tests (about a minute)...`,
+    );
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    if (!run([...plan.prefix, 'apt-get', 'update', '-qq'], env) || !run([...plan.prefix, ...plan.command], env)) {
+      stop(`installing postgresql failed (see apt-get's output above): run \`sudo apt-get install -y postgresql\`, then npm test again.`);
+    }
+    // Its package may have started it already; if not, its cluster is started below.
+    state = await postgresState(POSTGRES_URL);
+    plan = postgresPlan({ ...facts, answers: state.state !== 'down', versions: postgresVersions() });
+    if (plan.kind === 'stop' || plan.kind === 'install')
+      stop(
+        plan.sentence ??
+          `apt-get installed postgresql but /etc/postgresql has no cluster: run \`sudo pg_createcluster --start $(ls /usr/lib/postgresql) main\`, then npm test again.`,
+      );
+  }
+  if (plan.kind === 'start') {
+    say(`PostgreSQL ${plan.version} does not answer at ${host}; starting it (${plan.command.join(' ')})`);
+    if (!run([...plan.prefix, ...plan.command]))
+      stop(`${plan.command.join(' ')} failed (see its output above): if the cluster runs on another port, set TEST_POSTGRES_URL to it.`);
+  }
+  for (let i = 0; i < 150 && state.state === 'down'; i++) {
+    await new Promise((r) => setTimeout(r, 200));
+    state = await postgresState(POSTGRES_URL);
+  }
+  if (state.state === 'down') stop(`PostgreSQL was started but does not answer at ${host} after 30 s: see its log in /var/log/postgresql.`);
+  if (state.state === 'refused')
+    stop(
+      `PostgreSQL at ${host} does not let the tests in (${state.reason}): set TEST_POSTGRES_URL to a user that may create databases (postgres://user:password@127.0.0.1:5432/postgres), then npm test again.`,
+    );
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
+import { databaseTargetOf, type DatabaseTarget } from './db/location.js';
 import { ConfigError } from './errors.js';
 import type { RedisTarget } from './redis/connection.js';
 import type { Credentials } from './realty/session.js';
@@ -45,6 +46,8 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 const envSchema = z.object({
   REDIS_URL: z.string().min(1).default(DEFAULTS.redisUrl),
+  // Checked by databaseTargetOf, whose sentences name the forms it takes.
+  DATABASE_URL: z.string().optional(),
   REDIS_CLUSTER_NODES: z.string().optional(),
   REDIS_SENTINELS: z.string().optional(),
   REDIS_SENTINEL_NAME: z.string().optional(),
@@ -81,6 +84,11 @@ export interface Config {
   readonly redisUrl: string;
   /** Where Redis is: one server, a cluster or sentinels (src/queue/connection.ts). */
   readonly redis: RedisTarget;
+  /**
+   * The system of record (src/db): DATABASE_URL, or the embedded SQLite file
+   * $XDG_STATE_HOME/realty-batch/<prefix>.db (~/.local/state without it), never the working folder.
+   */
+  readonly database: DatabaseTarget;
   readonly apiUrl: string | undefined;
   readonly sessionId: string | undefined;
   /** REALTY_LOGIN, REALTY_PASSWORD and REALTY_ACCOUNT_ID, when all three are set: the fleet logs in itself. */
@@ -145,6 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return Object.freeze({
     redisUrl: e.REDIS_URL,
     redis,
+    database: Object.freeze(databaseTargetOf(e.DATABASE_URL, e.REALTY_PREFIX, env)),
     apiUrl: e.REALTY_API_URL?.replace(/\/+$/, ''),
     sessionId: e.REALTY_SESSION_ID,
     credentials,

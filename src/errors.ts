@@ -59,6 +59,14 @@ export class RedisUnavailableError extends RealtyBatchError {
   readonly code = 'ERR_REDIS_UNAVAILABLE';
 }
 
+/**
+ * The database (the system of record, src/db/) cannot be opened, reached or used: its schema is
+ * newer than this version, it belongs to another deployment, or it does not answer.
+ */
+export class DatabaseError extends RealtyBatchError {
+  readonly code = 'ERR_DATABASE';
+}
+
 // --- The load's and the webhook's errors (src/batch/load-batch.ts, enqueue.ts; src/schedule/notify.ts) ---
 
 /**

@@ -2,6 +2,7 @@
 import { join } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { LANGS, loadConfig, logLevelOf, type Config, type Lang } from '../config.js';
+import type { DatabaseTarget } from '../db/location.js';
 import { RealtyBatchError } from '../errors.js';
 import { createLogger, type Logger } from '../logger.js';
 import { connectRedis, isRedisOutage, type ConnectOptions, type RedisClient, type RedisTarget } from '../redis/connection.js';
@@ -49,6 +50,8 @@ export interface Env {
   keys: Keys;
   /** connectRedis unless a test gives another (src/cli/with-redis.ts uses it). */
   connect: (target: RedisTarget, options: ConnectOptions) => Promise<RedisClient>;
+  /** The database a test gives in place of config.database (src/cli/with-database.ts uses it). */
+  database?: DatabaseTarget;
 }
 
 /**

@@ -14,6 +14,7 @@ import { UsageError } from '../errors.js';
 import { packageVersion } from '../files/package-root.js';
 import { environment, reportError, type CliContext, type Env } from './common.js';
 import { registerDashboardCommand } from './commands/dashboard.js';
+import { registerDbCommand } from './commands/db.js';
 import { registerLedgerCommand } from './commands/ledger.js';
 import { registerLoadCommand } from './commands/load.js';
 import { registerDocumentsCommand } from './commands/documents.js';
@@ -68,6 +69,7 @@ export function buildProgram(context: CliContext, output?: OutputConfiguration):
   registerLedgerCommand(program, context);
   registerScheduleCommand(program, context);
   registerDashboardCommand(program, context);
+  registerDbCommand(program, context);
   registerSandboxCommand(program);
   return program;
 }

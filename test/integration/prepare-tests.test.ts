@@ -1,6 +1,7 @@
 /**
  * `npm test`'s first step (scripts/prepare-tests.mjs): it installs Debian's chromium and
- * starts Redis when they are missing, or stops before any test with one sentence. CI
+ * PostgreSQL and starts Redis and PostgreSQL when they are missing, or stops before any test
+ * with one sentence. CI
  * cannot show it on a machine without chromium, so these runs put a fake apt-get (and a
  * fake sudo) first on the PATH and point CHROMIUM_PATH at a file that does not exist yet.
  */
@@ -11,7 +12,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain ES module of the scripts folder, with no type declarations.
-import { chromiumPlan, redisPlan } from '../../scripts/prepare-tests.mjs';
+import { chromiumPlan, postgresPlan, redisPlan } from '../../scripts/prepare-tests.mjs';
 import { ROOT } from '../helpers/cli.js';
 import { freePort } from '../helpers/ports.js';
 
@@ -25,6 +26,14 @@ interface Plan {
 }
 const planChromium = chromiumPlan as (facts: { path: string; exists: boolean; root: boolean; sudo: boolean; aptGet: boolean }) => Plan;
 const planRedis = redisPlan as (facts: { url: string; answers: boolean; redisServer: boolean }) => Plan;
+const planPostgres = postgresPlan as (facts: {
+  url: string;
+  answers: boolean;
+  versions: string[];
+  root: boolean;
+  sudo: boolean;
+  aptGet: boolean;
+}) => Plan;
 
 describe('what npm test does about chromium', () => {
   let dir: string;
@@ -135,5 +144,56 @@ describe('what npm test does about Redis', () => {
       /redis-server is not installed: run `sudo apt-get install -y redis-server`/,
     );
     expect(planRedis({ url: 'redis://127.0.0.1:6379', answers: true, redisServer: false }).kind).toBe('ok');
+  });
+});
+
+describe('what npm test does about PostgreSQL', () => {
+  const LOCAL = 'postgres://postgres@127.0.0.1:5432/postgres';
+  const facts = { url: LOCAL, answers: false, versions: ['15'], root: true, sudo: false, aptGet: true };
+
+  it('leaves a server that answers alone, and starts the newest installed cluster without systemd when it does not', () => {
+    expect(planPostgres({ ...facts, answers: true }).kind).toBe('ok');
+    expect(planPostgres({ ...facts, versions: ['13', '15', 'README'] })).toEqual({
+      kind: 'start',
+      prefix: [],
+      command: ['pg_ctlcluster', '--skip-systemctl-redirect', '15', 'main', 'start'],
+      version: '15',
+    });
+    expect(planPostgres({ ...facts, root: false, sudo: true })).toMatchObject({ kind: 'start', prefix: ['sudo', '-n'] });
+    expect(planPostgres({ ...facts, root: false, sudo: false }).sentence).toBe(
+      'PostgreSQL 15 is installed but does not answer at 127.0.0.1:5432, and this user may not start it: run `sudo pg_ctlcluster --skip-systemctl-redirect 15 main start`, then npm test again.',
+    );
+  });
+
+  it("installs Debian's postgresql when none is, as root or through sudo -n, and otherwise names the command", () => {
+    const none = { ...facts, versions: [] };
+    expect(planPostgres(none)).toEqual({ kind: 'install', prefix: [], command: ['apt-get', 'install', '-y', '-qq', 'postgresql'] });
+    expect(planPostgres({ ...none, root: false, sudo: true })).toMatchObject({ kind: 'install', prefix: ['sudo', '-n'] });
+    expect(planPostgres({ ...none, root: false, sudo: false }).sentence).toBe(
+      'PostgreSQL does not answer at 127.0.0.1:5432, is not installed, and this user may not install packages: run `sudo apt-get install -y postgresql`, then npm test again.',
+    );
+    expect(planPostgres({ ...none, aptGet: false }).sentence).toMatch(
+      /no apt-get: install PostgreSQL 13 or later and set TEST_POSTGRES_URL/,
+    );
+  });
+
+  it('names TEST_POSTGRES_URL when the server it names is elsewhere and does not answer', () => {
+    expect(planPostgres({ ...facts, url: 'postgres://ci@10.0.0.7:5433/postgres' }).sentence).toBe(
+      'PostgreSQL does not answer at 10.0.0.7:5433 (TEST_POSTGRES_URL): start it, or unset TEST_POSTGRES_URL to use 127.0.0.1:5432.',
+    );
+  });
+
+  it('stops before any test with one sentence when the server answers but does not let the tests in', () => {
+    const url = new URL(process.env.TEST_POSTGRES_URL || LOCAL);
+    url.pathname = '/realty_no_such_database';
+    const r = spawnSync(process.execPath, [SCRIPT], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, TEST_POSTGRES_URL: url.toString(), CHROMIUM_PATH: process.execPath },
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      `prepare-tests: PostgreSQL at ${url.host} does not let the tests in (database "realty_no_such_database" does not exist): set TEST_POSTGRES_URL to a user that may create databases (postgres://user:password@127.0.0.1:5432/postgres), then npm test again.`,
+    ]);
   });
 });

@@ -86,9 +86,11 @@ describe('the command line, parsed in-process', () => {
       'ledger',
       'schedule',
       'dashboard',
+      'db',
       'sandbox',
     ]);
     expect(program.commands.find((c) => c.name() === 'schedule')!.commands.map((c) => c.name())).toEqual(['add', 'list', 'remove']);
+    expect(program.commands.find((c) => c.name() === 'db')!.commands.map((c) => c.name())).toEqual(['status', 'migrate', 'backup']);
   });
 
   it('prints the usage on --help and exits 0, without reading the environment', async () => {
@@ -111,6 +113,7 @@ describe('the command line, parsed in-process', () => {
       'ledger',
       'schedule',
       'dashboard',
+      'db',
       'sandbox',
     ])
       expect(help.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));

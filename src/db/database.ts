@@ -1,0 +1,162 @@
+/**
+ * One open database: the query layer (Kysely) over SQLite (better-sqlite3) or PostgreSQL (pg),
+ * with the one way this project runs a transaction on each. Every decision that must be atomic
+ * (a claim, an outcome, a feed page) is a function run inside `transaction`.
+ *
+ * SQLite: WAL, `synchronous=FULL` (a commit is on disk before the creation call goes out), a
+ * busy timeout, one connection per process, and `BEGIN IMMEDIATE` (a deferred BEGIN takes its
+ * write lock only at the first write, and that upgrade fails at once when another process
+ * writes: SQLITE_BUSY without waiting). PostgreSQL: READ COMMITTED, rows locked with
+ * `SELECT … FOR UPDATE` in key order by the callers, retried on a serialization failure or a
+ * deadlock.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
+import pg from 'pg';
+import { DatabaseError } from '../errors.js';
+import { backupSqlite } from './backup.js';
+import { describeTarget, type DatabaseTarget } from './location.js';
+import type { Schema } from './schema.js';
+
+export type Engine = DatabaseTarget['engine'];
+export type Db = Kysely<Schema>;
+export type Trx = Transaction<Schema> | Kysely<Schema>;
+
+export interface Database {
+  readonly engine: Engine;
+  readonly kysely: Db;
+  /** Where it is, for people: the file, or the server's URL without its password. */
+  readonly where: string;
+  /** Runs `fn` in one transaction (see the file's comment); retried whole on a transient conflict. */
+  transaction<T>(fn: (trx: Trx) => Promise<T>): Promise<T>;
+  /** Milliseconds of the database's clock (SQLite's is this host's: the file is here). */
+  now(trx?: Trx): Promise<number>;
+  /**
+   * SQLite only: a consistent copy of the live database written whole to `file` (src/db/backup.ts).
+   * PostgreSQL has none: pg_dump is the tool there.
+   */
+  backup?(file: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** How long a SQLite writer waits for another process's write lock before it fails (ms). */
+export const SQLITE_BUSY_MS = 15_000;
+/** How many times a PostgreSQL transaction is tried on serialization failures and deadlocks. */
+const PG_TRIES = 8;
+/** PostgreSQL's int8 (OID 20) as a number: every bigint here is milliseconds or a count. */
+const INT8 = 20;
+
+export function openDatabase(target: DatabaseTarget, options: { poolSize?: number } = {}): Database {
+  return target.engine === 'sqlite' ? openSqlite(target.path) : openPostgres(target.url, options.poolSize ?? 4);
+}
+
+function openSqlite(path: string): Database {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  let raw: BetterSqlite3.Database;
+  try {
+    raw = new BetterSqlite3(path, { timeout: SQLITE_BUSY_MS });
+    raw.pragma('journal_mode = WAL');
+    raw.pragma('synchronous = FULL');
+    raw.pragma('foreign_keys = ON');
+  } catch (err) {
+    throw new DatabaseError(`The database ${path} cannot be opened: ${(err as Error).message}.`, { cause: err });
+  }
+  const kysely = new Kysely<Schema>({ dialect: new SqliteDialect({ database: raw }) });
+  return {
+    engine: 'sqlite',
+    kysely,
+    where: `sqlite:${path}`,
+    async transaction(fn) {
+      // One connection: Kysely's SQLite driver hands it to one caller at a time.
+      return kysely.connection().execute(async (conn) => {
+        await sql`begin immediate`.execute(conn);
+        try {
+          const result = await fn(conn);
+          await sql`commit`.execute(conn);
+          return result;
+        } catch (err) {
+          if (raw.inTransaction) await sql`rollback`.execute(conn);
+          throw err;
+        }
+      });
+    },
+    now: () => Promise.resolve(Date.now()),
+    backup: (file) => backupSqlite(raw, path, file),
+    async close() {
+      await kysely.destroy();
+    },
+  };
+}
+
+function openPostgres(url: string, poolSize: number): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    // A server that does not answer: the query fails (an outage, src/worker/deal-failure.ts) instead of waiting for ever.
+    connectionTimeoutMillis: 10_000,
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === INT8 ? Number : (pg.types.getTypeParser(oid, format ?? 'text') as unknown)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle client whose server went away: the pool drops it; the next query reconnects.
+  pool.on('error', () => {});
+  const kysely = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+  const where = describeTarget({ engine: 'postgres', url });
+  return {
+    engine: 'postgres',
+    kysely,
+    where,
+    async transaction(fn) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await kysely.transaction().execute(fn);
+        } catch (err) {
+          if (attempt >= PG_TRIES || !isTransientConflict(err)) throw err;
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
+        }
+      }
+    },
+    async now(trx) {
+      const { rows } = await sql<{ now: number }>`select (extract(epoch from clock_timestamp()) * 1000)::int8 as now`.execute(
+        trx ?? kysely,
+      );
+      return rows[0]!.now;
+    },
+    async close() {
+      await kysely.destroy();
+    },
+  };
+}
+
+/** PostgreSQL's serialization failure and deadlock: the transaction may simply be run again. */
+export function isTransientConflict(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return code === '40001' || code === '40P01';
+}
+
+/** An error of the database's connection rather than of a query: the database is away, not wrong. */
+export function isDatabaseOutage(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  // pg's own: the pool's connection timeout, and a connection the server closed.
+  if (err instanceof Error && /timeout exceeded when trying to connect|Connection terminated/.test(err.message)) return true;
+  if (typeof code !== 'string') return false;
+  return (
+    [
+      'ECONNREFUSED',
+      'ECONNRESET',
+      'ETIMEDOUT',
+      'EPIPE',
+      'ENOTFOUND',
+      'EHOSTUNREACH',
+      'SQLITE_BUSY',
+      'SQLITE_IOERR',
+      'SQLITE_FULL',
+    ].includes(code) ||
+    code.startsWith('08') ||
+    code === '57P01' ||
+    code === '57P03'
+  );
+}

@@ -1,0 +1,13 @@
+/**
+ * The schema's history: numbered, additive migrations, one list for both engines. A new one is
+ * a new file and one line here; an applied one is never edited.
+ */
+import type { Migration } from './migration.js';
+import { systemOfRecord } from './0001-system-of-record.js';
+
+export type { Migration } from './migration.js';
+
+export const MIGRATIONS: readonly Migration[] = [systemOfRecord];
+
+/** The schema version this build knows: a database newer than it is refused. */
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

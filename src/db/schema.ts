@@ -1,0 +1,153 @@
+/**
+ * The database's tables as the query layer sees them (src/db/migrations make them). One
+ * schema for both engines: times the ledger compares are whole milliseconds of the
+ * database's clock (`bigint`), dates shown to people are ISO 8601 text, booleans are
+ * never stored (SQLite has none). No column holds personal data: ids, states, codes,
+ * digests and masked messages only.
+ */
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/** A bigint column: PostgreSQL's int8 comes back as a number (src/db/database.ts parses it), SQLite's integer too. */
+type Millis = ColumnType<number, number, number>;
+
+/**
+ * One deal of one bank and one docflow type: its claim, its tries and the docflow it reached.
+ * The truth "never twice" rests on (src/ledger/ledger.ts).
+ */
+export interface LedgerTable {
+  /** The bank: its profile's encumbrancer INN. */
+  bank: string;
+  /** The docflow type, e.g. `encumbrance_request` (DocflowType; its short code names it in requestIds: src/ledger/entry.ts). */
+  type: string;
+  deal_id: string;
+  /** The resubmission number of the current (or last) try. */
+  n: number;
+  /** idle | sending | submitted (LedgerState). */
+  state: string;
+  /** The row that holds the claim, or made the docflow ('' and 0: the feed found it with no row). */
+  batch: string;
+  row: number;
+  /** The holder row's BullMQ job key: whether it still runs decides between waiting and taking over. */
+  job: string | null;
+  /** A try whose answer is not known: when it began and ended (database clock), its timeout and feed lag allowance, the run that claimed. */
+  try_at: Millis | null;
+  end_at: Millis | null;
+  timeout_ms: number | null;
+  lag_ms: number | null;
+  nonce: string | null;
+  docflow_id: string | null;
+  /** queued | suspended: the gateway's answer when the docflow was made. */
+  outcome: string | null;
+  /** When the docflow was known (ISO 8601). */
+  at: string | null;
+  /** answer | feed | operator. */
+  via: string | null;
+  /** The property the deal was claimed for: its cadastral number, its canonical address's digest. */
+  cn: string | null;
+  addr: string | null;
+  /** The deal's persons' name filter (src/privacy/name-filter.ts: short hashes, nothing readable). */
+  pf: string | null;
+  /** The docflow a resubmission would replace (JSON), kept until the new one exists. */
+  prev: string | null;
+  /** Last change, database clock: what `--ledger-days` prunes by. */
+  updated_at: Millis;
+}
+
+/** Where one docflow of ours stands at the registry, as the news feed last showed it. */
+export interface DocflowTable {
+  docflow_id: string;
+  bank: string;
+  type: string;
+  deal_id: string;
+  n: number;
+  request_id: string;
+  /** The registry's state and the feed item's date. */
+  st: string | null;
+  sat: string | null;
+  /** Its requirement (signatures, payment), and since when the requirement stands. */
+  req: string | null;
+  req_at: string | null;
+  uin: string | null;
+  amt: string | null;
+  /** The payer, masked; the registry's error, masked. */
+  payer: string | null;
+  rerr: string | null;
+  /** Result files (JSON). */
+  files: string | null;
+  updated_at: Millis;
+}
+
+/** Every state a docflow was seen in, once each (its natural key). */
+export interface DocflowHistoryTable {
+  docflow_id: string;
+  st: string;
+  sat: string;
+  /** When the follower saw it, database clock. */
+  seen_at: Millis;
+}
+
+/**
+ * The news feed follower's one row: the cursor it reads after (a page is stored only by a
+ * compare-and-set on it: a follower that lost its turn can never move it back), since when it
+ * follows, up to when every docflow made is known to the ledger, counters.
+ */
+export interface FeedTable {
+  id: number;
+  cursor: string;
+  since: Millis;
+  covered_at: Millis;
+  /** The largest page the feed ever gave (items): a page this large may have been cut short. */
+  page_max: number;
+  items: Millis;
+  resolved: Millis;
+  unknown: Millis;
+  conflicts: Millis;
+  /** Items that moved a docflow of ours. */
+  followed: Millis;
+}
+
+/** The deployment this database belongs to: bound at its first start to a gateway and an account. */
+export interface DeploymentTable {
+  id: number;
+  /** This database's id: every job carries it, and a worker on another database refuses the job. */
+  database_id: string;
+  prefix: string;
+  gateway_url: string;
+  account: string;
+  created_at: string;
+}
+
+/** Who did what, when: retries, resolves, cancels, pauses, schedule changes, dashboard actions. */
+export interface OperatorActionTable {
+  id: Generated<number>;
+  at: string;
+  /** The dashboard's login, `--operator`, or the OS user. */
+  who: string;
+  action: string;
+  batch: string | null;
+  deal_id: string | null;
+  /** What was asked and what came of it, without personal data. */
+  detail: string;
+}
+
+/** The migrations applied, one row each (src/db/migrate.ts). */
+export interface SchemaMigrationTable {
+  version: number;
+  name: string;
+  applied_at: string;
+}
+
+export interface Schema {
+  ledger: LedgerTable;
+  docflows: DocflowTable;
+  docflow_history: DocflowHistoryTable;
+  feed: FeedTable;
+  deployment: DeploymentTable;
+  operator_actions: OperatorActionTable;
+  schema_migrations: SchemaMigrationTable;
+}
+
+export type LedgerRow = Selectable<LedgerTable>;
+export type NewLedgerRow = Insertable<LedgerTable>;
+export type LedgerUpdate = Updateable<LedgerTable>;
+export type DocflowRow = Selectable<DocflowTable>;
