@@ -1,6 +1,7 @@
-/** What the figures share: Redis, the bank profile, a quiet logger, the generated inputs. */
+/** What the figures share: Redis, the database, the bank profile, a quiet logger, the generated inputs. */
 import type { BankProfile } from '../src/input/profile.js';
 import type { Logger } from '../src/logger.js';
+import type { BenchDatabase } from './database.js';
 import type { BenchRedis } from './redis.js';
 
 export interface InputFile {
@@ -11,6 +12,8 @@ export interface InputFile {
 
 export interface BenchContext {
   redis: BenchRedis;
+  /** The system of record (SQLite under /dev/shm): emptied with Redis after each run (bench/database.ts). */
+  database: BenchDatabase;
   profile: BankProfile;
   profileFile: string;
   logger: Logger;

@@ -1,7 +1,7 @@
 /**
- * Deals sent through the project's own worker, their Redis state kept for the figure that
- * needs it (the feed and reconciliation figures read what the worker left: ledger,
- * outcomes, the feed's cursor). The worker figures (workers.ts) have their own runs.
+ * Deals sent through the project's own worker, their state kept for the figure that needs
+ * it (the feed and reconciliation figures read what the worker left: the ledger and the
+ * feed's cursor in the database, the outcomes in Redis). The worker figures (workers.ts) have their own runs.
  */
 import { join } from 'node:path';
 import { loadBatch } from '../src/batch/load-batch.js';
@@ -25,6 +25,7 @@ export async function loadDeals(ctx: BenchContext, redis: RedisClient, keys: Key
     profile: ctx.profile,
     redis,
     keys,
+    db: ctx.database.db,
     logger: ctx.logger,
     rejects: join(ctx.dir, `${tag}.rejects`),
   });
@@ -43,6 +44,7 @@ export function startWorker(
     processor: createDealProcessor,
     connection: redis,
     keys,
+    db: ctx.database.db,
     apiUrl: sandbox.url,
     sessionId: sandbox.sessionId,
     concurrency: 100,

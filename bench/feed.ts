@@ -7,16 +7,18 @@
  * completed) and the ledger knows every docflow, as after a night's answers. The cursor is
  * taken before the first deal, as every worker does. Then each run starts from that cursor
  * with nothing followed yet: startFeedFollower, as `track` and every worker run it, reads the
- * backlog page by page (the gateway's page, 100 items) and stores each (each docflow's state
- * in its deal's ledger entry, the gauge, the cursor), until the feed hash counts every item; the bare
+ * backlog page by page (the gateway's page, 100 items) and stores each (one transaction in the
+ * database: each docflow's state and its history, the cursor, the counters), until the feed's
+ * row counts every item; the bare
  * loop reads the same pages and parses them, nothing stored. Paired runs, the bare one
  * right after the project's.
  */
 import { Agent, request } from 'undici';
-import { ensureFeed } from '../src/feed/feed-store.js';
+import type { Database } from '../src/db/database.js';
+import type { FeedTable } from '../src/db/schema.js';
+import type { Selectable } from 'kysely';
+import { ensureFeed, readFeedState } from '../src/feed/feed-store.js';
 import { DEFAULT_STORES_AHEAD, startFeedFollower } from '../src/feed/follower.js';
-import { ENTRY_STATE_FIELDS } from '../src/ledger/lua.js';
-import { DEFAULT_LEDGER_MS } from '../src/outcomes/store.js';
 import type { RedisClient } from '../src/redis/connection.js';
 import { createKeys, type Keys } from '../src/redis/keys.js';
 import { createRealtyClient, type RealtyClient } from '../src/realty/client.js';
@@ -34,13 +36,13 @@ const PREFIX = 'bench-feed';
 
 interface FollowerRun {
   itemsPerSecond: number;
-  /** Of the run's time, the share spent in `client.news` (the read and its checks); the rest is Redis. */
+  /** Of the run's time, the share spent in `client.news` (the read and its checks); the rest is storing (the database). */
   readShare: number;
 }
 
 /** Stores the whole backlog with the project's follower from the start cursor. */
-async function followerRun(ctx: BenchContext, redis: RedisClient, keys: Keys, client: RealtyClient, items: number): Promise<FollowerRun> {
-  // The follower gets a connection of its own, as in a worker; the bench watches on another.
+async function followerRun(ctx: BenchContext, keys: Keys, client: RealtyClient, items: number): Promise<FollowerRun> {
+  // The follower gets a Redis connection of its own (its lock), as in a worker.
   const connection = await ctx.redis.connect();
   let readMs = 0;
   const timed: RealtyClient = {
@@ -56,11 +58,12 @@ async function followerRun(ctx: BenchContext, redis: RedisClient, keys: Keys, cl
   };
   collectGarbage();
   const started = performance.now();
-  const follower = startFeedFollower({ redis: connection, keys, client: timed, logger: ctx.logger, ledgerMs: DEFAULT_LEDGER_MS });
+  const db = ctx.database.db;
+  const follower = startFeedFollower({ redis: connection, keys, db, client: timed, logger: ctx.logger });
   try {
-    // The feed hash's `items` counter moves in the same script that stores a page.
+    // The feed row's `items` counter moves in the same transaction that stores a page.
     const until = started + 120_000;
-    while (Number(await redis.hget(keys.feed, 'items')) < items) {
+    while ((await readFeedState(db)).items < items) {
       if (performance.now() > until) throw new Error(`feed: the follower stored fewer than ${items} items in 120 s`);
       await new Promise((r) => setTimeout(r, 5));
     }
@@ -120,7 +123,9 @@ function bareRun(sandbox: SandboxProcess, start: string, items: number): Promise
  * loop's reads, and each page stored by one small script (the cursor checked and moved, each
  * item's docflow state written), the stores not awaited before the next read, at most
  * STORES_AHEAD in flight, as the follower does. Nothing else of the follower: no ledger entry
- * read, no state order kept, no gauge, no lock. Items/s.
+ * read, no state order kept, no gauge, no lock. The script is Redis's, as when the feed's state
+ * was kept there: the follower now stores each page in a database transaction, which this floor
+ * does not pay (a floor lower than the follower's own store, not its cost). Items/s.
  */
 async function floorRun(ctx: BenchContext, sandbox: SandboxProcess, start: string, items: number): Promise<number> {
   const store = (await ctx.redis.connect()) as FloorStore;
@@ -163,25 +168,17 @@ type FloorStore = RedisClient & {
 };
 
 /**
- * Puts the feed back as it was before the first run: the saved hash, no docflow followed
- * (no state in any ledger entry, no docflow hash of its own).
+ * Puts the feed back as it was before the first run: the saved row (cursor, counters), no
+ * docflow followed (no docflow's state, no history), no follower's lock. The ledger keeps
+ * every docflow the worker made, as after a night's answers.
  */
-async function resetFeed(redis: RedisClient, keys: Keys, saved: Record<string, string>): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, found] = (await redis.scan(cursor, 'MATCH', keys.docflow('*'), 'COUNT', 5000)) as [string, string[]];
-    cursor = next;
-    if (found.length > 0) await redis.unlink(...found);
-  } while (cursor !== '0');
-  do {
-    const [next, found] = (await redis.scan(cursor, 'MATCH', keys.ledgerEntry('*', '*'), 'COUNT', 5000)) as [string, string[]];
-    cursor = next;
-    const pipeline = redis.pipeline();
-    for (const key of found) pipeline.hdel(key, ...ENTRY_STATE_FIELDS);
-    if (found.length > 0) await pipeline.exec();
-  } while (cursor !== '0');
-  await redis.unlink(keys.feed, keys.docflowStates, keys.feedLock);
-  await redis.hset(keys.feed, saved);
+async function resetFeed(redis: RedisClient, keys: Keys, db: Database, saved: Selectable<FeedTable>): Promise<void> {
+  await db.transaction(async (trx) => {
+    await trx.deleteFrom('docflow_history').execute();
+    await trx.deleteFrom('docflows').execute();
+    await trx.updateTable('feed').set(saved).where('id', '=', 1).execute();
+  });
+  await redis.unlink(keys.feedLock);
 }
 
 export async function feedFigure(ctx: BenchContext): Promise<Figure[]> {
@@ -195,8 +192,9 @@ export async function feedFigure(ctx: BenchContext): Promise<Figure[]> {
   const floor: number[] = [];
   try {
     await sandbox.configure({ lifecycleMs: LIFECYCLE_MS });
-    await ensureFeed(redis, keys, client);
-    const saved = await redis.hgetall(keys.feed);
+    const db = ctx.database.db;
+    await ensureFeed(db, client);
+    const saved = await db.kysely.selectFrom('feed').selectAll().where('id', '=', 1).executeTakeFirstOrThrow();
     await loadDeals(ctx, redis, keys, deals, 'FD');
     const worker = startWorker(ctx, sandbox, redis, keys, { track: false });
     await untilOutcomes(redis, keys, deals, 300_000);
@@ -204,24 +202,24 @@ export async function feedFigure(ctx: BenchContext): Promise<Figure[]> {
     await new Promise((r) => setTimeout(r, 3 * LIFECYCLE_MS));
     // An untimed read of each side: it publishes every item (the sandbox steps its docflows
     // when the feed is read), counts them, and warms both paths.
-    const items = await countItems(sandbox, saved.cursor!);
+    const items = await countItems(sandbox, saved.cursor);
     const states = (await sandbox.stats()).docflowStates;
-    await bareRun(sandbox, saved.cursor!, items);
-    await followerRun(ctx, redis, keys, client, items);
-    await floorRun(ctx, sandbox, saved.cursor!, items);
+    await bareRun(sandbox, saved.cursor, items);
+    await followerRun(ctx, keys, client, items);
+    await floorRun(ctx, sandbox, saved.cursor, items);
     progress(
       `feed: ${deals.toLocaleString('en-US')} docflows (${JSON.stringify(states)}) gave ${items.toLocaleString('en-US')} items; warm-up read each side (and the floor's), not counted`,
     );
     for (let run = 1; run <= ctx.runs; run++) {
-      await resetFeed(redis, keys, saved);
-      project.push(await followerRun(ctx, redis, keys, client, items));
-      baseline.push(await bareRun(sandbox, saved.cursor!, items));
-      floor.push(await floorRun(ctx, sandbox, saved.cursor!, items));
+      await resetFeed(redis, keys, db, saved);
+      project.push(await followerRun(ctx, keys, client, items));
+      baseline.push(await bareRun(sandbox, saved.cursor, items));
+      floor.push(await floorRun(ctx, sandbox, saved.cursor, items));
       progress(
         `feed run ${run}/${ctx.runs}: follower ${Math.round(project.at(-1)!.itemsPerSecond).toLocaleString('en-US')} items/s (${Math.round(100 * project.at(-1)!.readShare)} % of it reading pages); bare undici + JSON.parse ${Math.round(baseline.at(-1)!).toLocaleString('en-US')} items/s; the floor ${Math.round(floor.at(-1)!).toLocaleString('en-US')} items/s`,
       );
     }
-    const followed = Number(await redis.hget(keys.feed, 'followed'));
+    const { followed } = await readFeedState(db);
     if (followed !== items) throw new Error(`feed: ${followed} of ${items} items followed a docflow of ours`);
     const figure = ratioFigure(
       'feed-items-ratio',
@@ -229,7 +227,7 @@ export async function feedFigure(ctx: BenchContext): Promise<Figure[]> {
       baseline,
       'items/s',
       0.8,
-      `${items} items (${deals} docflows × queued, sent, completed) read from one cursor, 100 a page: startFeedFollower storing every page (docflow states, gauge, cursor) against undici request + JSON.parse of the same pages; sandbox in its own process at 0 ms; the floor of following (the same reads, each page stored by a minimal script) in details (floorOverBaseline)`,
+      `${items} items (${deals} docflows × queued, sent, completed) read from one cursor, 100 a page: startFeedFollower storing every page (one SQLite transaction: docflow states and history, cursor, counters) against undici request + JSON.parse of the same pages; sandbox in its own process at 0 ms; the floor of following (the same reads, each page stored by a minimal script) in details (floorOverBaseline)`,
     );
     return [
       {
@@ -239,7 +237,7 @@ export async function feedFigure(ctx: BenchContext): Promise<Figure[]> {
           docflows: deals,
           pageSize: 100,
           lifecycleMs: LIFECYCLE_MS,
-          // Of each follower run's time, the share spent reading pages (client.news); the rest is Redis.
+          // Of each follower run's time, the share spent reading pages (client.news); the rest is the database's.
           readShare: project.map((r) => round(r.readShare)),
           // The bare loop plus a minimal store of each page (floorRun): what following must cost at least.
           floorItemsPerSecond: floor.map((r) => round(r)),
@@ -251,6 +249,7 @@ export async function feedFigure(ctx: BenchContext): Promise<Figure[]> {
     await client.close();
     await redis.quit();
     await ctx.redis.clear(PREFIX);
+    await ctx.database.clear();
     await sandbox.stop();
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Figure 6: peak RSS of `realty-batch load` on a 1,000,000-row CSV, measured by
  * GNU time (`%M`, the maximum resident set in KiB) around the real command, into
- * the bench's Redis. The input is written under os.tmpdir() and removed after.
+ * the bench's Redis and database (DATABASE_URL). The input is written under os.tmpdir() and removed after.
  * One run only: a real load of a million rows takes minutes on two cores, and
  * three would break the bench's ten-minute budget.
  */
@@ -44,7 +44,7 @@ export async function load1mFigure(ctx: BenchContext): Promise<Figure[]> {
   );
   try {
     const started = performance.now();
-    const env = { ...process.env, REDIS_URL: ctx.redis.url, REALTY_PREFIX: PREFIX, LOG_LEVEL: 'warn' };
+    const env = { ...process.env, REDIS_URL: ctx.redis.url, DATABASE_URL: ctx.database.url, REALTY_PREFIX: PREFIX, LOG_LEVEL: 'warn' };
     const run = await timed([MAIN, 'load', file, '--profile', ctx.profileFile, '--batch', 'bench-1m', '--json'], env);
     const seconds = (performance.now() - started) / 1000;
     const kib = Number(/peak-rss-kib (\d+)/.exec(run.stderr)?.[1]);
@@ -67,5 +67,6 @@ export async function load1mFigure(ctx: BenchContext): Promise<Figure[]> {
   } finally {
     await rm(file, { force: true });
     await ctx.redis.clear(PREFIX);
+    await ctx.database.clear();
   }
 }

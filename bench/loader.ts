@@ -49,6 +49,7 @@ async function projectLoad(ctx: BenchContext, file: string, rows: number, tag: s
       profile: ctx.profile,
       redis,
       keys: createKeys(prefix),
+      db: ctx.database.db,
       logger: ctx.logger,
       rejects: join(ctx.dir, `${tag}.rejects`),
     });
@@ -60,6 +61,7 @@ async function projectLoad(ctx: BenchContext, file: string, rows: number, tag: s
   } finally {
     await redis.quit();
     await ctx.redis.clear(prefix);
+    await ctx.database.clear();
   }
 }
 
@@ -217,6 +219,7 @@ async function projectEnqueue(ctx: BenchContext, payloads: DealJobData[], tag: s
       redis,
       keys,
       queue,
+      db: ctx.database.db,
       batch: 'bench',
       bank: '7701234567',
       fresh: true,
@@ -231,6 +234,7 @@ async function projectEnqueue(ctx: BenchContext, payloads: DealJobData[], tag: s
     await queue.close();
     await redis.quit();
     await ctx.redis.clear(prefix);
+    await ctx.database.clear();
   }
 }
 

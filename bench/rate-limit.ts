@@ -47,6 +47,7 @@ async function rateRun(ctx: BenchContext, sandbox: SandboxProcess, tag: string):
       profile: ctx.profile,
       redis: loader,
       keys,
+      db: ctx.database.db,
       logger: ctx.logger,
       rejects: join(ctx.dir, `${tag}.rejects`),
     });
@@ -58,6 +59,7 @@ async function rateRun(ctx: BenchContext, sandbox: SandboxProcess, tag: string):
           processor: createDealProcessor,
           connection,
           keys,
+          db: ctx.database.db,
           apiUrl: sandbox.url,
           sessionId: sandbox.sessionId,
           concurrency: CONCURRENCY,
@@ -83,6 +85,7 @@ async function rateRun(ctx: BenchContext, sandbox: SandboxProcess, tag: string):
     await Promise.all(workers.map((w) => w.close(2000)));
     await Promise.all([loader, ...connections].map((c) => c.quit()));
     await ctx.redis.clear(prefix);
+    await ctx.database.clear();
   }
 }
 

@@ -69,6 +69,7 @@ async function reconcileRun(ctx: BenchContext, deals: number, tag: string): Prom
   } finally {
     await redis.quit();
     await ctx.redis.clear(prefix);
+    await ctx.database.clear();
     await sandbox.stop();
   }
 }

@@ -21,6 +21,7 @@ import { enqueueFigures, jsonlFigures, loaderFigures } from './loader.js';
 import { elapsed, HOST_LOOP_REFERENCE_MS, hostLoopMs, printTable, progress, round, writeResults, type Figure } from './measure.js';
 import { load1mFigure } from './load-1m.js';
 import { rateLimitFigures } from './rate-limit.js';
+import { openBenchDatabase } from './database.js';
 import { startBenchRedis } from './redis.js';
 import { memoryFigures } from './redis-memory.js';
 import { latencyFigure, overheadFigure } from './workers.js';
@@ -131,13 +132,18 @@ async function main(): Promise<void> {
   );
   const dir = await mkdtemp(join(tmpdir(), 'realty-bench-'));
   const redis = await startBenchRedis();
-  progress(`Redis at ${redis.url}${redis.private ? " (the bench's own redis-server)" : ''}; inputs in ${dir}`);
+  const database = await openBenchDatabase().catch(async (err: unknown) => {
+    await redis.stop();
+    throw err;
+  });
+  progress(`Redis at ${redis.url}${redis.private ? " (the bench's own redis-server)" : ''}; database ${database.url}; inputs in ${dir}`);
   const figures: Figure[] = [];
   const groupSeconds: Partial<Record<Group, number>> = {};
   try {
     const profileFile = join(ROOT, 'samples/bank-profile.json');
     const ctx: BenchContext = {
       redis,
+      database,
       profile: await loadProfile(profileFile),
       profileFile,
       logger: createLogger({ level: 'silent' }),
@@ -178,6 +184,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await redis.stop();
+    await database.close();
     await rm(dir, { recursive: true, force: true });
   }
   figures.sort((a, b) => ORDER.indexOf(a.name) - ORDER.indexOf(b.name));

@@ -111,6 +111,7 @@ export async function projectWorkerRun(ctx: BenchContext, sandbox: SandboxProces
       profile: ctx.profile,
       redis,
       keys,
+      db: ctx.database.db,
       logger: ctx.logger,
       rejects: join(ctx.dir, `${tag}.rejects`),
     });
@@ -122,6 +123,7 @@ export async function projectWorkerRun(ctx: BenchContext, sandbox: SandboxProces
       processor: createDealProcessor,
       connection: redis,
       keys,
+      db: ctx.database.db,
       apiUrl: sandbox.url,
       sessionId: sandbox.sessionId,
       concurrency: CONCURRENCY,
@@ -152,6 +154,7 @@ export async function projectWorkerRun(ctx: BenchContext, sandbox: SandboxProces
   } finally {
     await redis.quit();
     await ctx.redis.clear(prefix);
+    await ctx.database.clear();
   }
 }
 
@@ -176,6 +179,9 @@ export async function baselineWorkerRun(ctx: BenchContext, sandbox: SandboxProce
  * each a small script awaited on a connection of its own. None of the project's other work:
  * no candidates matched (the number comes from the list made before the clock), no lookup of
  * an earlier outcome, no batch or profile read, no masking, metrics, breaker or follower.
+ * Its checkpoint and outcome are Redis scripts, as when the ledger was kept there: the project
+ * now claims and settles each deal in a database transaction, which this floor does not pay
+ * (a floor below the project's own ledger, not the ledger's cost).
  */
 export async function floorWorkerRun(ctx: BenchContext, sandbox: SandboxProcess, deals: number, tag: string): Promise<Throughput> {
   const bare = await bareJobs(ctx, sandbox, deals, tag);

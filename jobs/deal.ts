@@ -55,7 +55,7 @@ function ended(record: OutcomeRecord): OutcomeRecord {
 }
 
 export function createDealProcessor(ctx: DealProcessorContext): Processor<DealJobData, OutcomeRecord> {
-  const batches = createBatchCache(ctx.batches);
+  const batches = createBatchCache(ctx.batches, { databaseId: ctx.databaseId });
   // The boundary with BullMQ: what a run throws becomes the job's failedReason, its stacktrace
   // and the queue's failed event. The steps mask the gateway's text themselves; this masks
   // anything else (a defect's message, a library's) before BullMQ stores it.

@@ -3,6 +3,7 @@
  * `status`, the morning report and the dashboard say of where its deals stand at the
  * registry, and whether the batch is registered (every row final).
  */
+import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { batchOutcomes } from '../outcomes/batch-outcomes.js';
@@ -16,10 +17,15 @@ export interface BatchStates extends StateCounts {
   done: boolean;
 }
 
-export async function batchStates(redis: Redis, keys: Keys, meta: Pick<BatchMeta, 'id' | 'total' | 'state'>): Promise<BatchStates> {
+export async function batchStates(
+  redis: Redis,
+  keys: Keys,
+  db: Database,
+  meta: Pick<BatchMeta, 'id' | 'total' | 'state'>,
+): Promise<BatchStates> {
   const outcomes = emptyCounts();
   const tally = createStateTally();
-  for await (const record of batchOutcomes(redis, keys, meta.id, meta.total ?? 0, { states: true })) {
+  for await (const record of batchOutcomes(redis, keys, meta.id, meta.total ?? 0, { states: db })) {
     outcomes[record.outcome]++;
     tally.add(record);
   }

@@ -2,6 +2,7 @@
  * A batch at a glance: counts per outcome, where its unfinished rows are in the
  * queue, when it started and finished, and how fast it went.
  */
+import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import { createBatchStore, noSuchBatch, type BatchState } from './batch-store.js';
 import type { Outcome } from '../outcomes/types.js';
@@ -61,7 +62,13 @@ export interface BatchStatusOptions {
   waitingRows?: number;
 }
 
-export async function batchStatus(redis: Redis, keys: Keys, batch: string, options: BatchStatusOptions = {}): Promise<BatchStatus> {
+export async function batchStatus(
+  redis: Redis,
+  keys: Keys,
+  db: Database,
+  batch: string,
+  options: BatchStatusOptions = {},
+): Promise<BatchStatus> {
   const meta = await createBatchStore(redis, keys).get(batch);
   if (!meta) throw noSuchBatch(redis, keys, batch);
   const total = meta.total ?? 0;
@@ -69,7 +76,7 @@ export async function batchStatus(redis: Redis, keys: Keys, batch: string, optio
   const unfinished: string[] = [];
   let last = 0;
   const tally = createStateTally();
-  for await (const r of batchOutcomes(redis, keys, batch, total, { states: true })) {
+  for await (const r of batchOutcomes(redis, keys, batch, total, { states: db })) {
     counts[r.outcome]++;
     tally.add(r);
     if (r.outcome === 'pending') {

@@ -54,6 +54,8 @@ export interface BatchMeta {
   filesRoot?: string;
   /** When its keys expire (ms since epoch): outcomes written later get the same expiry. */
   expiresAt?: number;
+  /** The id of the database (the ledger) it was loaded into (src/db/deployment.ts): only workers on that database run its jobs. */
+  database?: string;
 }
 
 export interface BatchStore {
@@ -67,7 +69,7 @@ export interface BatchStore {
    * loader's last heartbeat while it loads, after its load, or after its failure.
    */
   open(
-    meta: Pick<BatchMeta, 'id' | 'file' | 'fingerprint' | 'reading' | 'resubmit' | 'filesRoot'>,
+    meta: Pick<BatchMeta, 'id' | 'file' | 'fingerprint' | 'reading' | 'resubmit' | 'filesRoot' | 'database'>,
     profile: BankProfile,
     retentionMs?: number,
   ): Promise<{ fresh: boolean }>;
@@ -79,6 +81,8 @@ export interface BatchStore {
   fail(id: string, error: string): Promise<void>;
   get(id: string): Promise<BatchMeta | undefined>;
   state(id: string): Promise<BatchState | undefined>;
+  /** The id of the database the batch was loaded into (BatchMeta.database). */
+  database(id: string): Promise<string | undefined>;
   profile(id: string): Promise<BankProfile | undefined>;
   /** When the batch's keys expire (ms since epoch), once it has loaded. */
   expiresAt(id: string): Promise<number | undefined>;
@@ -221,6 +225,8 @@ export function createBatchStore(redis: Redis, keys: Keys): BatchStore {
           LOADER,
           'retentionMs',
           String(retentionMs),
+          'database',
+          meta.database ?? '',
         )
         .hdel(key, 'error', 'total')
         // With the profile, in the same transaction, its expiry. (The script's text, once a load:
@@ -258,11 +264,15 @@ export function createBatchStore(redis: Redis, keys: Keys): BatchStore {
       if (h.reading) meta.reading = h.reading;
       if (h.resubmit === '1') meta.resubmit = true;
       if (h.filesRoot) meta.filesRoot = h.filesRoot;
+      if (h.database) meta.database = h.database;
       if (h.expiresAt) meta.expiresAt = Number(h.expiresAt);
       return meta;
     },
     async state(id) {
       return ((await redis.hget(keys.batch(id), 'state')) as BatchState | null) ?? undefined;
+    },
+    async database(id) {
+      return (await redis.hget(keys.batch(id), 'database')) || undefined;
     },
     async expiresAt(id) {
       const raw = await redis.hget(keys.batch(id), 'expiresAt');

@@ -18,6 +18,7 @@ import { dealIdConflict } from '../outcomes/deal-conflict.js';
 import { alreadySubmitted, ownDocflow, type OutcomeRecord } from '../outcomes/types.js';
 import { dealOf, type DealJobData, type StoredJobData } from '../queue/job-data.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
+import type { Database } from '../db/database.js';
 import type { Keys } from '../redis/keys.js';
 import type { JobStore, LedgerDeal } from './load-context.js';
 import { createRedisJobStore } from './redis-load-context.js';
@@ -52,6 +53,8 @@ export interface EnqueueOptions extends ChunkOptions {
   keys: Keys;
   /** Opened on `redis` itself (see `openQueue`): its commands then follow ours on one connection, in order. */
   queue: Queue<StoredJobData>;
+  /** The ledger's database. */
+  db: Database;
 }
 
 export interface Enqueuer {
@@ -74,7 +77,7 @@ export interface Enqueuer {
 
 /** The enqueue step over Redis itself (as the bench measures it). */
 export function createEnqueuer(options: EnqueueOptions): Enqueuer {
-  return enqueueInto(createRedisJobStore(options.redis, options.keys, options.queue), options);
+  return enqueueInto(createRedisJobStore(options.redis, options.keys, options.queue, options.db), options);
 }
 
 /** The enqueue step over a load context's job store (load-context.ts). */

@@ -8,6 +8,8 @@
 import { resolve } from 'node:path';
 import type { Queue } from 'bullmq';
 import { LOADER } from '../config.js';
+import type { Database } from '../db/database.js';
+import { deploymentOf } from '../db/deployment.js';
 import { InputError } from '../errors.js';
 import type { FieldProblem } from '../input/deal.js';
 import { fileState } from '../input/file-hash.js';
@@ -49,6 +51,8 @@ export interface LoadRequest extends InputOptions {
    * Default: yes when the build has the thread's entry (running as TypeScript source, no).
    */
   readInThread?: boolean;
+  /** The id of the database the batch is loaded into (src/db/deployment.ts), kept in the batch for its workers. */
+  databaseId?: string;
   /** Called after each chunk: rows read, and bytes read of the file's size. */
   onProgress?: (progress: { rows: number; bytes: number; size: number }) => void;
 }
@@ -56,6 +60,8 @@ export interface LoadRequest extends InputOptions {
 export interface LoadOptions extends LoadRequest {
   redis: Redis;
   keys: Keys;
+  /** The ledger's database (already submitted deals are read from it). */
+  db: Database;
 }
 
 export interface LoadSummary {
@@ -78,8 +84,13 @@ export interface LoadSummary {
   seconds: number;
 }
 
-export function loadBatch(options: LoadOptions): Promise<LoadSummary> {
-  return loadBatchWith(() => createRedisLoadContext(options.redis, options.keys), options);
+export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
+  // The batch carries the database's id: a worker on another database (another ledger) refuses its jobs.
+  const databaseId = options.dryRun ? undefined : (await deploymentOf(options.db, options.keys.prefix)).databaseId;
+  return loadBatchWith(() => createRedisLoadContext(options.redis, options.keys, options.db), {
+    ...options,
+    ...(databaseId && { databaseId }),
+  });
 }
 
 /**
@@ -175,6 +186,7 @@ async function openBatch(context: LoadContext, options: LoadRequest): Promise<bo
       reading: serializeReading(options),
       resubmit: options.resubmit ?? false,
       ...(options.filesRoot !== undefined && { filesRoot: resolve(options.filesRoot) }),
+      ...(options.databaseId !== undefined && { database: options.databaseId }),
     },
     options.profile,
     options.retentionMs,

@@ -1,9 +1,11 @@
 /**
  * The load's context over Redis (load-context.ts): the batch store, the deal queue
- * opened on the caller's connection, the batch's row index and outcomes, the ledger.
+ * opened on the caller's connection, the batch's row index and outcomes; and the ledger,
+ * in the database.
  */
 import { Job, type Queue } from 'bullmq';
 import { LOADER } from '../config.js';
+import type { Database } from '../db/database.js';
 import { readSubmittedDeals } from '../ledger/ledger.js';
 import { openQueue } from '../queue/deal-queue.js';
 import { DEAL_JOB, dealJobId, dealJobOptions, storedJobData, type DealJobData, type StoredJobData } from '../queue/job-data.js';
@@ -22,17 +24,18 @@ import type { JobStore, LoadContext } from './load-context.js';
  */
 const JOBS_EXIST = "local r = {} for i, key in ipairs(KEYS) do r[i] = redis.call('EXISTS', key) end return r";
 
-/** Opens the deal queue on `redis` itself; `close` closes the queue, never the connection. */
-export function createRedisLoadContext(redis: Redis, keys: Keys): LoadContext {
+/** Opens the deal queue on `redis` itself; `close` closes the queue, never the connection (nor the database). */
+export function createRedisLoadContext(redis: Redis, keys: Keys, db: Database): LoadContext {
   const queue = openQueue(redis, keys);
-  return { batches: createBatchStore(redis, keys), jobs: createRedisJobStore(redis, keys, queue), close: () => queue.close() };
+  return { batches: createBatchStore(redis, keys), jobs: createRedisJobStore(redis, keys, queue, db), close: () => queue.close() };
 }
 
 /**
  * `queue` is opened on `redis` itself (see `openQueue`): its commands then follow the
  * store's own on one connection, in order, which `write` relies on.
  */
-export function createRedisJobStore(redis: Redis, keys: Keys, queue: Queue<StoredJobData>): JobStore {
+/** `db`: the ledger's database, for `submittedDeals` (a store that only takes jobs back needs none). */
+export function createRedisJobStore(redis: Redis, keys: Keys, queue: Queue<StoredJobData>, db?: Database): JobStore {
   const jobKey = `${keys.bullPrefix}:${keys.queueName}:`;
   const jobOptions = dealJobOptions();
   const bulk = (ids: readonly string[], jobs: readonly DealJobData[]) =>
@@ -68,7 +71,10 @@ export function createRedisJobStore(redis: Redis, keys: Keys, queue: Queue<Store
   };
 
   return {
-    submittedDeals: (bank, dealIds) => readSubmittedDeals(redis, keys, bank, dealIds),
+    async submittedDeals(bank, dealIds) {
+      if (!db) throw new Error("reading the ledger needs the ledger's database");
+      return readSubmittedDeals(db, bank, dealIds);
+    },
 
     async write(batch, allJobs, outcomes, options = {}) {
       // A row with its outcome never becomes a job again: its finished job may be long gone.

@@ -22,7 +22,8 @@ import { createBatchStore, noSuchBatch, type BatchMeta } from './batch-store.js'
 import { createOutcomeStore, type OutcomeStore } from '../outcomes/store.js';
 import { encodeOutcome } from '../outcomes/outcome-codec.js';
 import { alreadySubmitted, ATTENTION_OUTCOMES, ownDocflow, type Outcome, type OutcomeRecord } from '../outcomes/types.js';
-import { parseLedgerEntry, type LedgerEntry } from '../ledger/entry.js';
+import { readEntry } from '../ledger/ledger.js';
+import type { Database } from '../db/database.js';
 import { findMissingRows } from './missing-rows.js';
 import { DEAL_JOB, dealJobId, dealJobOptions, storedJobData, type DealJobData } from '../queue/job-data.js';
 import type { Keys } from '../redis/keys.js';
@@ -35,6 +36,8 @@ export const UNCHANGEABLE_OUTCOMES: ReadonlySet<Outcome> = new Set(['invalid', '
 export interface RetryOptions {
   redis: Redis;
   keys: Keys;
+  /** The ledger's database. */
+  db: Database;
   batch: string;
   outcomes: readonly Outcome[];
   /** Also the rows with neither a job nor an outcome (their jobs were removed from outside). */
@@ -63,9 +66,6 @@ export interface RetrySummary {
 
 /** Outcomes of rows whose last try may have reached the gateway. */
 const UNCERTAIN_CODES: ReadonlySet<string> = new Set(['ERR_UNCERTAIN', 'ERR_JOB_STALLED']);
-
-const readEntry = async (redis: Redis, keys: Keys, bank: string, dealId: string): Promise<LedgerEntry | undefined> =>
-  parseLedgerEntry(await redis.hgetall(keys.ledgerEntry(bank, dealId)), bank, dealId);
 
 /** Deletes the row's outcome only if it is still the one retry read: a newer one stays. */
 /** KEYS: outcomes. ARGV: row, the outcome as this version stores it, and as an earlier one did (src/outcomes/outcome-codec.ts). */
@@ -148,11 +148,11 @@ async function reconcileUncertain(
   bank: string,
   resubmit: boolean,
 ): Promise<number> {
-  const { redis, keys, batch } = options;
+  const { batch } = options;
   let reconciled = 0;
   for (const [row, earlier] of selected) {
     if (!earlier || !UNCERTAIN_CODES.has(earlier.errorCode ?? '')) continue;
-    const entry = await readEntry(redis, keys, bank, earlier.dealId);
+    const entry = await readEntry(options.db, bank, earlier.dealId);
     if (entry?.state !== 'submitted' || !entry.docflowId || !entry.outcome) continue;
     const made = { docflowId: entry.docflowId, outcome: entry.outcome, batch: entry.batch, row: entry.row, at: entry.at ?? '' };
     const own = entry.batch === batch && entry.row === row;

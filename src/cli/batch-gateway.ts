@@ -11,6 +11,7 @@ import { UsageError } from '../errors.js';
 import type { BatchFilesOptions } from '../results/docflow-files.js';
 import { onShutdownSignals, positiveInt, type CliContext, type Env } from './common.js';
 import { checkBatch } from './input-options.js';
+import { withDatabase } from './with-database.js';
 import { withRedis } from './with-redis.js';
 
 interface BatchFilesFlags {
@@ -48,30 +49,33 @@ export function registerBatchFilesCommand(
       const env = context.environment();
       const gateway = requireGateway(env.config);
       const shutdown = onShutdownSignals(spec.stopping);
-      await withRedis(env, async (redis) => {
-        const meta = await createBatchStore(redis, env.keys).get(batch);
-        if (!meta) throw noSuchBatch(redis, env.keys, batch);
-        const total = meta.total;
-        if (total === undefined) throw new UsageError(`Batch ${batch} is still loading: its total is not known yet.`);
-        // Loaded when run, as every command's own heavy parts (program.ts).
-        const { withGatewayClient } = await import('./gateway-session.js');
-        const session = { redis, keys: env.keys, timeoutMs: opts.timeoutMs, logger: env.logger, connections: opts.concurrency };
-        await withGatewayClient(gateway, session, (client) =>
-          run(
-            {
-              redis,
-              keys: env.keys,
-              client,
-              batch,
-              total,
-              dir: opts.dir,
-              concurrency: opts.concurrency,
-              logger: env.logger,
-              retry: { signal: shutdown.signal },
-            },
-            env,
-          ),
-        );
-      });
+      await withDatabase(env, (db) =>
+        withRedis(env, async (redis) => {
+          const meta = await createBatchStore(redis, env.keys).get(batch);
+          if (!meta) throw noSuchBatch(redis, env.keys, batch);
+          const total = meta.total;
+          if (total === undefined) throw new UsageError(`Batch ${batch} is still loading: its total is not known yet.`);
+          // Loaded when run, as every command's own heavy parts (program.ts).
+          const { withGatewayClient } = await import('./gateway-session.js');
+          const session = { redis, keys: env.keys, timeoutMs: opts.timeoutMs, logger: env.logger, connections: opts.concurrency };
+          await withGatewayClient(gateway, session, (client) =>
+            run(
+              {
+                redis,
+                keys: env.keys,
+                db,
+                client,
+                batch,
+                total,
+                dir: opts.dir,
+                concurrency: opts.concurrency,
+                logger: env.logger,
+                retry: { signal: shutdown.signal },
+              },
+              env,
+            ),
+          );
+        }),
+      );
     });
 }

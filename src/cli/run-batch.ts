@@ -95,7 +95,7 @@ function createPace(report: RunOptions['onProgress']) {
 }
 
 export async function runBatch(options: RunOptions): Promise<RunResult> {
-  const { redis, keys, logger } = options;
+  const { redis, keys, db, logger } = options;
   const fingerprint = await inputFingerprint(options.file, options);
   const batch = options.batch ?? defaultBatchId(options.file, fingerprint);
   if (!BATCH_ID.test(batch))
@@ -110,6 +110,7 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
       profile: options.profile,
       redis,
       keys,
+      db,
       logger: log,
       resubmit: options.resubmit,
       format: options.format,
@@ -151,6 +152,7 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
   const results = await writeResults({
     redis,
     keys,
+    db,
     batch,
     total: load.read,
     out: options.out,
@@ -161,6 +163,7 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
     ? await writeAttention({
         redis,
         keys,
+        db,
         batch,
         out: options.attention,
         lang: options.lang,

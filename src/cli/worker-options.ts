@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { DEFAULTS, TUNABLES } from '../config.js';
 import type { DealWorkerOptions } from '../worker/create-worker.js';
-import { nonNegativeInt, positiveInt, share, type Env } from './common.js';
+import { nonNegativeInt, positiveInt, share } from './common.js';
 
 /** What `addWorkerOptions` puts in a command's `opts()`. */
 export interface WorkerFlags {
@@ -61,7 +61,7 @@ export function addWorkerOptions(cmd: Command): Command {
 }
 
 /** The deal worker's settings from its flags and the environment. */
-export function dealWorkerSettings(flags: WorkerFlags, env: Env) {
+export function dealWorkerSettings(flags: WorkerFlags) {
   return {
     concurrency: flags.concurrency,
     attempts: flags.attempts,
@@ -73,6 +73,5 @@ export function dealWorkerSettings(flags: WorkerFlags, env: Env) {
     feedLagMs: flags.feedLagMs,
     reconcileTimeoutMs: flags.reconcileTimeoutMs,
     track: flags.track,
-    ledgerMs: env.config.ledgerMs,
   } satisfies Partial<DealWorkerOptions>;
 }

@@ -147,7 +147,7 @@ ${statuses.map(row).join('\n')}
 </head>
 <body>
 <h1>realty-batch: batches</h1>
-<nav><a href="${escapeHtml(options.boardPath)}">Queue (Bull Board)</a><a href="${escapeHtml(`${board}?status=failed`)}">Failed jobs</a><a href="/metrics">Metrics</a></nav>
+<nav><a href="${escapeHtml(options.boardPath)}">Queue (Bull Board)</a><a href="${escapeHtml(`${board}?status=failed`)}">Failed jobs</a><a href="/deals">Find a deal</a><a href="/audit">Operator actions</a><a href="/metrics">Metrics</a></nav>
 <p class="muted">Batches in Redis, newest first (at most ${escapeHtml(options.limit)})${options.generatedAt ? `, as of ${escapeHtml(options.generatedAt.toISOString())}` : ''}.
 A row's outcome is the record; to send rows that ended <code>unavailable</code> or <code>failed</code> again, run <code>realty-batch retry &lt;batch&gt;</code>
 (a finished job holds no deal any more, so retrying it on the queue page cannot send it).</p>

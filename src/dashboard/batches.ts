@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import { InputError, UsageError } from '../errors.js';
 import { parseReading } from '../input/reading.js';
@@ -27,6 +28,8 @@ const STATUS_CONCURRENCY = 4;
 export interface BatchesRoutesOptions {
   redis: Redis;
   keys: Keys;
+  /** The system of record: the docflows' states. */
+  db: Database;
   /** Where Bull Board is mounted, for the links. */
   boardPath: string;
   logger?: Logger;
@@ -78,7 +81,7 @@ function sendDownload(reply: FastifyReply, dir: string, file: string, filename: 
 }
 
 export function batchesRoutes(options: BatchesRoutesOptions) {
-  const { redis, keys, logger } = options;
+  const { redis, keys, db, logger } = options;
   const store = createBatchStore(redis, keys);
 
   /** The batch of a download, loaded completely; one sentence otherwise. */
@@ -119,7 +122,7 @@ export function batchesRoutes(options: BatchesRoutesOptions) {
       const unreadable: string[] = [];
       const found = await mapLimit(ids, STATUS_CONCURRENCY, async (id): Promise<BatchStatus | undefined> => {
         try {
-          return await batchStatus(redis, keys, id);
+          return await batchStatus(redis, keys, db, id);
         } catch (err) {
           // Past its retention: its metadata is gone, its id not yet (status removes it).
           if (err instanceof UsageError) return undefined;
@@ -145,7 +148,9 @@ export function batchesRoutes(options: BatchesRoutesOptions) {
       const excel = format === 'csv' && (request.query.excel === '1' || request.query.excel === 'true');
       const meta = await loadedBatch(request.params.id);
       const name = `${meta.id}.results${excel ? '.excel' : ''}.${format}`;
-      const { dir } = await writeInto((d) => writeResults({ redis, keys, batch: meta.id, total: meta.total, out: join(d, name), excel }));
+      const { dir } = await writeInto((d) =>
+        writeResults({ redis, keys, db, batch: meta.id, total: meta.total, out: join(d, name), excel }),
+      );
       return sendDownload(
         reply,
         dir,
@@ -160,7 +165,7 @@ export function batchesRoutes(options: BatchesRoutesOptions) {
       // In the input's own format and encoding, so it loads again as it is: the name says which.
       const format = parseReading(meta.reading).format ?? FORMAT_BY_EXTENSION[extname(meta.file).toLowerCase()] ?? 'csv';
       const name = `${meta.id}.attention.${format}`;
-      const { dir } = await writeInto((d) => writeAttention({ redis, keys, batch: meta.id, out: join(d, name) }));
+      const { dir } = await writeInto((d) => writeAttention({ redis, keys, db, batch: meta.id, out: join(d, name) }));
       return sendDownload(reply, dir, join(dir, name), name, ATTENTION_TYPES[format]);
     });
   };

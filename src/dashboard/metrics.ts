@@ -10,6 +10,7 @@
  * whether the deals queue is paused and why (BullMQ's paused state, `keys.pauseReason`).
  */
 import type { Queue } from 'bullmq';
+import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { DURATION_BUCKETS } from '../metrics/recorder.js';
@@ -137,7 +138,7 @@ export function histogramText(name: string, help: string, durations: ReadonlyMap
   return `${lines.join('\n')}\n`;
 }
 
-export function createDashboardMetrics(redis: Redis, keys: Keys, queue: Queue): DashboardMetrics {
+export function createDashboardMetrics(redis: Redis, keys: Keys, db: Database, queue: Queue): DashboardMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const fleet = shared(async () => parseFleetCounters(await redis.hgetall(keys.metrics)));
@@ -211,7 +212,7 @@ export function createDashboardMetrics(redis: Redis, keys: Keys, queue: Queue): 
     labelNames: ['state'],
     registers: [registry],
     async collect() {
-      const counts = await docflowStateCounts(redis, keys);
+      const counts = await docflowStateCounts(db);
       this.reset();
       for (const [state, n] of Object.entries(counts)) this.set({ state }, n);
     },
@@ -222,7 +223,7 @@ export function createDashboardMetrics(redis: Redis, keys: Keys, queue: Queue): 
     labelNames: ['kind'],
     registers: [registry],
     async collect() {
-      const feed = await readFeedState(redis, keys);
+      const feed = await readFeedState(db);
       this.reset();
       for (const kind of ['followed', 'resolved', 'unknown', 'conflicts'] as const) this.inc({ kind }, feed[kind]);
     },

@@ -2,14 +2,15 @@
  * The fleet's one follower of the gateway's news feed. Every `run` and `work` process
  * (and `realty-batch track`) starts one; a lock in Redis lets one of them follow at a
  * time, and a follower that dies loses it within `lockMs` (5 s), for the next to take.
- * It reads the feed after the cursor kept in Redis and moves the cursor on only in the
- * script that stores what the page said, so a crash reads a page again and never skips
- * one. What it stores: each item whose requestId is a try of ours still waiting for an
+ * It reads the feed after the cursor kept in the database and moves the cursor on only in
+ * the transaction that stores what the page said, so a crash reads a page again and never
+ * skips one. What it stores: each item whose requestId is a try of ours still waiting for an
  * answer gives that deal its docflow (a lost answer found) and wakes its row's job
  * (wake-rows.ts); items of docflows it does not know (answered already, or made by
  * another system on the same account) are counted.
  */
 import { randomUUID } from 'node:crypto';
+import type { Database } from '../db/database.js';
 import type { Logger } from '../logger.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
@@ -21,10 +22,10 @@ import { createRowWaker } from './wake-rows.js';
 export interface FollowerOptions {
   redis: Redis;
   keys: Keys;
+  /** The system of record: the cursor, the ledger and the docflows' states. */
+  db: Database;
   client: RealtyClient;
   logger: Logger;
-  /** How long a ledger entry is kept after its last change. */
-  ledgerMs: number;
   /** How often the feed is read once it has nothing new (ms). */
   pollMs?: number;
   /** How long the lock outlives a follower that stopped renewing it (ms). */
@@ -51,7 +52,7 @@ const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 export function startFeedFollower(options: FollowerOptions): FeedFollower {
-  const { redis, keys, client, logger } = options;
+  const { redis, keys, db, client, logger } = options;
   const pollMs = options.pollMs ?? DEFAULT_FEED_POLL_MS;
   const lockMs = options.lockMs ?? DEFAULT_FEED_LOCK_MS;
   const storesAhead = Math.max(1, options.storesAhead ?? DEFAULT_STORES_AHEAD);
@@ -93,14 +94,14 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
 
   /**
    * A page read ahead: asked for while the one before it is stored, when that one was full
-   * (the feed may hold more). `after` is the token it was read after; `readAt`, Redis' clock
+   * (the feed may hold more). `after` is the token it was read after; `readAt`, the database's clock
    * before the read began (the last one known then: a little early is safe, it only makes
    * `coveredAt` claim less).
    */
   let ahead: { after: string; readAt: number; page: Promise<NewsPage> } | undefined;
   /** The largest page seen (items): a page this large may have been cut short. */
   let largest = 0;
-  /** Redis' clock (ms) in the last answer that gave it: earlier than any read started after. */
+  /** the database's clock (ms) in the last answer that gave it: earlier than any read started after. */
   let clock = 0;
 
   const readAfter = (after: string, readAt: number) => {
@@ -114,10 +115,10 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
   type Settled = 'stop' | 'complete' | 'more';
   /**
    * The stores sent and not answered yet, oldest first, each as its settle: pages read ahead
-   * are stored back to back on the one connection, each script run after the one before it,
-   * and their answers come in that order. A store sent after one that was refused finds the
+   * are stored back to back, each transaction begun once the one before it ended, and their
+   * answers come in that order. A store sent after one that was refused finds the
    * cursor where it was, and is refused too. Reading does not wait for them (at most
-   * storesAhead): Redis stores a page while the next ones are read.
+   * storesAhead): the database stores a page while the next ones are read.
    */
   let storing: Array<Promise<Settled>> = [];
   /** A store was refused (lost lock or moved cursor): what was read ahead is dropped. */
@@ -132,7 +133,7 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
       setHolding(false);
       return 'stop';
     }
-    // Moved: another follower stored this page; the next read starts from Redis' cursor.
+    // Moved: another follower stored this page; the next read starts from the database's cursor.
     if (stored.kind === 'moved') {
       refused = true;
       return 'stop';
@@ -177,9 +178,9 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
       refused = false;
       // The cursor and the clock, taken before the read: everything the feed held at this
       // moment is in the answer.
-      const start = await beginRead(redis, keys);
+      const start = await beginRead(db);
       if (start.cursor === undefined) {
-        await ensureFeed(redis, keys, client);
+        await ensureFeed(db, client);
         return true;
       }
       largest = Math.max(largest, start.pageMax);
@@ -198,15 +199,22 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
     const full = page.news.length > 0 && page.news.length >= largest;
     largest = Math.max(largest, page.news.length);
     const next = full && !stopped && !refused ? readAfter(page.lastToken, clock) : undefined;
+    // Each store begins once the one before it ended: in the database's order, as they were read.
+    const toStore = {
+      lockToken: token,
+      after: read.after,
+      lastToken: page.lastToken,
+      readAt: read.readAt,
+      items: page.news,
+    };
+    const previous = storing.at(-1);
     const settled = settle(
-      storeRead(redis, keys, {
-        lockToken: token,
-        after: read.after,
-        lastToken: page.lastToken,
-        readAt: read.readAt,
-        items: page.news,
-        ledgerMs: options.ledgerMs,
-      }),
+      previous
+        ? previous.then(
+            () => storeRead(redis, keys, db, toStore),
+            () => storeRead(redis, keys, db, toStore),
+          )
+        : storeRead(redis, keys, db, toStore),
     );
     // Answered in a later step, or dropped with a failure here: never unhandled.
     settled.catch(() => undefined);
@@ -227,7 +235,7 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
     }
     if (refused) {
       // A page before was refused: so is this one (unless the cursor came to its `after`
-      // meanwhile); the page read ahead is dropped and the next step starts from Redis' cursor.
+      // meanwhile); the page read ahead is dropped and the next step starts from the database's cursor.
       // A store that failed meanwhile is thrown here, for the loop's log and backoff.
       await drain();
       return holding;

@@ -1,37 +1,21 @@
 /**
  * Where our docflows stand at the registry, as the news feed follower stored them
- * (src/feed/feed-store.ts): in the deal's ledger entry for the docflow it names, else in the
- * docflow's own hash (one a resubmission replaced, or one an earlier version followed).
- * Read for many rows at once, in one round trip, by the results file, `status`, `payments`,
- * `documents` and the dashboard.
+ * (src/feed/feed-store.ts, the database's `docflows` table: one row a docflow, whether its
+ * deal's entry names it or a resubmission replaced it). Read for many rows at once by the
+ * results file, `status`, `payments`, `documents` and the dashboard.
  */
+import type { Database } from '../db/database.js';
+import type { DocflowRow } from '../db/schema.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
-import { luaScript } from '../redis/lua.js';
 import type { BankProfile } from '../input/profile.js';
 import { DOCFLOW_STATES, SUBMITTED_OUTCOMES, type DocflowStatus, type Outcome } from '../outcomes/types.js';
-import { ENTRY_STATE_FIELDS, luaNames, OWN_STATE_FIELDS } from './lua.js';
 
-/**
- * KEYS: per docflow, its deal's ledger entry and its own hash. ARGV: the docflowIds. Each
- * docflow's fields (OWN_STATE_FIELDS' order), flat: from the entry when it names the docflow and
- * holds its state, else from the docflow's hash.
- */
-const READ = luaScript(`
-local out = {}
-for i = 1, #ARGV do
-  local v = redis.call('HMGET', KEYS[2 * i - 1], 'docflowId', ${luaNames(ENTRY_STATE_FIELDS)})
-  if v[1] ~= ARGV[i] or not v[2] then
-    v = redis.call('HMGET', KEYS[2 * i], 'st', ${luaNames(OWN_STATE_FIELDS.slice(1))})
-    table.insert(v, 1, false)
-  end
-  for j = 2, #v do out[#out + 1] = v[j] or '' end
-end
-return out`);
-
-/** A docflow's status from its FIELDS values (OWN_STATE_FIELDS' order); undefined when the feed never showed it. */
-export function parseDocflowStatus(values: ReadonlyArray<string | null>): DocflowStatus | undefined {
-  const [st, at, req, uin, amt, payer, rerr, reqAt, files] = values;
+/** A docflow's status from its row; undefined when the feed never showed it. */
+export function docflowStatusOf(
+  row: Pick<DocflowRow, 'st' | 'sat' | 'req' | 'uin' | 'amt' | 'payer' | 'rerr' | 'req_at' | 'files'>,
+): DocflowStatus | undefined {
+  const { st, sat: at, req, uin, amt, payer, rerr, req_at: reqAt, files } = row;
   if (!st) return undefined;
   const status: DocflowStatus = { state: st, stateAt: at ?? '' };
   if (req === 'signature' || req === 'payment') status.requirement = req;
@@ -68,36 +52,49 @@ export function rowDocflows(
   );
 }
 
-/** Per docflow, at most this many in one script: Redis is busy while it runs. */
-const READ_CHUNK = 1000;
+/** Per query, at most this many docflows (bound values stay far below both engines' limits). */
+const READ_CHUNK = 500;
 
 /** The status of each docflow named (in order), undefined where the feed has not shown it. */
 export async function readDocflowStatuses(
-  redis: Redis,
-  keys: Keys,
+  db: Database,
   docflows: ReadonlyArray<DealDocflow | undefined>,
 ): Promise<Array<DocflowStatus | undefined>> {
   const statuses: Array<DocflowStatus | undefined> = new Array<DocflowStatus | undefined>(docflows.length).fill(undefined);
   const named = docflows.flatMap((d, i) => (d?.docflowId ? [{ d, i }] : []));
-  const n = OWN_STATE_FIELDS.length;
   for (let from = 0; from < named.length; from += READ_CHUNK) {
     const chunk = named.slice(from, from + READ_CHUNK);
-    const flat = (await READ.run(
-      redis,
-      chunk.flatMap(({ d }) => [keys.ledgerEntry(d.bank, d.dealId), keys.docflow(d.docflowId)]),
-      chunk.map(({ d }) => d.docflowId),
-    )) as string[];
-    chunk.forEach(({ i }, k) => {
-      statuses[i] = parseDocflowStatus(flat.slice(k * n, k * n + n).map((v) => v || null));
-    });
+    const rows = await db.kysely
+      .selectFrom('docflows')
+      .select(['docflow_id', 'st', 'sat', 'req', 'uin', 'amt', 'payer', 'rerr', 'req_at', 'files'])
+      .where(
+        'docflow_id',
+        'in',
+        chunk.map(({ d }) => d.docflowId),
+      )
+      .execute();
+    const byId = new Map(rows.map((r) => [r.docflow_id, r]));
+    for (const { d, i } of chunk) {
+      const row = byId.get(d.docflowId);
+      if (row) statuses[i] = docflowStatusOf(row);
+    }
   }
   return statuses;
 }
 
-/** How many of our docflows the feed last showed in each state (the `realty_docflows` gauge). */
-export async function docflowStateCounts(redis: Redis, keys: Keys): Promise<Record<string, number>> {
-  const raw = await redis.hgetall(keys.docflowStates);
+/**
+ * How many of our docflows the feed last showed in each state (the `realty_docflows` gauge): a
+ * count over the `docflows` table's state index (an index-only scan; it grows with the ledger's
+ * years, see docs/performance.md).
+ */
+export async function docflowStateCounts(db: Database): Promise<Record<string, number>> {
+  const rows = await db.kysely
+    .selectFrom('docflows')
+    .select(['st', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('st', 'is not', null)
+    .groupBy('st')
+    .execute();
   const counts: Record<string, number> = Object.fromEntries(DOCFLOW_STATES.map((s) => [s, 0]));
-  for (const [state, n] of Object.entries(raw)) counts[state] = Math.max(0, Number(n));
+  for (const { st, n } of rows) if (st) counts[st] = Number(n);
   return counts;
 }

@@ -2,7 +2,9 @@
  * The ledger: for every deal a bank ever sent, what the gateway holds of it. It is
  * the truth "never twice" rests on, for every row of every batch: a deal is claimed
  * in it before its docflow is asked for, its tries are written ahead of them, and
- * the docflow it reached stays in it for REALTY_LEDGER_DAYS (400), long after batches.
+ * the docflow it reached stays in it for REALTY_LEDGER_DAYS, long after batches. It lives in
+ * the database (src/db/, table `ledger`), never in Redis: a Redis emptied or restored forgets
+ * only work, never what was filed.
  */
 
 import type { PropertyKey } from '../input/property-key.js';
@@ -17,9 +19,10 @@ export interface LedgerEntry {
   dealId: string;
   /** The bank: its profile's encumbrancer INN. */
   bank: string;
+  type: DocflowType;
   /** The resubmission number of the current (or last) try; 0 until someone passes --resubmit. */
   n: number;
-  /** The requestId of try `n`: a function of the bank, the dealId and `n`, nothing else. */
+  /** The requestId of try `n`: a function of the bank, the type, the dealId and `n`, nothing else. */
   requestId: string;
   state: LedgerState;
   /** The row that holds the claim, or made the docflow. */
@@ -31,85 +34,54 @@ export interface LedgerEntry {
   at?: string;
   /** How it was known: the gateway's answer, the news feed after an answer was lost, or an operator. */
   via?: Via;
-  /** A try whose answer is not known: when it began and ended (ms of Redis' clock). */
+  /** A try whose answer is not known: when it began and ended (ms of the database's clock). */
   tryAt?: number;
   endAt?: number;
   /**
-   * The property the deal was claimed for (hash fields `cn`, and `addr`: its address's digest,
-   * storedProperty in src/input/property-key.ts): a dealId that comes back
-   * for another property is a conflict, never the same deal. Absent in an entry written before
-   * entries kept it (and in one the feed made with no row): such an entry is taken as before,
-   * for whatever property the row names; nothing is called a conflict on missing data.
+   * The property the deal was claimed for (columns `cn`, and `addr`: its address's digest,
+   * storedProperty in src/input/property-key.ts): a dealId that comes back for another property
+   * is a conflict, never the same deal. Absent in an entry the feed made with no row (or the
+   * import of a results file without it): such an entry is taken for whatever property the row
+   * names; nothing is called a conflict on missing data.
    */
   property?: PropertyKey;
 }
 
-/** The property of an entry's hash fields `cn` and `addr`; undefined when it has neither (see LedgerEntry.property). */
+/** The property of an entry's columns `cn` and `addr`; undefined when it has neither (see LedgerEntry.property). */
 export function propertyOf(cn: string | null | undefined, addr: string | null | undefined): PropertyKey | undefined {
   if (!cn && !addr) return undefined;
   return { ...(cn && { cadastralNumber: cn }), ...(addr && { address: addr }) };
 }
 
+/** The docflow types a bank files, and each one's code in requestIds (`<inn>:<code>:<try>:<dealId>`). */
+export const DOCFLOW_TYPE_CODES = Object.freeze({
+  encumbrance_request: 'reg',
+  cessation_encumbrance_request: 'lift',
+  object_request: 'ext',
+  additional_packet_request: 'pkt',
+  action: 'act',
+});
+export type DocflowType = keyof typeof DOCFLOW_TYPE_CODES;
+/** The type every deal is until the docflow-types issue brings the others. */
+export const REGISTRATION: DocflowType = 'encumbrance_request';
+const TYPE_OF_CODE = new Map<string, DocflowType>(Object.entries(DOCFLOW_TYPE_CODES).map(([type, code]) => [code, type as DocflowType]));
+
 /**
- * `<bank INN>:<n>:<dealId>`: the same deal always sends the same requestId for one
- * resubmission number, whoever loads it, in whichever batch, on whichever host. The
- * INN and `n` are digits, so the dealId after the second colon may hold anything.
+ * `<bank INN>:<type code>:<n>:<dealId>`: the same deal of one type always sends the same
+ * requestId for one resubmission number, whoever loads it, in whichever batch, on whichever
+ * host; a deal's registration and its lift name different entries. The INN and `n` are
+ * digits and the code letters, so the dealId after the third colon may hold anything.
  */
-export function requestIdOf(bank: string, dealId: string, n = 0): string {
-  return `${bank}:${n}:${dealId}`;
+export function requestIdOf(bank: string, dealId: string, n = 0, type: DocflowType = REGISTRATION): string {
+  return `${bank}:${DOCFLOW_TYPE_CODES[type]}:${n}:${dealId}`;
 }
 
-/** The bank and dealId a requestId of ours names; undefined for anyone else's. */
-export function parseRequestId(requestId: string): { bank: string; n: number; dealId: string } | undefined {
-  const match = /^(\d+):(\d+):(.+)$/s.exec(requestId);
-  return match ? { bank: match[1]!, n: Number(match[2]), dealId: match[3]! } : undefined;
+/** The bank, type, try and dealId a requestId of ours names; undefined for anyone else's. */
+export function parseRequestId(requestId: string): { bank: string; type: DocflowType; n: number; dealId: string } | undefined {
+  const match = /^(\d+):([a-z]+):(\d+):(.+)$/s.exec(requestId);
+  const type = match && TYPE_OF_CODE.get(match[2]!);
+  return match && type ? { bank: match[1]!, type, n: Number(match[3]), dealId: match[4]! } : undefined;
 }
-
-/** The entry of `bank`'s deal `dealId` from its hash (HGETALL); undefined when the deal has none. */
-export function parseLedgerEntry(hash: Record<string, string>, bank: string, dealId: string): LedgerEntry | undefined {
-  if (!hash.state) return undefined;
-  const n = Number(hash.n ?? 0);
-  const entry: LedgerEntry = {
-    dealId,
-    bank,
-    n,
-    // Entries of earlier versions wrote it out; it is always this (src/ledger/lua.ts, rid_of).
-    requestId: hash.rid ?? requestIdOf(bank, dealId, n),
-    state: hash.state as LedgerState,
-    batch: hash.batch ?? '',
-    row: Number(hash.row ?? 0),
-  };
-  if (hash.docflowId) entry.docflowId = hash.docflowId;
-  if (hash.outcome) entry.outcome = hash.outcome as 'queued' | 'suspended';
-  if (hash.at) entry.at = hash.at;
-  // (A docflow known from the gateway's answer keeps no `via`: src/ledger/lua.ts, submit.)
-  if (hash.via) entry.via = hash.via as Via;
-  else if (entry.state === 'submitted') entry.via = 'answer';
-  if (hash.tryAt) entry.tryAt = Number(hash.tryAt);
-  if (hash.endAt) entry.endAt = Number(hash.endAt);
-  const property = propertyOf(hash.cn, hash.addr);
-  if (property) entry.property = property;
-  return entry;
-}
-
-/** The fields `submittedDeal` and the load's check read, in this order. */
-export const SUBMITTED_FIELDS = ['state', 'docflowId', 'outcome', 'batch', 'row', 'at', 'via', 'cn', 'addr'] as const;
 
 /** A submitted deal as the load reads it: its docflow, how it became known, the property it is for (when kept). */
 export type RegisteredDeal = SubmittedDeal & { via: Via; property?: PropertyKey };
-
-/** The docflow of a submitted entry, from SUBMITTED_FIELDS' values; undefined unless submitted. */
-export function submittedDeal(values: ReadonlyArray<string | null>): RegisteredDeal | undefined {
-  const [state, docflowId, outcome, batch, row, at, via, cn, addr] = values;
-  if (state !== 'submitted' || !docflowId) return undefined;
-  const property = propertyOf(cn, addr);
-  return {
-    docflowId,
-    outcome: outcome === 'suspended' ? 'suspended' : 'queued',
-    batch: batch ?? '',
-    row: Number(row ?? 0),
-    at: at ?? '',
-    via: via === 'feed' || via === 'operator' ? via : 'answer',
-    ...(property && { property }),
-  };
-}

@@ -1,25 +1,32 @@
 /**
  * Claims on deals: the one place that decides whether a row may ask the gateway for a
- * docflow, atomically (one Lua script), so two rows, batches or hosts with one deal
- * send it once. A claim is written ahead of each try ("sending", with the time of
- * Redis' clock): a try whose answer never came (a timeout, a reset, a crash) leaves it
- * so, and before the deal is sent again the news feed must have passed that try and
- * not shown its requestId (src/feed/). Nothing here trusts the gateway to refuse a
- * repeated requestId.
+ * docflow, in one database transaction (claim.ts), so two rows, batches or hosts with one
+ * deal send it once. A claim is written ahead of each try ("sending", with the time of the
+ * database's clock) and committed before the creation call goes out: a try whose answer never
+ * came (a timeout, a reset, a crash) leaves it so, and before the deal is sent again the news
+ * feed must have passed that try and not shown its requestId (src/feed/). Nothing here trusts
+ * the gateway to refuse a repeated requestId, nor Redis to keep anything: Redis holds the
+ * batch's work (outcomes, checkpoints, jobs) and is read around the decisions, never for them.
  */
+import type { Database, Trx } from '../db/database.js';
+import { commitAlone, type Committer } from '../db/group-commit.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { luaScript, type ScriptRunner } from '../redis/lua.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
 import { decodeOutcome } from '../outcomes/outcome-codec.js';
-import { CLAIM, claimVerdict, propertyArgs, type ClaimVerdict } from './claim.js';
-import { parseLedgerEntry, submittedDeal, SUBMITTED_FIELDS, type LedgerEntry, type PropertyKey } from './entry.js';
+import { decideClaim, propertyArgs, type ClaimVerdict, type Holder } from './claim.js';
+import { REGISTRATION, type DocflowType, type LedgerEntry, type PropertyKey, type RegisteredDeal, type Via } from './entry.js';
+import { entryOf, keyString, lockRow, NO_TRY, submitRow, updateRow, type LedgerKey } from './rows.js';
 import { LEDGER_LUA } from './lua.js';
+import { propertyOf } from './entry.js';
 
 export { propertyArgs, type ClaimVerdict };
 
 export interface ClaimRequest {
   bank: string;
+  /** The docflow type (default: a registration). */
+  type?: DocflowType;
   dealId: string;
   batch: string;
   row: number;
@@ -50,10 +57,10 @@ export interface LedgerOptions {
   timeoutMs: number;
   /** How long after a try's end its docflow may take to show in the feed (`--feed-lag-ms`). */
   feedLagMs: number;
-  /** How long a ledger entry is kept after its last change (REALTY_LEDGER_DAYS). */
-  ledgerMs: number;
-  /** Runs the scripts (a worker sends those of one event-loop turn together). */
+  /** Runs the Redis scripts (a worker sends those of one event-loop turn together). */
   run?: ScriptRunner;
+  /** Runs the database's decisions (a worker commits those of one event-loop turn together). */
+  commit?: Committer;
 }
 
 /** What a job learns before it asks suggest: its outcome, its checkpoint, its deal's entry. */
@@ -77,11 +84,12 @@ export interface Ledger {
     row: number,
     nonce: string,
     how: 'definite' | 'uncertain',
+    type?: DocflowType,
   ): Promise<void>;
-  lookup(bank: string, dealId: string, batch: string, row: number): Promise<Lookup>;
+  lookup(bank: string, dealId: string, batch: string, row: number, type?: DocflowType): Promise<Lookup>;
   /** Keeps the cadastral number suggest found until the row's outcome (a job put back before its claim). */
   checkpoint(batch: string, row: number, cadastralNumber: string): Promise<void>;
-  read(bank: string, dealId: string): Promise<LedgerEntry | undefined>;
+  read(bank: string, dealId: string, type?: DocflowType): Promise<LedgerEntry | undefined>;
   /**
    * An operator's answer for a try the feed could not tell about (`realty-batch ledger
    * --resolve`): the gateway has this docflow for it (the row holding the claim gets it in
@@ -93,46 +101,39 @@ export interface Ledger {
     bank: string,
     dealId: string,
     answer: { docflowId: string; outcome: 'queued' | 'suspended' } | 'none',
+    type?: DocflowType,
   ): Promise<'resolved' | 'not-waiting' | 'in-flight'>;
 }
 
 /**
- * KEYS: entry. ARGV: requestId, batch, row, 'definite' | 'uncertain', ledgerMs, nonce, bank, dealId. Only
- * the run that made the claim settles it: a run whose job was taken over (it lost its
- * lock, then came back) can never mark another run's try as done.
+ * The claim's first step in Redis. KEYS: outcomes, checkpoints, batch hash. ARGV: row, the
+ * cadastral number suggest found ('' for none). The row's outcome when it has a final one
+ * (its job ran again), else ''; the checkpoint written.
  */
-const SETTLE = luaScript(`${LEDGER_LUA}
-local e = entry_of(KEYS[1])
-if e.state ~= 'sending' or rid_of(e, ARGV[7], ARGV[8]) ~= ARGV[1] or e.batch ~= ARGV[2] or e.row ~= ARGV[3] or e.nonce ~= ARGV[6] then return 0 end
-if ARGV[4] == 'definite' then
-  redis.call('HSET', KEYS[1], 'state', 'idle')
-  forget_try(KEYS[1])
-else
-  redis.call('HSET', KEYS[1], 'endAt', now_ms())
+const BEFORE_CLAIM = luaScript(`${LEDGER_LUA}
+local earlier = redis.call('HGET', KEYS[1], ARGV[1])
+if earlier then
+  local o = outcome_of(earlier)
+  if o == 'queued' or o == 'suspended' or o == 'already_submitted' then return earlier end
 end
-live(KEYS[1], ARGV[5])
-return 1`);
+if ARGV[2] ~= '' then
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+  extend(KEYS[2], KEYS[3], now_ms())
+end
+return ''`);
 
 /**
- * KEYS: entry. ARGV: docflowId ('' for none), outcome, ISO time, ledger ms, key tag. Only a
- * deal whose try is waiting for an answer (sending, or idle) can be resolved by hand, and not
- * while that try may still be answered (-1). 1 when resolved, 0 when nothing waits.
+ * KEYS: the holder's job, its batch's outcomes. ARGV: its row. 1 while the holder runs still:
+ * its job exists unfinished and its row has no outcome.
  */
-const RESOLVE = luaScript(`${LEDGER_LUA}
-local e = entry_of(KEYS[1])
-if e.state ~= 'sending' and e.state ~= 'idle' then return 0 end
-if e.state == 'sending' and not e.endAt and now_ms() < tonumber(e.tryAt or '0') + tonumber(e.timeoutMs or '0') then return -1 end
-if ARGV[1] == '' then
-  redis.call('HSET', KEYS[1], 'state', 'idle')
-  forget_try(KEYS[1])
-  return 1
-end
-submit(KEYS[1], ARGV[1], ARGV[2], ARGV[3], 'operator', ARGV[4])
-if e.batch ~= '' then
-  settle_uncertain(ARGV[5] .. ':batch:' .. e.batch .. ':outcomes', e.row, ARGV[2], ARGV[1],
-    'its docflow was named by an operator (' .. ARGV[3] .. ') after the gateway was checked')
-end
-return 1`);
+const ALIVE = luaScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('HEXISTS', KEYS[1], 'finishedOn') == 1 then return 0 end
+return 1 - redis.call('HEXISTS', KEYS[2], ARGV[1])`);
+
+/** KEYS: outcomes. ARGV: row, outcome, docflowId, message. 1 when the row has an outcome (rewritten if it was ERR_UNCERTAIN). */
+export const SETTLE_UNCERTAIN = luaScript(`${LEDGER_LUA}
+return settle_uncertain(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4]) and 1 or 0`);
 
 /** KEYS: checkpoints, batch hash. ARGV: row, cadastral number. */
 const CHECKPOINT = luaScript(`${LEDGER_LUA}
@@ -140,97 +141,161 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 extend(KEYS[1], KEYS[2], now_ms())
 return 0`);
 
-/** KEYS: outcomes, checkpoints, entry. ARGV: row. */
+/** KEYS: outcomes, checkpoints. ARGV: row. */
 const LOOKUP = luaScript(`
-return {redis.call('HGET', KEYS[1], ARGV[1]) or '', redis.call('HGET', KEYS[2], ARGV[1]) or '', redis.call('HGETALL', KEYS[3])}`);
+return {redis.call('HGET', KEYS[1], ARGV[1]) or '', redis.call('HGET', KEYS[2], ARGV[1]) or ''}`);
 
-/** KEYS: entries. Each entry's SUBMITTED_FIELDS, flat. */
-const SUBMITTED = luaScript(`
-local out = {}
-for i = 1, #KEYS do
-  local v = redis.call('HMGET', KEYS[i], ${SUBMITTED_FIELDS.map((f) => `'${f}'`).join(', ')})
-  for j = 1, #v do out[#out + 1] = v[j] or '' end
-end
-return out`);
-
-const pairs = (flat: string[]): Record<string, string> => {
-  const hash: Record<string, string> = {};
-  for (let i = 0; i + 1 < flat.length; i += 2) hash[flat[i]!] = flat[i + 1]!;
-  return hash;
-};
-
-export function createLedger(redis: Redis, keys: Keys, options: LedgerOptions): Ledger {
+export function createLedger(redis: Redis, keys: Keys, db: Database, options: LedgerOptions): Ledger {
   const run: ScriptRunner = options.run ?? ((script, k, args) => script.run(redis, k, args));
-  const tag = keys.bullPrefix;
+  const commit = options.commit ?? commitAlone(db);
+  const keyOf = (bank: string, dealId: string, type: DocflowType = REGISTRATION): LedgerKey => ({ bank, type, dealId });
   return {
     async claim(r) {
-      const reply = (await run(
-        CLAIM,
-        [keys.ledgerEntry(r.bank, r.dealId), keys.feed, keys.outcomes(r.batch), keys.checkpoints(r.batch), keys.batch(r.batch)],
-        [
-          r.batch,
-          r.row,
-          r.job,
-          r.dealId,
-          r.bank,
-          r.resubmit ? '1' : '',
-          options.timeoutMs,
-          options.feedLagMs,
-          options.ledgerMs,
-          r.cadastralNumber ?? '',
-          r.mode,
-          tag,
-          r.nonce,
-          ...propertyArgs(r.property),
-          r.personFilter ?? '',
-        ],
-      )) as Array<string | number>;
-      return claimVerdict(reply.map(String), r.row);
+      const earlier = (await run(
+        BEFORE_CLAIM,
+        [keys.outcomes(r.batch), keys.checkpoints(r.batch), keys.batch(r.batch)],
+        [r.row, r.cadastralNumber ?? ''],
+      )) as string;
+      if (earlier) return { kind: 'done', record: decodeOutcome(earlier, r.row) };
+      const key = keyOf(r.bank, r.dealId, r.type);
+      const [cn, addr] = propertyArgs(r.property);
+      const input = {
+        key,
+        batch: r.batch,
+        row: r.row,
+        job: r.job,
+        resubmit: r.resubmit,
+        mode: r.mode,
+        cn,
+        addr,
+        nonce: r.nonce,
+        personFilter: r.personFilter ?? '',
+        timeoutMs: options.timeoutMs,
+        feedLagMs: options.feedLagMs,
+      };
+      let holder: Holder | undefined;
+      for (;;) {
+        const verdict = await commit(keyString(key), (trx, now) => decideClaim(trx, db.engine, now, input, holder));
+        if (verdict.kind !== 'holder') return verdict;
+        // Whether the row holding the deal still runs: read outside the transaction, it only
+        // chooses between waiting and taking over; the decision is made again with it.
+        const alive = Number(await run(ALIVE, [verdict.job, keys.outcomes(verdict.batch)], [verdict.row])) === 1;
+        holder = { job: verdict.job, batch: verdict.batch, row: verdict.row, alive };
+      }
     },
-    async settle(bank, dealId, requestId, batch, row, nonce, how) {
-      await run(SETTLE, [keys.ledgerEntry(bank, dealId)], [requestId, batch, row, how, options.ledgerMs, nonce, bank, dealId]);
+    async settle(bank, dealId, requestId, batch, row, nonce, how, type) {
+      const key = keyOf(bank, dealId, type);
+      await commit(keyString(key), async (trx, now) => {
+        const e = await lockRow(trx, db.engine, key);
+        // Only the run that made the claim settles it: a run whose job was taken over (it lost its
+        // lock, then came back) can never mark another run's try as done.
+        if (!e || e.state !== 'sending' || entryOf(e).requestId !== requestId || e.batch !== batch || e.row !== row || e.nonce !== nonce)
+          return;
+        await updateRow(trx, key, how === 'definite' ? { state: 'idle', ...NO_TRY, updated_at: now } : { end_at: now, updated_at: now });
+      });
     },
-    async lookup(bank, dealId, batch, row) {
-      const [earlier, checkpoint, flat] = (await run(
-        LOOKUP,
-        [keys.outcomes(batch), keys.checkpoints(batch), keys.ledgerEntry(bank, dealId)],
-        [row],
-      )) as [string, string, string[]];
+    async lookup(bank, dealId, batch, row, type) {
+      const [[earlier, checkpoint], entry] = await Promise.all([
+        run(LOOKUP, [keys.outcomes(batch), keys.checkpoints(batch)], [row]) as Promise<[string, string]>,
+        readKey(db.kysely, keyOf(bank, dealId, type)),
+      ]);
       return {
         earlier: earlier ? decodeOutcome(earlier, row) : undefined,
         cadastralNumber: checkpoint || undefined,
-        entry: parseLedgerEntry(pairs(flat), bank, dealId),
+        entry,
       };
     },
     async checkpoint(batch, row, cadastralNumber) {
       await run(CHECKPOINT, [keys.checkpoints(batch), keys.batch(batch)], [row, cadastralNumber]);
     },
-    async read(bank, dealId) {
-      return parseLedgerEntry(await redis.hgetall(keys.ledgerEntry(bank, dealId)), bank, dealId);
+    async read(bank, dealId, type) {
+      return readKey(db.kysely, keyOf(bank, dealId, type));
     },
-    async resolve(bank, dealId, answer) {
-      const [docflowId, outcome] = answer === 'none' ? ['', ''] : [answer.docflowId, answer.outcome];
-      const done = Number(
-        await RESOLVE.run(redis, [keys.ledgerEntry(bank, dealId)], [docflowId, outcome, new Date().toISOString(), options.ledgerMs, tag]),
-      );
-      return done === 1 ? 'resolved' : done === -1 ? 'in-flight' : 'not-waiting';
+    async resolve(bank, dealId, answer, type) {
+      const key = keyOf(bank, dealId, type);
+      const at = new Date().toISOString();
+      const result = await commitAlone(db)(keyString(key), async (trx, now) => {
+        const e = await lockRow(trx, db.engine, key);
+        if (!e || (e.state !== 'sending' && e.state !== 'idle')) return 'not-waiting' as const;
+        if (e.state === 'sending' && e.end_at === null && now < Number(e.try_at ?? 0) + (e.timeout_ms ?? 0)) return 'in-flight' as const;
+        if (answer === 'none') {
+          await updateRow(trx, key, { state: 'idle', ...NO_TRY, updated_at: now });
+          return 'resolved' as const;
+        }
+        await submitRow(trx, key, { docflowId: answer.docflowId, outcome: answer.outcome, at, via: 'operator' }, now);
+        return { batch: e.batch, row: e.row };
+      });
+      if (typeof result === 'string') return result;
+      // The row holding the claim, if it ended ERR_UNCERTAIN, learns its docflow.
+      if (result.batch !== '' && answer !== 'none') {
+        await SETTLE_UNCERTAIN.run(
+          redis,
+          [keys.outcomes(result.batch)],
+          [result.row, answer.outcome, answer.docflowId, `its docflow was named by an operator (${at}) after the gateway was checked`],
+        );
+      }
+      return 'resolved';
     },
   };
 }
 
-/** For the load: each deal's docflow when it has one (one command for a whole chunk). */
+/** What the ledger holds of a bank's deal of one type (default: its registration). */
+export async function readEntry(
+  db: Database,
+  bank: string,
+  dealId: string,
+  type: DocflowType = REGISTRATION,
+): Promise<LedgerEntry | undefined> {
+  return readKey(db.kysely, { bank, type, dealId });
+}
+
+async function readKey(db: Trx, key: LedgerKey): Promise<LedgerEntry | undefined> {
+  const row = await db
+    .selectFrom('ledger')
+    .selectAll()
+    .where('bank', '=', key.bank)
+    .where('type', '=', key.type)
+    .where('deal_id', '=', key.dealId)
+    .executeTakeFirst();
+  return row && entryOf(row);
+}
+
+/** Per query, at most this many deals (SQLite allows 32,766 bound values; PostgreSQL 65,535). */
+const READ_CHUNK = 500;
+
+/** For the load: each deal's docflow when it has one (one query a chunk). */
 export async function readSubmittedDeals(
-  redis: Redis,
-  keys: Keys,
+  db: Database,
   bank: string,
   dealIds: readonly string[],
-): Promise<Array<ReturnType<typeof submittedDeal>>> {
-  if (dealIds.length === 0) return [];
-  const flat = (await SUBMITTED.run(
-    redis,
-    dealIds.map((d) => keys.ledgerEntry(bank, d)),
-    [],
-  )) as string[];
-  const n = SUBMITTED_FIELDS.length;
-  return dealIds.map((_, i) => submittedDeal(flat.slice(i * n, i * n + n).map((v) => v || null)));
+  type: DocflowType = REGISTRATION,
+): Promise<Array<RegisteredDeal | undefined>> {
+  const found = new Map<string, RegisteredDeal>();
+  for (let from = 0; from < dealIds.length; from += READ_CHUNK) {
+    const chunk = dealIds.slice(from, from + READ_CHUNK);
+    const rows = await db.kysely
+      .selectFrom('ledger')
+      .select(['deal_id', 'docflow_id', 'outcome', 'batch', 'row', 'at', 'via', 'cn', 'addr'])
+      .where('bank', '=', bank)
+      .where('type', '=', type)
+      .where('deal_id', 'in', chunk)
+      .where('state', '=', 'submitted')
+      .execute();
+    for (const r of rows) {
+      if (!r.docflow_id) continue;
+      const property = propertyOf(r.cn, r.addr);
+      found.set(r.deal_id, {
+        docflowId: r.docflow_id,
+        outcome: r.outcome === 'suspended' ? 'suspended' : 'queued',
+        batch: r.batch,
+        row: r.row,
+        at: r.at ?? '',
+        via: r.via === 'feed' || r.via === 'operator' ? r.via : 'answer',
+        ...(property && { property }),
+      });
+    }
+  }
+  return dealIds.map((d) => found.get(d));
 }
+
+export type { Via };

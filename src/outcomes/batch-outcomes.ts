@@ -2,6 +2,7 @@
  * A batch's outcomes in input order, read in pages: what the results file, `status`
  * and the missing-rows check walk through without holding a million rows.
  */
+import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { batchBank, readDocflowStatuses, rowDocflows } from '../ledger/docflows.js';
@@ -11,8 +12,8 @@ import { SUBMITTED_OUTCOMES, type DocflowStatus, type OutcomeRecord } from './ty
 const PAGE = 1000;
 
 export interface BatchOutcomesOptions {
-  /** Join each submitted row's docflow state, as the news feed last showed it (the results file's state columns). */
-  states?: boolean;
+  /** Join each submitted row's docflow state, as the news feed last showed it, from this database (the results file's state columns). */
+  states?: Database;
 }
 
 /**
@@ -52,7 +53,7 @@ export async function* batchOutcomes(
     const page = await store.range(batch, from, to);
     const missing = page.flatMap((r, i) => (r ? [] : [from + i]));
     const dealIds = missing.length > 0 ? await redis.hmget(keys.rows(batch), ...missing.map(String)) : [];
-    const statuses = options.states ? await readDocflowStatuses(redis, keys, rowDocflows(bank, page)) : [];
+    const statuses = options.states ? await readDocflowStatuses(options.states, rowDocflows(bank, page)) : [];
     let m = 0;
     for (let i = 0; i < page.length; i++) {
       const record = page[i];

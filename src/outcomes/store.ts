@@ -1,17 +1,22 @@
 /**
- * Outcomes, one per row per batch. An outcome, what it means for its deal's ledger
- * entry, the end of the row's checkpoint and the removal of the deal from its job are
- * one script: all or nothing, in one round trip. The outcomes hash lives at least as
- * long as its batch: each write reads the batch's expiry from Redis (never a cached
- * one), and never shortens it.
+ * Outcomes, one per row per batch, in Redis with the batch's work. What an outcome means for
+ * its deal's ledger entry is decided first, in one database transaction (the ledger is there:
+ * src/ledger/); then the outcome, the end of the row's checkpoint and the removal of the deal
+ * from its job are one script in Redis. A crash between the two leaves the ledger ahead of the
+ * row: its job runs again and finds the deal's docflow (the claim's `own`), never a second try.
+ * The outcomes hash lives at least as long as its batch: each write reads the batch's expiry
+ * from Redis (never a cached one), and never shortens it.
  */
-import { DAY, DEFAULTS } from '../config.js';
+import type { Database, Trx } from '../db/database.js';
+import { commitAlone, type Committer } from '../db/group-commit.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { createScriptBatcher, luaScript, type ScriptRunner } from '../redis/lua.js';
 import { LEDGER_LUA } from '../ledger/lua.js';
-import { propertyArgs } from '../ledger/ledger.js';
-import type { PropertyKey, SubmittedDeal, Via } from '../ledger/entry.js';
+import { propertyArgs } from '../ledger/claim.js';
+import { parseRequestId, REGISTRATION, type DocflowType, type PropertyKey, type SubmittedDeal, type Via } from '../ledger/entry.js';
+import { dealOf, insertRow, keyString, lockRow, NO_TRY, releaseRow, sameProperty, submitRow, type LedgerKey } from '../ledger/rows.js';
+import type { LedgerRow } from '../db/schema.js';
 import type { OutcomeRecord } from './types.js';
 import { decodeOutcome, encodeOutcome } from './outcome-codec.js';
 
@@ -30,6 +35,8 @@ export interface RecordOptions {
   ledger?:
     | {
         bank: string;
+        /** The docflow type (default: a registration). */
+        type?: DocflowType;
         requestId?: string;
         resubmit: boolean;
         via?: Via;
@@ -63,46 +70,18 @@ export interface OutcomeStore {
 }
 
 /**
- * KEYS: outcomes, ledger entry (or outcomes when none), checkpoints, job (or outcomes),
- * batch hash, row index. ARGV: row, the outcome (src/outcomes/outcome-codec.ts), ledger mode ('' | submitted | release | keep), docflowId,
- * outcome, at, via, job data ('' to leave the job be), ledger ms, batch, if absent ('1'),
- * resubmit ('1'), requestId (for an entry the deal does not have yet), the row's property: its
- * cadastral number and its address's digest ('' for none: propertyArgs).
+ * KEYS: outcomes, checkpoints, job (or outcomes), batch hash, row index. ARGV: row, the outcome
+ * (src/outcomes/outcome-codec.ts), job data ('' to leave the job be), if absent ('1').
  */
-const RECORD = luaScript(`${LEDGER_LUA}
-local now = now_ms()
-if ARGV[11] == '1' and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return {'exists'} end
-local reply = {'written'}
-if ARGV[3] ~= '' then
-  -- What the modes read; the rest of the entry stays where it is.
-  local v = redis.call('HMGET', KEYS[2], 'state', 'docflowId', 'batch', 'row', 'prev', 'outcome', 'at', 'via', 'cn', 'addr')
-  local e = {state = v[1] or nil, docflowId = v[2] or nil, batch = v[3] or nil, row = v[4] or nil, prev = v[5] or nil, outcome = v[6] or nil, at = v[7] or nil, via = v[8] or nil, cn = v[9] or nil, addr = v[10] or nil}
-  -- (A docflow the feed found with no row to hold it is the first asking row's.)
-  local own = (e.batch == ARGV[10] and e.row == ARGV[1]) or (e.state == 'submitted' and e.batch == '')
-  if ARGV[3] == 'submitted' then
-    if e.state == 'submitted' and e.docflowId ~= ARGV[4] then
-      reply = {'conflict', e.docflowId, e.batch, e.row}
-    else
-      if not e.state then
-        local n = string.match(ARGV[13], '^%d+:(%d+):') or '0'
-        redis.call('HSET', KEYS[2], 'n', n)
-      end
-      if e.batch ~= ARGV[10] or e.row ~= ARGV[1] then redis.call('HSET', KEYS[2], 'batch', ARGV[10], 'row', ARGV[1]) end
-      submit(KEYS[2], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[9])
-    end
-  elseif e.state == 'submitted' and (own or (ARGV[3] == 'release' and ARGV[12] ~= '1' and same_property(e, ARGV[14], ARGV[15]))) then
-    return {'submitted', own and '1' or '0', e.docflowId, e.outcome, e.batch, e.row, e.at or '', e.via or 'answer'}
-  elseif ARGV[3] == 'release' and own and e.state == 'idle' then
-    release(KEYS[2], e, ARGV[9])
-  end
-end
+const WRITE = luaScript(`${LEDGER_LUA}
+if ARGV[4] == '1' and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 'exists' end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-extend(KEYS[1], KEYS[5], now)
-redis.call('HDEL', KEYS[3], ARGV[1])
+extend(KEYS[1], KEYS[4], now_ms())
+redis.call('HDEL', KEYS[2], ARGV[1])
 -- The outcome names the row's deal now: its row-index entry (about 60 bytes a row) goes.
-if KEYS[6] then redis.call('HDEL', KEYS[6], ARGV[1]) end
-if ARGV[8] ~= '' and redis.call('EXISTS', KEYS[4]) == 1 then redis.call('HSET', KEYS[4], 'data', ARGV[8]) end
-return reply`);
+redis.call('HDEL', KEYS[5], ARGV[1])
+if ARGV[3] ~= '' and redis.call('EXISTS', KEYS[3]) == 1 then redis.call('HSET', KEYS[3], 'data', ARGV[3]) end
+return 'written'`);
 
 const SUBMITTED_OUTCOMES = new Set(['queued', 'suspended']);
 
@@ -111,11 +90,13 @@ export interface OutcomeStoreOptions {
   batched?: boolean;
   /** Runs the scripts (wins over `batched`): a worker's one batcher, shared with its ledger. */
   run?: ScriptRunner;
-  /** How long a ledger entry is kept after its last change. */
-  ledgerMs?: number;
+  /** The ledger's database: required to record an outcome with `ledger` (readers need none). */
+  db?: Database;
+  /** Runs the ledger's decisions: a worker's one group committer, shared with its ledger. */
+  commit?: Committer;
 }
 
-/** What RECORD does to the deal's ledger entry: nothing, note its docflow, keep the claim, or release it. */
+/** What an outcome does to the deal's ledger entry: nothing, note its docflow, keep the claim, or release it. */
 function ledgerMode(record: OutcomeRecord, ledger: RecordOptions['ledger']): '' | 'submitted' | 'keep' | 'release' {
   if (!ledger || record.outcome === 'already_submitted') return '';
   if (SUBMITTED_OUTCOMES.has(record.outcome) && record.docflowId) return 'submitted';
@@ -123,60 +104,103 @@ function ledgerMode(record: OutcomeRecord, ledger: RecordOptions['ledger']): '' 
   return ledger.keepClaim ? 'keep' : 'release';
 }
 
-/** RECORD's reply, read. */
-function recordResult([kind, a, b, c, d, e, f, g]: string[]): RecordResult {
-  if (kind === 'exists') return { kind };
-  if (kind === 'conflict') return { kind, deal: { docflowId: a!, batch: b!, row: Number(c) } };
-  if (kind === 'submitted') {
-    return {
-      kind,
-      own: a === '1',
-      deal: { docflowId: b!, outcome: c === 'suspended' ? 'suspended' : 'queued', batch: d!, row: Number(e), at: f! },
-      via: g === 'feed' || g === 'operator' ? g : 'answer',
-    };
+/**
+ * The outcome's meaning for the deal's entry, in the caller's transaction: `written` (go on and
+ * write the outcome), `conflict` (write it, but the deal had another docflow: the gateway holds
+ * two), or `submitted` (do not: the deal has a docflow, the row records that instead).
+ */
+async function decideRecord(
+  trx: Trx,
+  db: Database,
+  now: number,
+  key: LedgerKey,
+  batch: string,
+  record: OutcomeRecord,
+  ledger: NonNullable<RecordOptions['ledger']>,
+  mode: 'submitted' | 'keep' | 'release',
+): Promise<RecordResult> {
+  const e = await lockRow(trx, db.engine, key);
+  if (mode === 'submitted') return recordDocflow(trx, now, key, batch, record, ledger, e);
+  // (A docflow the feed found with no row to hold it is the first asking row's.)
+  const own = !!e && ((e.batch === batch && e.row === record.row) || (e.state === 'submitted' && e.batch === ''));
+  if (e?.state === 'submitted') {
+    const [cn, addr] = propertyArgs(ledger.property);
+    if (own || (mode === 'release' && !ledger.resubmit && sameProperty(e, cn, addr))) {
+      return { kind: 'submitted', own, deal: dealOf(e), via: (e.via as Via | null) ?? 'answer' };
+    }
+  } else if (mode === 'release' && own && e?.state === 'idle') {
+    await releaseRow(trx, key, e, now);
   }
   return { kind: 'written' };
 }
 
-/** 400 days, unless REALTY_LEDGER_DAYS says otherwise. */
-export const DEFAULT_LEDGER_MS = DEFAULTS.ledgerDays * DAY;
+/** The row made this docflow: it becomes the deal's, unless the deal has another (the gateway now holds two). */
+async function recordDocflow(
+  trx: Trx,
+  now: number,
+  key: LedgerKey,
+  batch: string,
+  record: OutcomeRecord,
+  ledger: NonNullable<RecordOptions['ledger']>,
+  e: LedgerRow | undefined,
+): Promise<RecordResult> {
+  if (e?.state === 'submitted' && e.docflow_id !== record.docflowId) {
+    return { kind: 'conflict', deal: { docflowId: e.docflow_id ?? '', batch: e.batch, row: e.row } };
+  }
+  const docflow = { docflowId: record.docflowId!, outcome: record.outcome, at: record.finishedAt, via: ledger.via ?? 'answer' };
+  if (e) {
+    await submitRow(trx, key, docflow, now, e.batch !== batch || e.row !== record.row ? { batch, row: record.row } : {});
+    return { kind: 'written' };
+  }
+  // The deal had no entry (an operator's import, or a ledger restored from an older copy): made now.
+  const [cn, addr] = propertyArgs(ledger.property);
+  await insertRow(trx, {
+    bank: key.bank,
+    type: key.type,
+    deal_id: key.dealId,
+    n: (ledger.requestId ? parseRequestId(ledger.requestId)?.n : undefined) ?? 0,
+    state: 'submitted',
+    batch,
+    row: record.row,
+    job: null,
+    ...NO_TRY,
+    docflow_id: docflow.docflowId,
+    outcome: docflow.outcome,
+    at: docflow.at,
+    via: docflow.via,
+    cn: cn || null,
+    addr: addr || null,
+    pf: null,
+    prev: null,
+    updated_at: now,
+  });
+  return { kind: 'written' };
+}
 
 export function createOutcomeStore(redis: Redis, keys: Keys, options: OutcomeStoreOptions = {}): OutcomeStore {
   const run: ScriptRunner = options.run ?? (options.batched ? createScriptBatcher(redis) : (script, k, args) => script.run(redis, k, args));
-  const ledgerMs = options.ledgerMs ?? DEFAULT_LEDGER_MS;
+  const { db } = options;
+  const commit = options.commit ?? (db && commitAlone(db));
   return {
     async record(batch, record, options = {}) {
       const outcomes = keys.outcomes(batch);
       const { job, ledger } = options;
       const mode = ledgerMode(record, ledger);
-      const reply = (await run(
-        RECORD,
-        [
-          outcomes,
-          ledger ? keys.ledgerEntry(ledger.bank, record.dealId) : outcomes,
-          keys.checkpoints(batch),
-          job?.key ?? outcomes,
-          keys.batch(batch),
-          keys.rows(batch),
-        ],
-        [
-          record.row,
-          encodeOutcome(record),
-          mode,
-          record.docflowId ?? '',
-          record.outcome,
-          record.finishedAt,
-          ledger?.via ?? 'answer',
-          job?.data ?? '',
-          ledgerMs,
-          batch,
-          options.ifAbsent ? '1' : '',
-          ledger?.resubmit ? '1' : '',
-          ledger?.requestId ?? '',
-          ...propertyArgs(ledger?.property),
-        ],
-      )) as string[];
-      return recordResult(reply.map(String));
+      let result: RecordResult = { kind: 'written' };
+      if (ledger && mode !== '') {
+        if (!db || !commit) throw new Error("an outcome that changes the ledger needs the ledger's database");
+        // `ifAbsent`: a row with an outcome changes nothing, in the ledger either.
+        if (options.ifAbsent && (await redis.hexists(outcomes, String(record.row))) === 1) return { kind: 'exists' };
+        const key: LedgerKey = { bank: ledger.bank, type: ledger.type ?? REGISTRATION, dealId: record.dealId };
+        result = await commit(keyString(key), (trx, now) => decideRecord(trx, db, now, key, batch, record, ledger, mode));
+        if (result.kind === 'submitted') return result;
+      }
+      const written = (await run(
+        WRITE,
+        [outcomes, keys.checkpoints(batch), job?.key ?? outcomes, keys.batch(batch), keys.rows(batch)],
+        [record.row, encodeOutcome(record), job?.data ?? '', options.ifAbsent ? '1' : ''],
+      )) as string;
+      return written === 'exists' ? { kind: 'exists' } : result;
     },
     async range(batch, from, to) {
       if (to < from) return [];

@@ -1,11 +1,8 @@
 /**
- * Every Redis key the project writes. One hash tag, `{prefix}`, covers BullMQ's
- * keys and ours, so all of a deployment's keys live in one Redis Cluster slot and
- * the multi-key commands below never cross slots. Some Lua scripts (src/ledger,
- * src/feed, as BullMQ's own do) also open keys they build from the tag: a claim's
- * holder job and its row's outcomes, the ledger entry a feed item names. The one
- * slot is what allows it; a proxy that routes a script by its declared KEYS alone
- * could not serve them.
+ * Every Redis key the project writes: the work, never the record of what was filed (the
+ * ledger, the feed's cursor and the docflows' states are in the database, src/db/). One hash
+ * tag, `{prefix}`, covers BullMQ's keys and ours, so all of a deployment's keys live in one
+ * Redis Cluster slot and the multi-key commands below never cross slots.
  */
 
 export const DEAL_QUEUE = 'deals';
@@ -33,26 +30,8 @@ export interface Keys {
   contentClaim(id: string, sha256: string): string;
   /** Sorted set: batch ids by creation time (ms). */
   readonly batches: string;
-  /**
-   * Hash: one deal's ledger entry (src/ledger/ledger.ts): its claim, its tries and the
-   * docflow it reached, keyed by the bank (its profile's INN) and the dealId. Each is a
-   * key of its own, so that it expires on its own (REALTY_LEDGER_DAYS), long after batches.
-   */
-  ledgerEntry(bank: string, dealId: string): string;
-  /** Hash: the news feed follower's cursor, how far the feed is known complete, and its counters. */
-  readonly feed: string;
   /** String: the token of the one process following the feed (src/feed/follower.ts). */
   readonly feedLock: string;
-  /**
-   * Hash: where one docflow of ours stands at the registry, as the news feed last showed it
-   * (src/feed/feed-store.ts): state, when, its requirement, payment, registry error; only for a
-   * docflow that is not its deal's ledger entry's (one a resubmission replaced), or followed by
-   * an earlier version: the entry keeps its own docflow's state. It expires with the ledger
-   * (REALTY_LEDGER_DAYS) after its last change.
-   */
-  docflow(docflowId: string): string;
-  /** Hash: state → how many docflows of ours the feed last showed in it (the `realty_docflows` gauge). */
-  readonly docflowStates: string;
   /** String: why the queue was paused by the project (e.g. `session`), when it was. */
   readonly pauseReason: string;
   /**
@@ -85,11 +64,7 @@ export function createKeys(prefix: string): Keys {
     contents: (id: string) => `${tag}:batch:${id}:contents`,
     contentClaim: (id: string, sha256: string) => `${tag}:batch:${id}:content-claim:${sha256}`,
     batches: `${tag}:batches`,
-    ledgerEntry: (bank: string, dealId: string) => `${tag}:ledger:${bank}:${dealId}`,
-    feed: `${tag}:feed`,
     feedLock: `${tag}:feed:lock`,
-    docflow: (docflowId: string) => `${tag}:docflow:${docflowId}`,
-    docflowStates: `${tag}:docflow-states`,
     pauseReason: `${tag}:pause-reason`,
     session: `${tag}:session`,
     sessionLock: `${tag}:session:lock`,

@@ -9,6 +9,7 @@
  * The rows come from the input file itself, read again (after checking it is
  * unchanged), so no personal data has to stay in Redis for it.
  */
+import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Lang } from '../config.js';
 import { createRowsWriter } from '../input/rejects.js';
@@ -35,6 +36,8 @@ export const ATTENTION_COLUMNS = ['row', 'outcome', 'hint', 'errors'] as const;
 export interface AttentionOptions {
   redis: Redis;
   keys: Keys;
+  /** The system of record: the docflows' states. */
+  db: Database;
   batch: string;
   out: string;
   /** The input, when it is no longer where the batch was loaded from. */
@@ -65,7 +68,7 @@ export async function writeAttention(options: AttentionOptions): Promise<{ file:
       if (record.row >= pageStart + page.length) {
         pageStart = record.row;
         page = await store.range(batch, pageStart, pageStart + PAGE - 1);
-        const statuses = await readDocflowStatuses(redis, keys, rowDocflows(bank, page));
+        const statuses = await readDocflowStatuses(options.db, rowDocflows(bank, page));
         page = page.map((r, i) => r && withStatus(r, statuses[i]));
       }
       const outcome = page[record.row - pageStart];

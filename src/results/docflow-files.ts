@@ -15,6 +15,7 @@ import { parse } from 'csv-parse';
 import type { Logger } from '../logger.js';
 import type { RealtyClient } from '../realty/client.js';
 import type { GatewayRetryOptions } from '../realty/gateway-retry.js';
+import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 
@@ -22,6 +23,8 @@ import type { Keys } from '../redis/keys.js';
 export interface BatchFilesOptions {
   redis: Redis;
   keys: Keys;
+  /** The system of record: the docflows' states. */
+  db: Database;
   client: RealtyClient;
   batch: string;
   /** The batch's rows. */

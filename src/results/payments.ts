@@ -9,6 +9,7 @@ import { createAtomicFile } from '../files/atomic-file.js';
 import { csvSink } from './csv-sink.js';
 import { batchOutcomes } from '../outcomes/batch-outcomes.js';
 import { batchBank, readDocflowStatuses, rowDocflows } from '../ledger/docflows.js';
+import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { SUBMITTED_OUTCOMES, type OutcomeRecord } from '../outcomes/types.js';
@@ -19,6 +20,8 @@ export type PaymentLine = Record<(typeof PAYMENT_COLUMNS)[number], string>;
 export interface PaymentsOptions {
   redis: Redis;
   keys: Keys;
+  /** The system of record: the docflows' states. */
+  db: Database;
   batch: string;
   total: number;
   out: string;
@@ -27,12 +30,12 @@ export interface PaymentsOptions {
 }
 
 /** The batch's deals that wait for a payment, in input order; a docflow two rows share is listed once. */
-export async function* waitingPayments(redis: Redis, keys: Keys, batch: string, total: number): AsyncGenerator<PaymentLine> {
+export async function* waitingPayments(redis: Redis, keys: Keys, db: Database, batch: string, total: number): AsyncGenerator<PaymentLine> {
   const seen = new Set<string>();
   const bank = await batchBank(redis, keys, batch);
   let page: OutcomeRecord[] = [];
   const flush = async function* (): AsyncGenerator<PaymentLine> {
-    const statuses = await readDocflowStatuses(redis, keys, rowDocflows(bank, page));
+    const statuses = await readDocflowStatuses(db, rowDocflows(bank, page));
     for (let i = 0; i < page.length; i++) {
       const status = statuses[i];
       const record = page[i]!;
@@ -65,7 +68,7 @@ export async function writePayments(options: PaymentsOptions): Promise<{ file: s
   let rows = 0;
   let amount = 0;
   try {
-    for await (const line of waitingPayments(options.redis, options.keys, options.batch, options.total)) {
+    for await (const line of waitingPayments(options.redis, options.keys, options.db, options.batch, options.total)) {
       rows++;
       for (const part of line.amount.split(' ')) amount += Number(part) || 0;
       await file.write(sink ? line : `${JSON.stringify(line)}\n`);

@@ -115,7 +115,7 @@ export async function signDocflows(options: SigningOptions): Promise<SignSummary
   }
 
   // The batch's docflows: those to-sign wrote down, and those waiting that it did not (yet).
-  const ofBatch = await batchDocflows(options.redis, options.keys, options.batch, options.total);
+  const ofBatch = await batchDocflows(options.redis, options.keys, options.db, options.batch, options.total);
   const listed = new Map<string, SignManifestLine[]>();
   for (const line of manifest.values())
     if (ofBatch.has(line.docflowId)) listed.set(line.docflowId, [...(listed.get(line.docflowId) ?? []), line]);

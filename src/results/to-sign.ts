@@ -21,6 +21,7 @@ import { batchOutcomes } from '../outcomes/batch-outcomes.js';
 import { SUBMITTED_OUTCOMES } from '../outcomes/types.js';
 import { withGatewayRetry } from '../realty/gateway-retry.js';
 import type { Docflow } from '../realty/types.js';
+import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { eachLimit, readCsvLines, type BatchFilesOptions, safeName, saveDocflowFile, sizeOf } from './docflow-files.js';
@@ -60,11 +61,12 @@ const key = (docflowId: string, fileId: string) => `${docflowId}/${fileId}`;
 export async function batchDocflows(
   redis: Redis,
   keys: Keys,
+  db: Database,
   batch: string,
   total: number,
 ): Promise<Map<string, { dealId: string; waitsForSignature: boolean }>> {
   const docflows = new Map<string, { dealId: string; waitsForSignature: boolean }>();
-  for await (const record of batchOutcomes(redis, keys, batch, total, { states: true })) {
+  for await (const record of batchOutcomes(redis, keys, batch, total, { states: db })) {
     if (!SUBMITTED_OUTCOMES.has(record.outcome) || !record.docflowId || docflows.has(record.docflowId)) continue;
     docflows.set(record.docflowId, {
       dealId: record.dealId,
@@ -97,8 +99,8 @@ export async function downloadToSign(options: SigningOptions): Promise<ToSignSum
   await mkdir(dir, { recursive: true });
   const manifestPath = join(dir, SIGN_MANIFEST);
   const manifest = await readSignManifest(manifestPath);
-  const waiting = [...(await batchDocflows(options.redis, options.keys, options.batch, options.total))].flatMap(([docflowId, d]) =>
-    d.waitsForSignature ? [[docflowId, d.dealId] as const] : [],
+  const waiting = [...(await batchDocflows(options.redis, options.keys, options.db, options.batch, options.total))].flatMap(
+    ([docflowId, d]) => (d.waitsForSignature ? [[docflowId, d.dealId] as const] : []),
   );
   const summary: ToSignSummary = { docflows: waiting.length, downloaded: 0, skipped: 0, passed: [], failed: [], manifest: manifestPath };
   const retry = {

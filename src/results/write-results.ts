@@ -6,6 +6,7 @@
  */
 import { createAtomicFile } from '../files/atomic-file.js';
 import { csvSink } from './csv-sink.js';
+import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { batchOutcomes } from '../outcomes/batch-outcomes.js';
@@ -15,6 +16,8 @@ import { createStateTally, type StateCounts } from '../outcomes/state-tally.js';
 export interface WriteResultsOptions {
   redis: Redis;
   keys: Keys;
+  /** The system of record: the docflows' states. */
+  db: Database;
   batch: string;
   total: number;
   out: string;
@@ -44,7 +47,7 @@ export async function writeResults(options: WriteResultsOptions): Promise<Result
   // Written beside `out` and renamed over it at the end: a failure part-way leaves the previous file.
   const file = await createAtomicFile(out, { through: sink ? [sink] : [], signal: options.signal });
   try {
-    for await (const found of batchOutcomes(options.redis, options.keys, options.batch, options.total, { states: true })) {
+    for await (const found of batchOutcomes(options.redis, options.keys, options.batch, options.total, { states: options.db })) {
       const note = found.outcome === 'pending' ? options.pendingMessage?.(found.row) : undefined;
       const record = note ? { ...found, errorMessage: note } : found;
       rows++;

@@ -7,6 +7,7 @@
  */
 import { basename, join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
+import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import type { Logger } from '../logger.js';
@@ -44,7 +45,13 @@ export interface MorningReport {
   totals: { batches: number; registered: number; payment: number; signature: number; error: number };
 }
 
-export async function buildMorningReport(redis: Redis, keys: Keys, schedule: string, now = Date.now()): Promise<MorningReport> {
+export async function buildMorningReport(
+  redis: Redis,
+  keys: Keys,
+  db: Database,
+  schedule: string,
+  now = Date.now(),
+): Promise<MorningReport> {
   const store = createBatchStore(redis, keys);
   const ids = await redis.zrevrange(keys.batches, 0, MAX_BATCHES - 1, 'WITHSCORES');
   const batches: ReportBatch[] = [];
@@ -52,7 +59,7 @@ export async function buildMorningReport(redis: Redis, keys: Keys, schedule: str
     const meta = await store.get(ids[i]!);
     if (!meta || meta.state === 'failed') continue;
     const recent = now - Number(ids[i + 1]) <= DAY_MS;
-    const states = await batchStates(redis, keys, meta);
+    const states = await batchStates(redis, keys, db, meta);
     if (!recent && states.registered) continue;
     const line: ReportBatch = {
       batch: meta.id,
@@ -129,9 +136,9 @@ export function reportDay(at: Date, tz?: string): string {
 /** Builds the report, writes it to the outbox (whole, never through a link), and POSTs it. */
 export async function writeMorningReport(
   data: Pick<TickData, 'name' | 'outbox' | 'notifyUrl' | 'tz'>,
-  ctx: { redis: Redis; keys: Keys; logger: Logger },
+  ctx: { redis: Redis; keys: Keys; db: Database; logger: Logger },
 ): Promise<{ json: string; csv: string; report: MorningReport }> {
-  const report = await buildMorningReport(ctx.redis, ctx.keys, data.name);
+  const report = await buildMorningReport(ctx.redis, ctx.keys, ctx.db, data.name);
   const day = reportDay(new Date(report.at), data.tz);
   const json = join(data.outbox, `report-${day}.json`);
   const csv = join(data.outbox, `report-${day}.csv`);

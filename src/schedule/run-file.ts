@@ -13,6 +13,7 @@
  */
 import { lstat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
+import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import { isRedisOutage } from '../redis/connection.js';
 import { RealtyBatchError, RedisUnavailableError } from '../errors.js';
@@ -50,6 +51,8 @@ import type { TickData } from './scheduler.js';
 export interface TickContext {
   redis: Redis;
   keys: Keys;
+  /** The system of record: the ledger and the docflows' states. */
+  db: Database;
   logger: Logger;
   /** Stops waiting for a batch (the worker is shutting down); the file stays in the inbox. */
   signal?: AbortSignal;
@@ -62,7 +65,7 @@ type Outcome = Omit<FileSummary, 'file' | 'sha256' | 'startedAt' | 'finishedAt' 
 
 /** The file's summary; undefined when it was gone before its turn came (moved or deleted by someone). */
 export async function runFile(data: TickData, name: string, ctx: TickContext, log: Logger): Promise<FileSummary | undefined> {
-  const { redis, keys } = ctx;
+  const { redis, keys, db } = ctx;
   const started = new Date();
   const file = join(data.inbox, name);
   const out = (suffix: string): string => join(data.outbox, `${name}.${suffix}`);
@@ -172,6 +175,7 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
         profile,
         redis,
         keys,
+        db,
         logger: log,
         fingerprint: snap.sha256,
         rejects: join(stage, rejectsName),
@@ -200,6 +204,7 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
       const results = await writeResults({
         redis,
         keys,
+        db,
         batch: id,
         total: load.read,
         out: join(stage, 'results.csv'),
@@ -210,6 +215,7 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
       const attention = await writeAttention({
         redis,
         keys,
+        db,
         batch: id,
         out: join(stage, 'attention.csv'),
         lang: data.lang,

@@ -1,5 +1,6 @@
 /** The worker of the `schedule` queue, which every `realty-batch work` runs beside its deal worker. */
 import { Worker, type Processor } from 'bullmq';
+import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Logger } from '../logger.js';
 import type { Keys } from '../redis/keys.js';
@@ -13,6 +14,8 @@ export type ScheduleJobResult = TickResult | { report: string };
 export interface TickProcessorContext {
   redis: Redis;
   keys: Keys;
+  /** The system of record, opened by the process (`work`), which closes it. */
+  db: Database;
   logger: Logger;
   signal?: AbortSignal;
   pollMs?: number;
@@ -21,6 +24,7 @@ export interface TickProcessorContext {
 export interface TickWorkerOptions {
   connection: Redis;
   keys: Keys;
+  db: Database;
   logger: Logger;
   /** Makes the processor of `tick` jobs from its context (jobs/tick.ts: createTickProcessor). */
   processor: (ctx: TickProcessorContext) => Processor<TickData, ScheduleJobResult>;
@@ -35,6 +39,7 @@ export function createTickWorker(options: TickWorkerOptions): Worker<TickData, S
     options.processor({
       redis: connection,
       keys,
+      db: options.db,
       logger,
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.pollMs ? { pollMs: options.pollMs } : {}),

@@ -9,8 +9,11 @@ import { TUNABLES } from '../config.js';
 import type { BatchStore } from '../batch/batch-store.js';
 import type { BankProfile } from '../input/profile.js';
 
-/** Whether a batch's jobs may run: its file was read to its end, it is still being read, or its load failed or died. */
-export type Readiness = 'ready' | 'loading' | 'failed';
+/**
+ * Whether a batch's jobs may run: its file was read to its end, it is still being read, its load
+ * failed or died, or it was loaded into another database (another ledger) than this worker's.
+ */
+export type Readiness = 'ready' | 'loading' | 'failed' | { elsewhere: string };
 
 export interface BatchCache {
   readiness(batch: string): Promise<Readiness>;
@@ -31,9 +34,14 @@ export interface BatchCacheOptions {
   profileCacheSize?: number;
   loadedCacheSize?: number;
   now?: () => number;
+  /** This worker's database id: a batch loaded into another database is not run here. */
+  databaseId?: () => Promise<string>;
 }
 
-export function createBatchCache(store: Pick<BatchStore, 'state' | 'profile'>, options: BatchCacheOptions = {}): BatchCache {
+export function createBatchCache(
+  store: Pick<BatchStore, 'state' | 'profile'> & Partial<Pick<BatchStore, 'database'>>,
+  options: BatchCacheOptions = {},
+): BatchCache {
   const {
     profileTtlMs = TUNABLES.profileTtlMs,
     profileCacheSize = TUNABLES.profileCacheSize,
@@ -46,6 +54,10 @@ export function createBatchCache(store: Pick<BatchStore, 'state' | 'profile'>, o
     async readiness(batch) {
       if (loaded.has(batch)) return 'ready';
       const state = await store.state(batch);
+      if (state === 'loaded' || state === 'loading') {
+        const [theirs, ours] = await Promise.all([store.database?.(batch), options.databaseId?.()]);
+        if (theirs && ours && theirs !== ours) return { elsewhere: theirs };
+      }
       if (state === 'loaded') {
         if (loaded.size > loadedCacheSize) loaded.clear();
         loaded.add(batch);

@@ -10,7 +10,10 @@ import type { DealProcessorContext } from './processor-context.js';
 import { createContentStore } from './content-store.js';
 import type { Logger } from '../logger.js';
 import { createBatchStore } from '../batch/batch-store.js';
-import { createOutcomeStore, DEFAULT_LEDGER_MS } from '../outcomes/store.js';
+import { createOutcomeStore } from '../outcomes/store.js';
+import type { Database } from '../db/database.js';
+import { createCommitter } from '../db/group-commit.js';
+import { deploymentOf } from '../db/deployment.js';
 import { propertyKeyOf } from '../input/property-key.js';
 import { createLedger } from '../ledger/ledger.js';
 import { ensureFeed } from '../feed/feed-store.js';
@@ -40,6 +43,8 @@ export interface DealWorkerOptions {
   /** A connection with `maxRetriesPerRequest: null`; the worker duplicates it for blocking calls. */
   connection: Redis;
   keys: Keys;
+  /** The system of record (the ledger, the feed, the docflows' states), opened and migrated; the caller closes it. */
+  db: Database;
   apiUrl: string;
   /** A fixed session id (REALTY_SESSION_ID), when no `session` is given. */
   sessionId?: string;
@@ -67,8 +72,6 @@ export interface DealWorkerOptions {
   track?: boolean;
   /** How often the follower reads the feed once it has nothing new (ms). */
   feedPollMs?: number;
-  /** How long a ledger entry is kept after its last change (REALTY_LEDGER_DAYS). */
-  ledgerMs?: number;
   /** How many finished jobs BullMQ keeps (TUNABLES.keptJobs when undefined). */
   keptJobs?: { completed: number; failed: number; failedMaxAgeMs: number };
   logger: Logger;
@@ -169,16 +172,17 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   // (The same call twice: TypeScript cannot call `duplicate` on the union of the two classes.)
   const storeConnection: Redis = connection instanceof Cluster ? connection.duplicate() : connection.duplicate();
   storeConnection.on('error', () => undefined);
-  const ledgerMs = options.ledgerMs ?? DEFAULT_LEDGER_MS;
   // One batcher for the claims and the outcomes: the scripts of one turn leave in one pipeline,
   // one socket write, whichever store sent them (two batchers made two writes a turn).
   const scripts = createScriptBatcher(storeConnection);
-  const outcomes = createOutcomeStore(storeConnection, keys, { run: scripts, ledgerMs });
-  const ledger = createLedger(storeConnection, keys, {
+  // And one group committer: the ledger's decisions of one turn share one transaction, one commit.
+  const commit = createCommitter(options.db);
+  const outcomes = createOutcomeStore(storeConnection, keys, { run: scripts, db: options.db, commit });
+  const ledger = createLedger(storeConnection, keys, options.db, {
     timeoutMs: options.timeoutMs,
     feedLagMs: options.feedLagMs ?? TUNABLES.feedLagMs,
-    ledgerMs,
     run: scripts,
+    commit,
   });
   // Every worker process offers to follow the feed; one at a time does (a lock in Redis).
   const follower: FeedFollower | undefined =
@@ -187,22 +191,33 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
       : startFeedFollower({
           redis: connection,
           keys,
+          db: options.db,
           client: feedClient,
           logger,
-          ledgerMs,
           ...(options.feedPollMs ? { pollMs: options.feedPollMs } : {}),
         });
   let sessionReported = false;
   const limiter = options.rate ? createRequestLimiter(connection, keys.rate, options.rate) : undefined;
 
   const batches = createBatchStore(connection, keys);
+  // Read once, when the first batch is met (memoized; a failed read is asked again).
+  let databaseIdRead: Promise<string> | undefined;
+  const databaseId = (): Promise<string> =>
+    (databaseIdRead ??= deploymentOf(options.db, keys.prefix).then(
+      (d) => d.databaseId,
+      (err: unknown) => {
+        databaseIdRead = undefined;
+        throw err;
+      },
+    ));
   const processor = options.processor({
     client,
     outcomes,
     ledger,
     batches,
     contents: createContentStore(storeConnection, keys),
-    ensureFeed: () => ensureFeed(connection, keys, feedClient),
+    ensureFeed: () => ensureFeed(options.db, feedClient),
+    databaseId,
     apiUrl: options.apiUrl,
     attempts: options.attempts,
     reconcileTimeoutMs: options.reconcileTimeoutMs ?? TUNABLES.reconcileTimeoutMs,

@@ -1,13 +1,35 @@
 /** How a failure of a deal job's gateway call (or of a step before it) ends: retried, held, paused, or the row's outcome. */
 import { DelayedError, RateLimitError, UnrecoverableError, WaitingError } from 'bullmq';
+import { isDatabaseOutage } from '../db/database.js';
 import { decide, describeApiError } from './decide.js';
 import type { DealRun } from './deal-run.js';
 import { WAIT, type Decision } from './decision.js';
 import { LockLostError } from './job-boundary.js';
 
+/** How long a deal waits for the database to answer again before it asks again (ms, before jitter). */
+export const DATABASE_HOLD_MS = 5000;
+/** At most one line a process in this time while the database stays away. */
+const DATABASE_LOG_MS = 30_000;
+let databaseLoggedAt = 0;
+
 /** A failure before or of the docflow call: retried, the session paused, held, or the row's outcome. */
 export function failure(run: DealRun, err: unknown, uncertain: boolean): Decision {
   if (isSignal(err)) return { kind: 'fail', error: err };
+  if (isDatabaseOutage(err)) {
+    // The ledger cannot be asked: nothing may be sent (a deal is sent only under a committed claim).
+    // The deal waits without spending a try, for as long as the database is away, and goes on by itself.
+    const now = Date.now();
+    if (now - databaseLoggedAt >= DATABASE_LOG_MS) {
+      databaseLoggedAt = now;
+      run
+        .log()
+        .error(
+          { err: { message: err instanceof Error ? err.message : String(err) } },
+          'the database (the ledger) cannot be reached: sending is paused; deals wait without spending a try and go on when it answers',
+        );
+    }
+    return { kind: 'delay', ms: DATABASE_HOLD_MS + Math.round(Math.random() * 1000) };
+  }
   const decision = decide(err);
   if (decision.action === 'pause') return WAIT;
   const { ctx, attempt } = run;

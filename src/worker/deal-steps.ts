@@ -69,6 +69,17 @@ export function claimRecheckMs(waits: number): number {
 export async function readiness(run: DealRun, batches: BatchCache): Promise<Decision | undefined> {
   const state = await batches.readiness(run.batch);
   if (state === 'loading') return { kind: 'delay', ms: loadingRecheckMs(run.job.attemptsStarted) };
+  if (typeof state === 'object') {
+    // Its deals were checked against another ledger: this worker's would not know what that one
+    // filed. The job stays for a worker on the batch's database.
+    run
+      .log()
+      .error(
+        { database: state.elsewhere },
+        `batch ${run.batch} was loaded into database ${state.elsewhere}, not this worker's (DATABASE_URL): its jobs are left for a worker on that database`,
+      );
+    return { kind: 'delay', ms: TUNABLES.loadingRecheckMaxMs };
+  }
   return state === 'failed' ? DROP : undefined;
 }
 

@@ -22,6 +22,8 @@ export interface DealProcessorContext {
   contents?: ContentStore;
   /** Takes the news feed's cursor if the deployment has none (before the first claim). */
   ensureFeed(): Promise<void>;
+  /** This worker's database id (src/db/deployment.ts): a batch loaded into another database is not run here. */
+  databaseId?: () => Promise<string>;
   /** Base url for content links. */
   apiUrl: string;
   /** Tries per deal for transient failures (`--attempts`). */

@@ -1,6 +1,7 @@
 /**
  * For the dashboard tests: a small batch of sample rows run to its end against
- * the sandbox, in a Redis prefix of its own, and HTTP calls with basic auth.
+ * the sandbox, in a Redis prefix of its own and a database of its own (or the
+ * test's, `input.db`), and HTTP calls with basic auth.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,6 +9,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { Redis } from 'ioredis';
 import { runBatch, type RunOptions, type RunResult } from '../../src/cli/run-batch.js';
+import type { Database } from '../../src/db/database.js';
 import { createDealProcessor } from '../../jobs/deal.js';
 import { createDealValidator } from '../../src/input/validate-deal.js';
 import type { Deal } from '../../src/input/deal.js';
@@ -16,6 +18,7 @@ import { createLogger } from '../../src/logger.js';
 import { createKeys, type Keys } from '../../src/redis/keys.js';
 import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 import { ROOT } from './cli.js';
+import { openTestDatabase, type TestDatabase } from './database.js';
 import { csvText, HEADER, ROWS } from './fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './redis.js';
 
@@ -43,6 +46,8 @@ export function sampleDeal(dealId: string): Deal {
 export interface DashboardBatch {
   redis: Redis;
   keys: Keys;
+  /** The batch's database (the ledger, the feed, the docflows' states): `input.db`, or one of its own dropped by `close()`. */
+  db: Database;
   prefix: string;
   dir: string;
   sandbox: RunningSandbox;
@@ -64,6 +69,8 @@ export interface DashboardInput {
    * their jobs fail: what Bull Board's failed list shows.
    */
   refusedClaims?: string[];
+  /** The test's database (useTestDatabase): the batch runs on it, and `close()` leaves it open. Default: one of the batch's own. */
+  db?: Database;
 }
 
 /** jobs/deal.ts, with the ledger's claim of `refused` deals answered by a Redis error. */
@@ -100,14 +107,18 @@ export async function runDashboardBatch(
   const prefix = uniquePrefix(label);
   const keys = createKeys(prefix);
   const dir = await mkdtemp(join(tmpdir(), 'realty-dashboard-test-'));
-  const sandbox = await startSandbox({ sessions: [SESSION], ...sandboxOptions });
+  let own: TestDatabase | undefined;
+  let sandbox: RunningSandbox | undefined;
   const close = async () => {
-    await sandbox.close();
+    await sandbox?.close();
     redis.disconnect();
     await deletePrefix(prefix);
+    await own?.drop();
     await rm(dir, { recursive: true, force: true });
   };
   try {
+    sandbox = await startSandbox({ sessions: [SESSION], ...sandboxOptions });
+    const db = input.db ?? (own = await openTestDatabase('sqlite')).db;
     const file = join(dir, input.fileName ?? `${batch}.csv`);
     await writeFile(file, csvText([...dealIds.map(sampleRow), ...(input.rows ?? [])]));
     const result = await runBatch({
@@ -117,6 +128,7 @@ export async function runDashboardBatch(
       batch,
       redis,
       keys,
+      db,
       logger: createLogger({ level: 'silent', destination: new PassThrough() }),
       apiUrl: sandbox.url,
       sessionId: SESSION,
@@ -128,7 +140,7 @@ export async function runDashboardBatch(
       pollMs: 20,
       ...(input.refusedClaims && { processor: refusingClaims(new Set(input.refusedClaims)) }),
     });
-    return { redis, keys, prefix, dir, sandbox, batch, file, result, close };
+    return { redis, keys, db, prefix, dir, sandbox, batch, file, result, close };
   } catch (err) {
     await close();
     throw err;

@@ -12,10 +12,12 @@ import { CircuitBreaker, type BreakerState } from '../../src/worker/circuit-brea
 import { ROOT } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 
 const options = { threshold: 0.5, minCalls: 4, windowMs: 10_000, cooldownMs: 1000, maxProbes: 3 };
 
 describe('the circuit breaker', () => {
+  const store = useTestDatabase();
   it('opens when half of at least minCalls recent calls failed, probes after the cool-down, and closes on a good answer', () => {
     const transitions: Array<[BreakerState, BreakerState]> = [];
     const breaker = new CircuitBreaker(options, (from, to) => transitions.push([from, to]));
@@ -81,6 +83,7 @@ describe('the circuit breaker', () => {
         batch: 'down',
         redis,
         keys: createKeys(prefix),
+        db: store.db,
         logger: createLogger({ level: 'silent' }),
         apiUrl: sandbox.url,
         sessionId: 's',

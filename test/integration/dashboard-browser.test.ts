@@ -51,6 +51,7 @@ describe('the operations page in a real browser', () => {
     dashboard = await startDashboard({
       redis: night.redis,
       keys: night.keys,
+      db: night.db,
       host: '127.0.0.1',
       port: 0,
       credentials: { user: credentials.username, password: credentials.password },
@@ -162,6 +163,7 @@ describe('the operations page in a real browser, with markup in the deals', () =
     dashboard = await startDashboard({
       redis: hostile.redis,
       keys: hostile.keys,
+      db: hostile.db,
       host: '127.0.0.1',
       port: 0,
       credentials: { user: credentials.username, password: credentials.password },

@@ -9,6 +9,7 @@ import { createLogger } from '../../src/logger.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { basic, call } from '../helpers/dashboard-batch.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 
 const SECOND = 1000;
 const credentials = { user: 'ops', password: 'the night shift' };
@@ -72,6 +73,7 @@ describe('the login throttle', () => {
 });
 
 describe('wrong passwords over HTTP', () => {
+  const store = useTestDatabase();
   let prefix: string;
   let redis: Redis;
   let dashboard: RunningDashboard;
@@ -90,6 +92,7 @@ describe('wrong passwords over HTTP', () => {
     dashboard = await startDashboard({
       redis,
       keys: createKeys(prefix),
+      db: store.db,
       host: '127.0.0.1',
       port: 0,
       credentials,

@@ -1,6 +1,7 @@
 /**
- * The per-batch, per-schedule and pause metrics of `/metrics` (issue 23, point 4): read
- * from Redis at each scrape, after a sample run, a paused queue and real schedule ticks.
+ * The per-batch, per-schedule and pause metrics of `/metrics` (issue 23, point 4), and our
+ * docflows' states and the feed's counters: read from Redis and the database at each scrape,
+ * after a sample run, a paused queue, real schedule ticks and docflows the feed moved.
  */
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
@@ -11,6 +12,8 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { batchStatus } from '../../src/batch/batch-status.js';
 import { createBatchStore } from '../../src/batch/batch-store.js';
 import { createBatchFigures, RECENT_MS, RECOUNT_MS } from '../../src/dashboard/batch-figures.js';
+import { readFeedState } from '../../src/feed/feed-store.js';
+import { docflowStateCounts } from '../../src/ledger/docflows.js';
 import { startDashboard, type RunningDashboard } from '../../src/dashboard/server.js';
 import { createLogger } from '../../src/logger.js';
 import { createOutcomeStore } from '../../src/outcomes/store.js';
@@ -31,6 +34,7 @@ import {
   type DashboardBatch,
 } from '../helpers/dashboard-batch.js';
 import { decodeOutcome, encodeOutcome } from '../../src/outcomes/outcome-codec.js';
+import { putDocflowRow } from '../helpers/ledger-rows.js';
 
 const CREDENTIALS = { user: 'ops', password: 'metrics-test-password' };
 const AUTH = basic(CREDENTIALS.user, CREDENTIALS.password);
@@ -67,7 +71,14 @@ describe('/metrics: batches, schedules and the pause, read at each scrape', () =
 
   beforeAll(async () => {
     night = await runDashboardBatch('dashboard-metrics', [BY_SUGGEST, WITH_NUMBER, INVALID, EGRON], { egronRegions: [CRIMEA] });
-    dashboard = await startDashboard({ redis: night.redis, keys: night.keys, host: '127.0.0.1', port: 0, credentials: CREDENTIALS });
+    dashboard = await startDashboard({
+      redis: night.redis,
+      keys: night.keys,
+      db: night.db,
+      host: '127.0.0.1',
+      port: 0,
+      credentials: CREDENTIALS,
+    });
     dir = await mkdtemp(join(tmpdir(), 'realty-dashboard-metrics-'));
   });
   afterAll(async () => {
@@ -78,7 +89,7 @@ describe('/metrics: batches, schedules and the pause, read at each scrape', () =
 
   it("shows the batch's rows per outcome as `status` counts them, every outcome with pending 0, and its load and progress times", async () => {
     const all = await scrape();
-    const status = await batchStatus(night.redis, night.keys, night.batch);
+    const status = await batchStatus(night.redis, night.keys, night.db, night.batch);
     expect(status.outcomes).toEqual({ queued: 2, invalid: 1, unavailable: 1 });
     const rows = pick(all, 'realty_batch_rows', { batch: night.batch });
     expect(rows).toHaveLength(11);
@@ -129,6 +140,51 @@ describe('/metrics: batches, schedules and the pause, read at each scrape', () =
       expect(after?.rows).toMatchObject({ queued: before!.rows.queued + 1, unavailable: before!.rows.unavailable - 1, pending: 0 });
     } finally {
       await night.redis.hset(key, row, stored);
+    }
+  });
+
+  it("shows our docflows per state and the feed's counters as the database holds them, read again at each scrape", async () => {
+    const before = await docflowStateCounts(night.db);
+    const n = (state: string): number => before[state] ?? 0;
+    let all = await scrape();
+    for (const [state, n] of Object.entries(before)) expect(value(all, 'realty_docflows', { state }), state).toBe(n);
+    const feed = await readFeedState(night.db);
+    for (const kind of ['followed', 'resolved', 'unknown', 'conflicts'] as const) {
+      expect(value(all, 'realty_feed_items_total', { kind }), kind).toBe(feed[kind]);
+    }
+
+    // Two more docflows the feed showed (one waits for a payment, one the registry refused) and a page of items counted.
+    const ids = ['metrics-df-1', 'metrics-df-2'];
+    const at = new Date().toISOString();
+    await putDocflowRow(night.db, {
+      docflow_id: ids[0]!,
+      bank: '7701234567',
+      deal_id: 'M-1',
+      st: 'suspended',
+      sat: at,
+      req: 'payment',
+      req_at: at,
+    });
+    await putDocflowRow(night.db, { docflow_id: ids[1]!, bank: '7701234567', deal_id: 'M-2', st: 'error', sat: at });
+    await night.db.kysely
+      .updateTable('feed')
+      .set((eb) => ({ followed: eb('followed', '+', 2), unknown: eb('unknown', '+', 5) }))
+      .where('id', '=', 1)
+      .execute();
+    try {
+      all = await scrape();
+      expect(value(all, 'realty_docflows', { state: 'suspended' })).toBe(n('suspended') + 1);
+      expect(value(all, 'realty_docflows', { state: 'error' })).toBe(n('error') + 1);
+      expect(value(all, 'realty_docflows', { state: 'queued' })).toBe(n('queued'));
+      expect(value(all, 'realty_feed_items_total', { kind: 'followed' })).toBe(feed.followed + 2);
+      expect(value(all, 'realty_feed_items_total', { kind: 'unknown' })).toBe(feed.unknown + 5);
+    } finally {
+      await night.db.kysely.deleteFrom('docflows').where('docflow_id', 'in', ids).execute();
+      await night.db.kysely
+        .updateTable('feed')
+        .set((eb) => ({ followed: eb('followed', '-', 2), unknown: eb('unknown', '-', 5) }))
+        .where('id', '=', 1)
+        .execute();
     }
   });
 
@@ -185,13 +241,13 @@ describe('/metrics: batches, schedules and the pause, read at each scrape', () =
     const before = Date.now();
     const ok = await runTick(
       { name: 'good-nightly', inbox: good, outbox, profile },
-      { redis: night.redis, keys: night.keys, logger, pollMs: 50 },
+      { redis: night.redis, keys: night.keys, db: night.db, logger, pollMs: 50 },
     );
     expect(ok.files).toMatchObject([{ status: 'duplicate' }]);
     // A profile that is not there: the file is set aside as failed.
     const failed = await runTick(
       { name: 'bad-nightly', inbox: bad, outbox, profile: join(dir, 'no-such-profile.json') },
-      { redis: night.redis, keys: night.keys, logger, pollMs: 50 },
+      { redis: night.redis, keys: night.keys, db: night.db, logger, pollMs: 50 },
     );
     expect(failed.files).toMatchObject([{ status: 'failed' }]);
     const after = Date.now();
@@ -212,7 +268,10 @@ describe('/metrics: batches, schedules and the pause, read at each scrape', () =
 
     // A tick over an empty inbox ran well: the bad schedule's figure comes back to 1.
     await mkdir(join(dir, 'empty'));
-    await runTick({ name: 'bad-nightly', inbox: join(dir, 'empty'), outbox, profile }, { redis: night.redis, keys: night.keys, logger });
+    await runTick(
+      { name: 'bad-nightly', inbox: join(dir, 'empty'), outbox, profile },
+      { redis: night.redis, keys: night.keys, db: night.db, logger },
+    );
     expect(value(await scrape(), 'realty_schedule_last_tick_success', { schedule: 'bad-nightly' })).toBe(1);
   });
 
@@ -223,7 +282,7 @@ describe('/metrics: batches, schedules and the pause, read at each scrape', () =
     await expect(
       runTick(
         { name: 'nested', inbox: join(outbox, 'in'), outbox, profile: join(ROOT, 'samples/bank-profile.json') },
-        { redis: night.redis, keys: night.keys, logger },
+        { redis: night.redis, keys: night.keys, db: night.db, logger },
       ),
     ).rejects.toThrow(/separate folders/);
     expect(value(await scrape(), 'realty_schedule_last_tick_success', { schedule: 'nested' })).toBe(0);

@@ -5,6 +5,7 @@ import { startDashboard, type RunningDashboard } from '../../src/dashboard/serve
 import { DEAL_JOB, dealJobId, type DealJobData } from '../../src/queue/job-data.js';
 import { createKeys, type Keys } from '../../src/redis/keys.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const MINUTE = 60_000;
@@ -12,6 +13,7 @@ const MINUTE = 60_000;
 const LONG_AGO = () => Date.now() - 10 * MINUTE;
 
 describe('the board refuses what would lose a row', () => {
+  const store = useTestDatabase();
   let prefix: string;
   let redis: Redis;
   let keys: Keys;
@@ -23,7 +25,7 @@ describe('the board refuses what would lose a row', () => {
     redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
     keys = createKeys(prefix);
     queue = new Queue<DealJobData>(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
-    dashboard = await startDashboard({ redis, keys, host: '127.0.0.1', port: 0 });
+    dashboard = await startDashboard({ redis, keys, db: store.db, host: '127.0.0.1', port: 0 });
   });
   afterEach(async () => {
     await dashboard?.close();

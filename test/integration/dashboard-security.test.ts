@@ -36,7 +36,7 @@ describe("the operations page's headers and origins", () => {
 
   beforeAll(async () => {
     night = await runDashboardBatch('dashboard-security', [BY_SUGGEST, INVALID]);
-    const common = { redis: night.redis, keys: night.keys, host: '127.0.0.1', port: 0, credentials };
+    const common = { redis: night.redis, keys: night.keys, db: night.db, host: '127.0.0.1', port: 0, credentials };
     dashboard = await startDashboard(common);
     proxied = await startDashboard({ ...common, publicOrigin: 'https://ops.example.com' });
     queue = new Queue(night.keys.queueName, { connection: night.redis, prefix: night.keys.bullPrefix });

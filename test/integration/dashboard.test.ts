@@ -26,6 +26,7 @@ import {
   type DashboardBatch,
 } from '../helpers/dashboard-batch.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 
 const USER = 'ops';
 const PASSWORD = 'correct horse battery staple';
@@ -225,6 +226,7 @@ describe('the dashboard over HTTP', () => {
     const common = {
       redis: night.redis,
       keys: night.keys,
+      db: night.db,
       host: '127.0.0.1',
       port: 0,
       credentials: { user: USER, password: PASSWORD },
@@ -488,23 +490,32 @@ describe('the dashboard over HTTP', () => {
 });
 
 describe('realty-batch dashboard', () => {
-  const env = { REDIS_URL, REALTY_PREFIX: uniquePrefix('dashboard-cli'), LOG_LEVEL: 'silent', DASHBOARD_USER: '', DASHBOARD_PASSWORD: '' };
+  const prefix = uniquePrefix('dashboard-cli');
+  const store = useTestDatabase();
+  const env = (): Record<string, string> => ({
+    REDIS_URL,
+    REALTY_PREFIX: prefix,
+    LOG_LEVEL: 'silent',
+    DASHBOARD_USER: '',
+    DASHBOARD_PASSWORD: '',
+    DATABASE_URL: store.url,
+  });
   afterAll(async () => {
-    await deletePrefix(env.REALTY_PREFIX);
+    await deletePrefix(prefix);
   });
 
   it('refuses to start without DASHBOARD_USER and DASHBOARD_PASSWORD, in one sentence, exit 1', async () => {
-    const result = await runCli(['dashboard', '--port', '0'], env);
+    const result = await runCli(['dashboard', '--port', '0'], env());
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toMatch(/^realty-batch: DASHBOARD_USER and DASHBOARD_PASSWORD must both be set: .*\.\n$/);
-    const half = await runCli(['dashboard', '--port', '0'], { ...env, DASHBOARD_USER: 'ops' });
+    const half = await runCli(['dashboard', '--port', '0'], { ...env(), DASHBOARD_USER: 'ops' });
     expect(half.code).toBe(1);
   });
 
   it('refuses --no-auth on any address but 127.0.0.1, as wrong usage', async () => {
-    const result = await runCli(['dashboard', '--no-auth', '--host', '0.0.0.0', '--port', '0'], env);
+    const result = await runCli(['dashboard', '--no-auth', '--host', '0.0.0.0', '--port', '0'], env());
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--no-auth listens on 127\.0\.0\.1 only/);
   });
@@ -512,7 +523,7 @@ describe('realty-batch dashboard', () => {
   it('with --no-auth listens on 127.0.0.1 only, serves without credentials, and stops on SIGTERM', async () => {
     const child = spawn(process.execPath, [CLI, 'dashboard', '--no-auth', '--port', '0'], {
       cwd: ROOT,
-      env: { ...process.env, ...env },
+      env: { ...process.env, ...env() },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

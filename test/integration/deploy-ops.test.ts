@@ -227,10 +227,10 @@ describe('every metric the dashboard and the rules query is in a real /metrics s
         outbox: join(tickDir, 'outbox'),
         profile: join(ROOT, 'samples/bank-profile.json'),
       },
-      { redis: night.redis, keys: night.keys, logger: createLogger({ level: 'silent' }) },
+      { redis: night.redis, keys: night.keys, db: night.db, logger: createLogger({ level: 'silent' }) },
     );
     const credentials = { user: 'prometheus', password: 'scrape-password' };
-    dashboard = await startDashboard({ redis: night.redis, keys: night.keys, host: '127.0.0.1', port: 0, credentials });
+    dashboard = await startDashboard({ redis: night.redis, keys: night.keys, db: night.db, host: '127.0.0.1', port: 0, credentials });
     const answer = await call(`${dashboard.url}/metrics`, { authorization: basic(credentials.user, credentials.password) });
     expect(answer.status).toBe(200);
     text = answer.text;

@@ -1,7 +1,8 @@
 /**
- * The fleet's follower of the gateway's news feed, against the real sandbox and Redis:
- * one follower at a time, a cursor that survives it, and a coverage that keeps up with a
- * busy feed (without it, every lost answer would wait out the reconcile timeout).
+ * The fleet's follower of the gateway's news feed, against the real sandbox, Redis (its lock)
+ * and the database (its cursor): one follower at a time, a cursor that survives it, and a
+ * coverage that keeps up with a busy feed (without it, every lost answer would wait out the
+ * reconcile timeout).
  */
 import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from 'vitest';
@@ -13,13 +14,14 @@ import { createRealtyClient, type RealtyClient } from '../../src/realty/client.j
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { DOCFLOW_PATH, encumbranceRequest, post } from '../helpers/sandbox-http.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const quiet = createLogger({ level: 'silent' });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const DAY = 24 * 3600 * 1000;
 
 describe('the news feed follower', () => {
+  const store = useTestDatabase();
   let redis: Redis;
   let sandbox: RunningSandbox;
   let client: RealtyClient;
@@ -27,16 +29,12 @@ describe('the news feed follower', () => {
   let keys: Keys;
   const followers: FeedFollower[] = [];
   const follow = (lockMs = 1000) => {
-    const f = startFeedFollower({ redis, keys, client, logger: quiet, ledgerMs: DAY, pollMs: 50, lockMs });
+    const f = startFeedFollower({ redis, keys, db: store.db, client, logger: quiet, pollMs: 50, lockMs });
     followers.push(f);
     return f;
   };
   /** A docflow made by another system on the same account (a requestId that is not ours). */
   const otherSystem = (i: number) => post(sandbox, DOCFLOW_PATH, encumbranceRequest({ requestId: `erp-${i}` }));
-  const redisNow = async () => {
-    const [s, us] = await redis.time();
-    return Number(s) * 1000 + Math.floor(Number(us) / 1000);
-  };
   const POLL = { timeoutMs: 10_000, intervalMs: 20 };
 
   beforeAll(() => {
@@ -73,20 +71,20 @@ describe('the news feed follower', () => {
     expect(Date.now() - died).toBeLessThan(3000);
   });
 
-  it('resumes from its cursor in Redis: every item after it is read once, none skipped, across followers', async () => {
+  it('resumes from its cursor in the database: every item after it is read once, none skipped, across followers', async () => {
     // Each docflow lives queued → sent → completed within 200 ms: three items, the later ones
     // coming while the followers change hands.
     sandbox.configure({ lifecycleMs: 100 });
     const a = follow();
-    await waitFor(async () => (await readFeedState(redis, keys)).cursor !== undefined, { ...POLL, what: 'the cursor' });
+    await waitFor(async () => (await readFeedState(store.db)).cursor !== undefined, { ...POLL, what: 'the cursor' });
     for (let i = 0; i < 30; i++) await otherSystem(i);
-    await waitFor(async () => (await readFeedState(redis, keys)).items >= 30, { ...POLL, what: 'thirty items' });
+    await waitFor(async () => (await readFeedState(store.db)).items >= 30, { ...POLL, what: 'thirty items' });
     await a.close();
     for (let i = 30; i < 75; i++) await otherSystem(i);
     follow();
-    await waitFor(async () => (await readFeedState(redis, keys)).items === 225, { ...POLL, what: 'three items of each of 75 docflows' });
+    await waitFor(async () => (await readFeedState(store.db)).items === 225, { ...POLL, what: 'three items of each of 75 docflows' });
     await sleep(300);
-    const state = await readFeedState(redis, keys);
+    const state = await readFeedState(store.db);
     expect(state).toMatchObject({ items: 225, unknown: 225, resolved: 0, conflicts: 0, cursor: '225' });
     expect(sandbox.stats().docflowStates).toEqual({ completed: 75 });
   });
@@ -96,7 +94,7 @@ describe('the news feed follower', () => {
     // of the feed finds new items, none is ever empty.
     sandbox.configure({ latencyMs: 100 });
     follow();
-    await waitFor(async () => (await readFeedState(redis, keys)).cursor !== undefined, { ...POLL, what: 'the cursor' });
+    await waitFor(async () => (await readFeedState(store.db)).cursor !== undefined, { ...POLL, what: 'the cursor' });
     let i = 0;
     const calls: Array<Promise<unknown>> = [];
     const busy = setInterval(() => calls.push(otherSystem(i++)), 10);
@@ -104,13 +102,13 @@ describe('the news feed follower', () => {
     try {
       for (let n = 0; n < 12; n++) {
         await sleep(250);
-        lags.push((await redisNow()) - (await readFeedState(redis, keys)).coveredAt!);
+        lags.push((await store.db.now()) - (await readFeedState(store.db)).coveredAt!);
       }
     } finally {
       clearInterval(busy);
       await Promise.all(calls);
     }
-    expect((await readFeedState(redis, keys)).items).toBeGreaterThan(100);
+    expect((await readFeedState(store.db)).items).toBeGreaterThan(100);
     // A follower that moved its coverage only on an empty read would fall behind by the whole run.
     expect(Math.max(...lags.slice(4))).toBeLessThan(1500);
   });

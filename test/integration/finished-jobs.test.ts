@@ -25,6 +25,8 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { ROOT } from '../helpers/cli.js';
 import { csvText, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { useTestDatabase } from '../helpers/test-db.js';
+import { ledgerRows } from '../helpers/ledger-rows.js';
 
 const SESSION = 'finished-jobs-session';
 const BY_SUGGEST = 'NSK-2026-000123';
@@ -35,6 +37,7 @@ const DEALS = [BY_SUGGEST, WITH_NUMBER, EGRON];
 const row = (dealId: string) => ROWS.find((r) => r[0] === dealId)!;
 
 describe('finished jobs kept by count, the outcome store reads the rest', () => {
+  const store = useTestDatabase();
   let redis: Redis;
   let dir: string;
   let profile: BankProfile;
@@ -51,6 +54,7 @@ describe('finished jobs kept by count, the outcome store reads the rest', () => 
       batch: 'b',
       redis,
       keys,
+      db: store.db,
       logger,
       apiUrl: sandbox.url,
       sessionId: SESSION,
@@ -107,11 +111,11 @@ describe('finished jobs kept by count, the outcome store reads the rest', () => 
         [WITH_NUMBER, 'queued'],
         [EGRON, 'unavailable'],
       ]);
-      const status = await batchStatus(redis, keys, 'b');
+      const status = await batchStatus(redis, keys, store.db, 'b');
       expect(status).toMatchObject({ done: true, outcomes: { queued: 2, unavailable: 1 }, missing: 0 });
 
       // The same file loaded again: no job for any row, though two rows' jobs are gone.
-      const again = await loadBatch({ file, batch: 'b', profile, redis, keys, logger, rejects: join(dir, 'rejects.csv') });
+      const again = await loadBatch({ file, batch: 'b', profile, redis, keys, db: store.db, logger, rejects: join(dir, 'rejects.csv') });
       expect(again).toMatchObject({ enqueued: 0, alreadyEnqueued: 3 });
       expect(await queue.getJobCounts('completed', 'wait', 'delayed', 'prioritized')).toEqual({
         completed: 1,
@@ -122,7 +126,7 @@ describe('finished jobs kept by count, the outcome store reads the rest', () => 
       expect(await redis.hlen(keys.rows('b'))).toBe(0);
 
       // retry sends the unavailable row again from the outcomes: pending meanwhile, with its deal.
-      const retried = await retryBatch({ redis, keys, batch: 'b', outcomes: ['unavailable'], logger });
+      const retried = await retryBatch({ redis, keys, db: store.db, batch: 'b', outcomes: ['unavailable'], logger });
       expect(retried.requeued).toBe(1);
       const pending: Array<[string, string]> = [];
       for await (const r of batchOutcomes(redis, keys, 'b', 3)) pending.push([r.dealId, r.outcome]);
@@ -135,10 +139,14 @@ describe('finished jobs kept by count, the outcome store reads the rest', () => 
       expect(await redis.pttl(keys.rows('b'))).toBeGreaterThan(0);
       const second = await run(file);
       expect(second.load).toMatchObject({ enqueued: 0 });
-      const final = await batchStatus(redis, keys, 'b');
+      const final = await batchStatus(redis, keys, store.db, 'b');
       expect(final).toMatchObject({ done: true, outcomes: { queued: 2, unavailable: 1 }, missing: 0 });
       // Never twice: the two queued deals made one docflow each, in all.
       expect(sandbox.stats().docflowsCreated).toBe(2);
+      expect((await ledgerRows(store.db)).map((r) => [r.deal_id, r.state, r.n])).toEqual([
+        [WITH_NUMBER, 'submitted', 0],
+        [BY_SUGGEST, 'submitted', 0],
+      ]);
       expect(await queue.getCompletedCount()).toBe(1);
     } finally {
       await queue.close();

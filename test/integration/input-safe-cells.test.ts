@@ -19,6 +19,7 @@ import { ROOT } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { pauseDealQueue, waitingJobs } from '../helpers/queue.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 
 /** The line breaks outside quotes, as any CSV reader sees them: each one ends a row. */
 function rowBreaks(text: string): string[] {
@@ -115,6 +116,7 @@ describe('the rejects file', () => {
 describe('fixing the rejects or attention file and loading it as it is', () => {
   const prefix = uniquePrefix('cells');
   const keys = createKeys(prefix);
+  const store = useTestDatabase();
   let redis: Redis;
   let dir: string;
   let profile: BankProfile;
@@ -141,7 +143,7 @@ describe('fixing the rejects or attention file and loading it as it is', () => {
     const original = join(dir, 'original.csv');
     await writeFile(original, csvText([valid, refused]));
     const rejects = join(dir, 'original.rejects.csv');
-    const first = await loadBatch({ file: original, batch: 'first', profile, redis, keys, logger: silent, rejects });
+    const first = await loadBatch({ file: original, batch: 'first', profile, redis, keys, db: store.db, logger: silent, rejects });
     expect(first).toMatchObject({ read: 2, valid: 1, invalid: 1, rejectsFile: rejects });
     const [job] = await jobsOf('first');
     // The gateway refused the valid row: it goes to the attention file with the refused one.
@@ -155,7 +157,7 @@ describe('fixing the rejects or attention file and loading it as it is', () => {
       finishedAt: new Date().toISOString(),
     });
     const attention = join(dir, 'attention.csv');
-    expect(await writeAttention({ redis, keys, batch: 'first', out: attention })).toMatchObject({ rows: 2 });
+    expect(await writeAttention({ redis, keys, db: store.db, batch: 'first', out: attention })).toMatchObject({ rows: 2 });
 
     const [validFields, refusedFields] = await fieldsOf(original);
     for (const file of [rejects, attention]) {
@@ -172,6 +174,7 @@ describe('fixing the rejects or attention file and loading it as it is', () => {
       profile,
       redis,
       keys,
+      db: store.db,
       logger: silent,
       rejects: join(dir, 'attention.rejects.csv'),
     });

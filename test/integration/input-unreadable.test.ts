@@ -15,11 +15,14 @@ import { ROOT } from '../helpers/cli.js';
 import { csvText, HEADER, records, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { pauseDealQueue } from '../helpers/queue.js';
+import { ledgerRows } from '../helpers/ledger-rows.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 import { decodeOutcome } from '../../src/outcomes/outcome-codec.js';
 
 describe('a row that cannot be read', () => {
   const prefix = uniquePrefix('unreadable');
   const keys = createKeys(prefix);
+  const store = useTestDatabase();
   let redis: Redis;
   let dir: string;
   let profile: BankProfile;
@@ -35,6 +38,7 @@ describe('a row that cannot be read', () => {
       profile,
       redis,
       keys,
+      db: store.db,
       logger: createLogger({ level: 'trace', destination }),
       rejects: join(dir, `${batch}.rejects`),
     });
@@ -81,9 +85,15 @@ describe('a row that cannot be read', () => {
     });
 
     const resultsFile = join(dir, 'mixed.results.csv');
-    await writeResults({ redis, keys, batch: 'mixed', total: 3, out: resultsFile });
+    await writeResults({ redis, keys, db: store.db, batch: 'mixed', total: 3, out: resultsFile });
     const results = readFileSync(resultsFile, 'utf8');
-    const everywhere = [JSON.stringify(outcomes), JSON.stringify(await redis.hgetall(keys.rows('mixed'))), results, logLines.join('')];
+    const everywhere = [
+      JSON.stringify(outcomes),
+      JSON.stringify(await redis.hgetall(keys.rows('mixed'))),
+      JSON.stringify(await ledgerRows(store.db)),
+      results,
+      logLines.join(''),
+    ];
     for (const value of [...personal(joined), ...personal(wide)]) {
       for (const text of everywhere) expect(text).not.toContain(value);
     }

@@ -26,6 +26,9 @@ import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { storedOutcomes } from '../helpers/outcomes.js';
+import { useTestDatabase } from '../helpers/test-db.js';
+import { ledgerRows } from '../helpers/ledger-rows.js';
+import { requestIdOf } from '../../src/ledger/entry.js';
 
 const SESSION = 'job-data-forms-session';
 /** Rows 1 to 3 of the samples: two found through suggest, one with its cadastral number. */
@@ -40,6 +43,7 @@ describe('waiting jobs written by this version and by earlier ones', () => {
   const prefix = uniquePrefix('job-forms');
   const keys = createKeys(prefix);
   const silent = createLogger({ level: 'silent' });
+  const store = useTestDatabase();
   let redis: Redis;
   let dir: string;
   let sandbox: RunningSandbox;
@@ -60,7 +64,9 @@ describe('waiting jobs written by this version and by earlier ones', () => {
     const file = join(dir, 'b.csv');
     await writeFile(file, csvText(THREE));
     const profile = await loadProfile(join(ROOT, 'samples/bank-profile.json'));
-    expect(await loadBatch({ file, batch: 'b', profile, redis, keys, logger: silent, rejects: join(dir, 'b.rejects') })).toMatchObject({
+    expect(
+      await loadBatch({ file, batch: 'b', profile, redis, keys, db: store.db, logger: silent, rejects: join(dir, 'b.rejects') }),
+    ).toMatchObject({
       enqueued: 3,
     });
     const deals = THREE.map(dealOfRow);
@@ -85,6 +91,7 @@ describe('waiting jobs written by this version and by earlier ones', () => {
       processor: createDealProcessor,
       connection: redis,
       keys,
+      db: store.db,
       apiUrl: sandbox.url,
       sessionId: SESSION,
       concurrency: 3,
@@ -109,7 +116,18 @@ describe('waiting jobs written by this version and by earlier ones', () => {
     // One docflow a deal, each for its own property, read whole from the job (the Cyrillic street too).
     const docflows = sandbox.docflows();
     expect(docflows).toHaveLength(3);
-    for (const deal of deals) expect(docflows.filter((d) => d.requestId?.endsWith(`:${deal.dealId}`))).toHaveLength(1);
+    for (const deal of deals)
+      expect(docflows.filter((d) => d.requestId === requestIdOf(profile.organization.inn, deal.dealId))).toHaveLength(1);
+    // The ledger holds each deal once, submitted with its docflow.
+    expect((await ledgerRows(store.db)).map((r) => [r.deal_id, r.state, r.docflow_id]).sort()).toEqual(
+      deals
+        .map((d) => [
+          d.dealId,
+          'submitted',
+          docflows.find((f) => f.requestId === requestIdOf(profile.organization.inn, d.dealId))!.docflowId,
+        ])
+        .sort(),
+    );
     for (const deal of deals) expect(JSON.stringify(docflows.map((d) => d.object))).toContain(deal.street!);
 
     for (const deal of deals) {

@@ -1,12 +1,16 @@
 /**
- * The ledger's scripts against a real Redis: who may send a deal, when a try whose
- * answer was lost may be sent again, what an outcome does to its deal's entry, what
- * the feed follower's page does, and that a batch's keys never lose life.
+ * The ledger's rules against a real database (both engines: the storage contract) and a real
+ * Redis (the batch's work around it): who may send a deal, when a try whose answer was lost may
+ * be sent again, what an outcome does to its deal's entry, what the feed follower's page does;
+ * and, in Redis alone, that a job's data is written only under its lock and that a batch's
+ * outcomes never lose life.
  */
 import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll, beforeEach } from 'vitest';
+import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from 'vitest';
+import type { Database } from '../../src/db/database.js';
 import { storedProperty } from '../../src/input/property-key.js';
 import { createLedger, readSubmittedDeals, type ClaimRequest } from '../../src/ledger/ledger.js';
+import { requestIdOf } from '../../src/ledger/entry.js';
 import { createOutcomeStore } from '../../src/outcomes/store.js';
 import { createBatchStore } from '../../src/batch/batch-store.js';
 import { storePage } from '../../src/feed/feed-store.js';
@@ -16,16 +20,30 @@ import { updateLockedJobData } from '../../src/queue/locked-update.js';
 import type { NewsItem } from '../../src/realty/types.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { decodeOutcome } from '../../src/outcomes/outcome-codec.js';
+import { useTestDatabase } from '../helpers/test-db.js';
+import { docflowRow, feedRow, ledgerRow, putDocflowRow } from '../helpers/ledger-rows.js';
 
 const BANK = '7701234567';
 const HOUR = 3_600_000;
-const LEDGER_MS = 400 * 24 * HOUR;
+/** The requestId of the deal's try `n`: `<bank>:reg:<n>:<dealId>`. */
+const rid = (dealId: string, n = 0) => requestIdOf(BANK, dealId, n);
 
-describe('the ledger', () => {
+const record = (row: number, dealId: string, fields: Partial<OutcomeRecord>): OutcomeRecord => ({
+  row,
+  dealId,
+  outcome: 'queued',
+  attempts: 1,
+  finishedAt: '2026-11-24T01:00:00.000Z',
+  ...fields,
+});
+
+describe.each(['sqlite', 'postgres'] as const)('the ledger on %s', (engine) => {
+  const database = useTestDatabase({ engine });
   let redis: Redis;
   let prefix: string;
   let keys: Keys;
-  const options = { timeoutMs: 1000, feedLagMs: 500, ledgerMs: LEDGER_MS };
+  let db: Database;
+  const options = { timeoutMs: 1000, feedLagMs: 500 };
   const request = (over: Partial<ClaimRequest> = {}): ClaimRequest => ({
     bank: BANK,
     dealId: 'D-1',
@@ -40,125 +58,163 @@ describe('the ledger', () => {
   /** The feed shows one item (a page of one, read at `t`): the docflow of `dealId`'s first try. */
   const feedShows = async (t: number, docflowId: string, state: string, dealId: string, date: string) => {
     await redis.set(keys.feedLock, 'me');
-    const item: NewsItem = { token: '1', date, docflow: { docflowId, state, requestId: `${BANK}:0:${dealId}` } };
-    return storePage(redis, keys, { lockToken: 'me', after: '0', lastToken: '1', readAt: t, items: [item], ledgerMs: LEDGER_MS });
+    const item: NewsItem = { token: '1', date, docflow: { docflowId, state, requestId: rid(dealId) } };
+    return storePage(redis, keys, db, { lockToken: 'me', after: '0', lastToken: '1', readAt: t, items: [item] });
   };
-  const record = (row: number, dealId: string, fields: Partial<OutcomeRecord>): OutcomeRecord => ({
-    row,
-    dealId,
-    outcome: 'queued',
-    attempts: 1,
-    finishedAt: '2026-11-24T01:00:00.000Z',
-    ...fields,
-  });
-  const entry = (dealId = 'D-1') => redis.hgetall(keys.ledgerEntry(BANK, dealId));
-  /** The feed as a follower leaves it: started at `since`, complete up to `coveredAt`. */
-  const feedAt = (since: number, coveredAt: number) => redis.hset(keys.feed, { since, cursor: '0', coveredAt });
-  const now = async () => {
-    const [s, us] = await redis.time();
-    return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+  /** The deal's ledger row, as the database has it. */
+  const entry = (dealId = 'D-1') => ledgerRow(db, BANK, dealId);
+  /** The feed as a follower leaves it: started at `since`, complete up to `coveredAt`, its cursor at '0'. */
+  const feedAt = async (since: number, coveredAt: number) => {
+    await db.kysely
+      .insertInto('feed')
+      .values({
+        id: 1,
+        cursor: '0',
+        since,
+        covered_at: coveredAt,
+        page_max: 0,
+        items: 0,
+        resolved: 0,
+        unknown: 0,
+        conflicts: 0,
+        followed: 0,
+      })
+      .execute();
   };
+  /** The feed's row changed as a follower (or a restart of the feed) would have. */
+  const feedSet = async (set: { since?: number; covered_at?: number }) => {
+    await db.kysely.updateTable('feed').set(set).where('id', '=', 1).execute();
+  };
+  /** A docflow's state as the feed last showed it (its `docflows` row). */
+  const docflowShows = async (docflowId: string, dealId: string, st: string) => {
+    if (await docflowRow(db, docflowId)) {
+      await db.kysely.updateTable('docflows').set({ st }).where('docflow_id', '=', docflowId).execute();
+    } else {
+      await putDocflowRow(db, {
+        docflow_id: docflowId,
+        bank: BANK,
+        deal_id: dealId,
+        request_id: rid(dealId),
+        st,
+        sat: '2026-11-24T01:30:00.000Z',
+      });
+    }
+  };
+  /** The database's clock: what the ledger's times are. */
+  const now = () => db.now();
 
   beforeAll(() => {
     redis = new Redis(REDIS_URL);
   });
-  beforeEach(async () => {
-    if (prefix) await deletePrefix(prefix);
+  beforeEach(() => {
     prefix = uniquePrefix('ledger');
     keys = createKeys(prefix);
+    db = database.db;
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await deletePrefix(prefix);
+  });
+  afterAll(() => {
     redis.disconnect();
   });
 
-  it('claims nothing before the feed has a cursor, then claims a new deal under <bank>:0:<dealId> and writes the try ahead', async () => {
-    const ledger = createLedger(redis, keys, options);
+  it('claims nothing before the feed has a cursor, then claims a new deal under <bank>:reg:0:<dealId> and writes the try ahead', async () => {
+    const ledger = createLedger(redis, keys, db, options);
     expect(await ledger.claim(request())).toEqual({ kind: 'nofeed' });
-    expect(await entry()).toEqual({});
+    expect(await entry()).toBeUndefined();
     const start = await now();
     await feedAt(start, start);
-    expect(await ledger.claim(request({ cadastralNumber: '54:35:1:1' }))).toEqual({ kind: 'send', requestId: `${BANK}:0:D-1` });
+    expect(await ledger.claim(request({ cadastralNumber: '54:35:1:1' }))).toEqual({ kind: 'send', requestId: `${BANK}:reg:0:D-1` });
     const e = await entry();
-    expect(e).toMatchObject({ state: 'sending', batch: 'a', row: '1', n: '0', timeoutMs: '1000' });
-    // The requestId is not written out: it is always <bank>:<n>:<dealId> (about 35 bytes an entry).
-    expect(e.rid).toBeUndefined();
+    expect(e).toMatchObject({
+      type: 'encumbrance_request',
+      state: 'sending',
+      batch: 'a',
+      row: 1,
+      n: 0,
+      job: request().job,
+      timeout_ms: 1000,
+      lag_ms: 500,
+      nonce: 'run-1',
+      end_at: null,
+    });
     expect(await ledger.read(BANK, 'D-1')).toMatchObject({
       dealId: 'D-1',
       bank: BANK,
-      requestId: `${BANK}:0:D-1`,
+      requestId: `${BANK}:reg:0:D-1`,
       state: 'sending',
       row: 1,
     });
-    expect(Number(e.tryAt)).toBeGreaterThanOrEqual(start);
-    expect(await redis.pttl(keys.ledgerEntry(BANK, 'D-1'))).toBeGreaterThan(LEDGER_MS - 60_000);
+    expect(e!.try_at).toBeGreaterThanOrEqual(start);
+    // The cadastral number suggest found is the row's work: in Redis, until its outcome.
     expect(await redis.hget(keys.checkpoints('a'), '1')).toBe('54:35:1:1');
   });
 
   it('makes a second row of the deal wait while the holder lives, and lets it take over a claim whose holder is gone', async () => {
-    const ledger = createLedger(redis, keys, options);
+    const ledger = createLedger(redis, keys, db, options);
     const t = await now();
     await feedAt(t, t);
     const holder = request();
     await redis.hset(holder.job, 'data', '{}');
     await ledger.claim(holder);
-    await ledger.settle(BANK, 'D-1', `${BANK}:0:D-1`, 'a', 1, 'run-1', 'definite');
+    await ledger.settle(BANK, 'D-1', rid('D-1'), 'a', 1, 'run-1', 'definite');
     const other = request({ batch: 'b', row: 5, job: `${keys.bullPrefix}:deals:b.RC0x` });
     expect(await ledger.claim(other)).toEqual({ kind: 'wait', batch: 'a', row: 1 });
+    expect(await entry()).toMatchObject({ batch: 'a', row: 1, state: 'idle' });
     // The holder's row got an outcome (or its job is gone): the claim is free again, same requestId.
     await redis.hset(keys.outcomes('a'), '1', JSON.stringify(record(1, 'D-1', { outcome: 'unavailable' })));
-    expect(await ledger.claim(other)).toEqual({ kind: 'send', requestId: `${BANK}:0:D-1` });
-    expect(await entry()).toMatchObject({ batch: 'b', row: '5', state: 'sending' });
+    expect(await ledger.claim(other)).toEqual({ kind: 'send', requestId: rid('D-1') });
+    expect(await entry()).toMatchObject({ batch: 'b', row: 5, state: 'sending', job: other.job });
   });
 
   it('sends a try whose answer was lost again only once the feed has passed it, its lag included, without its requestId', async () => {
-    const ledger = createLedger(redis, keys, options);
+    const ledger = createLedger(redis, keys, db, options);
     const t = await now();
     await feedAt(t, t);
     await ledger.claim(request());
-    await ledger.settle(BANK, 'D-1', `${BANK}:0:D-1`, 'a', 1, 'run-1', 'uncertain');
-    const endAt = Number((await entry()).endAt);
+    await ledger.settle(BANK, 'D-1', rid('D-1'), 'a', 1, 'run-1', 'uncertain');
+    const endAt = (await entry())!.end_at!;
+    expect(endAt).toBeGreaterThanOrEqual(t);
     const verdict = await ledger.claim(request());
     expect(verdict).toMatchObject({ kind: 'reconcile', due: endAt + 500, resolvable: true });
     // The feed caught up to just before the due time: still not.
-    await redis.hset(keys.feed, 'coveredAt', endAt + 499);
+    await feedSet({ covered_at: endAt + 499 });
     expect((await ledger.claim(request())).kind).toBe('reconcile');
-    await redis.hset(keys.feed, 'coveredAt', endAt + 500);
+    await feedSet({ covered_at: endAt + 500 });
     expect(await ledger.claim(request({ mode: 'check' }))).toEqual({ kind: 'notfound' });
-    expect(await entry()).toMatchObject({ state: 'idle' });
-    expect(await ledger.claim(request())).toEqual({ kind: 'send', requestId: `${BANK}:0:D-1` });
+    expect(await entry()).toMatchObject({ state: 'idle', try_at: null, end_at: null });
+    expect(await ledger.claim(request())).toEqual({ kind: 'send', requestId: rid('D-1') });
   });
 
   it('answers a claim run twice (its reply lost) as the same claim, and lets only the run that claimed settle its try', async () => {
-    const ledger = createLedger(redis, keys, options);
+    const ledger = createLedger(redis, keys, db, options);
     const t = await now();
     await feedAt(t, t);
-    expect(await ledger.claim(request())).toEqual({ kind: 'send', requestId: `${BANK}:0:D-1` });
-    // The same claim again (ioredis sent it again after a reconnect): nothing was sent yet.
-    expect(await ledger.claim(request())).toEqual({ kind: 'send', requestId: `${BANK}:0:D-1` });
+    expect(await ledger.claim(request())).toEqual({ kind: 'send', requestId: rid('D-1') });
+    // The same claim again (its commit's answer was lost): nothing was sent yet.
+    expect(await ledger.claim(request())).toEqual({ kind: 'send', requestId: rid('D-1') });
     // A later run of the row (its job taken over) finds the try in flight: it must ask the feed.
     expect((await ledger.claim(request({ nonce: 'run-2' }))).kind).toBe('reconcile');
     // Only the run that claimed may settle the try: a settle from any other run (one whose job
     // was taken over, coming back late) changes nothing.
-    await ledger.settle(BANK, 'D-1', `${BANK}:0:D-1`, 'a', 1, 'run-2', 'definite');
+    await ledger.settle(BANK, 'D-1', rid('D-1'), 'a', 1, 'run-2', 'definite');
     expect(await entry()).toMatchObject({ state: 'sending', nonce: 'run-1' });
-    await ledger.settle(BANK, 'D-1', `${BANK}:0:D-1`, 'a', 1, 'run-1', 'definite');
-    expect(await entry()).toMatchObject({ state: 'idle' });
-    expect(await entry()).not.toHaveProperty('nonce');
+    await ledger.settle(BANK, 'D-1', rid('D-1'), 'a', 1, 'run-1', 'definite');
+    expect(await entry()).toMatchObject({ state: 'idle', nonce: null });
   });
 
   it("never calls a try older than the feed's cursor not found: the feed cannot tell", async () => {
-    const ledger = createLedger(redis, keys, options);
+    const ledger = createLedger(redis, keys, db, options);
     const t = await now();
     await feedAt(t, t);
     await ledger.claim(request());
     // The feed's state was lost and started again later: the try is older than its cursor.
-    await redis.hset(keys.feed, { since: t + 10 * HOUR, coveredAt: t + 11 * HOUR });
+    await feedSet({ since: t + 10 * HOUR, covered_at: t + 11 * HOUR });
     expect(await ledger.claim(request({ nonce: 'run-2' }))).toMatchObject({ kind: 'reconcile', resolvable: false });
   });
 
   it("refuses an operator's answer for a try that may still be answered, and takes it once the try ended", async () => {
-    const ledger = createLedger(redis, keys, { ...options, timeoutMs: 60_000 });
+    const ledger = createLedger(redis, keys, db, { ...options, timeoutMs: 60_000 });
     const t = await now();
     await feedAt(t, t);
     expect(await ledger.claim(request())).toMatchObject({ kind: 'send' });
@@ -167,25 +223,30 @@ describe('the ledger', () => {
     expect(await ledger.resolve(BANK, 'D-1', { docflowId: 'df-1', outcome: 'queued' })).toBe('in-flight');
     expect(await entry()).toMatchObject({ state: 'sending' });
     // The call ended without an answer: now an operator may say what the gateway has.
-    await ledger.settle(BANK, 'D-1', `${BANK}:0:D-1`, 'a', 1, 'run-1', 'uncertain');
+    await ledger.settle(BANK, 'D-1', rid('D-1'), 'a', 1, 'run-1', 'uncertain');
     expect(await ledger.resolve(BANK, 'D-1', { docflowId: 'df-1', outcome: 'queued' })).toBe('resolved');
-    expect(await entry()).toMatchObject({ state: 'submitted', docflowId: 'df-1', via: 'operator' });
+    expect(await entry()).toMatchObject({ state: 'submitted', docflow_id: 'df-1', via: 'operator', try_at: null, end_at: null });
     expect(await ledger.resolve(BANK, 'D-1', 'none')).toBe('not-waiting');
   });
 
   it('gives a row its own docflow again, another row already_submitted, and a --resubmit row the next number with the earlier docflow kept aside', async () => {
-    const ledger = createLedger(redis, keys, options);
-    const store = createOutcomeStore(redis, keys, { ledgerMs: LEDGER_MS });
+    const ledger = createLedger(redis, keys, db, options);
+    const store = createOutcomeStore(redis, keys, { db });
     const t = await now();
     await feedAt(t, t);
     await ledger.claim(request());
     await store.record('a', record(1, 'D-1', { docflowId: 'df-1' }), {
-      ledger: { bank: BANK, requestId: `${BANK}:0:D-1`, resubmit: false, via: 'answer' },
+      ledger: { bank: BANK, requestId: rid('D-1'), resubmit: false, via: 'answer' },
     });
-    const submitted = await entry();
-    expect(submitted).toMatchObject({ state: 'submitted', docflowId: 'df-1', outcome: 'queued', batch: 'a', row: '1' });
-    // Known from the answer, the common case: no 'via' kept (it cost a finished entry 64 bytes).
-    expect(submitted.via).toBeUndefined();
+    expect(await entry()).toMatchObject({
+      state: 'submitted',
+      docflow_id: 'df-1',
+      outcome: 'queued',
+      batch: 'a',
+      row: 1,
+      via: 'answer',
+      job: null,
+    });
     expect(await ledger.read(BANK, 'D-1')).toMatchObject({ via: 'answer' });
     expect(await ledger.claim(request())).toMatchObject({ kind: 'done', record: { docflowId: 'df-1' } });
     // Its batch expired and was loaded again: the row's outcome is gone, the ledger's is not.
@@ -195,16 +256,18 @@ describe('the ledger', () => {
     expect(await ledger.claim(b)).toMatchObject({ kind: 'elsewhere', deal: { docflowId: 'df-1', batch: 'a', row: 1 } });
     // --resubmit sends it again only once the registry refused it: before, its docflow stands (the feed showed nothing yet) ...
     expect(await ledger.claim({ ...b, resubmit: true })).toMatchObject({ kind: 'elsewhere', stands: '', deal: { docflowId: 'df-1' } });
-    await redis.hset(keys.ledgerEntry(BANK, 'D-1'), 'st', 'sent');
+    await docflowShows('df-1', 'D-1', 'sent');
     expect(await ledger.claim({ ...b, resubmit: true })).toMatchObject({ kind: 'elsewhere', stands: 'sent' });
     // ... and once the feed showed the registry's refusal, it goes as the next resubmission.
-    await redis.hset(keys.ledgerEntry(BANK, 'D-1'), 'st', 'error');
-    expect(await ledger.claim({ ...b, resubmit: true })).toEqual({ kind: 'send', requestId: `${BANK}:1:D-1` });
+    await docflowShows('df-1', 'D-1', 'error');
+    expect(await ledger.claim({ ...b, resubmit: true })).toEqual({ kind: 'send', requestId: rid('D-1', 1) });
+    expect(await entry()).toMatchObject({ state: 'sending', n: 1, batch: 'b', row: 3, docflow_id: null });
+    expect(JSON.parse((await entry())!.prev!)).toMatchObject({ n: 0, docflowId: 'df-1', batch: 'a', row: 1 });
     // The resubmission is refused (400): the deal is back to its first docflow.
-    await ledger.settle(BANK, 'D-1', `${BANK}:1:D-1`, 'b', 3, 'run-1', 'definite');
+    await ledger.settle(BANK, 'D-1', rid('D-1', 1), 'b', 3, 'run-1', 'definite');
     const refused = await store.record('b', record(3, 'D-1', { outcome: 'rejected' }), { ledger: { bank: BANK, resubmit: true } });
     expect(refused).toEqual({ kind: 'written' });
-    expect(await entry()).toMatchObject({ state: 'submitted', docflowId: 'df-1', n: '0', batch: 'a', row: '1' });
+    expect(await entry()).toMatchObject({ state: 'submitted', docflow_id: 'df-1', n: 0, batch: 'a', row: 1, prev: null });
   });
 
   describe('the property a deal was claimed for', () => {
@@ -212,13 +275,13 @@ describe('the ledger', () => {
     const P222 = { cadastralNumber: '54:35:012345:222', address: 'новосибирская область, новосибирск, ленина, 1, 5' };
     /** Row 2 of batch a claims D-7 for 54:35:012345:101 and makes df-1. */
     const registered = async () => {
-      const ledger = createLedger(redis, keys, options);
-      const store = createOutcomeStore(redis, keys, { ledgerMs: LEDGER_MS });
+      const ledger = createLedger(redis, keys, db, options);
+      const store = createOutcomeStore(redis, keys, { db });
       const t = await now();
       await feedAt(t, t);
       expect(await ledger.claim(request({ dealId: 'D-7', row: 2, property: P101 }))).toMatchObject({ kind: 'send' });
       await store.record('a', record(2, 'D-7', { docflowId: 'df-1' }), {
-        ledger: { bank: BANK, requestId: `${BANK}:0:D-7`, resubmit: false, via: 'answer', property: P101 },
+        ledger: { bank: BANK, requestId: rid('D-7'), resubmit: false, via: 'answer', property: P101 },
       });
       return { ledger, store };
     };
@@ -231,7 +294,7 @@ describe('the ledger', () => {
       expect(await entry('D-7')).toMatchObject({ state: 'submitted', cn: P101.cadastralNumber, addr: stored.address });
       expect(JSON.stringify(await entry('D-7'))).not.toContain('ленина');
       expect(await ledger.read(BANK, 'D-7')).toMatchObject({ property: stored });
-      expect(await readSubmittedDeals(redis, keys, BANK, ['D-7', 'D-8'])).toEqual([
+      expect(await readSubmittedDeals(db, BANK, ['D-7', 'D-8'])).toEqual([
         { docflowId: 'df-1', outcome: 'queued', batch: 'a', row: 2, at: '2026-11-24T01:00:00.000Z', via: 'answer', property: stored },
         undefined,
       ]);
@@ -249,7 +312,7 @@ describe('the ledger', () => {
       expect(await ledger.claim({ ...other, resubmit: true })).toEqual(conflict);
       expect(await ledger.claim({ ...other, mode: 'check' })).toEqual(conflict);
       // The entry is as it was: nothing claimed, nothing to send.
-      expect(await entry('D-7')).toMatchObject({ state: 'submitted', n: '0', batch: 'a', row: '2', cn: P101.cadastralNumber });
+      expect(await entry('D-7')).toMatchObject({ state: 'submitted', n: 0, batch: 'a', row: 2, cn: P101.cadastralNumber });
       // The same property from another batch is the same deal: already submitted, as before.
       const same = request({ dealId: 'D-7', batch: 'c', row: 9, property: { ...P101, address: 'written another way' } });
       expect(await ledger.claim(same)).toMatchObject({ kind: 'elsewhere', deal: { docflowId: 'df-1' } });
@@ -258,10 +321,10 @@ describe('the ledger', () => {
     it('keeps the property of a docflow a resubmission would replace: another property cannot take its place', async () => {
       const { ledger } = await registered();
       // The registry refused df-1 (the feed showed it so): the deal may be sent again.
-      await redis.hset(keys.ledgerEntry(BANK, 'D-7'), 'st', 'error');
+      await docflowShows('df-1', 'D-7', 'error');
       const again = request({ dealId: 'D-7', batch: 'b', row: 3, property: P101, resubmit: true });
-      expect(await ledger.claim(again)).toEqual({ kind: 'send', requestId: `${BANK}:1:D-7` });
-      await ledger.settle(BANK, 'D-7', `${BANK}:1:D-7`, 'b', 3, 'run-1', 'definite');
+      expect(await ledger.claim(again)).toEqual({ kind: 'send', requestId: rid('D-7', 1) });
+      await ledger.settle(BANK, 'D-7', rid('D-7', 1), 'b', 3, 'run-1', 'definite');
       // The resubmission made nothing yet (idle, its prev kept aside): another property is still a conflict.
       const other = request({ dealId: 'D-7', batch: 'c', row: 5, property: P222, resubmit: true });
       expect(await ledger.claim(other)).toMatchObject({
@@ -271,9 +334,9 @@ describe('the ledger', () => {
       });
     });
 
-    it('takes an entry written before entries kept a property as before: no conflict on missing data', async () => {
+    it('takes an entry that kept no property (the import of a results file without one) for any property: no conflict on missing data', async () => {
       const { ledger } = await registered();
-      await redis.hdel(keys.ledgerEntry(BANK, 'D-7'), 'cn', 'addr');
+      await db.kysely.updateTable('ledger').set({ cn: null, addr: null }).where('bank', '=', BANK).where('deal_id', '=', 'D-7').execute();
       const other = request({ dealId: 'D-7', batch: 'b', row: 5, property: P222 });
       expect(await ledger.claim(other)).toMatchObject({ kind: 'elsewhere', deal: { docflowId: 'df-1' } });
     });
@@ -293,39 +356,41 @@ describe('the ledger', () => {
       // A writer that names no property is taken as before.
       const unnamed = await store.record('d', record(7, 'D-7', { outcome: 'failed' }), { ledger: { bank: BANK, resubmit: false } });
       expect(unnamed).toMatchObject({ kind: 'submitted', own: false, deal: { docflowId: 'df-1' } });
+      // None of them changed the deal's entry.
+      expect(await entry('D-7')).toMatchObject({ state: 'submitted', docflow_id: 'df-1', batch: 'a', row: 2 });
     });
   });
 
   it("records the deal's docflow instead of a failure when the ledger has one, and reports a second docflow for one deal", async () => {
-    const ledger = createLedger(redis, keys, options);
-    const store = createOutcomeStore(redis, keys, { ledgerMs: LEDGER_MS });
+    const ledger = createLedger(redis, keys, db, options);
+    const store = createOutcomeStore(redis, keys, { db });
     const t = await now();
     await feedAt(t, t);
     await ledger.claim(request());
     await store.record('a', record(1, 'D-1', { docflowId: 'df-1' }), {
-      ledger: { bank: BANK, requestId: `${BANK}:0:D-1`, resubmit: false },
+      ledger: { bank: BANK, requestId: rid('D-1'), resubmit: false },
     });
     const failed = await store.record('c', record(2, 'D-1', { outcome: 'not_found' }), { ledger: { bank: BANK, resubmit: false } });
     expect(failed).toMatchObject({ kind: 'submitted', own: false, deal: { docflowId: 'df-1', batch: 'a', row: 1 } });
     expect(await redis.hexists(keys.outcomes('c'), '2')).toBe(0);
     const twice = await store.record('a', record(1, 'D-1', { docflowId: 'df-2' }), {
-      ledger: { bank: BANK, requestId: `${BANK}:0:D-1`, resubmit: false },
+      ledger: { bank: BANK, requestId: rid('D-1'), resubmit: false },
     });
     expect(twice).toEqual({ kind: 'conflict', deal: { docflowId: 'df-1', batch: 'a', row: 1 } });
-    expect(await entry()).toMatchObject({ docflowId: 'df-1' });
+    expect(await entry()).toMatchObject({ docflow_id: 'df-1' });
   });
 
   it("ends a claim that made no docflow with the row's outcome, and keeps one whose try may have made one (ERR_UNCERTAIN)", async () => {
-    const ledger = createLedger(redis, keys, options);
-    const store = createOutcomeStore(redis, keys, { ledgerMs: LEDGER_MS });
+    const ledger = createLedger(redis, keys, db, options);
+    const store = createOutcomeStore(redis, keys, { db });
     const t = await now();
     await feedAt(t, t);
     await ledger.claim(request());
-    await ledger.settle(BANK, 'D-1', `${BANK}:0:D-1`, 'a', 1, 'run-1', 'definite');
+    await ledger.settle(BANK, 'D-1', rid('D-1'), 'a', 1, 'run-1', 'definite');
     await store.record('a', record(1, 'D-1', { outcome: 'unavailable' }), { ledger: { bank: BANK, resubmit: false } });
-    expect(await entry()).toEqual({});
+    expect(await entry()).toBeUndefined();
     await ledger.claim(request({ dealId: 'D-2', row: 2 }));
-    await ledger.settle(BANK, 'D-2', `${BANK}:0:D-2`, 'a', 2, 'run-1', 'uncertain');
+    await ledger.settle(BANK, 'D-2', rid('D-2'), 'a', 2, 'run-1', 'uncertain');
     await store.record('a', record(2, 'D-2', { outcome: 'failed', errorCode: 'ERR_UNCERTAIN' }), {
       ledger: { bank: BANK, resubmit: false, keepClaim: true },
     });
@@ -333,38 +398,24 @@ describe('the ledger', () => {
     // The feed shows the docflow later: the ledger has it, and the row's ERR_UNCERTAIN becomes it
     // (the row has ended: no job to wake).
     expect(await feedShows(t, 'df-late', 'suspended', 'D-2', '2026-11-24T02:00:00.000Z')).toMatchObject({ resolved: 1, wake: [] });
-    expect(await entry('D-2')).toMatchObject({ state: 'submitted', docflowId: 'df-late' });
+    expect(await entry('D-2')).toMatchObject({ state: 'submitted', docflow_id: 'df-late', via: 'feed' });
     const row = decodeOutcome((await redis.hget(keys.outcomes('a'), '2'))!, 2);
     expect(row).toMatchObject({ row: 2, dealId: 'D-2', outcome: 'suspended', docflowId: 'df-late', httpStatus: 201, attempts: 1 });
     expect(row).not.toHaveProperty('errorCode');
     expect(row.errorMessage).toContain('found in the news feed');
   });
 
-  it('gives an ERR_UNCERTAIN row that an earlier version stored (an object) its docflow in the same form', async () => {
-    const ledger = createLedger(redis, keys, options);
-    const t = await now();
-    await feedAt(t, t);
-    await ledger.claim(request({ dealId: 'D-3', row: 3 }));
-    await ledger.settle(BANK, 'D-3', `${BANK}:0:D-3`, 'a', 3, 'run-1', 'uncertain');
-    const old = { ...record(3, 'D-3', { outcome: 'failed', errorCode: 'ERR_UNCERTAIN', errorMessage: 'no answer' }) };
-    await redis.hset(keys.outcomes('a'), '3', JSON.stringify(old));
-    await feedShows(t, 'df-3', 'queued', 'D-3', '2026-11-24T02:00:00.000Z');
-    const raw = (await redis.hget(keys.outcomes('a'), '3'))!;
-    expect(raw.startsWith('{')).toBe(true);
-    const row = decodeOutcome(raw, 3);
-    expect(row).toMatchObject({ row: 3, dealId: 'D-3', outcome: 'queued', docflowId: 'df-3', httpStatus: 200 });
-    expect(row).not.toHaveProperty('errorCode');
-    // And a worker reading it again (its job ran again) takes it as done.
-    expect(await ledger.claim(request({ dealId: 'D-3', row: 3 }))).toMatchObject({ kind: 'done', record: { outcome: 'queued' } });
-  });
-
   it('records a docflow the feed found for the row instead of ERR_UNCERTAIN, when it came first', async () => {
-    const ledger = createLedger(redis, keys, options);
-    const store = createOutcomeStore(redis, keys, { ledgerMs: LEDGER_MS });
+    const ledger = createLedger(redis, keys, db, options);
+    const store = createOutcomeStore(redis, keys, { db });
     const t = await now();
     await feedAt(t, t);
     await ledger.claim(request());
-    await feedShows(t, 'df-first', 'queued', 'D-1', '2026-11-24T02:00:00.000Z');
+    // The row has no outcome yet: its job is named, for the follower to wake.
+    expect(await feedShows(t, 'df-first', 'queued', 'D-1', '2026-11-24T02:00:00.000Z')).toMatchObject({
+      resolved: 1,
+      wake: [request().job],
+    });
     const written = await store.record('a', record(1, 'D-1', { outcome: 'failed', errorCode: 'ERR_UNCERTAIN' }), {
       ledger: { bank: BANK, resubmit: false, keepClaim: true },
     });
@@ -379,11 +430,11 @@ describe('the ledger', () => {
   });
 
   it('resolves a lost answer from a feed page, counts what it does not know, and refuses a page from a follower that lost its lock', async () => {
-    const ledger = createLedger(redis, keys, options);
+    const ledger = createLedger(redis, keys, db, options);
     const t = await now();
     await feedAt(t, t);
     await ledger.claim(request());
-    await ledger.settle(BANK, 'D-1', `${BANK}:0:D-1`, 'a', 1, 'run-1', 'uncertain');
+    await ledger.settle(BANK, 'D-1', rid('D-1'), 'a', 1, 'run-1', 'uncertain');
     await redis.set(keys.feedLock, 'me');
     const item = (token: string, requestId: string, docflowId: string): NewsItem => ({
       token,
@@ -395,14 +446,16 @@ describe('the ledger', () => {
       after: '0',
       lastToken: '2',
       readAt: t + 1000,
-      items: [item('1', `${BANK}:0:D-1`, 'df-9'), item('2', 'someone-else', 'df-x')],
-      ledgerMs: LEDGER_MS,
+      items: [item('1', rid('D-1'), 'df-9'), item('2', 'someone-else', 'df-x')],
     };
-    expect(await storePage(redis, keys, { ...page, lockToken: 'not-me' })).toEqual({ kind: 'lost' });
-    expect(await storePage(redis, keys, { ...page, after: '7' })).toEqual({ kind: 'moved' });
+    expect(await storePage(redis, keys, db, { ...page, lockToken: 'not-me' })).toEqual({ kind: 'lost' });
+    expect(await storePage(redis, keys, db, { ...page, after: '7' })).toEqual({ kind: 'moved' });
+    // Neither moved anything.
+    expect(await feedRow(db)).toMatchObject({ cursor: '0', items: 0 });
+    expect(await entry()).toMatchObject({ state: 'sending' });
     // The first page with items sets the page size seen; as large as that, it may have been cut short.
     // The row has no outcome yet: its job is named, for the follower to wake.
-    expect(await storePage(redis, keys, page)).toEqual({
+    expect(await storePage(redis, keys, db, page)).toEqual({
       kind: 'stored',
       resolved: 1,
       unknown: 1,
@@ -410,37 +463,58 @@ describe('the ledger', () => {
       complete: false,
       wake: [request().job],
     });
-    expect(await entry()).toMatchObject({ state: 'submitted', docflowId: 'df-9', outcome: 'suspended', via: 'feed' });
-    expect(await redis.hmget(keys.feed, 'cursor', 'coveredAt', 'items', 'resolved', 'unknown', 'pageMax')).toEqual([
-      '2',
-      String(t),
-      '2',
-      '1',
-      '1',
-      '2',
-    ]);
+    expect(await entry()).toMatchObject({ state: 'submitted', docflow_id: 'df-9', outcome: 'suspended', via: 'feed' });
+    expect(await docflowRow(db, 'df-9')).toMatchObject({ bank: BANK, deal_id: 'D-1', n: 0, request_id: rid('D-1'), st: 'suspended' });
+    expect(await feedRow(db)).toMatchObject({ cursor: '2', covered_at: t, items: 2, resolved: 1, unknown: 1, page_max: 2 });
     // A smaller page (a busy feed that is not behind) or an empty one says how far the feed is complete.
     expect(
-      await storePage(redis, keys, { ...page, after: '2', lastToken: '3', items: [item('3', 'someone-else', 'df-y')], readAt: t + 3000 }),
+      await storePage(redis, keys, db, {
+        ...page,
+        after: '2',
+        lastToken: '3',
+        items: [item('3', 'someone-else', 'df-y')],
+        readAt: t + 3000,
+      }),
     ).toMatchObject({ complete: true });
-    expect(await redis.hget(keys.feed, 'coveredAt')).toBe(String(t + 3000));
-    await storePage(redis, keys, { ...page, after: '3', lastToken: '3', items: [], readAt: t + 5000 });
-    expect(await redis.hget(keys.feed, 'coveredAt')).toBe(String(t + 5000));
+    expect((await feedRow(db))!.covered_at).toBe(t + 3000);
+    await storePage(redis, keys, db, { ...page, after: '3', lastToken: '3', items: [], readAt: t + 5000 });
+    expect((await feedRow(db))!.covered_at).toBe(t + 5000);
     expect(await ledger.claim(request())).toMatchObject({ kind: 'own', docflowId: 'df-9', via: 'feed' });
   });
 
-  it('keeps a docflow of one of its deals that the ledger forgot (a Redis crash lost the claim), for the first row that asks', async () => {
-    const ledger = createLedger(redis, keys, options);
+  it('keeps a docflow of one of its deals that the ledger forgot (a database restored from an older copy lost the claim), for the first row that asks', async () => {
+    const ledger = createLedger(redis, keys, db, options);
     const t = await now();
     await feedAt(t, t);
     // No row holds it yet: nothing to wake.
     expect(await feedShows(t, 'df-lost', 'queued', 'D-7', '2026-11-24T01:00:00.000Z')).toMatchObject({ resolved: 1, unknown: 0, wake: [] });
+    expect(await ledger.read(BANK, 'D-7')).toMatchObject({ state: 'submitted', docflowId: 'df-lost', batch: '', via: 'feed' });
     expect(await ledger.claim(request({ dealId: 'D-7', batch: 'c', row: 4 }))).toMatchObject({ kind: 'own', docflowId: 'df-lost' });
     // Taken: another row now sees it as another row's.
     expect(await ledger.claim(request({ dealId: 'D-7', batch: 'd', row: 1 }))).toMatchObject({
       kind: 'elsewhere',
       deal: { docflowId: 'df-lost', batch: 'c', row: 4 },
     });
+  });
+});
+
+describe("the batch's work the ledger keeps in Redis", () => {
+  let redis: Redis;
+  let prefix: string;
+  let keys: Keys;
+
+  beforeAll(() => {
+    redis = new Redis(REDIS_URL);
+  });
+  beforeEach(() => {
+    prefix = uniquePrefix('ledger-work');
+    keys = createKeys(prefix);
+  });
+  afterEach(async () => {
+    await deletePrefix(prefix);
+  });
+  afterAll(() => {
+    redis.disconnect();
   });
 
   it("writes a job's data only while the writer holds the job's lock", async () => {

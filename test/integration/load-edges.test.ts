@@ -14,6 +14,7 @@ import { createLogger } from '../../src/logger.js';
 import { runCli } from '../helpers/cli.js';
 import { csvText, HEADER, records, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 
 const PROFILE = 'samples/bank-profile.json';
 /** One CSV cell as csv-stringify writes it. */
@@ -24,10 +25,11 @@ const quoted = (cell: string): string =>
 
 describe('inputs that must not slip through or crash the loader', () => {
   const prefix = uniquePrefix('edges');
-  const env = { REDIS_URL, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent' };
+  const store = useTestDatabase();
+  const env = (): Record<string, string> => ({ REDIS_URL, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent', DATABASE_URL: store.url });
   let dir: string;
   const load = (file: string, ...extra: string[]) =>
-    runCli(['load', file, '--profile', PROFILE, '--rejects', join(dir, 'rejects.csv'), ...extra], env);
+    runCli(['load', file, '--profile', PROFILE, '--rejects', join(dir, 'rejects.csv'), ...extra], env());
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'realty-edges-'));
@@ -81,7 +83,7 @@ describe('inputs that must not slip through or crash the loader', () => {
   });
 
   it('stops with one sentence, not a stack trace, when the rejects file cannot be written', async () => {
-    const result = await runCli(['load', 'samples/deals.csv', '--profile', PROFILE, '--dry-run', '--rejects', '/dev/full'], env);
+    const result = await runCli(['load', 'samples/deals.csv', '--profile', PROFILE, '--dry-run', '--rejects', '/dev/full'], env());
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^realty-batch: Could not write \/dev\/full \(no space left on device\)\.\n$/);
   });
@@ -94,7 +96,8 @@ describe('inputs that must not slip through or crash the loader', () => {
     expect(result.stderr).toContain('is not a regular file');
   });
 
-  it('puts the same file read with other options into another batch, and refuses them in the same one', async () => {
+  // Four runs of the command: seconds each on a busy host.
+  it('puts the same file read with other options into another batch, and refuses them in the same one', { timeout: 120_000 }, async () => {
     const file = join(dir, 'options.csv');
     await writeFile(file, csvText(ROWS));
     const plain = JSON.parse((await load(file, '--dry-run', '--json')).stdout) as { batch: string };
@@ -109,6 +112,7 @@ describe('inputs that must not slip through or crash the loader', () => {
 
 describe('a load that cannot be read to its end, with workers running', () => {
   const prefix = uniquePrefix('broken');
+  const store = useTestDatabase();
   let sandbox: RunningSandbox;
   let dir: string;
 
@@ -122,7 +126,7 @@ describe('a load that cannot be read to its end, with workers running', () => {
     await deletePrefix(prefix);
   });
 
-  it('sends nothing of it, leaves no job behind, and marks the batch failed', async () => {
+  it('sends nothing of it, leaves no job behind, and marks the batch failed', { timeout: 120_000 }, async () => {
     // 3,000 good rows under new ids, then a quote that never closes.
     const id = HEADER.indexOf('dealId');
     const rows = Array.from({ length: 3000 }, (_, i) => {
@@ -139,6 +143,7 @@ describe('a load that cannot be read to its end, with workers running', () => {
       processor: createDealProcessor,
       connection: redis,
       keys,
+      db: store.db,
       apiUrl: sandbox.url,
       sessionId: 's',
       concurrency: 20,
@@ -152,6 +157,7 @@ describe('a load that cannot be read to its end, with workers running', () => {
         REDIS_URL,
         REALTY_PREFIX: prefix,
         LOG_LEVEL: 'silent',
+        DATABASE_URL: store.url,
       });
       expect(result.code).toBe(1);
       expect(result.stderr).toMatch(/cannot be read as CSV near line \d+/);
@@ -165,6 +171,7 @@ describe('a load that cannot be read to its end, with workers running', () => {
         REDIS_URL,
         REALTY_PREFIX: prefix,
         LOG_LEVEL: 'silent',
+        DATABASE_URL: store.url,
       });
       expect(status.code).toBe(1);
       expect(status.stderr).toContain('did not load completely');

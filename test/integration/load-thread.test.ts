@@ -25,6 +25,7 @@ import { storedOutcomes } from '../helpers/outcomes.js';
 import { pauseDealQueue, waitingJobs } from '../helpers/queue.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 
 const silent = createLogger({ level: 'silent' });
 const built = (path: string): string => pathToFileURL(join(ROOT, 'dist', path)).href;
@@ -34,6 +35,7 @@ const threads = async (): Promise<number> => (await readdir('/proc/self/task')).
 describe('a load read in a thread of its own (the build)', () => {
   const prefix = uniquePrefix('load-thread');
   const keys = { thread: createKeys(`${prefix}-t`), here: createKeys(`${prefix}-h`) };
+  const store = useTestDatabase();
   let redis: Redis;
   let dir: string;
   let profile: BankProfile;
@@ -50,6 +52,7 @@ describe('a load read in a thread of its own (the build)', () => {
         profile,
         redis,
         keys: keys[how],
+        db: store.db,
         logger: silent,
         rejects,
         chunkSize: 4,
@@ -97,7 +100,8 @@ describe('a load read in a thread of its own (the build)', () => {
       });
       expect(thread.rejects?.length).toBeGreaterThan(0);
     }
-  });
+    // Fourteen loads of 24 rows in chunks of 4: over the default 30 s on a busy 2-core machine.
+  }, 60_000);
 
   it('looks at a row’s documents from the thread as from here (one missing file refuses its row)', async () => {
     const file = join(dir, 'deals-with-files.csv');
@@ -128,6 +132,7 @@ describe('a load read in a thread of its own (the build)', () => {
               profile,
               redis,
               keys: keys[how],
+              db: store.db,
               logger: silent,
               rejects: join(dir, `bad-${how}.rejects`),
               readInThread: how === 'thread',
@@ -152,6 +157,7 @@ describe('a load read in a thread of its own (the build)', () => {
       profile,
       redis,
       keys: keys.thread,
+      db: store.db,
       logger: silent,
       rejects: join(dir, 'zero.rejects.json'),
       chunkSize: 0,
@@ -173,6 +179,7 @@ describe('a load read in a thread of its own (the build)', () => {
       profile,
       redis,
       keys: keys.thread,
+      db: store.db,
       logger: silent,
       rejects: join(dir, 'warm.rejects'),
       readInThread: true,
@@ -180,7 +187,7 @@ describe('a load read in a thread of its own (the build)', () => {
     const before = await threads();
     let writes = 0;
     const failing = (): LoadContext => {
-      const context = createRedisLoadContext(redis, keys.thread);
+      const context = createRedisLoadContext(redis, keys.thread, store.db);
       const write = context.jobs.write.bind(context.jobs);
       context.jobs.write = async (...args) => {
         if (++writes === 2) throw new Error('the second chunk failed');

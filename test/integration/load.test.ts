@@ -20,18 +20,20 @@ import { csvText, HEADER, ROWS, SAMPLE_INVALID, SAMPLE_READ, writeFixtures, type
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { pauseDealQueue, waitingJobs } from '../helpers/queue.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 
 const silent = createLogger({ level: 'silent' });
 
 describe('loading the files banks really produce', () => {
   const prefix = uniquePrefix('load');
   const keys = createKeys(prefix);
+  const store = useTestDatabase();
   let redis: Redis;
   let dir: string;
   let profile: BankProfile;
   let fixtures: Fixture[];
   const load = (file: string, batch: string, extra: Partial<LoadOptions> = {}) =>
-    loadBatch({ file, batch, profile, redis, keys, logger: silent, rejects: join(dir, `${batch}.rejects`), ...extra });
+    loadBatch({ file, batch, profile, redis, keys, db: store.db, logger: silent, rejects: join(dir, `${batch}.rejects`), ...extra });
   const jobsOf = (batch: string): Promise<DealJobData[]> => waitingJobs(redis, keys, batch);
 
   beforeAll(async () => {
@@ -138,7 +140,7 @@ describe('loading the files banks really produce', () => {
     expect(await jobsOf('twice')).toHaveLength(SAMPLE_READ - SAMPLE_INVALID);
   });
 
-  it('resumes a load killed part-way without a second job for any deal', async () => {
+  it('resumes a load killed part-way without a second job for any deal', { timeout: 120_000 }, async () => {
     // 30,000 rows of the samples under new deal ids, loaded by the CLI and killed with SIGKILL once jobs appear.
     const big = join(dir, 'big.csv');
     const id = HEADER.indexOf('dealId');
@@ -148,7 +150,8 @@ describe('loading the files banks really produce', () => {
       return r;
     });
     await writeFile(big, csvText(rows));
-    const env = { REDIS_URL, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent' };
+    // The test's database: the resumed load below finds what the killed one left in it.
+    const env = { REDIS_URL, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent', DATABASE_URL: store.url };
     const child = spawn(
       process.execPath,
       [CLI, 'load', big, '--profile', 'samples/bank-profile.json', '--batch', 'killed', '--rejects', join(dir, 'killed.rejects.csv')],
@@ -157,8 +160,9 @@ describe('loading the files banks really produce', () => {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     const jobKeys = () => redis.keys(`${keys.bullPrefix}:${keys.queueName}:killed.*`);
     try {
-      // 500 tries, 10 ms apart.
-      await waitFor(async () => (await jobKeys()).length !== 0, { timeoutMs: 5_000, intervalMs: 10, what: 'the first jobs of the load' });
+      // Every 10 ms: it is killed as soon as its first jobs are in. The command's start (Node, its
+      // modules, opening and migrating its database) takes seconds, more on a busy host: up to 60 s.
+      await waitFor(async () => (await jobKeys()).length !== 0, { timeoutMs: 60_000, intervalMs: 10, what: 'the first jobs of the load' });
     } finally {
       child.kill('SIGKILL');
     }
@@ -178,7 +182,7 @@ describe('loading the files banks really produce', () => {
     const file = join(dir, 'stale.csv');
     await writeFile(file, csvText(ROWS));
     const loadOwn = () =>
-      loadBatch({ file, batch: 'stale', profile, redis, keys: own, logger: silent, rejects: join(dir, 'stale.rejects') });
+      loadBatch({ file, batch: 'stale', profile, redis, keys: own, db: store.db, logger: silent, rejects: join(dir, 'stale.rejects') });
     try {
       expect(await loadOwn()).toMatchObject({ enqueued: SAMPLE_READ - SAMPLE_INVALID });
       // Every job ends (failed, kept 30 days by BullMQ) ...
@@ -231,7 +235,8 @@ describe('loading the files banks really produce', () => {
 
 describe('realty-batch load from the command line', () => {
   const prefix = uniquePrefix('load-cli');
-  const env = { REDIS_URL, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent' };
+  const store = useTestDatabase();
+  const env = (): Record<string, string> => ({ REDIS_URL, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent', DATABASE_URL: store.url });
   afterAll(() => deletePrefix(prefix));
 
   it('--dry-run --json prints the summary as one JSON object, enqueues nothing and exits 3 for invalid rows', async () => {
@@ -250,7 +255,7 @@ describe('realty-batch load from the command line', () => {
           '--rejects',
           join(dir, 'r.csv'),
         ],
-        env,
+        env(),
       );
       expect(result.code).toBe(3);
       const summary = JSON.parse(result.stdout) as Record<string, unknown>;
@@ -275,7 +280,7 @@ describe('realty-batch load from the command line', () => {
       bad.organization.inn = bad.organization.inn.slice(0, 9) + String((Number(bad.organization.inn[9]) + 1) % 10);
       bad.representative.person.snils = '111-111-111 11';
       await writeFile(join(dir, 'bad.json'), JSON.stringify(bad));
-      const result = await runCli(['load', 'samples/deals.csv', '--profile', join(dir, 'bad.json'), '--batch', 'badprofile'], env);
+      const result = await runCli(['load', 'samples/deals.csv', '--profile', join(dir, 'bad.json'), '--batch', 'badprofile'], env());
       expect(result.code).toBe(1);
       expect(result.stderr).toContain('organization.inn');
       expect(result.stderr).toContain('representative.person.snils');
@@ -292,7 +297,7 @@ describe('realty-batch load from the command line', () => {
   it('refuses an unknown --encoding as wrong usage (exit 2)', async () => {
     const result = await runCli(
       ['load', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--encoding', 'latin1', '--dry-run'],
-      env,
+      env(),
     );
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/windows-1251/);

@@ -37,6 +37,9 @@ import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { waitForPing } from '../helpers/private-redis.js';
 import { storedOutcome } from '../helpers/outcomes.js';
+import { useTestDatabase } from '../helpers/test-db.js';
+import { feedRow, ledgerRow, ledgerRows } from '../helpers/ledger-rows.js';
+import { requestIdOf } from '../../src/ledger/entry.js';
 
 const SESSION = 'twice-session';
 const row = (dealId: string) => ROWS.find((r) => r[0] === dealId)!;
@@ -51,6 +54,7 @@ const quiet = createLogger({ level: 'silent' });
 const FAST = { concurrency: 4, attempts: 3, backoffMs: 50, timeoutMs: 2000, feedLagMs: 300, feedPollMs: 50, lockMs: 1000 };
 
 describe('never twice, never lost, with a gateway that does not deduplicate', () => {
+  const store = useTestDatabase();
   let redis: Redis;
   let dir: string;
   let profile: BankProfile;
@@ -76,6 +80,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       batch,
       redis,
       keys,
+      db: store.db,
       logger: quiet,
       apiUrl: sandbox.url,
       sessionId: SESSION,
@@ -91,6 +96,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       processor: createDealProcessor,
       connection: redis,
       keys,
+      db: store.db,
       apiUrl: sandbox.url,
       sessionId: SESSION,
       logger: quiet,
@@ -106,7 +112,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
   /** The fleet's feed is started (its cursor taken), then the gateway's feed goes dark. */
   const darkFeed = async () => {
     const client = createRealtyClient({ baseUrl: sandbox.url, sessionId: SESSION, timeoutMs: 2000 });
-    await ensureFeed(redis, keys, client);
+    await ensureFeed(store.db, client);
     await client.close();
     sandbox.configure({ newsOutage: true });
   };
@@ -119,7 +125,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       await queue.close();
     }
   };
-  const docflowsOf = (dealId: string) => sandbox.docflows().filter((d) => d.requestId === `${profile.organization.inn}:0:${dealId}`);
+  const docflowsOf = (dealId: string) => sandbox.docflows().filter((d) => d.requestId === requestIdOf(profile.organization.inn, dealId));
 
   beforeAll(async () => {
     redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
@@ -143,13 +149,14 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
   it('1. refuses to load a batch again with another --resubmit setting, so no try of it changes its requestId', async () => {
     await start();
     const file = await fileOf('flip', [MSK]);
-    await loadBatch({ file, batch: 'flip', profile, redis, keys, logger: quiet, rejects: join(dir, 'flip.rejects.csv') });
+    await loadBatch({ file, batch: 'flip', profile, redis, keys, db: store.db, logger: quiet, rejects: join(dir, 'flip.rejects.csv') });
     const again = loadBatch({
       file,
       batch: 'flip',
       profile,
       redis,
       keys,
+      db: store.db,
       logger: quiet,
       resubmit: true,
       rejects: join(dir, 'flip.rejects.csv'),
@@ -160,7 +167,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     // The command line says it in one sentence, exit 2.
     const cli = await runCli(
       ['load', file, '--profile', 'samples/bank-profile.json', '--batch', 'flip', '--resubmit', '--rejects', join(dir, 'x.csv')],
-      { REDIS_URL, REALTY_PREFIX: prefix },
+      { REDIS_URL, REALTY_PREFIX: prefix, DATABASE_URL: store.url },
     );
     expect(cli.code).toBe(2);
     expect(cli.stderr.trim().split('\n')).toHaveLength(1);
@@ -171,11 +178,12 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     const first = await run('night', [MSK, SPB]);
     expect(first.rows.map((r) => r.outcome)).toEqual(['queued', 'queued']);
     const calls = sandbox.stats().docflowCalls['200'];
-    // The batch's keys and its jobs are gone (expired); the ledger is not.
-    const gone = (await redis.keys(`{${prefix}}:*`)).filter(
-      (k) => !k.startsWith(`{${prefix}}:ledger:`) && !k.startsWith(`{${prefix}}:feed`),
-    );
-    await redis.del(...gone);
+    // The batch's keys and its jobs are gone (expired): every key of the prefix; the ledger, in the database, is not.
+    await redis.del(...(await redis.keys(`{${prefix}}:*`)));
+    expect((await ledgerRows(store.db)).map((r) => [r.deal_id, r.state])).toEqual([
+      [MSK, 'submitted'],
+      [SPB, 'submitted'],
+    ]);
     const again = await run('night', [MSK, SPB]);
     expect(again.result.load).toMatchObject({ enqueued: 0, alreadySubmitted: 2 });
     expect(again.rows.map((r) => [r.outcome, r.docflowId])).toEqual(first.rows.map((r) => ['queued', r.docflowId]));
@@ -193,6 +201,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
         profile,
         redis,
         keys,
+        db: store.db,
         logger: quiet,
         rejects: join(dir, `${batch}.rejects.csv`),
       });
@@ -249,7 +258,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       expect(sandbox.stats().docflowsCreated).toBe(1);
       // The feed is back: retry looks before sending, and a worker (its follower) finds the docflow.
       sandbox.configure({ newsOutage: false, faultLost: 0 });
-      const summary = await retryBatch({ redis, keys, batch: 'dark', outcomes: ['failed'], logger: quiet });
+      const summary = await retryBatch({ redis, keys, db: store.db, batch: 'dark', outcomes: ['failed'], logger: quiet });
       expect(summary.requeued + summary.reconciled).toBe(1);
       worker();
       await waitFor(async () => (await outcomeOf('dark', 1))?.outcome === 'queued', { ...POLL, what: 'the row queued' });
@@ -268,9 +277,9 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     expect([lost.rows[0]!.errorCode, down.rows[0]!.errorCode]).toEqual(['ERR_UNCERTAIN', 'ERR_UNCERTAIN']);
     // The gateway answers again (the operator checks it).
     sandbox.configure({ fault5xx: 0 });
-    const env = { REDIS_URL, REALTY_PREFIX: prefix, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: SESSION };
+    const env = { REDIS_URL, REALTY_PREFIX: prefix, DATABASE_URL: store.url, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: SESSION };
     const shown = await runCli(['ledger', MSK, '--profile', 'samples/bank-profile.json'], env);
-    expect(shown.stdout).toMatch(/sending, requestId \d+:0:MSK-2026-004511, row 1 of batch lost/);
+    expect(shown.stdout).toMatch(/sending, requestId \d+:reg:0:MSK-2026-004511, row 1 of batch lost/);
     expect(shown.stdout).toContain('ended without an answer');
     // The operator finds MSK's docflow at the gateway, and none for SPB.
     const [made] = sandbox.docflows();
@@ -288,7 +297,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     expect(another.code).toBe(2);
     expect(another.stderr).toMatch(
       new RegExp(
-        `^realty-batch: Docflow ${made!.docflowId} carries requestId \\d+:0:${MSK}, not \\d+:0:${SPB} of deal ${SPB}'s try waiting for an answer; nothing was changed\\.\\n$`,
+        `^realty-batch: Docflow ${made!.docflowId} carries requestId \\d+:reg:0:${MSK}, not \\d+:reg:0:${SPB} of deal ${SPB}'s try waiting for an answer; nothing was changed\\.\\n$`,
       ),
     );
     // The gateway's state is kept: the operator's --state, when another, is said and set aside.
@@ -306,18 +315,29 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('has no try waiting for an answer');
     // SPB may be sent again: retry sends it (the feed is still dark).
-    await retryBatch({ redis, keys, batch: 'down', outcomes: ['failed'], logger: quiet });
+    await retryBatch({ redis, keys, db: store.db, batch: 'down', outcomes: ['failed'], logger: quiet });
     worker();
     await waitFor(async () => (await outcomeOf('down', 1))?.outcome === 'queued', { ...POLL, what: 'the row queued' });
     expect(sandbox.docflows()).toHaveLength(2);
     expect(sandbox.stats().requestIdsWithSeveralDocflows).toBe(0);
-  });
+    // Seven commands, each a process of its own that opens the database: more than the default 30 s on a busy machine.
+  }, 120_000);
 
   it("5. keeps a batch's outcomes as long as a later load says, even when written by a worker that started before it", async () => {
     await start({ egronRegions: ['Москва'] });
     const w = worker();
     const file = await fileOf('long', [MSK, SPB]);
-    await loadBatch({ file, batch: 'long', profile, redis, keys, logger: quiet, retentionMs: DAY, rejects: join(dir, 'long.rejects.csv') });
+    await loadBatch({
+      file,
+      batch: 'long',
+      profile,
+      redis,
+      keys,
+      db: store.db,
+      logger: quiet,
+      retentionMs: DAY,
+      rejects: join(dir, 'long.rejects.csv'),
+    });
     await waitFor(async () => (await redis.hlen(keys.outcomes('long'))) === 2, { ...POLL, what: 'both outcomes' });
     expect(await redis.pttl(keys.outcomes('long'))).toBeLessThanOrEqual(DAY);
     // Loaded again with a longer retention while the same worker runs; then a row finishes again.
@@ -327,12 +347,13 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       profile,
       redis,
       keys,
+      db: store.db,
       logger: quiet,
       retentionMs: 3 * DAY,
       rejects: join(dir, 'long.rejects.csv'),
     });
     sandbox.configure({ egronRegions: [] });
-    await retryBatch({ redis, keys, batch: 'long', outcomes: ['unavailable'], logger: quiet });
+    await retryBatch({ redis, keys, db: store.db, batch: 'long', outcomes: ['unavailable'], logger: quiet });
     await waitFor(async () => (await outcomeOf('long', 1))?.outcome === 'queued', { ...POLL, what: 'the retried row' });
     expect(w.worker.isRunning()).toBe(true);
     for (const key of [keys.outcomes('long'), keys.batch('long')]) expect(await redis.pttl(key)).toBeGreaterThan(3 * DAY - 60_000);
@@ -344,11 +365,11 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     it('names the rows whose jobs were removed, and retry --missing makes them again from the input', async () => {
       await start();
       const file = await fileOf('holes', [MSK, SPB, BY_SUGGEST]);
-      await loadBatch({ file, batch: 'holes', profile, redis, keys, logger: quiet, rejects: join(dir, 'holes.rejects.csv') });
+      await loadBatch({ file, batch: 'holes', profile, redis, keys, db: store.db, logger: quiet, rejects: join(dir, 'holes.rejects.csv') });
       await removeJob('holes', SPB);
-      const status = await batchStatus(redis, keys, 'holes');
+      const status = await batchStatus(redis, keys, store.db, 'holes');
       expect(status).toMatchObject({ missing: 1, missingRows: [2], done: false });
-      const cli = await runCli(['status', 'holes'], { REDIS_URL, REALTY_PREFIX: prefix });
+      const cli = await runCli(['status', 'holes'], { REDIS_URL, REALTY_PREFIX: prefix, DATABASE_URL: store.url });
       expect(cli.stdout).toContain('retry holes --missing');
       // A job BullMQ failed (its worker died before writing the row's outcome) is no better.
       const failed = dealJobId('holes', BY_SUGGEST);
@@ -359,10 +380,10 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
         .zadd(`${bull}:failed`, Date.now(), failed)
         .hset(`${bull}:${failed}`, 'finishedOn', Date.now(), 'failedReason', 'job stalled more than allowable limit')
         .exec();
-      expect(await batchStatus(redis, keys, 'holes')).toMatchObject({ missing: 2, missingRows: [2, 3] });
-      const summary = await retryBatch({ redis, keys, batch: 'holes', outcomes: [], missing: true, logger: quiet });
+      expect(await batchStatus(redis, keys, store.db, 'holes')).toMatchObject({ missing: 2, missingRows: [2, 3] });
+      const summary = await retryBatch({ redis, keys, db: store.db, batch: 'holes', outcomes: [], missing: true, logger: quiet });
       expect(summary).toMatchObject({ missing: 2, requeued: 2 });
-      expect((await batchStatus(redis, keys, 'holes')).missing).toBe(0);
+      expect((await batchStatus(redis, keys, store.db, 'holes')).missing).toBe(0);
       worker();
       await waitFor(async () => (await redis.hlen(keys.outcomes('holes'))) === 3, { ...POLL, what: 'every outcome' });
       expect([(await outcomeOf('holes', 2))!.outcome, (await outcomeOf('holes', 3))!.outcome]).toEqual(['queued', 'queued']);
@@ -371,14 +392,19 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     it('retry --outcome pending leaves rows whose job waits alone, gives a lost row its job back, and sends no deal twice', async () => {
       await start();
       const file = await fileOf('waits', [MSK, SPB, BY_SUGGEST]);
-      await loadBatch({ file, batch: 'waits', profile, redis, keys, logger: quiet, rejects: join(dir, 'waits.rejects.csv') });
+      await loadBatch({ file, batch: 'waits', profile, redis, keys, db: store.db, logger: quiet, rejects: join(dir, 'waits.rejects.csv') });
       await removeJob('waits', SPB);
       // Through the command line, as an operator types it.
-      const cli = await runCli(['retry', 'waits', '--outcome', 'pending'], { REDIS_URL, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent' });
+      const cli = await runCli(['retry', 'waits', '--outcome', 'pending'], {
+        REDIS_URL,
+        REALTY_PREFIX: prefix,
+        DATABASE_URL: store.url,
+        LOG_LEVEL: 'silent',
+      });
       expect(cli.stderr).not.toMatch(/only rows that need attention/);
       expect(cli.stdout).toContain('batch waits: 1 row sent around again (pending); 0 found in the news feed; 2 already on their way');
       // Again at once: the lost row's job now waits too.
-      expect(await retryBatch({ redis, keys, batch: 'waits', outcomes: ['pending'], logger: quiet })).toMatchObject({
+      expect(await retryBatch({ redis, keys, db: store.db, batch: 'waits', outcomes: ['pending'], logger: quiet })).toMatchObject({
         selected: 3,
         requeued: 0,
         alreadyGoing: 3,
@@ -388,7 +414,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       for (const n of [1, 2, 3]) expect((await outcomeOf('waits', n))!.outcome).toBe('queued');
       for (const dealId of [MSK, SPB, BY_SUGGEST]) expect(docflowsOf(dealId)).toHaveLength(1);
       // Nothing is pending any more: nothing to send.
-      expect(await retryBatch({ redis, keys, batch: 'waits', outcomes: ['pending'], logger: quiet })).toMatchObject({
+      expect(await retryBatch({ redis, keys, db: store.db, batch: 'waits', outcomes: ['pending'], logger: quiet })).toMatchObject({
         selected: 0,
         requeued: 0,
       });
@@ -412,14 +438,14 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     it("records a job BullMQ failed by itself, with its batch's expiry, as ERR_UNCERTAIN when its call may have made a docflow", async () => {
       await start();
       const file = await fileOf('net', [MSK]);
-      await loadBatch({ file, batch: 'net', profile, redis, keys, logger: quiet, rejects: join(dir, 'net.rejects.csv') });
+      await loadBatch({ file, batch: 'net', profile, redis, keys, db: store.db, logger: quiet, rejects: join(dir, 'net.rejects.csv') });
       // Held back (as while loading), so that no processor runs it: the test plays the worker that died.
       await redis.hset(keys.batch('net'), 'state', 'loading');
       const w = worker();
       await waitFor(async () => (await w.queue.getDelayedCount()) === 1, { ...POLL, what: 'the job held back' });
-      await waitFor(async () => (await redis.hexists(keys.feed, 'since')) === 1, { ...POLL, what: 'the feed' });
+      await waitFor(async () => (await feedRow(store.db)) !== undefined, { ...POLL, what: 'the feed' });
       // Its try was written ahead, then its worker died mid-call, again and again: BullMQ fails the job.
-      const ledger = createLedger(redis, keys, { timeoutMs: 2000, feedLagMs: 300, ledgerMs: DAY });
+      const ledger = createLedger(redis, keys, store.db, { timeoutMs: 2000, feedLagMs: 300 });
       const job = (await Job.fromId<DealJobData>(w.queue, dealJobId('net', MSK)))!;
       const claim = await ledger.claim({
         bank: profile.organization.inn,
@@ -444,7 +470,12 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       expect(await redis.pttl(keys.outcomes('net'))).toBeGreaterThan(29 * DAY);
       expect(JSON.parse((await redis.hget(`${keys.bullPrefix}:${keys.queueName}:${job.id}`, 'data'))!)).not.toHaveProperty('deal');
       // The claim stays: the deal may be at the gateway.
-      expect(await redis.hget(keys.ledgerEntry(profile.organization.inn, MSK), 'state')).toBe('sending');
+      expect(await ledgerRow(store.db, profile.organization.inn, MSK)).toMatchObject({
+        state: 'sending',
+        nonce: 'the-dead-run',
+        batch: 'net',
+        row: 1,
+      });
     });
   });
 
@@ -463,7 +494,12 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       );
       await waitForPing(port);
       await start();
-      const env = { REDIS_URL: `redis://127.0.0.1:${port}`, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: SESSION };
+      const env = {
+        REDIS_URL: `redis://127.0.0.1:${port}`,
+        DATABASE_URL: store.url,
+        REALTY_API_URL: sandbox.url,
+        REALTY_SESSION_ID: SESSION,
+      };
       const file = await fileOf('lru', [MSK]);
       for (const args of [
         ['load', file, '--profile', 'samples/bank-profile.json', '--rejects', join(dir, 'lru.r.csv')],
@@ -479,6 +515,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       const probe = new Redis(port);
       expect(await probe.dbsize()).toBe(0);
       probe.disconnect();
+      expect(await ledgerRows(store.db)).toEqual([]);
     });
   });
 });

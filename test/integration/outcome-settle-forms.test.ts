@@ -1,26 +1,29 @@
 /**
- * An ERR_UNCERTAIN row learns its docflow inside a script (src/ledger/lua.ts, settle_uncertain):
- * Redis' cjson decodes and re-encodes the stored outcome. Both stored forms come back whole: the
- * positional one keeps its positions (a null in the middle stays) and its finish time in ms to
- * the millisecond (cjson writes 14 significant digits: a 13-digit ms time is exact), the object
- * form of an earlier version keeps its fields.
+ * An ERR_UNCERTAIN row learns its docflow inside a script (src/ledger/lua.ts, settle_uncertain)
+ * once the ledger's entry in the database has it (an operator named it, or the news feed found
+ * it): Redis' cjson decodes and re-encodes the stored outcome. The positional form comes back
+ * whole: it keeps its positions (a null in the middle stays) and its finish time in ms to the
+ * millisecond (cjson writes 14 significant digits: a 13-digit ms time is exact).
  */
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { storePage } from '../../src/feed/feed-store.js';
 import { createLedger } from '../../src/ledger/ledger.js';
+import { requestIdOf } from '../../src/ledger/entry.js';
 import { createOutcomeStore } from '../../src/outcomes/store.js';
 import { encodeOutcome } from '../../src/outcomes/outcome-codec.js';
 import type { OutcomeRecord } from '../../src/outcomes/types.js';
 import { createKeys, type Keys } from '../../src/redis/keys.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { useTestDatabase } from '../helpers/test-db.js';
+import { ledgerRow, putLedgerRow } from '../helpers/ledger-rows.js';
 
 const BANK = '7701234567';
-const DAY = 24 * 3600 * 1000;
 // A dealId with a slash (cjson writes it `\/`) and Cyrillic letters; no cadastral number (a null in the middle).
 const DEAL = 'ДКП/2026-7';
 
 describe("an uncertain row's outcome settled inside Redis", () => {
+  const database = useTestDatabase();
   let redis: Redis;
   let prefix: string;
   let keys: Keys;
@@ -42,21 +45,23 @@ describe("an uncertain row's outcome settled inside Redis", () => {
   beforeEach(async () => {
     prefix = uniquePrefix('settle-forms');
     keys = createKeys(prefix);
-    await redis.hset(
-      keys.ledgerEntry(BANK, DEAL),
-      'n',
-      0,
-      'state',
-      'sending',
-      'batch',
-      'b',
-      'row',
-      3,
-      'tryAt',
-      Date.now() - 5000,
-      'endAt',
-      Date.now() - 4000,
-    );
+    // Row 3 of batch b tried the deal; the try ended without an answer a few seconds ago.
+    const now = await database.db.now();
+    await putLedgerRow(database.db, {
+      bank: BANK,
+      deal_id: DEAL,
+      n: 0,
+      state: 'sending',
+      batch: 'b',
+      row: 3,
+      job: `${keys.bullPrefix}:deals:b.RC0x`,
+      try_at: now - 5000,
+      end_at: now - 4000,
+      timeout_ms: 1000,
+      lag_ms: 1000,
+      nonce: 'run-1',
+    });
+    await redis.hset(keys.outcomes('b'), '3', encodeOutcome(uncertain));
   });
   afterEach(async () => {
     await deletePrefix(prefix);
@@ -76,9 +81,9 @@ describe("an uncertain row's outcome settled inside Redis", () => {
   };
 
   it('positional: named by an operator, its finish time to the ms and its positions kept', async () => {
-    await redis.hset(keys.outcomes('b'), '3', encodeOutcome(uncertain));
-    const ledger = createLedger(redis, keys, { timeoutMs: 1000, feedLagMs: 1000, ledgerMs: DAY });
+    const ledger = createLedger(redis, keys, database.db, { timeoutMs: 1000, feedLagMs: 1000 });
     expect(await ledger.resolve(BANK, DEAL, { docflowId: 'df-1', outcome: 'queued' })).toBe('resolved');
+    expect(await ledgerRow(database.db, BANK, DEAL)).toMatchObject({ state: 'submitted', docflow_id: 'df-1', via: 'operator' });
     const [record] = await createOutcomeStore(redis, keys).range('b', 3, 3);
     expect(record).toMatchObject(settled);
     expect(record!.errorCode).toBeUndefined();
@@ -87,35 +92,32 @@ describe("an uncertain row's outcome settled inside Redis", () => {
   });
 
   it('positional: found in the news feed', async () => {
-    await redis.hset(keys.outcomes('b'), '3', encodeOutcome(uncertain));
-    await redis.hset(keys.feed, 'since', Date.now() - 60_000, 'cursor', '0', 'coveredAt', Date.now() - 60_000);
+    const { db } = database;
+    const since = (await db.now()) - 60_000;
+    await db.kysely
+      .insertInto('feed')
+      .values({ id: 1, cursor: '0', since, covered_at: since, page_max: 0, items: 0, resolved: 0, unknown: 0, conflicts: 0, followed: 0 })
+      .execute();
     await redis.set(keys.feedLock, 'me', 'PX', 60_000);
-    const stored = await storePage(redis, keys, {
+    const stored = await storePage(redis, keys, db, {
       lockToken: 'me',
       after: '0',
       lastToken: '1',
-      readAt: Date.now(),
-      ledgerMs: DAY,
+      readAt: await db.now(),
       items: [
         {
           token: '1',
           date: '2026-11-25T03:46:00.000Z',
-          docflow: { docflowId: 'df-1', docflowType: 'encumbrance_request', state: 'queued', requestId: `${BANK}:0:${DEAL}` },
+          docflow: { docflowId: 'df-1', docflowType: 'encumbrance_request', state: 'queued', requestId: requestIdOf(BANK, DEAL) },
         },
       ],
     });
-    expect(stored).toMatchObject({ kind: 'stored', resolved: 1 });
-    const [record] = await createOutcomeStore(redis, keys).range('b', 3, 3);
-    expect(record).toMatchObject(settled);
-    expect(record!.errorMessage).toMatch(/found in the news feed/);
-  });
-
-  it("an earlier version's object form", async () => {
-    await redis.hset(keys.outcomes('b'), '3', JSON.stringify(uncertain));
-    const ledger = createLedger(redis, keys, { timeoutMs: 1000, feedLagMs: 1000, ledgerMs: DAY });
-    expect(await ledger.resolve(BANK, DEAL, { docflowId: 'df-1', outcome: 'queued' })).toBe('resolved');
+    // The row has its outcome: nothing to wake.
+    expect(stored).toMatchObject({ kind: 'stored', resolved: 1, wake: [] });
+    expect(await ledgerRow(db, BANK, DEAL)).toMatchObject({ state: 'submitted', docflow_id: 'df-1', via: 'feed' });
     const [record] = await createOutcomeStore(redis, keys).range('b', 3, 3);
     expect(record).toMatchObject(settled);
     expect(record!.errorCode).toBeUndefined();
+    expect(record!.errorMessage).toMatch(/found in the news feed/);
   });
 });

@@ -8,6 +8,7 @@ import { PassThrough } from 'node:stream';
 import { UnrecoverableError, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { databaseText } from '../helpers/ledger-rows.js';
 import { createDealProcessor, type DealProcessorContext } from '../../jobs/deal.js';
 import { ApiHttpError } from '../../src/errors.js';
 import type { Deal } from '../../src/input/deal.js';
@@ -23,6 +24,7 @@ import { ROOT } from '../helpers/cli.js';
 import { HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { storedOutcome } from '../helpers/outcomes.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 
 /** Row 2 of the samples: Смирнова Ольга, SNILS 490-905-752 13, with its cadastral number. */
 const validated = createDealValidator()(Object.fromEntries(HEADER.map((h, i) => [h, ROWS[1]![i] ?? ''])));
@@ -93,6 +95,7 @@ describe('what reaches BullMQ and the log', () => {
 describe('the net under the processor (a job BullMQ failed by itself)', () => {
   const prefix = uniquePrefix('pd-net');
   const keys = createKeys(prefix);
+  const store = useTestDatabase();
   let redis: Redis;
   beforeAll(() => {
     redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
@@ -108,6 +111,7 @@ describe('the net under the processor (a job BullMQ failed by itself)', () => {
       processor: createDealProcessor,
       connection: redis,
       keys,
+      db: store.db,
       apiUrl: 'http://127.0.0.1:9',
       sessionId: 's',
       concurrency: 1,
@@ -125,5 +129,9 @@ describe('the net under the processor (a job BullMQ failed by itself)', () => {
     await worker.close(1000);
     const record = await storedOutcome(redis, keys, 'b', 1);
     expect(record).toMatchObject({ outcome: 'failed', errorCode: 'ERR_JOB_FAILED', errorMessage: MASKED });
+    // Nor does the database (the ledger, kept for years) hold any of them.
+    const { tables, text } = await databaseText(store.db);
+    expect(tables).toEqual(expect.arrayContaining(['deployment', 'docflow_history', 'docflows', 'feed', 'ledger', 'operator_actions']));
+    expect(text).not.toMatch(/СМИРНОВА|Смирнова|490-905-752|49090575213|318264|Григорьева/i);
   });
 });

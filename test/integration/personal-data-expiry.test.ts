@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { databaseText } from '../helpers/ledger-rows.js';
 import { loadProfile, type BankProfile } from '../../src/input/profile.js';
 import { createLogger } from '../../src/logger.js';
 import { createBatchStore } from '../../src/batch/batch-store.js';
@@ -15,6 +16,7 @@ import { loadBatch } from '../../src/batch/load-batch.js';
 import { ROOT } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -22,6 +24,7 @@ const DAY = 24 * HOUR;
 describe('how long a batch keeps its personal data', () => {
   const prefix = uniquePrefix('pd-expiry');
   const keys = createKeys(prefix);
+  const database = useTestDatabase();
   let redis: Redis;
   let profile: BankProfile;
   let dir: string;
@@ -49,6 +52,7 @@ describe('how long a batch keeps its personal data', () => {
       profile,
       redis,
       keys,
+      db: database.db,
       logger: createLogger({ level: 'silent' }),
       retentionMs: HOUR,
       chunkSize: 2,
@@ -66,6 +70,10 @@ describe('how long a batch keeps its personal data', () => {
     // Its row index (the jobs it named are gone) expires with it.
     expect(await redis.exists(keys.rows('broken'))).toBe(1);
     expect(await redis.pttl(keys.rows('broken'))).toBeGreaterThan(HOUR - 60_000);
+    // The database, which never expires, holds none of the profile's or the rows' persons.
+    const { tables, text } = await databaseText(database.db);
+    expect(tables).toEqual(expect.arrayContaining(['deployment', 'docflow_history', 'docflows', 'feed', 'ledger', 'operator_actions']));
+    expect(text).not.toMatch(/13840271548|318264|Григорьева|490-905-752|49090575213|Смирнова|СМИРНОВА/i);
   });
 
   it("expires a loading batch's metadata, and each heartbeat of its loader pushes the expiry on", async () => {

@@ -26,6 +26,8 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { ROOT } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { useTestDatabase } from '../helpers/test-db.js';
+import { ledgerRow, databaseText } from '../helpers/ledger-rows.js';
 
 const SESSION = 'echo-session';
 const DOCFLOWS = '/realty/v1/docflows/encumbrance_request';
@@ -137,6 +139,7 @@ async function contentOf(redis: Redis, key: string): Promise<string> {
 }
 
 describe('personal data echoed by the gateway', () => {
+  const store = useTestDatabase();
   const prefix = uniquePrefix('pd-echo');
   const keys = createKeys(prefix);
   let redis: Redis;
@@ -160,7 +163,7 @@ describe('personal data echoed by the gateway', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it("keeps the owner's SNILS, her surname with ё, her date of birth and the representative's passport out of results, outcomes, the job, the events stream, debug logs and every Redis key but the expiring batch metadata", async () => {
+  it("keeps the owner's SNILS, her surname with ё, her date of birth and the representative's passport out of results, outcomes, the job, the events stream, debug logs, every Redis key but the expiring batch metadata, and the database", async () => {
     const file = join(dir, 'deals.csv');
     await writeFile(file, csvText([ROW, MADE]));
     let logs = '';
@@ -176,6 +179,7 @@ describe('personal data echoed by the gateway', () => {
       batch: 'echo',
       redis,
       keys,
+      db: store.db,
       logger: createLogger({ level: 'debug', destination: stream }),
       apiUrl: gateway.url,
       sessionId: SESSION,
@@ -240,8 +244,7 @@ describe('personal data echoed by the gateway', () => {
     expect(leaks(logs)).toEqual([]);
 
     // Every key of the run: only the batch's metadata (its profile) holds a person's values, and it
-    // expires; the ledger's entry of the deal made, kept 400 days, holds none.
-    expect(await redis.exists(keys.ledgerEntry(profile.organization.inn, MADE[0]!))).toBe(1);
+    // expires.
     let cursor = '0';
     const holding: string[] = [];
     do {
@@ -254,5 +257,13 @@ describe('personal data echoed by the gateway', () => {
       }
     } while (cursor !== '0');
     expect(holding).toEqual([keys.batch('echo')]);
+
+    // The database, kept for years: the ledger's entry of the deal made, the docflows' states, the
+    // feed, and every other table's text columns hold none.
+    expect(await ledgerRow(store.db, profile.organization.inn, MADE[0]!)).toMatchObject({ state: 'submitted' });
+    const { tables, text } = await databaseText(store.db);
+    expect(tables).toEqual(expect.arrayContaining(['deployment', 'docflow_history', 'docflows', 'feed', 'ledger', 'operator_actions']));
+    expect(text).toContain(MADE[0]!);
+    expect(leaks(text)).toEqual([]);
   });
 });

@@ -7,6 +7,7 @@
  * - the news feed: a `f` row's docflow is made, and every feed item of it says `error` with the
  *   spelling, days after the deal's data left Redis (the follower masks it with the filter the
  *   claim kept). This reached results.csv, the attention file and the ledger entry unmasked.
+ * The database (the ledger, the docflows' states, every table) is scanned as well as Redis.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -27,6 +28,10 @@ import { csvText } from '../helpers/fixtures.js';
 import { hostileRow, leftOf, registryText, SPELLINGS, type Spelling } from '../helpers/hostile-spellings.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { useTestDatabase } from '../helpers/test-db.js';
+import { docflowRow, ledgerRow } from '../helpers/ledger-rows.js';
+import type { Database } from '../../src/db/database.js';
+import { parseRequestId } from '../../src/ledger/entry.js';
 
 const SESSION = 'hostile-session';
 const CREATE = '/realty/v1/docflows/encumbrance_request';
@@ -61,10 +66,7 @@ async function startEchoingGateway(sandbox: RunningSandbox): Promise<{ url: stri
       };
       void (async () => {
         if (req.method === 'POST' && req.url === CREATE) {
-          const id = String((JSON.parse(body.toString('utf8')) as { requestId: string }).requestId)
-            .split(':')
-            .slice(2)
-            .join(':');
+          const id = parseRequestId(String((JSON.parse(body.toString('utf8')) as { requestId: string }).requestId))?.dealId ?? '';
           const n = (calls.get(id) ?? 0) + 1;
           calls.set(id, n);
           const message = registryText(spellingOf(id).fragment);
@@ -76,7 +78,7 @@ async function startEchoingGateway(sandbox: RunningSandbox): Promise<{ url: stri
           const page = JSON.parse(answer.body.toString('utf8')) as { news: Array<{ docflow: Record<string, unknown> }> };
           for (const item of page.news) {
             const rid = item.docflow.requestId;
-            const id = typeof rid === 'string' ? rid.split(':').slice(2).join(':') : '';
+            const id = (typeof rid === 'string' && parseRequestId(rid)?.dealId) || '';
             if (!id.startsWith('H-f-')) continue;
             item.docflow.state = 'error';
             item.docflow.error = { code: 'registryRefused', message: registryText(spellingOf(id).fragment) };
@@ -104,9 +106,30 @@ async function valuesOf(redis: Redis, key: string): Promise<string[]> {
   return [];
 }
 
+/** Every text column of every table of the database, by table: what a scan for personal data reads. */
+async function databaseValues(db: Database): Promise<{ tables: string[]; values: Array<{ where: string; value: string }> }> {
+  const tables: string[] = [];
+  const values: Array<{ where: string; value: string }> = [];
+  for (const table of await db.kysely.introspection.getTables()) {
+    tables.push(table.name);
+    const columns = table.columns.filter((c) => /char|text|clob|json/i.test(c.dataType)).map((c) => c.name);
+    if (columns.length === 0) continue;
+    const rows = await db.kysely
+      .selectFrom(table.name as 'ledger')
+      .select(columns as Array<'bank'>)
+      .execute();
+    for (const r of rows)
+      for (const [column, value] of Object.entries(r))
+        if (typeof value === 'string') values.push({ where: `${table.name}.${column}`, value });
+  }
+  return { tables: tables.sort(), values };
+}
+
 describe('hostile spellings of a row person, through the feed, the creation error and the failed reason', { timeout: 120_000 }, () => {
   const prefix = uniquePrefix('pd-hostile');
   const keys = createKeys(prefix);
+  // One database for the file: the commands of its one scenario share it.
+  const store = useTestDatabase({ per: 'file' });
   let redis: Redis;
   let sandbox: RunningSandbox;
   let gateway: Awaited<ReturnType<typeof startEchoingGateway>>;
@@ -121,7 +144,14 @@ describe('hostile spellings of a row person, through the feed, the creation erro
     gateway = await startEchoingGateway(sandbox);
     dir = await mkdtemp(join(tmpdir(), 'realty-pd-hostile-'));
     bank = (await loadProfile(join(ROOT, 'samples/bank-profile.json'))).organization.inn;
-    env = { REDIS_URL, REALTY_API_URL: gateway.url, REALTY_SESSION_ID: SESSION, REALTY_PREFIX: prefix, LOG_LEVEL: 'debug' };
+    env = {
+      REDIS_URL,
+      DATABASE_URL: store.url,
+      REALTY_API_URL: gateway.url,
+      REALTY_SESSION_ID: SESSION,
+      REALTY_PREFIX: prefix,
+      LOG_LEVEL: 'debug',
+    };
   });
   afterAll(async () => {
     tracker?.kill('SIGKILL');
@@ -158,12 +188,16 @@ describe('hostile spellings of a row person, through the feed, the creation erro
     tracker.stdout!.on('data', (d: Buffer) => (trackLogs += d.toString()));
     tracker.stderr!.on('data', (d: Buffer) => (trackLogs += d.toString()));
     const feedRows = SPELLINGS.map((_, i) => dealId('f', i));
+    const registryError = async (id: string) => {
+      const docflowId = (await ledgerRow(store.db, bank, id))?.docflow_id;
+      return docflowId ? (await docflowRow(store.db, docflowId))?.rerr : undefined;
+    };
     await waitFor(
       async () => {
-        const errors = await Promise.all(feedRows.map((id) => redis.hget(keys.ledgerEntry(bank, id), 'rerr')));
+        const errors = await Promise.all(feedRows.map(registryError));
         return errors.every(Boolean) && errors;
       },
-      { timeoutMs: 60_000, intervalMs: 100, what: 'the registry error of every feed row in its ledger entry' },
+      { timeoutMs: 60_000, intervalMs: 100, what: "the registry error of every feed row in its docflow's state" },
     );
     tracker.kill('SIGTERM');
 
@@ -204,12 +238,21 @@ describe('hostile spellings of a row person, through the feed, the creation erro
       expect(needy.get(dealId('c', i))?.errors).toBe(created.errorMessage);
     });
 
-    // The ledger entry of each feed row, kept five years: its registry error masked, its filter no name.
+    // The ledger row of each feed row and its docflow's state, kept five years: its registry error
+    // masked, its filter no name.
     for (const [i] of SPELLINGS.entries()) {
-      const entry = await redis.hgetall(keys.ledgerEntry(bank, dealId('f', i)));
-      for (const value of Object.values(entry)) check(`ledger entry ${dealId('f', i)}`, SPELLINGS[i]!, value);
-      // expect(entry.pf)
+      const entry = (await ledgerRow(store.db, bank, dealId('f', i)))!;
+      const state = (await docflowRow(store.db, entry.docflow_id!))!;
+      expect(state.rerr).toMatch(/^registryRefused: отказ: в сведениях о заявителе .*\*\*\*.* есть расхождение$/);
+      expect(entry.pf).toBeTruthy();
+      for (const value of [...Object.values(entry), ...Object.values(state)])
+        if (typeof value === 'string') check(`ledger ${dealId('f', i)}`, SPELLINGS[i]!, value);
     }
+    // Every text column of every table of the database: no spelling of any row.
+    const { tables, values } = await databaseValues(store.db);
+    expect(tables).toEqual(expect.arrayContaining(['deployment', 'docflow_history', 'docflows', 'feed', 'ledger', 'operator_actions']));
+    expect(values.filter((v) => v.where === 'ledger.deal_id').map((v) => v.value)).toEqual(expect.arrayContaining(feedRows));
+    for (const { where, value } of values) for (const spelling of SPELLINGS) check(`database ${where}`, spelling, value);
 
     // Every key of the run (jobs with their failed reasons and stack traces, the events stream, outcomes,
     // docflow states) but the batch's metadata (its profile, which expires): no spelling of any row.

@@ -27,16 +27,19 @@ import { csvText, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { storedOutcomes } from '../helpers/outcomes.js';
+import { useTestDatabase } from '../helpers/test-db.js';
+import { ledgerRow } from '../helpers/ledger-rows.js';
+import { requestIdOf } from '../../src/ledger/entry.js';
 
 const SESSION = 'wake-session';
 const DEALS = ['MSK-2026-004511', 'SPB-2026-010078', 'NSK-2026-000123'];
-const DAY = 24 * 3600 * 1000;
 /** The feed lag the rows would otherwise sleep out: far longer than any wait below. */
 const FEED_LAG_MS = 10 * 60 * 1000;
 const quiet = createLogger({ level: 'silent' });
 const POLL = { timeoutMs: 20_000, intervalMs: 25 };
 
 describe('a row whose lost answer the news feed finds', () => {
+  const store = useTestDatabase();
   let redis: Redis;
   let dir: string;
   let profile: BankProfile;
@@ -58,11 +61,7 @@ describe('a row whose lost answer the news feed finds', () => {
       await queue.close();
     }
   };
-  const entryOf = (dealId: string) => redis.hgetall(keys.ledgerEntry(profile.organization.inn, dealId));
-  const redisNow = async () => {
-    const [s, us] = await redis.time();
-    return Number(s) * 1000 + Math.floor(Number(us) / 1000);
-  };
+  const entryOf = (dealId: string) => ledgerRow(store.db, profile.organization.inn, dealId);
   const outcomes = () => storedOutcomes(redis, keys, 'night');
 
   /**
@@ -79,11 +78,21 @@ describe('a row whose lost answer the news feed finds', () => {
     );
     const file = join(dir, `${prefix}.csv`);
     await writeFile(file, csvText(DEALS.map((d) => ROWS.find((r) => r[0] === d)!)));
-    await loadBatch({ file, batch: 'night', profile, redis, keys, logger: quiet, rejects: join(dir, `${prefix}.rejects.csv`) });
+    await loadBatch({
+      file,
+      batch: 'night',
+      profile,
+      redis,
+      keys,
+      db: store.db,
+      logger: quiet,
+      rejects: join(dir, `${prefix}.rejects.csv`),
+    });
     worker = createDealWorker({
       processor: createDealProcessor,
       connection: redis,
       keys,
+      db: store.db,
       apiUrl: sandbox.url,
       sessionId: SESSION,
       logger: quiet,
@@ -102,8 +111,8 @@ describe('a row whose lost answer the news feed finds', () => {
       { ...POLL, what: 'every row asleep in reconcile' },
     );
     const entries = await Promise.all(DEALS.map(entryOf));
-    for (const e of entries) expect(e).toMatchObject({ state: 'sending', lagMs: String(FEED_LAG_MS) });
-    return entries.map((e) => Number(e.endAt) + Number(e.lagMs));
+    for (const e of entries) expect(e).toMatchObject({ state: 'sending', lag_ms: FEED_LAG_MS });
+    return entries.map((e) => Number(e!.end_at) + Number(e!.lag_ms));
   };
 
   beforeAll(async () => {
@@ -130,7 +139,7 @@ describe('a row whose lost answer the news feed finds', () => {
 
   it('ends with its docflow as soon as the follower stores it, long before the feed lag, and sends nothing again', async () => {
     const dues = await lostAndAsleep();
-    follower = startFeedFollower({ redis, keys, client, logger: quiet, ledgerMs: DAY, pollMs: 50 });
+    follower = startFeedFollower({ redis, keys, db: store.db, client, logger: quiet, pollMs: 50 });
     // Twenty seconds, for rows that would otherwise sleep ten minutes.
     const ended = await waitFor(
       async () => {
@@ -139,15 +148,15 @@ describe('a row whose lost answer the news feed finds', () => {
       },
       { ...POLL, what: 'every row ended' },
     );
-    // Their waits had not run out: Redis' clock is still before any try's end plus its lag.
-    expect(await redisNow()).toBeLessThan(Math.min(...dues));
+    // Their waits had not run out: the database's clock is still before any try's end plus its lag.
+    expect(await store.db.now()).toBeLessThan(Math.min(...dues));
     const inn = profile.organization.inn;
     for (const dealId of DEALS) {
-      const [docflow, ...more] = sandbox.docflows().filter((d) => d.requestId === `${inn}:0:${dealId}`);
+      const [docflow, ...more] = sandbox.docflows().filter((d) => d.requestId === requestIdOf(inn, dealId));
       expect(more).toEqual([]);
       expect(ended.find((o) => o.dealId === dealId)).toMatchObject({ outcome: 'queued', docflowId: docflow!.docflowId });
       expect(ended.find((o) => o.dealId === dealId)!.errorMessage).toContain('news feed');
-      expect(await entryOf(dealId)).toMatchObject({ state: 'submitted', docflowId: docflow!.docflowId, via: 'feed' });
+      expect(await entryOf(dealId)).toMatchObject({ state: 'submitted', docflow_id: docflow!.docflowId, via: 'feed' });
     }
     // One creation call a deal, each answer lost: none was sent again.
     expect(sandbox.stats()).toMatchObject({ docflowsCreated: DEALS.length, requestIdsWithSeveralDocflows: 0 });

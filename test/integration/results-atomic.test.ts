@@ -9,6 +9,7 @@ import { createOutcomeStore } from '../../src/outcomes/store.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { writeResults } from '../../src/results/write-results.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 
 /** Three pages of 1,000 outcomes: the writer is well into the file when the second page is read. */
 const ROWS = 2500;
@@ -50,16 +51,17 @@ const tiny = await mountTiny();
 describe('the results file, written whole or not at all', () => {
   const prefix = uniquePrefix('results-atomic');
   const keys = createKeys(prefix);
+  const database = useTestDatabase({ per: 'file' });
   let redis: Redis;
   let dir: string;
 
   beforeAll(async () => {
     redis = new Redis(REDIS_URL);
-    const store = createOutcomeStore(redis, keys);
+    const outcomes = createOutcomeStore(redis, keys);
     for (let from = 1; from <= ROWS; from += 500) {
       await Promise.all(
         Array.from({ length: 500 }, (_, i) =>
-          store.record('b', {
+          outcomes.record('b', {
             row: from + i,
             dealId: `D-${from + i}`,
             outcome: 'queued',
@@ -89,7 +91,9 @@ describe('the results file, written whole or not at all', () => {
     const failing = instrumented(redis, (n) => {
       if (n === 2) throw new Error('Connection is closed.');
     });
-    await expect(writeResults({ redis: failing, keys, batch: 'b', total: ROWS, out })).rejects.toThrow('Connection is closed.');
+    await expect(writeResults({ redis: failing, keys, db: database.db, batch: 'b', total: ROWS, out })).rejects.toThrow(
+      'Connection is closed.',
+    );
     expect(await readFile(out, 'utf8')).toBe(PREVIOUS);
     expect(await temporaries(dir)).toEqual([]);
   });
@@ -101,9 +105,9 @@ describe('the results file, written whole or not at all', () => {
     const aborting = instrumented(redis, (n) => {
       if (n === 2) stop.abort(new Error('the worker is shutting down'));
     });
-    await expect(writeResults({ redis: aborting, keys, batch: 'b', total: ROWS, out, signal: stop.signal })).rejects.toThrow(
-      'the worker is shutting down',
-    );
+    await expect(
+      writeResults({ redis: aborting, keys, db: database.db, batch: 'b', total: ROWS, out, signal: stop.signal }),
+    ).rejects.toThrow('the worker is shutting down');
     expect(await readFile(out, 'utf8')).toBe(PREVIOUS);
     expect(await temporaries(dir)).toEqual([]);
   });
@@ -113,7 +117,7 @@ describe('the results file, written whole or not at all', () => {
     const out = join(dir, 'results.csv');
     await writeFile(elsewhere, PREVIOUS);
     await symlink(elsewhere, out);
-    const summary = await writeResults({ redis, keys, batch: 'b', total: ROWS, out });
+    const summary = await writeResults({ redis, keys, db: database.db, batch: 'b', total: ROWS, out });
     expect(summary.rows).toBe(ROWS);
     expect(await readFile(elsewhere, 'utf8')).toBe(PREVIOUS);
     expect((await lstat(out)).isSymbolicLink()).toBe(false);
@@ -134,7 +138,7 @@ describe('the results file, written whole or not at all', () => {
       async (name) => {
         const out = join(tiny!, name);
         await writeFile(out, PREVIOUS);
-        const err = await writeResults({ redis, keys, batch: 'b', total: ROWS, out }).then(
+        const err = await writeResults({ redis, keys, db: database.db, batch: 'b', total: ROWS, out }).then(
           () => undefined,
           (e: unknown) => e,
         );

@@ -10,18 +10,20 @@ import { RESULT_COLUMNS, RESULTS_FILE_COLUMNS } from '../../src/outcomes/types.j
 import { createKeys } from '../../src/redis/keys.js';
 import { writeResults } from '../../src/results/write-results.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 
 describe('the results file', () => {
   const prefix = uniquePrefix('results');
   const keys = createKeys(prefix);
+  const store = useTestDatabase({ per: 'file' });
   let redis: Redis;
   let dir: string;
 
   beforeAll(async () => {
     redis = new Redis(REDIS_URL);
     dir = await mkdtemp(join(tmpdir(), 'realty-results-'));
-    const store = createOutcomeStore(redis, keys);
-    await store.record('b', {
+    const outcomes = createOutcomeStore(redis, keys);
+    await outcomes.record('b', {
       row: 1,
       dealId: 'D-1',
       outcome: 'queued',
@@ -31,7 +33,7 @@ describe('the results file', () => {
       attempts: 1,
       finishedAt: '2026-11-21T01:00:00.000Z',
     });
-    await store.record('b', {
+    await outcomes.record('b', {
       row: 3,
       dealId: '=HYPERLINK("x")',
       outcome: 'rejected',
@@ -41,7 +43,7 @@ describe('the results file', () => {
       errorMessage: '-1 is not; a value',
       finishedAt: '2026-11-21T01:00:01.000Z',
     });
-    await store.record('b', {
+    await outcomes.record('b', {
       row: 4,
       dealId: 'D-4',
       outcome: 'rejected',
@@ -61,7 +63,7 @@ describe('the results file', () => {
 
   it('has one line per row in input order, pending where a row has no outcome yet', async () => {
     const out = join(dir, 'r.csv');
-    const summary = await writeResults({ redis, keys, batch: 'b', total: 3, out });
+    const summary = await writeResults({ redis, keys, db: store.db, batch: 'b', total: 3, out });
     const lines = readFileSync(out, 'utf8').trimEnd().split('\n');
     // The contract's ten columns first, unchanged; the docflow's state after them.
     expect(lines[0]).toBe(`${RESULT_COLUMNS.join(',')},state,stateAt,requirement,paymentUin,paymentAmount,registryError`);
@@ -76,7 +78,7 @@ describe('the results file', () => {
 
   it('writes for Russian Excel with --excel: BOM, semicolons, CRLF, and cells a spreadsheet will not run', async () => {
     const out = join(dir, 'r-excel.csv');
-    await writeResults({ redis, keys, batch: 'b', total: 3, out, excel: true });
+    await writeResults({ redis, keys, db: store.db, batch: 'b', total: 3, out, excel: true });
     const bytes = readFileSync(out);
     expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     const text = bytes.subarray(3).toString('utf8');
@@ -88,7 +90,7 @@ describe('the results file', () => {
   it('quotes a line break inside a cell, so that every reader sees one row for it, under --excel too', async () => {
     for (const excel of [false, true]) {
       const out = join(dir, `r-breaks-${excel}.csv`);
-      await writeResults({ redis, keys, batch: 'b', total: 4, out, excel });
+      await writeResults({ redis, keys, db: store.db, batch: 'b', total: 4, out, excel });
       const rows = parse(readFileSync(out), { columns: true, bom: true, delimiter: excel ? ';' : ',', relax_column_count: false }) as Array<
         Record<string, string>
       >;
@@ -101,7 +103,7 @@ describe('the results file', () => {
 
   it('writes JSON Lines when the file ends in .jsonl', async () => {
     const out = join(dir, 'r.jsonl');
-    await writeResults({ redis, keys, batch: 'b', total: 3, out });
+    await writeResults({ redis, keys, db: store.db, batch: 'b', total: 3, out });
     const rows = readFileSync(out, 'utf8')
       .trim()
       .split('\n')

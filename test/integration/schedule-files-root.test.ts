@@ -18,6 +18,7 @@ import { createDealProcessor } from '../../jobs/deal.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
 const SIGNATURE = Buffer.from('0\x82\x01\x00 a detached CMS signature, for the sandbox');
@@ -26,6 +27,8 @@ const FILE_HEADER = [...HEADER, 'agreementFile', 'agreementSignatureFiles'];
 describe('a schedule with --files-root', () => {
   const prefix = uniquePrefix('schedule-files-root');
   const keys = createKeys(prefix);
+  // One database for the file: the worker, started once, and both ticks share its ledger.
+  const store = useTestDatabase({ per: 'file' });
   const logger = createLogger({ level: 'silent' });
   let sandbox: RunningSandbox;
   let redis: Redis;
@@ -59,6 +62,7 @@ describe('a schedule with --files-root', () => {
       processor: createDealProcessor,
       connection,
       keys,
+      db: store.db,
       apiUrl: sandbox.url,
       sessionId: 's',
       concurrency: 4,
@@ -82,37 +86,41 @@ describe('a schedule with --files-root', () => {
     await deletePrefix(prefix);
   });
 
-  it("keeps the root with the schedule and gives it to each tick's load: an absolute file under it is sent (queued); without it, invalid", async () => {
-    const agreement = join(docs, 'agreement.pdf');
-    const env = { REDIS_URL, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent' };
-    const add = (data: TickData, extra: string[]) =>
-      runCli(
-        ['schedule', 'add', '--inbox', data.inbox, '--outbox', data.outbox, '--profile', data.profile, '--cron', '0 3 * * *'].concat([
-          '--name',
-          data.name,
-          ...extra,
-        ]),
-        env,
-      );
-    const stored = async (name: string): Promise<TickData> => (await listSchedules(redis, keys)).find((s) => s.name === name)!.data!;
+  it(
+    "keeps the root with the schedule and gives it to each tick's load: an absolute file under it is sent (queued); without it, invalid",
+    { timeout: 120_000 },
+    async () => {
+      const agreement = join(docs, 'agreement.pdf');
+      const env = { REDIS_URL, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent', DATABASE_URL: store.url };
+      const add = (data: TickData, extra: string[]) =>
+        runCli(
+          ['schedule', 'add', '--inbox', data.inbox, '--outbox', data.outbox, '--profile', data.profile, '--cron', '0 3 * * *'].concat([
+            '--name',
+            data.name,
+            ...extra,
+          ]),
+          env,
+        );
+      const stored = async (name: string): Promise<TickData> => (await listSchedules(redis, keys)).find((s) => s.name === name)!.data!;
 
-    const rooted = await inboxWith('rooted', 'FR-ROOTED', agreement);
-    // Checked when the schedule is added, not at 3 a.m.
-    const missing = await add(rooted, ['--files-root', join(dir, 'no-such-folder')]);
-    expect(missing.code).toBe(2);
-    expect(missing.stderr).toContain('--files-root');
-    expect((await add(rooted, ['--files-root', docs])).code).toBe(0);
-    expect((await stored('rooted')).filesRoot).toBe(docs);
-    expect((await runCli(['schedule', 'list'], env)).stdout).toContain(`files-root ${docs}`);
-    const [withRoot] = (await runTick(await stored('rooted'), { redis, keys, logger, pollMs: 50 })).files;
-    expect(withRoot).toMatchObject({ status: 'done', outcomes: { queued: 1 } });
+      const rooted = await inboxWith('rooted', 'FR-ROOTED', agreement);
+      // Checked when the schedule is added, not at 3 a.m.
+      const missing = await add(rooted, ['--files-root', join(dir, 'no-such-folder')]);
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toContain('--files-root');
+      expect((await add(rooted, ['--files-root', docs])).code).toBe(0);
+      expect((await stored('rooted')).filesRoot).toBe(docs);
+      expect((await runCli(['schedule', 'list'], env)).stdout).toContain(`files-root ${docs}`);
+      const [withRoot] = (await runTick(await stored('rooted'), { redis, keys, db: store.db, logger, pollMs: 50 })).files;
+      expect(withRoot).toMatchObject({ status: 'done', outcomes: { queued: 1 } });
 
-    const plain = await inboxWith('plain', 'FR-PLAIN', agreement);
-    expect((await add(plain, [])).code).toBe(0);
-    expect((await stored('plain')).filesRoot).toBeUndefined();
-    const [without] = (await runTick(await stored('plain'), { redis, keys, logger, pollMs: 50 })).files;
-    expect(without).toMatchObject({ status: 'done', outcomes: { invalid: 1 } });
-    expect(sandbox.stats()).toMatchObject({ docflowsCreated: 1, contents: { uploads: 2 } });
-    for (const name of ['rooted', 'plain']) expect((await runCli(['schedule', 'remove', name], env)).code).toBe(0);
-  });
+      const plain = await inboxWith('plain', 'FR-PLAIN', agreement);
+      expect((await add(plain, [])).code).toBe(0);
+      expect((await stored('plain')).filesRoot).toBeUndefined();
+      const [without] = (await runTick(await stored('plain'), { redis, keys, db: store.db, logger, pollMs: 50 })).files;
+      expect(without).toMatchObject({ status: 'done', outcomes: { invalid: 1 } });
+      expect(sandbox.stats()).toMatchObject({ docflowsCreated: 1, contents: { uploads: 2 } });
+      for (const name of ['rooted', 'plain']) expect((await runCli(['schedule', 'remove', name], env)).code).toBe(0);
+    },
+  );
 });

@@ -17,6 +17,7 @@ import { createDealProcessor } from '../../jobs/deal.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { csvText, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 
 const deals = (tag: string, n = 3): string => csvText(ROWS.slice(0, n).map((r) => [`${tag}-${r[0]}`, ...r.slice(1)]));
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
@@ -29,8 +30,10 @@ const drop = async (file: string, text: string): Promise<void> => {
 describe('the folders and keys of a nightly schedule', () => {
   const prefix = uniquePrefix('schedule-folders');
   const keys = createKeys(prefix);
+  // One database for the file: the worker, started once, serves every test's ticks.
+  const store = useTestDatabase({ per: 'file' });
   const logger = createLogger({ level: 'silent' });
-  const env = { REDIS_URL, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent' };
+  const env = (): Record<string, string> => ({ REDIS_URL, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent', DATABASE_URL: store.url });
   let sandbox: RunningSandbox;
   let redis: Redis;
   let connection: Redis;
@@ -44,7 +47,7 @@ describe('the folders and keys of a nightly schedule', () => {
     await mkdir(outbox, { recursive: true });
     return { name, inbox, outbox, profile: join(ROOT, 'samples/bank-profile.json') };
   };
-  const tick = (data: TickData) => runTick(data, { redis, keys, logger, pollMs: 50 });
+  const tick = (data: TickData) => runTick(data, { redis, keys, db: store.db, logger, pollMs: 50 });
   const summaryOf = (data: TickData, name: string): FileSummary =>
     JSON.parse(readFileSync(join(data.outbox, `${name}.summary.json`), 'utf8')) as FileSummary;
 
@@ -56,6 +59,7 @@ describe('the folders and keys of a nightly schedule', () => {
       processor: createDealProcessor,
       connection,
       keys,
+      db: store.db,
       apiUrl: sandbox.url,
       sessionId: 's',
       concurrency: 10,
@@ -108,44 +112,49 @@ describe('the folders and keys of a nightly schedule', () => {
     expect(await readdir(join(data.inbox, 'failed'))).toEqual(['broken.csv']);
   });
 
-  it('refuses an inbox and an outbox that are one folder, one inside the other, or one folder through a link: exit 2, one sentence', async () => {
-    const base = join(dir, 'apart');
-    await mkdir(join(base, 'in', 'out'), { recursive: true });
-    await symlink('in', join(base, 'alias'));
-    const schedule = (inbox: string, outbox: string) =>
-      runCli(
-        [
-          'schedule',
-          '--inbox',
-          inbox,
-          '--outbox',
-          outbox,
-          '--profile',
-          'samples/bank-profile.json',
-          '--cron',
-          '0 3 * * *',
-          '--name',
-          'apart',
-        ],
-        env,
-      );
-    for (const [inbox, outbox] of [
-      [join(base, 'in'), join(base, 'in')],
-      [join(base, 'in'), join(base, 'in', 'out')],
-      [join(base, 'in', 'out'), join(base, 'in')],
-      [join(base, 'in'), join(base, 'alias')],
-    ] as const) {
-      const result = await schedule(inbox, outbox);
-      expect(result.code).toBe(2);
-      expect(result.stderr.trim().split('\n')).toHaveLength(1);
-      expect(result.stderr).toMatch(/must be two separate folders, neither inside the other/);
-    }
-    expect(await listSchedules(redis, keys)).toEqual([]);
-    // A schedule registered before this check is refused by its tick, before any file is read.
-    await expect(
-      tick({ name: 'apart', inbox: join(base, 'in'), outbox: join(base, 'alias'), profile: join(ROOT, 'samples/bank-profile.json') }),
-    ).rejects.toThrow(/neither inside the other/);
-  });
+  // Four runs of the command: seconds each on a busy host.
+  it(
+    'refuses an inbox and an outbox that are one folder, one inside the other, or one folder through a link: exit 2, one sentence',
+    { timeout: 120_000 },
+    async () => {
+      const base = join(dir, 'apart');
+      await mkdir(join(base, 'in', 'out'), { recursive: true });
+      await symlink('in', join(base, 'alias'));
+      const schedule = (inbox: string, outbox: string) =>
+        runCli(
+          [
+            'schedule',
+            '--inbox',
+            inbox,
+            '--outbox',
+            outbox,
+            '--profile',
+            'samples/bank-profile.json',
+            '--cron',
+            '0 3 * * *',
+            '--name',
+            'apart',
+          ],
+          env(),
+        );
+      for (const [inbox, outbox] of [
+        [join(base, 'in'), join(base, 'in')],
+        [join(base, 'in'), join(base, 'in', 'out')],
+        [join(base, 'in', 'out'), join(base, 'in')],
+        [join(base, 'in'), join(base, 'alias')],
+      ] as const) {
+        const result = await schedule(inbox, outbox);
+        expect(result.code).toBe(2);
+        expect(result.stderr.trim().split('\n')).toHaveLength(1);
+        expect(result.stderr).toMatch(/must be two separate folders, neither inside the other/);
+      }
+      expect(await listSchedules(redis, keys)).toEqual([]);
+      // A schedule registered before this check is refused by its tick, before any file is read.
+      await expect(
+        tick({ name: 'apart', inbox: join(base, 'in'), outbox: join(base, 'alias'), profile: join(ROOT, 'samples/bank-profile.json') }),
+      ).rejects.toThrow(/neither inside the other/);
+    },
+  );
 
   it("stores --ready-suffix, --settle-ms and the ledger's days in the schedule", async () => {
     const data = await folders('options');
@@ -167,12 +176,12 @@ describe('the folders and keys of a nightly schedule', () => {
         '--settle-ms',
         '5000',
       ],
-      { ...env, REALTY_LEDGER_DAYS: '500' },
+      { ...env(), REALTY_LEDGER_DAYS: '500' },
     );
     expect(result.code).toBe(0);
     const [info] = await listSchedules(redis, keys);
     expect(info?.data).toMatchObject({ readySuffix: '.ready', settleMs: 5000, doneMs: 500 * DAY });
-    expect((await runCli(['schedule', '--remove', '--name', 'options'], env)).code).toBe(0);
+    expect((await runCli(['schedule', '--remove', '--name', 'options'], env())).code).toBe(0);
   });
 
   it('gives every key it writes an expiry: the lock goes, seen lasts a week, done lasts as long as the ledger', async () => {

@@ -18,6 +18,7 @@ import { createDealProcessor } from '../../jobs/deal.js';
 import { ROOT } from '../helpers/cli.js';
 import { csvText, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const deals = (tag: string, n = 3): string => csvText(ROWS.slice(0, n).map((r) => [`${tag}-${r[0]}`, ...r.slice(1)]));
@@ -29,6 +30,8 @@ const old = async (file: string): Promise<void> => {
 describe('symbolic links in the inbox and the outbox', () => {
   const prefix = uniquePrefix('schedule-links');
   const keys = createKeys(prefix);
+  // One database for the file: the worker of the first test runs on into the second.
+  const store = useTestDatabase({ per: 'file' });
   const lines: Array<{ msg: string; file?: string }> = [];
   const logger = createLogger({
     level: 'info',
@@ -50,6 +53,7 @@ describe('symbolic links in the inbox and the outbox', () => {
       processor: createDealProcessor,
       connection,
       keys,
+      db: store.db,
       apiUrl: sandbox.url,
       sessionId: 's',
       concurrency: 10,
@@ -66,7 +70,7 @@ describe('symbolic links in the inbox and the outbox', () => {
     await mkdir(outbox, { recursive: true });
     return { name, inbox, outbox, profile: join(ROOT, 'samples/bank-profile.json'), settleMs: 0 };
   };
-  const tick = (data: TickData) => runTick(data, { redis, keys, logger, pollMs: 50 });
+  const tick = (data: TickData) => runTick(data, { redis, keys, db: store.db, logger, pollMs: 50 });
   const docflowsOf = (tag: string): number => sandbox.docflows().filter((d) => d.requestId?.includes(`:${tag}-`)).length;
 
   beforeAll(async () => {

@@ -17,6 +17,7 @@ import { createDealProcessor } from '../../jobs/deal.js';
 import { ROOT } from '../helpers/cli.js';
 import { csvText, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 /** The first `n` sample deals (all of them end `queued`) under deal ids of their own. */
@@ -26,6 +27,8 @@ const sha256 = (text: string): string => createHash('sha256').update(text).diges
 describe('when a tick takes a file of the inbox', () => {
   const prefix = uniquePrefix('schedule-settle');
   const keys = createKeys(prefix);
+  // One database for the file: a worker started by one test runs on into the next (each test's deals have a tag of their own).
+  const store = useTestDatabase({ per: 'file' });
   const logger = createLogger({ level: 'silent' });
   let sandbox: RunningSandbox;
   let redis: Redis;
@@ -40,6 +43,7 @@ describe('when a tick takes a file of the inbox', () => {
         processor: createDealProcessor,
         connection,
         keys,
+        db: store.db,
         apiUrl: sandbox.url,
         sessionId: 's',
         concurrency: 10,
@@ -63,7 +67,7 @@ describe('when a tick takes a file of the inbox', () => {
     await mkdir(outbox, { recursive: true });
     return { name, inbox, outbox, profile: join(ROOT, 'samples/bank-profile.json') };
   };
-  const tick = (data: TickData) => runTick(data, { redis, keys, logger, pollMs: 50 });
+  const tick = (data: TickData) => runTick(data, { redis, keys, db: store.db, logger, pollMs: 50 });
   const POLL = { timeoutMs: 10_000, intervalMs: 20 };
   /** Docflows the sandbox created per deal of this tag: each deal at most once. */
   const docflowsPerDeal = (tag: string): number[] => {

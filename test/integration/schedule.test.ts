@@ -14,6 +14,7 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { CLI, ROOT, runCli } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 /** The samples under new deal ids, so that each file's deals are its own. */
@@ -28,6 +29,8 @@ const summaryOf = (outbox: string, name: string): FileSummary | undefined => {
 
 describe('nightly runs from an inbox, with a cron every two seconds', () => {
   const prefix = uniquePrefix('schedule');
+  // One database for the file: the `work` process, started once, and the ticks run here share its ledger.
+  const store = useTestDatabase({ per: 'file' });
   let sandbox: RunningSandbox;
   let dir: string;
   let inbox: string;
@@ -56,7 +59,14 @@ describe('nightly runs from an inbox, with a cron every two seconds', () => {
     });
     await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
     const port = (hook.address() as { port: number }).port;
-    env = { REDIS_URL, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: 's', REALTY_PREFIX: prefix, LOG_LEVEL: 'info' };
+    env = {
+      REDIS_URL,
+      REALTY_API_URL: sandbox.url,
+      REALTY_SESSION_ID: 's',
+      REALTY_PREFIX: prefix,
+      LOG_LEVEL: 'info',
+      DATABASE_URL: store.url,
+    };
     const first = await runCli(
       [
         'schedule',
@@ -198,7 +208,7 @@ describe('nightly runs from an inbox, with a cron every two seconds', () => {
       await redis.set(inboxKey(keys, empty, 'lock'), 'someone-else', 'PX', 5000);
       const result = await runTick(
         { name: 'manual', inbox: empty, outbox, profile: join(ROOT, 'samples/bank-profile.json') },
-        { redis, keys, logger: createLogger({ level: 'silent' }) },
+        { redis, keys, db: store.db, logger: createLogger({ level: 'silent' }) },
       );
       expect(result.skipped).toBe('previous tick still running');
     } finally {
@@ -218,7 +228,7 @@ describe('nightly runs from an inbox, with a cron every two seconds', () => {
     try {
       const result = await runTick(
         { name: 'early', inbox: early, outbox, profile: join(ROOT, 'samples/bank-profile.json') },
-        { redis, keys: createKeys(prefix), logger: createLogger({ level: 'silent' }), pollMs: 50 },
+        { redis, keys: createKeys(prefix), db: store.db, logger: createLogger({ level: 'silent' }), pollMs: 50 },
       );
       expect(result.waiting).toEqual([]);
       expect(result.files).toMatchObject([{ file: 'bank-d.csv', status: 'done', rows: 24 }]);

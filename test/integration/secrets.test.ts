@@ -124,7 +124,12 @@ describe('secrets and personal data', () => {
     ];
     const run = await runCli(args('login', out), env);
     expect(run.code).toBe(3);
-    const refused = await runCli(args('login-refused', join(dir, 'refused.csv')), { ...env, REALTY_ACCOUNT_ID: 'another-account' });
+    // Another account is another deployment: a ledger of its own (the first run's database is bound to acc-secret-test).
+    const refused = await runCli(args('login-refused', join(dir, 'refused.csv')), {
+      ...env,
+      REALTY_ACCOUNT_ID: 'another-account',
+      DATABASE_URL: `sqlite:${join(dir, 'another-account.db')}`,
+    });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('REALTY_LOGIN');
     const partial = await runCli(args('login-partial', join(dir, 'partial.csv')), { ...env, REALTY_LOGIN: '' });

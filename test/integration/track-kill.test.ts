@@ -1,23 +1,23 @@
 /**
  * The fleet's one follower of the news feed, as operations run it (`realty-batch track`
- * processes, real Redis, the sandbox's docflows living their lives): of two followers one
- * works; killed with SIGKILL in the middle of the feed, the other takes over, and every
- * docflow still ends in the state the gateway gives it, each change stored once.
+ * processes, real Redis for the lock, one database for the fleet's ledger and feed, the
+ * sandbox's docflows living their lives): of two followers one works; killed with SIGKILL in
+ * the middle of the feed, the other takes over, and every docflow still ends in the state the
+ * gateway gives it, each change stored once.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFeedState } from '../../src/feed/feed-store.js';
 import { readDocflowStatuses } from '../../src/ledger/docflows.js';
 import { parseRequestId } from '../../src/ledger/entry.js';
-import { createKeys } from '../../src/redis/keys.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { CLI, ROOT, runCli } from '../helpers/cli.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { AUTH, SESSION } from '../helpers/sandbox-http.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 interface Tracker {
@@ -29,9 +29,9 @@ interface Tracker {
 describe('track: one follower for the fleet, killed mid-feed', () => {
   let dir: string;
   let sandbox: RunningSandbox;
-  let redis: Redis;
+  // One database for the whole scenario: the two followers and the run share its ledger and feed.
+  const store = useTestDatabase({ per: 'file' });
   const prefix = uniquePrefix('track-kill');
-  const keys = createKeys(prefix);
   let env: Record<string, string>;
   const trackers: Tracker[] = [];
   const poll = (what: string) => ({ timeoutMs: 60_000, intervalMs: 100, what });
@@ -53,12 +53,17 @@ describe('track: one follower for the fleet, killed mid-feed', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'realty-track-kill-'));
     sandbox = await startSandbox({ sessions: [SESSION], lifecycleMs: 300, faultRegistry: 0.3, seed: 11 });
-    redis = new Redis(REDIS_URL);
-    env = { REDIS_URL, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: SESSION, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent' };
+    env = {
+      REDIS_URL,
+      DATABASE_URL: store.url,
+      REALTY_API_URL: sandbox.url,
+      REALTY_SESSION_ID: SESSION,
+      REALTY_PREFIX: prefix,
+      LOG_LEVEL: 'silent',
+    };
   });
   afterAll(async () => {
     for (const t of trackers) t.child.kill('SIGKILL');
-    redis.disconnect();
     await sandbox.close();
     await deletePrefix(prefix);
     await rm(dir, { recursive: true, force: true });
@@ -87,15 +92,15 @@ describe('track: one follower for the fleet, killed mid-feed', () => {
       env,
       120_000,
     );
-    await waitFor(async () => (await readFeedState(redis, keys)).followed >= 10, poll('the first changes to be followed'));
+    await waitFor(async () => (await readFeedState(store.db)).followed >= 10, poll('the first changes to be followed'));
     expect(other.log()).not.toContain(FOLLOWING);
     holder.child.kill('SIGKILL');
-    const killedAt = (await readFeedState(redis, keys)).followed;
+    const killedAt = (await readFeedState(store.db)).followed;
     expect((await run).code).toBe(3);
     // The other takes the lock once the dead one's runs out (5 s), from the cursor the dead one left.
     await waitFor(() => other.log().includes(FOLLOWING), poll('the second to take over'));
 
-    // Every docflow's life ends (completed or error), and Redis holds the state the gateway gives.
+    // Every docflow's life ends (completed or error), and the database holds the state the gateway gives.
     const docflows = async () =>
       (await (await fetch(`${sandbox.url}/__sandbox/docflows`)).json()) as Array<{ docflowId: string; requestId: string; state: string }>;
     await waitFor(
@@ -105,8 +110,7 @@ describe('track: one follower for the fleet, killed mid-feed', () => {
     const gateway = await docflows();
     await waitFor(async () => {
       const stored = await readDocflowStatuses(
-        redis,
-        keys,
+        store.db,
         gateway.map((d) => ({ ...parseRequestId(d.requestId)!, docflowId: d.docflowId })),
       );
       return stored.every((s, i) => s?.state === gateway[i]!.state);
@@ -114,7 +118,7 @@ describe('track: one follower for the fleet, killed mid-feed', () => {
 
     // Each change once: the follower stored exactly as many items as the feed holds, all ours.
     const feed = (await (await fetch(`${sandbox.url}/realty/v1/news?after=0&limit=1000`, { headers: AUTH })).json()) as { news: unknown[] };
-    const state = await readFeedState(redis, keys);
+    const state = await readFeedState(store.db);
     expect(state.followed).toBe(feed.news.length);
     expect(state.unknown).toBe(0);
     expect(state.followed).toBeGreaterThan(killedAt);

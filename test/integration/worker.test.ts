@@ -27,6 +27,8 @@ import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { monitorRedis } from '../helpers/monitor.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { storedOutcome, storedOutcomes } from '../helpers/outcomes.js';
+import { useTestDatabase } from '../helpers/test-db.js';
+import { docflowRow, feedRow, ledgerRow, putLedgerRow } from '../helpers/ledger-rows.js';
 
 const SESSION = 'worker-test-session';
 const row = (dealId: string) => ROWS.find((r) => r[0] === dealId)!;
@@ -37,6 +39,7 @@ const WITH_NUMBER = 'MSK-2026-004511';
 const REGISTRY = JSON.parse(readFileSync(join(ROOT, 'samples/registry.json'), 'utf8')) as RegistryObject[];
 
 describe('the worker against every answer of the gateway', () => {
+  const store = useTestDatabase();
   let redis: Redis;
   let dir: string;
   let profile: BankProfile;
@@ -61,14 +64,17 @@ describe('the worker against every answer of the gateway', () => {
     const follower = startFeedFollower({
       redis,
       keys,
+      db: store.db,
       client,
       logger: createLogger({ level: 'silent' }),
-      ledgerMs: 86_400_000,
       pollMs: 50,
     });
     try {
-      const entry = keys.ledgerEntry(profile.organization.inn, dealId);
-      await waitFor(async () => (await redis.hget(entry, 'st')) === 'error', {
+      const state = async () => {
+        const docflowId = (await ledgerRow(store.db, profile.organization.inn, dealId))?.docflow_id;
+        return docflowId ? (await docflowRow(store.db, docflowId))?.st : undefined;
+      };
+      await waitFor(async () => (await state()) === 'error', {
         timeoutMs: 20_000,
         intervalMs: 50,
         what: `the registry's refusal of ${dealId}`,
@@ -91,6 +97,7 @@ describe('the worker against every answer of the gateway', () => {
       batch: 'b',
       redis,
       keys: createKeys(prefix),
+      db: store.db,
       logger: createLogger({ level: 'debug', destination: stream }),
       apiUrl: sandbox.url,
       sessionId: SESSION,
@@ -253,7 +260,7 @@ describe('the worker against every answer of the gateway', () => {
         .docflows()
         .map((d) => d.requestId)
         .sort(),
-    ).toEqual([`${inn}:0:${WITH_NUMBER}`, `${inn}:1:${WITH_NUMBER}`]);
+    ).toEqual([`${inn}:reg:0:${WITH_NUMBER}`, `${inn}:reg:1:${WITH_NUMBER}`]);
   });
 
   it('catches a deal submitted by another batch after the load, before its docflow', async () => {
@@ -267,19 +274,19 @@ describe('the worker against every answer of the gateway', () => {
       profile,
       redis,
       keys,
+      db: store.db,
       logger: createLogger({ level: 'silent' }),
       rejects: join(dir, 'late.rejects.csv'),
     });
     expect(loaded.enqueued).toBe(1);
     // Meanwhile another batch's worker got it to the registry.
     const inn = profile.organization.inn;
-    await redis.hset(keys.ledgerEntry(inn, BY_SUGGEST), {
-      dealId: BY_SUGGEST,
+    await putLedgerRow(store.db, {
       bank: inn,
+      deal_id: BY_SUGGEST,
       n: 0,
-      rid: `${inn}:0:${BY_SUGGEST}`,
       state: 'submitted',
-      docflowId: 'df-of-batch-early',
+      docflow_id: 'df-of-batch-early',
       outcome: 'queued',
       batch: 'early',
       row: 7,
@@ -290,6 +297,7 @@ describe('the worker against every answer of the gateway', () => {
       processor: createDealProcessor,
       connection: redis,
       keys,
+      db: store.db,
       apiUrl: sandbox.url,
       sessionId: SESSION,
       concurrency: 2,
@@ -335,7 +343,7 @@ describe('the worker against every answer of the gateway', () => {
     const logger = createLogger({ level: 'silent' });
     const file = join(dir, 'first.csv');
     await writeFile(file, csvText([row(BY_SUGGEST), row(WITH_NUMBER)]));
-    await loadBatch({ file, batch: 'first', profile, redis, keys, logger, rejects: join(dir, 'first.rejects.csv') });
+    await loadBatch({ file, batch: 'first', profile, redis, keys, db: store.db, logger, rejects: join(dir, 'first.rejects.csv') });
     // As if the load were still going: the worker holds the jobs back until it ends.
     await redis.hset(keys.batch('first'), 'state', 'loading');
     const scripts: string[][] = [];
@@ -346,6 +354,7 @@ describe('the worker against every answer of the gateway', () => {
       processor: createDealProcessor,
       connection: redis,
       keys,
+      db: store.db,
       apiUrl: sandbox.url,
       sessionId: SESSION,
       concurrency: 2,
@@ -356,7 +365,7 @@ describe('the worker against every answer of the gateway', () => {
     });
     try {
       // The fleet's follower takes the feed's cursor as it starts; the claims come after it.
-      await waitFor(async () => (await redis.hexists(keys.feed, 'since')) !== 0, {
+      await waitFor(async () => (await feedRow(store.db)) !== undefined, {
         timeoutMs: 30_000,
         intervalMs: 20,
         what: "the feed's cursor",
@@ -427,6 +436,7 @@ describe('the worker against every answer of the gateway', () => {
       profile,
       redis,
       keys,
+      db: store.db,
       logger: createLogger({ level: 'silent' }),
       rejects: join(dir, 'stalled.rejects.csv'),
     });
@@ -440,6 +450,7 @@ describe('the worker against every answer of the gateway', () => {
       processor: createDealProcessor,
       connection: redis,
       keys,
+      db: store.db,
       apiUrl: sandbox.url,
       sessionId: SESSION,
       concurrency: 2,
@@ -498,6 +509,7 @@ describe('the worker against every answer of the gateway', () => {
 });
 
 describe('--rate: gateway requests per second across every worker', () => {
+  const store = useTestDatabase();
   const prefix = uniquePrefix('rate');
   afterAll(() => deletePrefix(prefix));
 
@@ -530,6 +542,7 @@ describe('--rate: gateway requests per second across every worker', () => {
         batch: 'rated',
         redis,
         keys: createKeys(prefix),
+        db: store.db,
         logger: createLogger({ level: 'silent' }),
         apiUrl: sandbox.url,
         sessionId: SESSION,

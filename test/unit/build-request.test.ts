@@ -100,21 +100,36 @@ describe('the encumbrance_request a deal becomes', () => {
     expect(built.options.appliedDocuments.mortgageAgreement.content).not.toHaveProperty('signatures');
   });
 
-  it('derives the requestId from the bank and the deal alone, and a new one only for a resubmission number', () => {
+  it('derives the requestId from the bank, the type and the deal alone, and a new one only for a resubmission number', () => {
     const inn = profileOfExample().organization.inn;
     expect(buildEncumbranceRequest(deal, '47:14:1203001:814', profileOfExample(), 'https://host').requestId).toBe(
-      `${inn}:0:client-request-12345`,
+      `${inn}:reg:0:client-request-12345`,
     );
-    expect(requestIdOf(inn, deal.dealId, 2)).toBe(`${inn}:2:client-request-12345`);
+    expect(requestIdOf(inn, deal.dealId, 2)).toBe(`${inn}:reg:2:client-request-12345`);
+    // A lift of the same deal is another entry of the ledger, with another requestId.
+    expect(requestIdOf(inn, deal.dealId, 0, 'cessation_encumbrance_request')).toBe(`${inn}:lift:0:client-request-12345`);
     expect(
       buildEncumbranceRequest(deal, '47:14:1203001:814', profileOfExample(), 'https://host', requestIdOf(inn, deal.dealId, 1)).requestId,
-    ).toBe(`${inn}:1:client-request-12345`);
+    ).toBe(`${inn}:reg:1:client-request-12345`);
   });
 
-  it("reads back the bank, the number and any dealId from a requestId of ours, and nothing from anyone else's", () => {
-    expect(parseRequestId('7701234567:0:A:1~x y')).toEqual({ bank: '7701234567', n: 0, dealId: 'A:1~x y' });
-    expect(parseRequestId('7701234567:12:D')).toEqual({ bank: '7701234567', n: 12, dealId: 'D' });
+  it("reads back the bank, the type, the number and any dealId from a requestId of ours, and nothing from anyone else's", () => {
+    expect(parseRequestId('7701234567:reg:0:A:1~x y')).toEqual({
+      bank: '7701234567',
+      type: 'encumbrance_request',
+      n: 0,
+      dealId: 'A:1~x y',
+    });
+    expect(parseRequestId('7701234567:lift:12:D')).toEqual({
+      bank: '7701234567',
+      type: 'cessation_encumbrance_request',
+      n: 12,
+      dealId: 'D',
+    });
     expect(parseRequestId('client-request-12345')).toBeUndefined();
-    expect(parseRequestId('7701234567:x:D')).toBeUndefined();
+    // The form before the type was named, an unknown type code, a try that is no number.
+    expect(parseRequestId('7701234567:12:D')).toBeUndefined();
+    expect(parseRequestId('7701234567:zzz:0:D')).toBeUndefined();
+    expect(parseRequestId('7701234567:reg:x:D')).toBeUndefined();
   });
 });

@@ -3,6 +3,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { resolveAccess } from '../../dashboard/auth.js';
 import { parsePublicUrl } from '../../dashboard/security.js';
 import type { CliContext } from '../common.js';
+import { withDatabase } from '../with-database.js';
 import { withRedis } from '../with-redis.js';
 
 export const DEFAULT_DASHBOARD_PORT = 3000;
@@ -50,26 +51,29 @@ export function registerDashboardCommand(program: Command, context: CliContext):
       const publicOrigin = publicUrl ? parsePublicUrl(publicUrl) : undefined;
       // fastify and Bull Board load only for this command: `load` and `work` need not carry them.
       const { BATCHES_PATH, BOARD_PATH, startDashboard } = await import('../../dashboard/server.js');
-      await withRedis(env, async (redis) => {
-        const dashboard = await startDashboard({
-          redis,
-          keys: env.keys,
-          host: access.host,
-          port: opts.port,
-          credentials: access.credentials,
-          readOnly,
-          publicOrigin,
-          logger: env.logger,
-        });
-        console.log(
-          `dashboard listening on ${dashboard.url}${BATCHES_PATH} (queue at ${BOARD_PATH}, metrics at /metrics)${publicOrigin ? `; served as ${publicOrigin}` : ''}${access.credentials ? '' : '; no credentials asked'}${readOnly ? '; read-only' : ''}`,
-        );
-        env.logger.info({ url: dashboard.url, publicOrigin, auth: access.credentials !== undefined, readOnly }, 'dashboard started');
-        await new Promise<void>((resolve) => {
-          for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve());
-        });
-        await dashboard.close();
-        env.logger.info('dashboard stopped');
-      });
+      await withDatabase(env, (db) =>
+        withRedis(env, async (redis) => {
+          const dashboard = await startDashboard({
+            redis,
+            keys: env.keys,
+            db,
+            host: access.host,
+            port: opts.port,
+            credentials: access.credentials,
+            readOnly,
+            publicOrigin,
+            logger: env.logger,
+          });
+          console.log(
+            `dashboard listening on ${dashboard.url}${BATCHES_PATH} (queue at ${BOARD_PATH}, metrics at /metrics)${publicOrigin ? `; served as ${publicOrigin}` : ''}${access.credentials ? '' : '; no credentials asked'}${readOnly ? '; read-only' : ''}`,
+          );
+          env.logger.info({ url: dashboard.url, publicOrigin, auth: access.credentials !== undefined, readOnly }, 'dashboard started');
+          await new Promise<void>((resolve) => {
+            for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve());
+          });
+          await dashboard.close();
+          env.logger.info('dashboard stopped');
+        }),
+      );
     });
 }

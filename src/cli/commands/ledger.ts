@@ -13,9 +13,12 @@ import { UsageError } from '../../errors.js';
 import { loadProfile } from '../../input/profile.js';
 import { checkDocflowOfTry, type CheckedDocflow } from '../../ledger/check-docflow.js';
 import type { LedgerEntry } from '../../ledger/entry.js';
-import { createLedger } from '../../ledger/ledger.js';
+import { commandOperator, recordAction } from '../../db/operator-actions.js';
+import { createLedger, type Ledger } from '../../ledger/ledger.js';
+import type { Database } from '../../db/database.js';
 import type { RedisClient } from '../../redis/connection.js';
 import type { CliContext, Env } from '../common.js';
+import { withDatabase } from '../with-database.js';
 import { withRedis } from '../with-redis.js';
 
 export interface LedgerFlags {
@@ -24,6 +27,7 @@ export interface LedgerFlags {
   resolve?: string;
   state?: 'queued' | 'suspended';
   resolveNone?: boolean;
+  operator?: string;
 }
 
 const iso = (ms: number | undefined): string | undefined => (ms === undefined ? undefined : new Date(ms).toISOString());
@@ -59,6 +63,62 @@ async function askGateway(env: Env, redis: RedisClient, entry: LedgerEntry, docf
   return withGatewayClient(gateway, options, (client) => checkDocflowOfTry(client, entry, docflowId));
 }
 
+/** An operator's answer for a try the feed could not tell about: checked at the gateway, written, and recorded. */
+async function resolveByHand(a: {
+  env: Env;
+  db: Database;
+  redis: RedisClient;
+  ledger: Ledger;
+  bank: string;
+  dealId: string;
+  opts: LedgerFlags;
+}): Promise<void> {
+  const { env, db, redis, ledger, bank, dealId, opts } = a;
+  const before = await ledger.read(bank, dealId);
+  const waiting = before && (before.state === 'sending' || before.state === 'idle') ? before : undefined;
+  const checked = opts.resolve && waiting ? await askGateway(env, redis, waiting, opts.resolve) : undefined;
+  if (checked && opts.state && checked.outcome !== opts.state)
+    console.error(`realty-batch: the gateway has docflow ${opts.resolve} ${checked.state}: kept as ${checked.outcome}, not ${opts.state}.`);
+  const done = await ledger.resolve(
+    bank,
+    dealId,
+    opts.resolve ? { docflowId: opts.resolve, outcome: checked?.outcome ?? 'queued' } : 'none',
+  );
+  if (done !== 'resolved') throw await notResolved(done, ledger, bank, dealId, before);
+  await recordAction(db, {
+    who: commandOperator(opts.operator),
+    action: opts.resolve ? 'ledger --resolve' : 'ledger --resolve-none',
+    batch: before?.batch || undefined,
+    dealId,
+    detail: resolveDetail(opts.resolve, checked?.state, before?.requestId),
+  });
+}
+
+/** Why nothing was resolved, in one sentence. */
+async function notResolved(
+  done: 'in-flight' | 'not-waiting',
+  ledger: Ledger,
+  bank: string,
+  dealId: string,
+  before: LedgerEntry | undefined,
+): Promise<UsageError> {
+  if (done === 'in-flight')
+    return new UsageError(
+      `A try of deal ${dealId} began ${iso(before?.tryAt) ?? '?'} and may still be answered; nothing was changed: look again once it has ended (its time-out, or the worker's log).`,
+    );
+  const entry = await ledger.read(bank, dealId);
+  return new UsageError(
+    `Deal ${dealId} has no try waiting for an answer (${entry ? `it is ${entry.state}` : 'the ledger has no entry for it'}); nothing was changed.`,
+  );
+}
+
+/** What the audit keeps of a resolve: the docflow named and its state at the gateway, or none. */
+function resolveDetail(docflowId: string | undefined, state: string | undefined, requestId: string | undefined): string {
+  return docflowId
+    ? `docflow ${docflowId} (${state ?? '?'} at the gateway) named for ${requestId ?? '?'}`
+    : `no docflow for ${requestId ?? '?'}: the deal may be sent again`;
+}
+
 export function registerLedgerCommand(program: Command, context: CliContext): Command {
   return program
     .command('ledger')
@@ -73,39 +133,19 @@ export function registerLedgerCommand(program: Command, context: CliContext): Co
       docflowState,
     )
     .option('--resolve-none', 'the gateway has no docflow for the deal: it may be sent again')
+    .option('--operator <name>', 'who resolves, for the audit of operator actions (default: the OS user)')
     .action(async (dealId: string, _flags: unknown, cmd: Command) => {
       const opts = cmd.opts<LedgerFlags>();
       if (opts.resolve && opts.resolveNone) throw new UsageError('Give --resolve <docflowId> or --resolve-none, not both.');
       const env = context.environment();
       const bank = (await loadProfile(opts.profile)).organization.inn;
-      const entry = await withRedis(env, async (redis) => {
-        const ledger = createLedger(redis, env.keys, { timeoutMs: 0, feedLagMs: 0, ledgerMs: env.config.ledgerMs });
-        if (opts.resolve || opts.resolveNone) {
-          const before = await ledger.read(bank, dealId);
-          const waiting = before && (before.state === 'sending' || before.state === 'idle') ? before : undefined;
-          const checked = opts.resolve && waiting ? await askGateway(env, redis, waiting, opts.resolve) : undefined;
-          if (checked && opts.state && checked.outcome !== opts.state)
-            console.error(
-              `realty-batch: the gateway has docflow ${opts.resolve} ${checked.state}: kept as ${checked.outcome}, not ${opts.state}.`,
-            );
-          const done = await ledger.resolve(
-            bank,
-            dealId,
-            opts.resolve ? { docflowId: opts.resolve, outcome: checked?.outcome ?? 'queued' } : 'none',
-          );
-          if (done === 'in-flight')
-            throw new UsageError(
-              `A try of deal ${dealId} began ${iso(before?.tryAt) ?? '?'} and may still be answered; nothing was changed: look again once it has ended (its time-out, or the worker's log).`,
-            );
-          if (done === 'not-waiting') {
-            const entry = await ledger.read(bank, dealId);
-            throw new UsageError(
-              `Deal ${dealId} has no try waiting for an answer (${entry ? `it is ${entry.state}` : 'the ledger has no entry for it'}); nothing was changed.`,
-            );
-          }
-        }
-        return ledger.read(bank, dealId);
-      });
+      const entry = await withDatabase(env, (db) =>
+        withRedis(env, async (redis) => {
+          const ledger = createLedger(redis, env.keys, db, { timeoutMs: 0, feedLagMs: 0 });
+          if (opts.resolve || opts.resolveNone) await resolveByHand({ env, db, redis, ledger, bank, dealId, opts });
+          return ledger.read(bank, dealId);
+        }),
+      );
       if (opts.json) console.log(JSON.stringify(entry ? { ...entry, tryAt: iso(entry.tryAt), endAt: iso(entry.endAt) } : null));
       else
         console.log(

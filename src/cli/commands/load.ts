@@ -10,6 +10,7 @@ import { addInputOptions, checkBatch, readingOptions, type InputFlags } from '..
 import { printLoad } from '../print.js';
 import { withBoundedHeap } from '../heap-growth.js';
 import { createProgress } from '../progress.js';
+import { withDatabase } from '../with-database.js';
 import { withRedis } from '../with-redis.js';
 
 export interface LoadFlags extends InputFlags {
@@ -36,30 +37,33 @@ export function registerLoadCommand(program: Command, context: CliContext): Comm
     const profile = await loadProfile(opts.profile);
     const fingerprint = await inputFingerprint(file, reading);
     const batch = opts.batch ?? defaultBatchId(file, fingerprint);
-    const summary = await withRedis(env, async (redis) => {
-      const progress = createProgress('load', { unit: 'bytes', logger: env.logger });
-      try {
-        if (!opts.dryRun) await requireNoEviction(redis, env.config.redis);
-        return await withBoundedHeap(() =>
-          loadBatch({
-            file,
-            fingerprint,
-            batch,
-            profile,
-            redis,
-            keys: env.keys,
-            logger: env.logger,
-            ...reading,
-            resubmit: opts.resubmit,
-            dryRun: opts.dryRun,
-            retentionMs: env.config.retentionMs,
-            onProgress: ({ rows, bytes, size }) => progress.update({ value: bytes, total: size, rows }),
-          }),
-        );
-      } finally {
-        progress.stop();
-      }
-    });
+    const summary = await withDatabase(env, (db) =>
+      withRedis(env, async (redis) => {
+        const progress = createProgress('load', { unit: 'bytes', logger: env.logger });
+        try {
+          if (!opts.dryRun) await requireNoEviction(redis, env.config.redis);
+          return await withBoundedHeap(() =>
+            loadBatch({
+              file,
+              fingerprint,
+              batch,
+              profile,
+              redis,
+              keys: env.keys,
+              db,
+              logger: env.logger,
+              ...reading,
+              resubmit: opts.resubmit,
+              dryRun: opts.dryRun,
+              retentionMs: env.config.retentionMs,
+              onProgress: ({ rows, bytes, size }) => progress.update({ value: bytes, total: size, rows }),
+            }),
+          );
+        } finally {
+          progress.stop();
+        }
+      }),
+    );
     if (opts.json) console.log(JSON.stringify(summary));
     else printLoad(summary);
     context.setExitCode(summary.invalid > 0 ? 3 : 0);

@@ -5,6 +5,7 @@ import { UsageError } from '../../errors.js';
 import { writePayments } from '../../results/payments.js';
 import type { CliContext } from '../common.js';
 import { checkBatch, defaultResultsPath } from '../input-options.js';
+import { withDatabase } from '../with-database.js';
 import { withRedis } from '../with-redis.js';
 
 interface PaymentsFlags {
@@ -23,18 +24,20 @@ export function registerPaymentsCommand(program: Command, context: CliContext): 
       const opts = cmd.opts<PaymentsFlags>();
       checkBatch(batch);
       const env = context.environment();
-      await withRedis(env, async (redis) => {
-        const meta = await createBatchStore(redis, env.keys).get(batch);
-        if (!meta) throw noSuchBatch(redis, env.keys, batch);
-        if (meta.total === undefined) throw new UsageError(`Batch ${batch} is still loading: its total is not known yet.`);
-        const out = opts.out ?? defaultResultsPath(meta.file, 'payments');
-        const summary = await writePayments({ redis, keys: env.keys, batch, total: meta.total, out, excel: opts.excel });
-        const total = summary.amount.toLocaleString('en-US', { maximumFractionDigits: 2 }).replace(/,/g, ' ');
-        console.log(
-          summary.rows === 0
-            ? `payments: ${summary.file} (no deal of batch ${batch} waits for a payment)`
-            : `payments: ${summary.file} (${summary.rows} ${summary.rows === 1 ? 'deal waits' : 'deals wait'} for the state duty, ${total} ₽ in all)`,
-        );
-      });
+      await withDatabase(env, (db) =>
+        withRedis(env, async (redis) => {
+          const meta = await createBatchStore(redis, env.keys).get(batch);
+          if (!meta) throw noSuchBatch(redis, env.keys, batch);
+          if (meta.total === undefined) throw new UsageError(`Batch ${batch} is still loading: its total is not known yet.`);
+          const out = opts.out ?? defaultResultsPath(meta.file, 'payments');
+          const summary = await writePayments({ redis, keys: env.keys, db, batch, total: meta.total, out, excel: opts.excel });
+          const total = summary.amount.toLocaleString('en-US', { maximumFractionDigits: 2 }).replace(/,/g, ' ');
+          console.log(
+            summary.rows === 0
+              ? `payments: ${summary.file} (no deal of batch ${batch} waits for a payment)`
+              : `payments: ${summary.file} (${summary.rows} ${summary.rows === 1 ? 'deal waits' : 'deals wait'} for the state duty, ${total} ₽ in all)`,
+          );
+        }),
+      );
     });
 }

@@ -9,6 +9,7 @@ import { writeResults } from '../../results/write-results.js';
 import { LANG_HELP, langFlag, type CliContext } from '../common.js';
 import { checkBatch, defaultResultsPath } from '../input-options.js';
 import { printCounts, rows } from '../print.js';
+import { withDatabase } from '../with-database.js';
 import { withRedis } from '../with-redis.js';
 
 export interface ResultsFlags {
@@ -39,32 +40,35 @@ export function registerResultsCommand(program: Command, context: CliContext): C
       const opts = cmd.opts<ResultsFlags>();
       checkBatch(batch);
       const env = context.environment();
-      await withRedis(env, async (redis) => {
-        const store = createBatchStore(redis, env.keys);
-        const meta = await store.get(batch);
-        if (!meta) throw noSuchBatch(redis, env.keys, batch);
-        if (meta.state === 'failed')
-          throw new InputError(`Batch ${batch} did not load completely (${meta.error ?? 'unknown error'}); nothing of it was sent.`);
-        if (meta.total === undefined) throw new UsageError(`Batch ${batch} is still loading: its total is not known yet.`);
-        const out = opts.out ?? defaultResultsPath(meta.file);
-        // The bank's profile may ask for Excel's form; a flag wins.
-        const excel = opts.excel ?? (await store.profile(batch))?.excel;
-        const summary = await writeResults({ redis, keys: env.keys, batch, total: meta.total, out, excel });
-        printCounts(batch, summary.counts);
-        console.log(`results: ${summary.file} (${rows(summary.rows)})`);
-        if (opts.attention) {
-          const attention = await writeAttention({
-            redis,
-            keys: env.keys,
-            batch,
-            out: opts.attention,
-            input: opts.input,
-            lang: opts.lang ?? env.config.lang,
-            asInput: opts.attentionAsInput,
-          });
-          console.log(`attention: ${attention.file} (${rows(attention.rows)} ${attention.rows === 1 ? 'needs' : 'need'} a person)`);
-        }
-        context.setExitCode(exitCodeFor(summary.counts));
-      });
+      await withDatabase(env, (db) =>
+        withRedis(env, async (redis) => {
+          const store = createBatchStore(redis, env.keys);
+          const meta = await store.get(batch);
+          if (!meta) throw noSuchBatch(redis, env.keys, batch);
+          if (meta.state === 'failed')
+            throw new InputError(`Batch ${batch} did not load completely (${meta.error ?? 'unknown error'}); nothing of it was sent.`);
+          if (meta.total === undefined) throw new UsageError(`Batch ${batch} is still loading: its total is not known yet.`);
+          const out = opts.out ?? defaultResultsPath(meta.file);
+          // The bank's profile may ask for Excel's form; a flag wins.
+          const excel = opts.excel ?? (await store.profile(batch))?.excel;
+          const summary = await writeResults({ redis, keys: env.keys, db, batch, total: meta.total, out, excel });
+          printCounts(batch, summary.counts);
+          console.log(`results: ${summary.file} (${rows(summary.rows)})`);
+          if (opts.attention) {
+            const attention = await writeAttention({
+              redis,
+              keys: env.keys,
+              db,
+              batch,
+              out: opts.attention,
+              input: opts.input,
+              lang: opts.lang ?? env.config.lang,
+              asInput: opts.attentionAsInput,
+            });
+            console.log(`attention: ${attention.file} (${rows(attention.rows)} ${attention.rows === 1 ? 'needs' : 'need'} a person)`);
+          }
+          context.setExitCode(exitCodeFor(summary.counts));
+        }),
+      );
     });
 }

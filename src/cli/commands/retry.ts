@@ -7,6 +7,8 @@ import type { RedisClient } from '../../redis/connection.js';
 import type { CliContext, Env } from '../common.js';
 import { checkBatch } from '../input-options.js';
 import { rows } from '../print.js';
+import { commandOperator, recordAction } from '../../db/operator-actions.js';
+import { withDatabase } from '../with-database.js';
 import { withRedis } from '../with-redis.js';
 
 export interface RetryFlags {
@@ -14,6 +16,7 @@ export interface RetryFlags {
   missing?: boolean;
   force?: boolean;
   input?: string;
+  operator?: string;
 }
 
 export function registerRetryCommand(program: Command, context: CliContext): Command {
@@ -28,24 +31,34 @@ export function registerRetryCommand(program: Command, context: CliContext): Com
     .option('--missing', 'also rows with neither a job nor an outcome (their jobs were removed from outside)')
     .option('--force', 'also rows that cannot succeed unchanged (invalid, rejected)')
     .option('--input <file>', 'the batch input, when it is no longer where it was loaded from')
+    .option('--operator <name>', 'who retries, for the audit of operator actions (default: the OS user)')
     .action(async (batch: string, _flags: unknown, cmd: Command) => {
       const opts = cmd.opts<RetryFlags>();
       checkBatch(batch);
       const env = context.environment();
       const outcomes: Outcome[] = opts.outcome ?? (opts.missing ? [] : [...DEFAULT_RETRY_OUTCOMES]);
-      const { summary, workers } = await withRedis(env, async (redis) => ({
-        summary: await retryBatch({
-          redis,
-          keys: env.keys,
-          batch,
-          outcomes,
-          missing: opts.missing,
-          force: opts.force,
-          input: opts.input,
-          logger: env.logger,
+      const { summary, workers } = await withDatabase(env, (db) =>
+        withRedis(env, async (redis) => {
+          const summary = await retryBatch({
+            redis,
+            keys: env.keys,
+            db,
+            batch,
+            outcomes,
+            missing: opts.missing,
+            force: opts.force,
+            input: opts.input,
+            logger: env.logger,
+          });
+          await recordAction(db, {
+            who: commandOperator(opts.operator),
+            action: 'retry',
+            batch,
+            detail: `${[...outcomes, ...(opts.missing ? ['missing'] : [])].join(', ')}${opts.force ? ' (--force)' : ''}: ${summary.requeued} sent around again, ${summary.reconciled} found in the news feed, ${summary.selected} selected`,
+          });
+          return { summary, workers: await countWorkers(redis, env) };
         }),
-        workers: await countWorkers(redis, env),
-      }));
+      );
       const what = [...outcomes, ...(opts.missing ? ['missing'] : [])].join(', ');
       console.log(
         `batch ${batch}: ${rows(summary.requeued)} sent around again (${what}); ${summary.reconciled} found in the news feed; ${summary.alreadyGoing} already on their way; ${summary.stillInvalid} still invalid; ${summary.selected} selected${opts.missing ? ` (${summary.missing} missing)` : ''}`,

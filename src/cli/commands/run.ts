@@ -11,6 +11,7 @@ import { printCounts, printLoad, rows } from '../print.js';
 import { createProgress } from '../progress.js';
 import { formatDuration, formatRate } from '../progress-format.js';
 import type { RunResult } from '../run-batch.js';
+import { bindToGateway, withDatabase } from '../with-database.js';
 import { withRedis } from '../with-redis.js';
 import { addWorkerOptions, dealWorkerSettings, type WorkerFlags } from '../worker-options.js';
 
@@ -53,51 +54,56 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
     const profile = await loadProfile(opts.profile);
     // Signals are ours from the start: a SIGTERM while connecting must not kill the process raw.
     const shutdown = onShutdownSignals();
-    const result = await withRedis(
-      env,
-      async (redis) => {
-        await requireNoEviction(redis, env.config.redis);
-        // Loaded when run, as every command's own heavy parts (program.ts).
-        const [{ openGatewaySession }, { runBatch }] = await Promise.all([import('../gateway-session.js'), import('../run-batch.js')]);
-        // Logged in (or the fleet's session taken) before anything is loaded: a refused login stops here.
-        const session = await openGatewaySession(gateway, { redis, keys: env.keys, timeoutMs: opts.timeoutMs, logger: env.logger });
-        // The first line: on a terminal it opens the log file, whose name then comes before the bars.
-        env.logger.info({ file, batch: opts.batch }, 'run started');
-        const loading = createProgress('load', { unit: 'bytes', logger: env.logger });
-        const progress = createProgress('run ', { unit: 'rows', logger: env.logger });
-        try {
-          return await runBatch({
-            file,
-            profile,
-            out: opts.out ?? defaultResultsPath(file),
-            batch: opts.batch,
-            redis,
-            keys: env.keys,
-            logger: env.logger,
-            apiUrl: gateway.apiUrl,
-            session,
-            ...dealWorkerSettings(opts, env),
-            ...reading,
-            resubmit: opts.resubmit,
-            excel: opts.excel ?? profile.excel,
-            attention: opts.attention,
-            attentionAsInput: opts.attentionAsInput,
-            lang: opts.lang ?? env.config.lang,
-            retentionMs: env.config.retentionMs,
-            signal: shutdown.signal,
-            ...(deadline !== undefined && { deadline }),
-            onLoadProgress: ({ rows, bytes, size }) => loading.update({ value: bytes, total: size, rows }),
-            onProgress: (done, total, waiting) => {
-              loading.stop();
-              progress.update({ value: done, total, rows: done, waiting });
-            },
-          });
-        } finally {
-          loading.stop();
-          progress.stop();
-        }
-      },
-      { failFast: false },
+    const result = await withDatabase(env, (db) =>
+      withRedis(
+        env,
+        async (redis) => {
+          await requireNoEviction(redis, env.config.redis);
+          await bindToGateway(db, env, gateway);
+
+          // Loaded when run, as every command's own heavy parts (program.ts).
+          const [{ openGatewaySession }, { runBatch }] = await Promise.all([import('../gateway-session.js'), import('../run-batch.js')]);
+          // Logged in (or the fleet's session taken) before anything is loaded: a refused login stops here.
+          const session = await openGatewaySession(gateway, { redis, keys: env.keys, timeoutMs: opts.timeoutMs, logger: env.logger });
+          // The first line: on a terminal it opens the log file, whose name then comes before the bars.
+          env.logger.info({ file, batch: opts.batch }, 'run started');
+          const loading = createProgress('load', { unit: 'bytes', logger: env.logger });
+          const progress = createProgress('run ', { unit: 'rows', logger: env.logger });
+          try {
+            return await runBatch({
+              file,
+              profile,
+              out: opts.out ?? defaultResultsPath(file),
+              batch: opts.batch,
+              redis,
+              keys: env.keys,
+              db,
+              logger: env.logger,
+              apiUrl: gateway.apiUrl,
+              session,
+              ...dealWorkerSettings(opts),
+              ...reading,
+              resubmit: opts.resubmit,
+              excel: opts.excel ?? profile.excel,
+              attention: opts.attention,
+              attentionAsInput: opts.attentionAsInput,
+              lang: opts.lang ?? env.config.lang,
+              retentionMs: env.config.retentionMs,
+              signal: shutdown.signal,
+              ...(deadline !== undefined && { deadline }),
+              onLoadProgress: ({ rows, bytes, size }) => loading.update({ value: bytes, total: size, rows }),
+              onProgress: (done, total, waiting) => {
+                loading.stop();
+                progress.update({ value: done, total, rows: done, waiting });
+              },
+            });
+          } finally {
+            loading.stop();
+            progress.stop();
+          }
+        },
+        { failFast: false },
+      ),
     );
     printRun(result);
     context.setExitCode(result.exitCode);

@@ -18,9 +18,13 @@ import {
   upsertSchedule,
 } from '../../schedule/scheduler.js';
 import { LANG_HELP, langFlag, nonNegativeInt, type CliContext, type Env } from '../common.js';
+import { commandOperator, recordAction } from '../../db/operator-actions.js';
+import { withDatabase } from '../with-database.js';
 import { withRedis } from '../with-redis.js';
 
 export interface ScheduleAddFlags {
+  /** Who adds it, for the audit of operator actions (default: the OS user). */
+  operator?: string;
   inbox: string;
   outbox: string;
   profile: string;
@@ -38,6 +42,7 @@ export interface ScheduleAddFlags {
 
 export interface ScheduleRemoveFlags {
   inbox?: string;
+  operator?: string;
 }
 
 /** `schedule` itself: the add flags, none of them required here, and the old `--list` and `--remove`. */
@@ -70,6 +75,7 @@ function addScheduleOptions(cmd: Command, required: boolean): Command {
   needed('--profile <bank.json>', 'the bank profile');
   needed('--cron <expr>', 'five fields, or six with seconds first (e.g. "0 30 1 * * *")');
   return cmd
+    .option('--operator <name>', 'who adds (or removes) it, for the audit of operator actions (default: the OS user)')
     .option('--tz <zone>', 'time zone of the cron, e.g. Europe/Moscow')
     .option('--notify-url <url>', "POST each run's summary (JSON) to this webhook, with retries")
     .option('--name <name>', "the schedule's name (default: from the inbox path)")
@@ -112,7 +118,7 @@ export function registerScheduleCommand(program: Command, context: CliContext): 
         console.error('realty-batch: schedule --remove is deprecated: use realty-batch schedule remove <name> (or --inbox <dir>).');
         const name = opts.name ?? (opts.inbox ? defaultScheduleName(opts.inbox) : undefined);
         if (!name) throw new UsageError('schedule --remove needs --name or --inbox.');
-        return remove(env, context, name);
+        return remove(env, context, name, opts.operator);
       }
       return add(env, addFlags(opts));
     });
@@ -130,12 +136,13 @@ export function registerScheduleCommand(program: Command, context: CliContext): 
     .description('remove a schedule')
     .argument('[name]', "the schedule's name (default: from --inbox)")
     .option('--inbox <dir>', 'the inbox of the schedule to remove, when it has the default name')
+    .option('--operator <name>', 'who removes it, for the audit of operator actions (default: the OS user)')
     .action((name: string | undefined, _flags: unknown, cmd: Command) => {
-      const { inbox } = cmd.opts<ScheduleRemoveFlags>();
+      const { inbox, operator } = cmd.opts<ScheduleRemoveFlags>();
       const env = context.environment();
       const target = name ?? (inbox ? defaultScheduleName(inbox) : undefined);
       if (!target) throw new UsageError('schedule remove needs a name or --inbox.');
-      return remove(env, context, target);
+      return remove(env, context, target, operator);
     });
   return schedule;
 }
@@ -156,23 +163,31 @@ async function add(env: Env, opts: ScheduleAddFlags): Promise<void> {
   if (opts.notifyUrl && !/^https?:\/\//.test(opts.notifyUrl)) throw new UsageError(`--notify-url ${opts.notifyUrl} is not an http(s) url.`);
   await loadProfile(opts.profile);
   const deadline = opts.deadline === undefined ? undefined : parseTickDeadline(opts.deadline);
-  const info = await withRedis(env, (redis) =>
-    // "This content ran" is remembered as long as the ledger remembers its deals (REALTY_LEDGER_DAYS).
-    upsertSchedule(redis, env.keys, {
-      inbox: opts.inbox,
-      outbox: opts.outbox,
-      profile: opts.profile,
-      cron: opts.cron,
-      tz: opts.tz,
-      notifyUrl: opts.notifyUrl,
-      name: opts.name,
-      readySuffix: opts.readySuffix,
-      settleMs: opts.settleMs,
-      lang: opts.lang ?? env.config.lang,
-      doneMs: env.config.ledgerMs,
-      reportCron: opts.reportCron,
-      ...(deadline && { deadline }),
-      ...(opts.filesRoot !== undefined && { filesRoot: opts.filesRoot }),
+  const info = await withDatabase(env, (db) =>
+    withRedis(env, async (redis) => {
+      // "This content ran" is remembered as long as the ledger remembers its deals (REALTY_LEDGER_DAYS).
+      const info = await upsertSchedule(redis, env.keys, {
+        inbox: opts.inbox,
+        outbox: opts.outbox,
+        profile: opts.profile,
+        cron: opts.cron,
+        tz: opts.tz,
+        notifyUrl: opts.notifyUrl,
+        name: opts.name,
+        readySuffix: opts.readySuffix,
+        settleMs: opts.settleMs,
+        lang: opts.lang ?? env.config.lang,
+        doneMs: env.config.ledgerMs,
+        reportCron: opts.reportCron,
+        ...(deadline && { deadline }),
+        ...(opts.filesRoot !== undefined && { filesRoot: opts.filesRoot }),
+      });
+      await recordAction(db, {
+        who: commandOperator(opts.operator),
+        action: 'schedule add',
+        detail: `${info.name}: "${info.cron}"${info.tz ? ` ${info.tz}` : ''}, ${opts.inbox} → ${opts.outbox}`,
+      });
+      return info;
     }),
   );
   console.log(
@@ -190,8 +205,14 @@ async function list(env: Env): Promise<void> {
     );
 }
 
-async function remove(env: Env, context: CliContext, name: string): Promise<void> {
-  const removed = await withRedis(env, (redis) => removeSchedule(redis, env.keys, name));
+async function remove(env: Env, context: CliContext, name: string, operator: string | undefined): Promise<void> {
+  const removed = await withDatabase(env, (db) =>
+    withRedis(env, async (redis) => {
+      const removed = await removeSchedule(redis, env.keys, name);
+      if (removed) await recordAction(db, { who: commandOperator(operator), action: 'schedule remove', detail: name });
+      return removed;
+    }),
+  );
   console.log(removed ? `schedule ${name} removed` : `there is no schedule ${name}`);
   context.setExitCode(removed ? 0 : 1);
 }

@@ -9,6 +9,8 @@ import { describeStates } from '../../outcomes/state-tally.js';
 import type { RedisClient } from '../../redis/connection.js';
 import type { CliContext, Env } from '../common.js';
 import { printCounts, rows } from '../print.js';
+import type { Database } from '../../db/database.js';
+import { withDatabase } from '../with-database.js';
 import { withRedis } from '../with-redis.js';
 
 /** Waiting rows printed one a line; the rest are counted. */
@@ -29,8 +31,8 @@ export function registerStatusCommand(program: Command, context: CliContext): Co
     .action(async (batch: string | undefined, _flags: unknown, cmd: Command) => {
       const opts = cmd.opts<StatusFlags>();
       const env = context.environment();
-      const code = await withRedis(env, (redis) =>
-        batch ? printBatch(redis, env, batch, opts) : printBatches(redis, env, opts).then(() => 0),
+      const code = await withDatabase(env, (db) =>
+        withRedis(env, (redis) => (batch ? printBatch(redis, db, env, batch, opts) : printBatches(redis, env, opts).then(() => 0))),
       );
       context.setExitCode(code);
     });
@@ -56,8 +58,8 @@ async function printBatches(redis: RedisClient, env: Env, opts: StatusFlags): Pr
 }
 
 /** 3 when some rows need a person (as every command that reports outcomes), 0 otherwise. */
-async function printBatch(redis: RedisClient, env: Env, batch: string, opts: StatusFlags): Promise<0 | 3> {
-  const status = await batchStatus(redis, env.keys, batch, { waitingRows: WAITING_ROWS });
+async function printBatch(redis: RedisClient, db: Database, env: Env, batch: string, opts: StatusFlags): Promise<0 | 3> {
+  const status = await batchStatus(redis, env.keys, db, batch, { waitingRows: WAITING_ROWS });
   const exitCode = needsAttention({ ...emptyCounts(), ...status.outcomes }) ? 3 : 0;
   if (opts.json) {
     console.log(JSON.stringify(status));

@@ -8,12 +8,15 @@ import { requireGateway } from '../../config.js';
 import { DEFAULT_FEED_POLL_MS, startFeedFollower } from '../../feed/follower.js';
 import { requireNoEviction } from '../../redis/connection.js';
 import { aborted, onShutdownSignals, positiveInt, type CliContext } from '../common.js';
+import { commandOperator, recordAction } from '../../db/operator-actions.js';
+import { bindToGateway, withDatabase } from '../with-database.js';
 import { withRedis } from '../with-redis.js';
 
 export interface TrackFlags {
   pollMs: number;
   timeoutMs: number;
   resetCursor?: boolean;
+  operator?: string;
 }
 
 export function registerTrackCommand(program: Command, context: CliContext): Command {
@@ -26,11 +29,19 @@ export function registerTrackCommand(program: Command, context: CliContext): Com
       '--reset-cursor',
       "forget the feed's cursor (the gateway refuses it, or it was lost) and exit: the next follower starts from now",
     )
+    .option('--operator <name>', 'who resets the cursor, for the audit of operator actions (default: the OS user)')
     .action(async (_flags: unknown, cmd: Command) => {
       const opts = cmd.opts<TrackFlags>();
       const env = context.environment();
       if (opts.resetCursor) {
-        await withRedis(env, (redis) => redis.hdel(env.keys.feed, 'since', 'cursor', 'coveredAt', 'pageMax'));
+        await withDatabase(env, async (db) => {
+          await db.kysely.deleteFrom('feed').execute();
+          await recordAction(db, {
+            who: commandOperator(opts.operator),
+            action: 'track --reset-cursor',
+            detail: "the news feed's cursor forgotten: the next follower starts from now",
+          });
+        });
         console.log(
           "the news feed's cursor is forgotten: the next follower starts from now. A try made before now whose answer was lost can no longer be found in the feed: its row ends ERR_UNCERTAIN; check the gateway and answer with realty-batch ledger <dealId> --resolve <docflowId> (or --resolve-none).",
         );
@@ -38,29 +49,33 @@ export function registerTrackCommand(program: Command, context: CliContext): Com
       }
       const gateway = requireGateway(env.config);
       const shutdown = onShutdownSignals();
-      await withRedis(
-        env,
-        async (redis) => {
-          await requireNoEviction(redis, env.config.redis);
-          // Loaded when run, as every command's own heavy parts (program.ts).
-          const { withGatewayClient } = await import('../gateway-session.js');
-          const session = { redis, keys: env.keys, timeoutMs: opts.timeoutMs, logger: env.logger, connections: 2 };
-          await withGatewayClient(gateway, session, async (client) => {
-            const follower = startFeedFollower({
-              redis,
-              keys: env.keys,
-              client,
-              logger: env.logger,
-              ledgerMs: env.config.ledgerMs,
-              pollMs: opts.pollMs,
+      await withDatabase(env, (db) =>
+        withRedis(
+          env,
+          async (redis) => {
+            await requireNoEviction(redis, env.config.redis);
+            await bindToGateway(db, env, gateway);
+
+            // Loaded when run, as every command's own heavy parts (program.ts).
+            const { withGatewayClient } = await import('../gateway-session.js');
+            const session = { redis, keys: env.keys, timeoutMs: opts.timeoutMs, logger: env.logger, connections: 2 };
+            await withGatewayClient(gateway, session, async (client) => {
+              const follower = startFeedFollower({
+                redis,
+                keys: env.keys,
+                db,
+                client,
+                logger: env.logger,
+                pollMs: opts.pollMs,
+              });
+              env.logger.info({ pollMs: opts.pollMs }, 'track started: following the news feed when no other process of the fleet does');
+              await aborted(shutdown.signal);
+              await follower.close();
             });
-            env.logger.info({ pollMs: opts.pollMs }, 'track started: following the news feed when no other process of the fleet does');
-            await aborted(shutdown.signal);
-            await follower.close();
-          });
-          env.logger.info('track stopped');
-        },
-        { failFast: false },
+            env.logger.info('track stopped');
+          },
+          { failFast: false },
+        ),
       );
     });
 }

@@ -4,6 +4,7 @@ import { requireGateway } from '../../config.js';
 import { requireNoEviction } from '../../redis/connection.js';
 import { TUNABLES } from '../../config.js';
 import { aborted, nonNegativeInt, onShutdownSignals, type CliContext } from '../common.js';
+import { bindToGateway, withDatabase } from '../with-database.js';
 import { withRedis } from '../with-redis.js';
 import { addWorkerOptions, dealWorkerSettings, type WorkerFlags } from '../worker-options.js';
 
@@ -21,57 +22,63 @@ export function registerWorkCommand(program: Command, context: CliContext): Comm
     const env = context.environment();
     const gateway = requireGateway(env.config);
     const shutdown = onShutdownSignals();
-    await withRedis(
-      env,
-      async (redis) => {
-        await requireNoEviction(redis, env.config.redis);
-        // Loaded when run, as every command's own heavy parts (program.ts).
-        const [
-          { createDealProcessor },
-          { createTickProcessor },
-          { createTickWorker },
-          { createDealWorker },
-          { openGatewaySession },
-          { resumeAfterRefusedSession },
-        ] = await Promise.all([
-          import('../../../jobs/deal.js'),
-          import('../../../jobs/tick.js'),
-          import('../../schedule/tick-worker.js'),
-          import('../../worker/create-worker.js'),
-          import('../gateway-session.js'),
-          import('../session-pause.js'),
-        ]);
-        const session = await openGatewaySession(gateway, { redis, keys: env.keys, timeoutMs: opts.timeoutMs, logger: env.logger });
-        const dealWorker = createDealWorker({
-          processor: createDealProcessor,
-          apiUrl: gateway.apiUrl,
-          session,
-          connection: redis,
-          keys: env.keys,
-          logger: env.logger,
-          ...dealWorkerSettings(opts, env),
-        });
-        await resumeAfterRefusedSession({
-          redis,
-          keys: env.keys,
-          queue: dealWorker.queue,
-          logger: env.logger,
-          resumedBy: "with this worker's session",
-        });
-        // The ticks of nightly schedules (realty-batch schedule) run here too.
-        const tickWorker = createTickWorker({
-          processor: createTickProcessor,
-          connection: redis,
-          keys: env.keys,
-          logger: env.logger,
-          signal: shutdown.signal,
-        });
-        env.logger.info({ concurrency: opts.concurrency }, 'worker started');
-        await aborted(shutdown.signal);
-        env.logger.info({ graceMs: opts.graceMs }, 'stopping: no new jobs; active ones may finish');
-        await Promise.all([dealWorker.close(opts.graceMs), tickWorker.close()]);
-      },
-      { failFast: false },
+    await withDatabase(env, (db) =>
+      withRedis(
+        env,
+        async (redis) => {
+          await requireNoEviction(redis, env.config.redis);
+          await bindToGateway(db, env, gateway);
+
+          // Loaded when run, as every command's own heavy parts (program.ts).
+          const [
+            { createDealProcessor },
+            { createTickProcessor },
+            { createTickWorker },
+            { createDealWorker },
+            { openGatewaySession },
+            { resumeAfterRefusedSession },
+          ] = await Promise.all([
+            import('../../../jobs/deal.js'),
+            import('../../../jobs/tick.js'),
+            import('../../schedule/tick-worker.js'),
+            import('../../worker/create-worker.js'),
+            import('../gateway-session.js'),
+            import('../session-pause.js'),
+          ]);
+          const session = await openGatewaySession(gateway, { redis, keys: env.keys, timeoutMs: opts.timeoutMs, logger: env.logger });
+          const dealWorker = createDealWorker({
+            processor: createDealProcessor,
+            apiUrl: gateway.apiUrl,
+            session,
+            connection: redis,
+            keys: env.keys,
+            db,
+            logger: env.logger,
+            ...dealWorkerSettings(opts),
+          });
+          await resumeAfterRefusedSession({
+            redis,
+            keys: env.keys,
+            queue: dealWorker.queue,
+            logger: env.logger,
+            resumedBy: "with this worker's session",
+          });
+          // The ticks of nightly schedules (realty-batch schedule) run here too.
+          const tickWorker = createTickWorker({
+            processor: createTickProcessor,
+            connection: redis,
+            keys: env.keys,
+            db,
+            logger: env.logger,
+            signal: shutdown.signal,
+          });
+          env.logger.info({ concurrency: opts.concurrency }, 'worker started');
+          await aborted(shutdown.signal);
+          env.logger.info({ graceMs: opts.graceMs }, 'stopping: no new jobs; active ones may finish');
+          await Promise.all([dealWorker.close(opts.graceMs), tickWorker.close()]);
+        },
+        { failFast: false },
+      ),
     );
     env.logger.info('worker stopped');
   });

@@ -1,0 +1,179 @@
+/**
+ * The ledger's rows in the database: read (locked for the transaction), written, submitted,
+ * released. Every function runs inside a caller's transaction (src/db/group-commit.ts); the
+ * decisions that call them are in claim.ts, settle.ts and the feed's page (src/feed/feed-store.ts).
+ */
+import type { Engine, Trx } from '../db/database.js';
+import type { LedgerRow, LedgerUpdate, NewLedgerRow } from '../db/schema.js';
+import { propertyOf, requestIdOf, type DocflowType, type LedgerEntry, type LedgerState, type SubmittedDeal, type Via } from './entry.js';
+
+export interface LedgerKey {
+  bank: string;
+  type: DocflowType;
+  dealId: string;
+}
+
+/** A key as one string: the group commit's sort order, and a map's key. */
+export const keyString = (k: LedgerKey): string => `${k.bank}\u0000${k.type}\u0000${k.dealId}`;
+
+/** The earlier docflow a resubmission would replace, kept in `prev` until the new one exists. */
+export interface PrevDocflow {
+  n: number;
+  docflowId: string;
+  outcome: string;
+  batch: string;
+  row: number;
+  at: string;
+  via: Via;
+  cn?: string | null;
+  addr?: string | null;
+  pf?: string | null;
+}
+
+/** The deal's row, locked until the transaction ends (PostgreSQL; SQLite's BEGIN IMMEDIATE holds the whole file). */
+export async function lockRow(trx: Trx, engine: Engine, k: LedgerKey): Promise<LedgerRow | undefined> {
+  const q = trx.selectFrom('ledger').selectAll().where('bank', '=', k.bank).where('type', '=', k.type).where('deal_id', '=', k.dealId);
+  return engine === 'postgres' ? q.forUpdate().executeTakeFirst() : q.executeTakeFirst();
+}
+
+/** Inserts a row the deal did not have; false when another transaction made it first (decide again). */
+export async function insertRow(trx: Trx, row: NewLedgerRow): Promise<boolean> {
+  const done = await trx
+    .insertInto('ledger')
+    .values(row)
+    .onConflict((c) => c.columns(['bank', 'type', 'deal_id']).doNothing())
+    .executeTakeFirst();
+  return Number(done.numInsertedOrUpdatedRows ?? 0) > 0;
+}
+
+export async function updateRow(trx: Trx, k: LedgerKey, set: LedgerUpdate): Promise<void> {
+  await trx.updateTable('ledger').set(set).where('bank', '=', k.bank).where('type', '=', k.type).where('deal_id', '=', k.dealId).execute();
+}
+
+export async function deleteRow(trx: Trx, k: LedgerKey): Promise<void> {
+  await trx.deleteFrom('ledger').where('bank', '=', k.bank).where('type', '=', k.type).where('deal_id', '=', k.dealId).execute();
+}
+
+/** A try's own columns, cleared: when it began and ended, its allowances, its run. */
+export const NO_TRY = { try_at: null, end_at: null, timeout_ms: null, lag_ms: null, nonce: null } as const;
+
+/** The deal reached the registry with this docflow (from the gateway's answer, the feed, or an operator). */
+export async function submitRow(
+  trx: Trx,
+  k: LedgerKey,
+  docflow: { docflowId: string; outcome: string; at: string; via: Via },
+  now: number,
+  extra: LedgerUpdate = {},
+): Promise<void> {
+  await updateRow(trx, k, {
+    ...NO_TRY,
+    prev: null,
+    job: null,
+    state: 'submitted',
+    docflow_id: docflow.docflowId,
+    outcome: docflow.outcome,
+    at: docflow.at,
+    via: docflow.via,
+    updated_at: now,
+    ...extra,
+  });
+}
+
+/** The holder's claim ends without a docflow: the deal is back to its earlier docflow (`prev`), or to nothing. */
+export async function releaseRow(trx: Trx, k: LedgerKey, row: LedgerRow, now: number): Promise<void> {
+  if (!row.prev) return deleteRow(trx, k);
+  const p = JSON.parse(row.prev) as PrevDocflow;
+  await updateRow(trx, k, {
+    ...NO_TRY,
+    prev: null,
+    job: null,
+    n: p.n,
+    state: 'submitted',
+    batch: p.batch,
+    row: p.row,
+    cn: p.cn ?? null,
+    addr: p.addr ?? null,
+    pf: p.pf ?? null,
+    docflow_id: p.docflowId,
+    outcome: p.outcome || 'queued',
+    at: p.at || '',
+    via: p.via || 'answer',
+    updated_at: now,
+  });
+}
+
+/** The earlier docflow of a submitted row, as `prev` keeps it. */
+export function prevOf(row: LedgerRow): PrevDocflow {
+  return {
+    n: row.n,
+    docflowId: row.docflow_id ?? '',
+    outcome: row.outcome ?? 'queued',
+    batch: row.batch,
+    row: row.row,
+    at: row.at ?? '',
+    via: (row.via as Via | null) ?? 'answer',
+    cn: row.cn,
+    addr: row.addr,
+    pf: row.pf,
+  };
+}
+
+/** A submitted row's (or a prev's) docflow as the claim's verdicts name it. */
+export function dealOf(x: {
+  docflow_id?: string | null;
+  docflowId?: string;
+  outcome?: string | null;
+  batch: string;
+  row: number;
+  at?: string | null;
+}): SubmittedDeal {
+  return {
+    docflowId: (x.docflow_id ?? x.docflowId) || '',
+    outcome: x.outcome === 'suspended' ? 'suspended' : 'queued',
+    batch: x.batch,
+    row: Number(x.row),
+    at: x.at ?? '',
+  };
+}
+
+/** Whether a docflow's entry (or its prev) was registered for another property than the one asking: two cadastral numbers decide. */
+export function otherProperty(x: { cn?: string | null }, cn: string): boolean {
+  return !!x.cn && cn !== '' && x.cn !== cn;
+}
+
+/**
+ * Whether an entry is for the property a row names (its cadastral number, its canonical address's
+ * digest): two cadastral numbers decide, else equal addresses. An entry that kept neither, or a
+ * caller that names none, is taken as the same deal: nothing is a conflict on missing data.
+ */
+export function sameProperty(x: { cn?: string | null; addr?: string | null }, cn: string, addr: string): boolean {
+  const xcn = x.cn ?? '';
+  const xaddr = x.addr ?? '';
+  if ((xcn === '' && xaddr === '') || (cn === '' && addr === '')) return true;
+  if (xcn !== '' && cn !== '') return xcn === cn;
+  return xaddr !== '' && xaddr === addr;
+}
+
+/** A row as the rest of the project reads an entry. */
+export function entryOf(row: LedgerRow): LedgerEntry {
+  const type = row.type as DocflowType;
+  const entry: LedgerEntry = {
+    dealId: row.deal_id,
+    bank: row.bank,
+    type,
+    n: row.n,
+    requestId: requestIdOf(row.bank, row.deal_id, row.n, type),
+    state: row.state as LedgerState,
+    batch: row.batch,
+    row: row.row,
+  };
+  if (row.docflow_id) entry.docflowId = row.docflow_id;
+  if (row.outcome) entry.outcome = row.outcome === 'suspended' ? 'suspended' : 'queued';
+  if (row.at) entry.at = row.at;
+  if (row.via) entry.via = row.via as Via;
+  if (row.try_at !== null) entry.tryAt = Number(row.try_at);
+  if (row.end_at !== null) entry.endAt = Number(row.end_at);
+  const property = propertyOf(row.cn, row.addr);
+  if (property) entry.property = property;
+  return entry;
+}
