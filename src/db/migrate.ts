@@ -4,7 +4,8 @@
  * `BEGIN EXCLUSIVE`. Two processes starting at once: one applies, the other waits and then
  * finds nothing to do. A database whose schema is newer than this build is refused whole.
  */
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
+import { sql } from './kysely.js';
 import { DatabaseError } from '../errors.js';
 import type { Database } from './database.js';
 import { MIGRATIONS, SCHEMA_VERSION, type Migration } from './migrations/index.js';
