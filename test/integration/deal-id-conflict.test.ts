@@ -22,7 +22,8 @@ const [PROFSOYUZNAYA, VAVILOVA] = ROWS.filter((r) => r[0] === DEAL);
 const byId = (id: string) => ROWS.find((r) => r[0] === id)!;
 const CN = HEADER.indexOf('cadastralNumber');
 
-describe('a dealId repeated for another property (issue 23, point 7)', () => {
+// Each test runs several commands (about 1 s each to start on this host, with the database opened and migrated).
+describe('a dealId repeated for another property (issue 23, point 7)', { timeout: 90_000 }, () => {
   let dir: string;
   let sandbox: RunningSandbox;
   let prefix: string;
