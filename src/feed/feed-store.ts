@@ -15,17 +15,19 @@
  * Each docflow of ours the feed shows keeps its state in `docflows` (and each state once in
  * `docflow_history`). Every time compared is the database's, so the hosts' clocks never meet.
  */
-import type { Database, Trx } from '../db/database.js';
-import type { DocflowRow, LedgerRow } from '../db/schema.js';
+import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import type { RealtyClient } from '../realty/client.js';
 import type { NewsItem } from '../realty/types.js';
 import { SETTLE_UNCERTAIN } from '../ledger/ledger.js';
-import { parseRequestId, requestIdOf, type DocflowType } from '../ledger/entry.js';
-import { keyString, NO_TRY, type LedgerKey } from '../ledger/rows.js';
+import { parseRequestId, type DocflowType } from '../ledger/entry.js';
+import { keyString } from '../ledger/rows.js';
 import { filterMatcher, type NameMatcher } from '../privacy/name-filter.js';
-import { hasRegistryError, statusOfItem } from './item-status.js';
+import { hasRegistryError } from './item-status.js';
+import { decidePage, type PageToStore } from './feed-page.js';
+
+export type { PageToStore };
 
 /**
  * Takes the feed's cursor (the feed from now) unless the deployment has one: before any
@@ -82,24 +84,6 @@ export type StoreResult =
    * (each sleeps until its try's end plus `--feed-lag-ms`): wakeRows runs them now.
    */
   | { kind: 'stored'; resolved: number; unknown: number; conflicts: string[]; complete: boolean; wake: string[] };
-
-export interface PageToStore {
-  lockToken: string;
-  after: string;
-  lastToken: string;
-  readAt: number;
-  items: readonly NewsItem[];
-}
-
-/** What a page's transaction decided, for the work in Redis after its commit. */
-interface Stored {
-  resolved: number;
-  unknown: number;
-  conflicts: string[];
-  complete: boolean;
-  /** Rows whose try the feed answered: their outcome (if ERR_UNCERTAIN) learns it, or their job is woken. */
-  settled: Array<{ batch: string; row: number; job: string | null; outcome: string; docflowId: string; date: string }>;
-}
 
 /**
  * The deal's persons' name filters (src/privacy/name-filter.ts) for the items with a registry
@@ -161,225 +145,6 @@ export async function storeRead(redis: Redis, keys: Keys, db: Database, page: Pa
   }
   const { resolved, unknown, conflicts, complete } = stored;
   return { result: { kind: 'stored', resolved, unknown, conflicts, complete, wake }, now };
-}
-
-/** The page's decisions, in its transaction. */
-async function decidePage(
-  trx: Trx,
-  db: Database,
-  now: number,
-  page: PageToStore,
-  names: Map<NewsItem, NameMatcher>,
-): Promise<Stored | 'moved'> {
-  const feedQuery = trx.selectFrom('feed').selectAll().where('id', '=', 1);
-  const feed = await (db.engine === 'postgres' ? feedQuery.forUpdate() : feedQuery).executeTakeFirst();
-  if (!feed || feed.cursor !== page.after) return 'moved';
-
-  const items = page.items.map((item) => ({ item, ours: item.docflow.requestId ? parseRequestId(item.docflow.requestId) : undefined }));
-  const entries = await lockEntries(
-    trx,
-    db,
-    items.flatMap(({ ours }) => (ours ? [ours] : [])),
-  );
-  const docflowIds = [...new Set(items.map(({ item }) => item.docflow.docflowId))];
-  const docflows = new Map<string, DocflowRow>();
-  if (docflowIds.length > 0) {
-    for (const d of await trx.selectFrom('docflows').selectAll().where('docflow_id', 'in', docflowIds).execute())
-      docflows.set(d.docflow_id, d);
-  }
-  const changed = new Map<string, DocflowRow>();
-  const history: Array<{ docflow_id: string; st: string; sat: string; seen_at: number }> = [];
-  const out: Stored = { resolved: 0, unknown: 0, conflicts: [], complete: false, settled: [] };
-  let followed = 0;
-
-  const follow = (item: NewsItem, base: Pick<DocflowRow, 'bank' | 'type' | 'deal_id' | 'n' | 'request_id'>): void => {
-    const id = item.docflow.docflowId;
-    const old = docflows.get(id);
-    const status = statusOfItem(item.docflow, item.date, names.get(item));
-    const req = status.requirement ?? null;
-    const row: DocflowRow = {
-      docflow_id: id,
-      ...(old ? { bank: old.bank, type: old.type, deal_id: old.deal_id, n: old.n, request_id: old.request_id } : base),
-      st: item.docflow.state,
-      sat: item.date,
-      req,
-      // Since when the requirement stands: the first item that showed it.
-      req_at: req === null ? null : req === old?.req && old.req_at ? old.req_at : item.date,
-      uin: status.paymentUin ?? null,
-      amt: status.paymentAmount ?? null,
-      payer: status.payer ?? null,
-      rerr: status.registryError ?? null,
-      files: status.resultFiles === undefined ? null : String(status.resultFiles),
-      updated_at: now,
-    };
-    docflows.set(id, wellFormedRow(row));
-    changed.set(id, docflows.get(id)!);
-    history.push({ docflow_id: id, st: row.st!, sat: item.date, seen_at: now });
-    followed++;
-  };
-
-  /** One item, in the feed's order: followed, a lost answer found, a conflict, or counted unknown. */
-  const take = async (item: NewsItem, ours: ReturnType<typeof parseRequestId>): Promise<void> => {
-    const docflowId = item.docflow.docflowId;
-    const rid = item.docflow.requestId ?? '';
-    const e = ours && entries.get(keyString(ours));
-    const base = ours && { bank: ours.bank, type: ours.type, deal_id: ours.dealId, n: ours.n, request_id: rid };
-    if (e && e.state === 'submitted' && e.docflow_id === docflowId) {
-      // Most items: a docflow its entry names.
-      follow(item, base!);
-    } else if (docflows.has(docflowId)) {
-      // Followed before: a docflow a resubmission replaced, or one with no requestId in this item.
-      const d = docflows.get(docflowId)!;
-      follow(item, d);
-    } else if (!ours) {
-      out.unknown++;
-    } else if (!e) {
-      // A docflow of one of our deals that the ledger does not know: its claim was lost with a
-      // database restored from an older copy, or another fleet of the bank made it. Either way
-      // the deal has it; the first row that claims the deal takes it as its own.
-      const row = wellFormedRow(newEntry(ours, docflowId, item, now));
-      await trx
-        .insertInto('ledger')
-        .values(row)
-        .onConflict((c) => c.columns(['bank', 'type', 'deal_id']).doNothing())
-        .execute();
-      entries.set(keyString(ours), row);
-      out.resolved++;
-      follow(item, base!);
-    } else if (requestIdOf(e.bank, e.deal_id, e.n, e.type as DocflowType) !== rid) {
-      out.unknown++;
-    } else if (e.state === 'submitted') {
-      out.conflicts.push(`${rid} ${e.docflow_id ?? ''} ${docflowId}`);
-    } else {
-      // A try of ours whose answer has not come (or never will): the feed answers for it.
-      const outcome = item.docflow.state === 'suspended' ? 'suspended' : 'queued';
-      const key: LedgerKey = { bank: e.bank, type: e.type as DocflowType, dealId: e.deal_id };
-      const submitted = {
-        ...NO_TRY,
-        prev: null,
-        job: null,
-        state: 'submitted',
-        docflow_id: docflowId,
-        outcome,
-        at: item.date,
-        via: 'feed',
-        updated_at: now,
-      };
-      await trx
-        .updateTable('ledger')
-        .set(submitted)
-        .where('bank', '=', key.bank)
-        .where('type', '=', key.type)
-        .where('deal_id', '=', key.dealId)
-        .execute();
-      entries.set(keyString(key), { ...e, ...submitted });
-      out.resolved++;
-      out.settled.push({ batch: e.batch, row: e.row, job: e.job, outcome, docflowId, date: item.date });
-      follow(item, base!);
-    }
-  };
-  for (const { item, ours } of items) await take(item, ours);
-
-  if (changed.size > 0) {
-    await trx
-      .insertInto('docflows')
-      .values([...changed.values()])
-      .onConflict((c) =>
-        c.column('docflow_id').doUpdateSet((eb) => ({
-          st: eb.ref('excluded.st'),
-          sat: eb.ref('excluded.sat'),
-          req: eb.ref('excluded.req'),
-          req_at: eb.ref('excluded.req_at'),
-          uin: eb.ref('excluded.uin'),
-          amt: eb.ref('excluded.amt'),
-          payer: eb.ref('excluded.payer'),
-          rerr: eb.ref('excluded.rerr'),
-          files: eb.ref('excluded.files'),
-          updated_at: eb.ref('excluded.updated_at'),
-        })),
-      )
-      .execute();
-    await trx
-      .insertInto('docflow_history')
-      .values(history)
-      .onConflict((c) => c.columns(['docflow_id', 'sat', 'st']).doNothing())
-      .execute();
-  }
-  const n = page.items.length;
-  out.complete = n === 0 || n < feed.page_max;
-  await trx
-    .updateTable('feed')
-    .set({
-      cursor: page.lastToken,
-      covered_at: out.complete && page.readAt > Number(feed.covered_at) ? page.readAt : Number(feed.covered_at),
-      page_max: Math.max(feed.page_max, n),
-      items: Number(feed.items) + n,
-      resolved: Number(feed.resolved) + out.resolved,
-      unknown: Number(feed.unknown) + out.unknown,
-      conflicts: Number(feed.conflicts) + out.conflicts.length,
-      followed: Number(feed.followed) + followed,
-    })
-    .where('id', '=', 1)
-    .execute();
-  return out;
-}
-
-/**
- * A row with each lone UTF-16 surrogate (half an emoji, from any text of the gateway's) as U+FFFD:
- * PostgreSQL's driver writes it so, better-sqlite3 writes its bytes as they are, which are not
- * UTF-8 and would read back as three replacement characters. Both engines keep the same text.
- * (String.prototype.toWellFormed: Node 20 has it, the ES2023 lib not yet.)
- */
-function wellFormedRow<T extends object>(row: T): T {
-  const out = { ...row } as Record<string, unknown>;
-  for (const [k, v] of Object.entries(out)) if (typeof v === 'string') out[k] = (v as string & { toWellFormed(): string }).toWellFormed();
-  return out as T;
-}
-
-/** The ledger rows of a page's deals, locked (PostgreSQL) in key order. */
-async function lockEntries(trx: Trx, db: Database, keys: LedgerKey[]): Promise<Map<string, LedgerRow>> {
-  const found = new Map<string, LedgerRow>();
-  if (keys.length === 0) return found;
-  const wanted = new Set(keys.map(keyString));
-  let q = trx
-    .selectFrom('ledger')
-    .selectAll()
-    .where('bank', 'in', [...new Set(keys.map((k) => k.bank))])
-    .where('type', 'in', [...new Set(keys.map((k) => k.type))])
-    .where('deal_id', 'in', [...new Set(keys.map((k) => k.dealId))])
-    .orderBy('bank')
-    .orderBy('type')
-    .orderBy('deal_id');
-  if (db.engine === 'postgres') q = q.forUpdate();
-  for (const row of await q.execute()) {
-    const key = keyString({ bank: row.bank, type: row.type as DocflowType, dealId: row.deal_id });
-    if (wanted.has(key)) found.set(key, row);
-  }
-  return found;
-}
-
-/** The entry of a docflow the feed found for a deal the ledger did not know: no row holds it. */
-function newEntry(ours: LedgerKey & { n: number }, docflowId: string, item: NewsItem, now: number): LedgerRow {
-  return {
-    bank: ours.bank,
-    type: ours.type,
-    deal_id: ours.dealId,
-    n: ours.n,
-    state: 'submitted',
-    batch: '',
-    row: 0,
-    job: null,
-    ...NO_TRY,
-    docflow_id: docflowId,
-    outcome: item.docflow.state === 'suspended' ? 'suspended' : 'queued',
-    at: item.date,
-    via: 'feed',
-    cn: null,
-    addr: null,
-    pf: null,
-    prev: null,
-    updated_at: now,
-  };
 }
 
 export interface FeedState {
