@@ -14,6 +14,11 @@ export interface BenchContext {
   redis: BenchRedis;
   /** The system of record (SQLite under /dev/shm): emptied with Redis after each run (bench/database.ts). */
   database: BenchDatabase;
+  /**
+   * A PostgreSQL database of the bench's own (bench/database.ts), for the figures measured on
+   * both engines (`writes`, `latency`); undefined when no group of the run needs it.
+   */
+  postgres: BenchDatabase | undefined;
   profile: BankProfile;
   profileFile: string;
   logger: Logger;

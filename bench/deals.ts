@@ -1,10 +1,11 @@
 /**
  * Deals sent through the project's own worker, their state kept for the figure that needs
  * it (the feed and reconciliation figures read what the worker left: the ledger and the
- * feed's cursor in the database, the outcomes in Redis). The worker figures (workers.ts) have their own runs.
+ * feed's cursor and the outcomes in the database). The worker figures (workers.ts) have their own runs.
  */
 import { join } from 'node:path';
 import { loadBatch } from '../src/batch/load-batch.js';
+import { createOutcomeStore } from '../src/outcomes/store.js';
 import type { RedisClient } from '../src/redis/connection.js';
 import type { Keys } from '../src/redis/keys.js';
 import { createDealWorker, type DealWorker, type DealWorkerOptions } from '../src/worker/create-worker.js';
@@ -56,10 +57,18 @@ export function startWorker(
   });
 }
 
-/** Resolves once the batch's outcomes hash has `rows` entries (read every `everyMs`); throws past `limitMs`. */
-export async function untilOutcomes(redis: RedisClient, keys: Keys, rows: number, limitMs: number, everyMs = 50): Promise<void> {
+/** Resolves once the batch has `rows` outcomes (counted every `everyMs`); throws past `limitMs`. */
+export async function untilOutcomes(
+  ctx: BenchContext,
+  redis: RedisClient,
+  keys: Keys,
+  rows: number,
+  limitMs: number,
+  everyMs = 50,
+): Promise<void> {
   const until = performance.now() + limitMs;
-  while ((await redis.hlen(keys.outcomes(BATCH))) < rows) {
+  const outcomes = createOutcomeStore(redis, keys, { db: ctx.database.db });
+  while ((await outcomes.count(BATCH)) < rows) {
     if (performance.now() > until) throw new Error(`${rows} rows had no outcome after ${limitMs / 1000} s`);
     await new Promise((r) => setTimeout(r, everyMs));
   }

@@ -15,6 +15,7 @@
  */
 import { Agent, request } from 'undici';
 import type { Database } from '../src/db/database.js';
+import { keepFeedComplete } from './database.js';
 import type { FeedTable } from '../src/db/schema.js';
 import type { Selectable } from 'kysely';
 import { ensureFeed, readFeedState } from '../src/feed/feed-store.js';
@@ -196,8 +197,14 @@ export async function feedFigure(ctx: BenchContext): Promise<Figure[]> {
     await ensureFeed(db, client);
     const saved = await db.kysely.selectFrom('feed').selectAll().where('id', '=', 1).executeTakeFirstOrThrow();
     await loadDeals(ctx, redis, keys, deals, 'FD');
+    // No follower (it would read the backlog): the feed's row is kept read complete for the claims.
+    const stopFeed = keepFeedComplete(db);
     const worker = startWorker(ctx, sandbox, redis, keys, { track: false });
-    await untilOutcomes(redis, keys, deals, 300_000);
+    try {
+      await untilOutcomes(ctx, redis, keys, deals, 300_000);
+    } finally {
+      stopFeed();
+    }
     await worker.close(5000);
     await new Promise((r) => setTimeout(r, 3 * LIFECYCLE_MS));
     // An untimed read of each side: it publishes every item (the sandbox steps its docflows

@@ -213,7 +213,7 @@ async function projectEnqueue(ctx: BenchContext, payloads: DealJobData[], tag: s
   const queue = openQueue(redis, keys);
   collectGarbage();
   try {
-    const batches = createBatchStore(redis, keys);
+    const batches = createBatchStore(redis, keys, ctx.database.db);
     const started = performance.now();
     const enqueuer = createEnqueuer({
       redis,

@@ -54,7 +54,7 @@ async function reconcileRun(ctx: BenchContext, deals: number, tag: string): Prom
       if (at !== undefined) waits.push(performance.now() - at);
     });
     try {
-      await untilOutcomes(redis, keys, deals, 600_000);
+      await untilOutcomes(ctx, redis, keys, deals, 600_000);
     } finally {
       await worker.close(5000);
     }

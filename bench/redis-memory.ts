@@ -98,7 +98,7 @@ export async function memoryRun(ctx: BenchContext, rows: number, tag: string): P
     const waiting = await bytesByKind(redis, keys);
     const dealWorker = startWorker(ctx, sandbox, redis, keys, { feedPollMs: 200 });
     try {
-      await untilOutcomes(redis, keys, rows, 30 * 60_000, 500);
+      await untilOutcomes(ctx, redis, keys, rows, 30 * 60_000, 500);
       // Every row has its outcome; then the follower has stored every docflow's state once it read
       // the whole feed after that (a page that was all the feed had, read after this moment).
       const db = ctx.database.db;

@@ -12,6 +12,8 @@ export interface BenchRedis {
   url: string;
   /** True when the server is the bench's own (FLUSHALL is then safe). */
   private: boolean;
+  /** The bench's own server's process id (its CPU is read off /proc); undefined with BENCH_REDIS_URL. */
+  pid: number | undefined;
   connect(): Promise<RedisClient>;
   /** Removes every key of a prefix (`{prefix}...`). */
   clear(prefix: string): Promise<void>;
@@ -78,6 +80,7 @@ export async function startBenchRedis(): Promise<BenchRedis> {
   return {
     url,
     private: isPrivate,
+    pid: child?.pid,
     async connect() {
       const redis = createRedis(url);
       await redis.connect();

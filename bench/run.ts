@@ -27,10 +27,26 @@ import { memoryFigures } from './redis-memory.js';
 import { latencyFigure, overheadFigure } from './workers.js';
 import { feedFigure } from './feed.js';
 import { reconcileFigure } from './reconcile.js';
+import { dbWritesFigures } from './db-writes.js';
 import { uploadFigure } from './upload.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const GROUPS = ['loader', 'jsonl', 'enqueue', 'worker', 'latency', 'rate', 'feed', 'reconcile', 'upload', 'load-1m', 'memory'] as const;
+const GROUPS = [
+  'loader',
+  'jsonl',
+  'enqueue',
+  'worker',
+  'latency',
+  'writes',
+  'rate',
+  'feed',
+  'reconcile',
+  'upload',
+  'load-1m',
+  'memory',
+] as const;
+/** The groups measured on PostgreSQL too: the bench makes a database of its own on the server for them. */
+const ON_POSTGRES: readonly Group[] = ['latency', 'writes'];
 /** The table's order: issue 10's. */
 const ORDER = [
   'loader-csv-ratio',
@@ -40,6 +56,16 @@ const ORDER = [
   'worker-overhead-ratio',
   'worker-latency-ratio',
   'worker-cpu-per-deal-ratio',
+  'worker-latency-over-floor-sqlite',
+  'worker-latency-over-floor-postgres',
+  'db-claim-cpu-ratio-sqlite',
+  'db-claim-p99-ratio-sqlite',
+  'db-outcome-cpu-ratio-sqlite',
+  'db-outcome-p99-ratio-sqlite',
+  'db-claim-cpu-ratio-postgres',
+  'db-claim-p99-ratio-postgres',
+  'db-outcome-cpu-ratio-postgres',
+  'db-outcome-p99-ratio-postgres',
   'rate-limit-accuracy',
   'rate-limit-max-one-second',
   'feed-items-ratio',
@@ -136,7 +162,16 @@ async function main(): Promise<void> {
     await redis.stop();
     throw err;
   });
-  progress(`Redis at ${redis.url}${redis.private ? " (the bench's own redis-server)" : ''}; database ${database.url}; inputs in ${dir}`);
+  const postgres = only.some((g) => ON_POSTGRES.includes(g))
+    ? await openBenchDatabase('postgres').catch(async (err: unknown) => {
+        await redis.stop();
+        await database.close();
+        throw err;
+      })
+    : undefined;
+  progress(
+    `Redis at ${redis.url}${redis.private ? " (the bench's own redis-server)" : ''}; database ${database.url}${postgres ? ` and ${postgres.db.where}` : ''}; inputs in ${dir}`,
+  );
   const figures: Figure[] = [];
   const groupSeconds: Partial<Record<Group, number>> = {};
   try {
@@ -144,6 +179,7 @@ async function main(): Promise<void> {
     const ctx: BenchContext = {
       redis,
       database,
+      postgres,
       profile: await loadProfile(profileFile),
       profileFile,
       logger: createLogger({ level: 'silent' }),
@@ -168,6 +204,7 @@ async function main(): Promise<void> {
       enqueue: () => enqueueFigures(ctx),
       worker: () => overheadFigure(ctx),
       latency: () => latencyFigure(ctx),
+      writes: () => dbWritesFigures(ctx),
       rate: () => rateLimitFigures(ctx),
       feed: () => feedFigure(ctx),
       reconcile: () => reconcileFigure(ctx),
@@ -185,6 +222,7 @@ async function main(): Promise<void> {
   } finally {
     await redis.stop();
     await database.close();
+    await postgres?.close();
     await rm(dir, { recursive: true, force: true });
   }
   figures.sort((a, b) => ORDER.indexOf(a.name) - ORDER.indexOf(b.name));
