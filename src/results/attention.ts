@@ -53,12 +53,12 @@ export interface AttentionOptions {
 const PAGE = 1000;
 
 export async function writeAttention(options: AttentionOptions): Promise<{ file: string; rows: number }> {
-  const { redis, keys, batch } = options;
-  const meta = await createBatchStore(redis, keys).get(batch);
+  const { redis, keys, db, batch } = options;
+  const meta = await createBatchStore(redis, keys, db).get(batch);
   if (!meta) throw noSuchBatch(redis, keys, batch);
-  const bank = await batchBank(redis, keys, batch);
+  const bank = await batchBank(db, batch);
   const input = await reopenInput(meta, options.input);
-  const store = createOutcomeStore(redis, keys);
+  const store = createOutcomeStore(redis, keys, { db });
   // Written even when no row needs a person: an empty attention file says so.
   const writer = createRowsWriter(options.out, input, ATTENTION_COLUMNS, { always: true, excel: !options.asInput });
   let page: Array<OutcomeRecord | undefined> = [];

@@ -68,7 +68,7 @@ export async function downloadDocuments(options: DocumentsOptions): Promise<Docu
 
   // The batch's completed docflows, each once (rows of one deal share it).
   const completed = new Map<string, { dealId: string }>();
-  for await (const record of batchOutcomes(options.redis, options.keys, options.batch, options.total, { states: options.db })) {
+  for await (const record of batchOutcomes(options.redis, options.keys, options.db, options.batch, options.total, { states: true })) {
     if (!SUBMITTED_OUTCOMES.has(record.outcome) || !record.docflowId || record.state !== 'completed') continue;
     if (!completed.has(record.docflowId)) completed.set(record.docflowId, { dealId: record.dealId });
   }

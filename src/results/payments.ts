@@ -32,7 +32,7 @@ export interface PaymentsOptions {
 /** The batch's deals that wait for a payment, in input order; a docflow two rows share is listed once. */
 export async function* waitingPayments(redis: Redis, keys: Keys, db: Database, batch: string, total: number): AsyncGenerator<PaymentLine> {
   const seen = new Set<string>();
-  const bank = await batchBank(redis, keys, batch);
+  const bank = await batchBank(db, batch);
   let page: OutcomeRecord[] = [];
   const flush = async function* (): AsyncGenerator<PaymentLine> {
     const statuses = await readDocflowStatuses(db, rowDocflows(bank, page));
@@ -52,7 +52,7 @@ export async function* waitingPayments(redis: Redis, keys: Keys, db: Database, b
     }
     page = [];
   };
-  for await (const record of batchOutcomes(redis, keys, batch, total)) {
+  for await (const record of batchOutcomes(redis, keys, db, batch, total)) {
     if (!SUBMITTED_OUTCOMES.has(record.outcome) || !record.docflowId) continue;
     page.push(record);
     if (page.length >= 1000) yield* flush();

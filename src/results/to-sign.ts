@@ -66,7 +66,7 @@ export async function batchDocflows(
   total: number,
 ): Promise<Map<string, { dealId: string; waitsForSignature: boolean }>> {
   const docflows = new Map<string, { dealId: string; waitsForSignature: boolean }>();
-  for await (const record of batchOutcomes(redis, keys, batch, total, { states: db })) {
+  for await (const record of batchOutcomes(redis, keys, db, batch, total, { states: true })) {
     if (!SUBMITTED_OUTCOMES.has(record.outcome) || !record.docflowId || docflows.has(record.docflowId)) continue;
     docflows.set(record.docflowId, {
       dealId: record.dealId,

@@ -10,8 +10,12 @@ import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { batchOutcomes } from '../outcomes/batch-outcomes.js';
-import { emptyCounts, RESULTS_FILE_COLUMNS, type Outcome } from '../outcomes/types.js';
+import { emptyCounts, RESULTS_FILE_COLUMNS, type Outcome, type OutcomeRecord } from '../outcomes/types.js';
 import { createStateTally, type StateCounts } from '../outcomes/state-tally.js';
+import { withOrigins } from './docflow-origins.js';
+
+/** Rows written per page: their docflows' requestIds are read together when their outcomes lack them. */
+const PAGE = 500;
 
 export interface WriteResultsOptions {
   redis: Redis;
@@ -46,16 +50,25 @@ export async function writeResults(options: WriteResultsOptions): Promise<Result
   const sink = jsonl ? undefined : csvSink(RESULTS_FILE_COLUMNS, options.excel);
   // Written beside `out` and renamed over it at the end: a failure part-way leaves the previous file.
   const file = await createAtomicFile(out, { through: sink ? [sink] : [], signal: options.signal });
+  let page: OutcomeRecord[] = [];
+  const flush = async (): Promise<void> => {
+    for (const record of await withOrigins(options.db, page)) {
+      if (sink) await file.write(Object.fromEntries(RESULTS_FILE_COLUMNS.map((c) => [c, record[c] ?? ''])));
+      else await file.write(`${JSON.stringify(Object.fromEntries(RESULTS_FILE_COLUMNS.map((c) => [c, record[c] ?? null])))}\n`);
+    }
+    page = [];
+  };
   try {
-    for await (const found of batchOutcomes(options.redis, options.keys, options.batch, options.total, { states: options.db })) {
+    for await (const found of batchOutcomes(options.redis, options.keys, options.db, options.batch, options.total, { states: true })) {
       const note = found.outcome === 'pending' ? options.pendingMessage?.(found.row) : undefined;
       const record = note ? { ...found, errorMessage: note } : found;
       rows++;
       counts[record.outcome]++;
       tally.add(record);
-      if (sink) await file.write(Object.fromEntries(RESULTS_FILE_COLUMNS.map((c) => [c, record[c] ?? ''])));
-      else await file.write(`${JSON.stringify(Object.fromEntries(RESULTS_FILE_COLUMNS.map((c) => [c, record[c] ?? null])))}\n`);
+      page.push(record);
+      if (page.length >= PAGE) await flush();
     }
+    await flush();
     await file.commit();
   } catch (err) {
     await file.abort();
