@@ -7,11 +7,12 @@
 const LAYERS = [
   // The vocabulary: the gateway's contract, a deal, an outcome. Types and pure functions.
   ['src/realty/types.ts', 'src/input/deal.ts', 'src/outcomes/types.ts'],
-  // How an outcome is kept in Redis: read by the ledger's scripts' callers and the stores above.
-  ['src/errors.ts', 'src/logger.ts', 'src/outcomes/outcome-codec.ts'],
+  ['src/errors.ts', 'src/logger.ts'],
   ['src/files', 'src/realty'],
   // src/db: the database, its schema and migrations; under the config (which reads where it is) and every store.
   ['src/input', 'src/sandbox', 'src/redis', 'src/db'],
+  // A row's outcome in the database: written in the ledger's and the feed's transactions.
+  ['src/outcomes/outcome-rows.ts'],
   ['src/config.ts', 'src/queue', 'src/ledger', 'src/metrics', 'src/privacy'],
   ['src/outcomes', 'src/feed'],
   ['src/batch'],

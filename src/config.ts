@@ -24,7 +24,8 @@ export const DEFAULTS = Object.freeze({
   timeoutMs: 30 * SECOND,
   concurrency: 20,
   retentionDays: 30,
-  ledgerDays: 400,
+  /** Five years: how long a deal's entry is kept after its last change (REALTY_LEDGER_DAYS, `db prune --ledger-days`). */
+  ledgerDays: 1830,
 });
 
 /** The languages of the attention file's hints (`--lang`). */

@@ -67,6 +67,21 @@ export class DatabaseError extends RealtyBatchError {
   readonly code = 'ERR_DATABASE';
 }
 
+/**
+ * The news feed is not known complete to within two poll intervals: a claim waits (src/ledger/claim.ts)
+ * and the row's try is not spent (src/worker/deal-failure.ts). Never a row's outcome.
+ */
+export class FeedNotCompleteError extends Error {
+  readonly code = 'ERR_FEED_NOT_COMPLETE';
+  constructor(
+    message: string,
+    readonly behind: { kind: 'behind'; coveredAt: number; now: number; allowMs: number },
+  ) {
+    super(message);
+    this.name = 'FeedNotCompleteError';
+  }
+}
+
 // --- The load's and the webhook's errors (src/batch/load-batch.ts, enqueue.ts; src/schedule/notify.ts) ---
 
 /**

@@ -25,7 +25,7 @@ export async function batchStates(
 ): Promise<BatchStates> {
   const outcomes = emptyCounts();
   const tally = createStateTally();
-  for await (const record of batchOutcomes(redis, keys, meta.id, meta.total ?? 0, { states: db })) {
+  for await (const record of batchOutcomes(redis, keys, db, meta.id, meta.total ?? 0, { states: true })) {
     outcomes[record.outcome]++;
     tally.add(record);
   }

@@ -42,6 +42,11 @@ export interface BatchStatus {
   /** The first of them, for the message. */
   missingRows?: number[];
   /**
+   * Redis no longer holds the batch's bank profile (emptied, restarted) while rows are unfinished:
+   * the path it was loaded from ('' when unknown), for `retry --missing --profile`.
+   */
+  profileLost?: string;
+  /**
    * Rows waiting for their next try (BullMQ's delayed set), while rows are pending: how many,
    * the earliest next try, and the first `waitingRows` by next try, each with why it waits.
    */
@@ -69,14 +74,14 @@ export async function batchStatus(
   batch: string,
   options: BatchStatusOptions = {},
 ): Promise<BatchStatus> {
-  const meta = await createBatchStore(redis, keys).get(batch);
+  const meta = await createBatchStore(redis, keys, db).get(batch);
   if (!meta) throw noSuchBatch(redis, keys, batch);
   const total = meta.total ?? 0;
   const counts = emptyCounts();
   const unfinished: string[] = [];
   let last = 0;
   const tally = createStateTally();
-  for await (const r of batchOutcomes(redis, keys, batch, total, { states: db })) {
+  for await (const r of batchOutcomes(redis, keys, db, batch, total, { states: true })) {
     counts[r.outcome]++;
     tally.add(r);
     if (r.outcome === 'pending') {
@@ -103,7 +108,7 @@ export async function batchStatus(
     missing: 0,
     startedAt: meta.createdAt,
   };
-  if (counts.pending > 0) Object.assign(status, await unfinishedRows(redis, keys, meta, options.waitingRows ?? 0));
+  if (counts.pending > 0) Object.assign(status, await unfinishedRows(redis, keys, db, meta, options.waitingRows ?? 0));
   if (meta.loaderDied) status.loaderDied = true;
   if (done && last > 0) status.finishedAt = new Date(last).toISOString();
   // A batch still running has been running until now, not until its last outcome.
@@ -116,18 +121,21 @@ export async function batchStatus(
 async function unfinishedRows(
   redis: Redis,
   keys: Keys,
-  meta: { id: string; state: BatchState; total?: number },
+  db: Database,
+  meta: { id: string; state: BatchState; total?: number; profilePath?: string },
   waitingRows: number,
-): Promise<Pick<BatchStatus, 'waiting' | 'missing' | 'missingRows'>> {
-  const found: Pick<BatchStatus, 'waiting' | 'missing' | 'missingRows'> = {
+): Promise<Pick<BatchStatus, 'waiting' | 'missing' | 'missingRows' | 'profileLost'>> {
+  const found: Pick<BatchStatus, 'waiting' | 'missing' | 'missingRows' | 'profileLost'> = {
     waiting: await waitingOf(redis, keys, meta.id, waitingRows),
     missing: 0,
   };
   // Only a loaded batch: one still loading has rows whose jobs are not made yet.
   if (meta.state === 'loaded') {
-    const missing = await findMissingRows(redis, keys, meta.id, meta.total ?? 0);
+    const missing = await findMissingRows(redis, keys, db, meta.id, meta.total ?? 0);
     found.missing = missing.count;
     if (missing.count > 0) found.missingRows = missing.rows;
+    // Their profile gone with Redis: `retry --missing` needs it given again.
+    if (!(await createBatchStore(redis, keys, db).profile(meta.id))) found.profileLost = meta.profilePath ?? '';
   }
   return found;
 }

@@ -1,27 +1,30 @@
 /**
- * A batch: one input file's rows, with the bank profile they are submitted
- * under. Workers on any host read the profile from here, so `work` needs none.
+ * A batch: one input file's rows, with the bank profile they are submitted under. The batch
+ * itself (its input, fingerprint, state, counts, times, the bank, the profile's path and
+ * sha256) is in the database (the table `batches`): a Redis emptied at any moment leaves it,
+ * and `retry --missing --profile` remakes its rows' jobs from it. The profile (the
+ * representative's SNILS and passport) is in Redis only, with the batch's work: workers on any
+ * host read it from there, so `work` needs none, and it expires with the batch.
  *
- * A batch belongs to one input: a file's bytes read with given options (its
- * fingerprint). Loading other content into it is refused, since its rows would
- * take the places of the first file's rows. Its jobs are not sent until the
- * whole file was read (`state` loaded). A load that fails part-way takes its
- * jobs back and leaves `state` failed: loading the input again starts afresh.
- * A load that died (killed, its heartbeat run out) leaves `state` loading:
- * loading the same input again resumes it, and counts the jobs it finds as
- * already enqueued.
+ * A batch belongs to one input: a file's bytes read with given options (its fingerprint).
+ * Loading other content into it is refused, since its rows would take the places of the first
+ * file's rows. Its jobs are not sent until the whole file was read (`state` loaded). A load that
+ * fails part-way takes its jobs back and leaves `state` failed: loading the input again starts
+ * afresh. A load that died (killed, its heartbeat run out) leaves `state` loading: loading the
+ * same input again resumes it, and counts the jobs it finds as already enqueued.
  *
- * Every key of a batch expires, since its metadata holds the profile (the
- * representative's SNILS and passport): its retention after the loader's last
- * heartbeat while it loads, after its load, or after its failure.
+ * Every Redis key of a batch expires (the profile is personal data): its retention after the
+ * loader's last heartbeat while it loads, after its load, or after its failure; the batch's row
+ * in the database says until when (`expires_at`), and the pruning pass deletes it then.
  */
 import { hostname } from 'node:os';
-import { whereIs, type RedisClient as Redis } from '../redis/connection.js';
+import type { RedisClient as Redis } from '../redis/connection.js';
 import { UsageError } from '../errors.js';
 import type { BankProfile } from '../input/profile.js';
 import type { Keys } from '../redis/keys.js';
 import { luaScript } from '../redis/lua.js';
-import { LEDGER_LUA } from '../ledger/lua.js';
+import type { Database, Trx } from '../db/database.js';
+import type { BatchRow } from '../db/schema.js';
 import { DAY, DEFAULTS, LOADER as LOADER_TUNABLES } from '../config.js';
 
 export type BatchState = 'loading' | 'loaded' | 'failed';
@@ -56,6 +59,11 @@ export interface BatchMeta {
   expiresAt?: number;
   /** The id of the database (the ledger) it was loaded into (src/db/deployment.ts): only workers on that database run its jobs. */
   database?: string;
+  /** The bank's INN (its profile's organization), the docflow type, the profile's path and sha256: what `retry --missing` checks a profile against. */
+  bank?: string;
+  type?: string;
+  profilePath?: string;
+  profileSha256?: string;
 }
 
 export interface BatchStore {
@@ -69,7 +77,10 @@ export interface BatchStore {
    * loader's last heartbeat while it loads, after its load, or after its failure.
    */
   open(
-    meta: Pick<BatchMeta, 'id' | 'file' | 'fingerprint' | 'reading' | 'resubmit' | 'filesRoot' | 'database'>,
+    meta: Pick<
+      BatchMeta,
+      'id' | 'file' | 'fingerprint' | 'reading' | 'resubmit' | 'filesRoot' | 'database' | 'type' | 'profilePath' | 'profileSha256'
+    >,
     profile: BankProfile,
     retentionMs?: number,
   ): Promise<{ fresh: boolean }>;
@@ -86,47 +97,28 @@ export interface BatchStore {
   profile(id: string): Promise<BankProfile | undefined>;
   /** When the batch's keys expire (ms since epoch), once it has loaded. */
   expiresAt(id: string): Promise<number | undefined>;
+  /** The newest batches first, at most `limit`, leaving out those past their expiry. */
+  list(limit: number): Promise<Array<{ id: string; createdMs: number }>>;
+  /** Gives a batch whose profile Redis lost its profile back (`retry --missing --profile`), with the batch's expiry. */
+  restoreProfile(id: string, profile: BankProfile): Promise<void>;
 }
 
 /**
- * KEYS: batch, outcomes, rows, checkpoints. ARGV: total, loadedAt, retention ms. The
- * batch is loaded; its expiry, and each key's, moves later, never earlier.
+ * The batch's Redis keys (its profile, row index, checkpoints) live until `exp` (ms since epoch),
+ * never less than they would have. KEYS: batch hash, rows, checkpoints. ARGV: exp, '1' to drop
+ * the profile now (a batch that never loaded has no job left to read it).
  */
-const SET_TOTAL = luaScript(`${LEDGER_LUA}
-local now = now_ms()
-local exp = now + tonumber(ARGV[3])
-local was = tonumber(redis.call('HGET', KEYS[1], 'expiresAt') or '0')
-if was > exp then exp = was end
-redis.call('HSET', KEYS[1], 'total', ARGV[1], 'state', 'loaded', 'loadedAt', ARGV[2], 'expiresAt', exp)
+const EXPIRE = luaScript(`
+local exp = tonumber(ARGV[1])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if ARGV[2] == '1' then redis.call('HDEL', KEYS[1], 'profile') end
+if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'expiresAt', exp) end
 for i = 1, #KEYS do
   local ttl = redis.call('PTTL', KEYS[i])
   if ttl == -1 or (ttl >= 0 and now + ttl < exp) then redis.call('PEXPIREAT', KEYS[i], exp) end
 end
-return exp`);
-
-/**
- * The batch's personal data (its profile: the representative's SNILS, passport) must not
- * outlive it, whatever becomes of its load: every key of a batch gets an expiry from its
- * first heartbeat, pushed on by each, and kept by a failure. `push` moves a key's expiry
- * later, never earlier; `retention` is the one the batch was opened with.
- */
-const PUSH_LUA = `${LEDGER_LUA}
-local function push(now, exp)
-  for i = 1, #KEYS do
-    local ttl = redis.call('PTTL', KEYS[i])
-    if ttl == -1 or (ttl >= 0 and now + ttl < exp) then redis.call('PEXPIREAT', KEYS[i], exp) end
-  end
-end
-local function retention(fallback)
-  return tonumber(redis.call('HGET', KEYS[1], 'retentionMs') or '') or tonumber(fallback)
-end
-`;
-
-/** KEYS: batch, outcomes, rows, checkpoints. ARGV: loadingUntil, retention ms when the batch names none. */
-const HEARTBEAT = luaScript(`${PUSH_LUA}
-local now = now_ms()
-redis.call('HSET', KEYS[1], 'loadingUntil', ARGV[1])
-push(now, now + retention(ARGV[2]))`);
+return 0`);
 
 /** What a batch's hash says before a load opens it (nulls where it says nothing). */
 interface OpenedBefore {
@@ -167,120 +159,215 @@ function mayOpen(meta: Pick<BatchMeta, 'id' | 'fingerprint' | 'resubmit'>, creat
   return fresh;
 }
 
-/** KEYS: batch, outcomes, rows, checkpoints. ARGV: error, retention ms when the batch names none. */
-const FAIL = luaScript(`${PUSH_LUA}
-local now = now_ms()
-local state = redis.call('HGET', KEYS[1], 'state')
-redis.call('HSET', KEYS[1], 'state', 'failed', 'error', ARGV[1])
--- A batch that never loaded has no job left to read its profile: it goes now. (One that
--- loaded keeps it: its workers may still be finishing rows.)
-if state ~= 'loaded' then redis.call('HDEL', KEYS[1], 'profile') end
-local exp = now + retention(ARGV[2])
-local was = tonumber(redis.call('HGET', KEYS[1], 'expiresAt') or '0')
-if was > exp then exp = was end
-redis.call('HSET', KEYS[1], 'expiresAt', exp)
-push(now, exp)`);
+type OpenMeta = Parameters<BatchStore['open']>[0];
 
-export function createBatchStore(redis: Redis, keys: Keys): BatchStore {
-  const batchKeys = (id: string): string[] => [keys.batch(id), keys.outcomes(id), keys.rows(id), keys.checkpoints(id)];
-  const heartbeat = async (id: string): Promise<void> => {
-    await HEARTBEAT.run(redis, batchKeys(id), [String(Date.now() + LOAD_HEARTBEAT_MS), DEFAULT_RETENTION_MS]);
+/** What a load's opening writes into the batch's row. */
+function openedRow(
+  meta: OpenMeta,
+  profile: BankProfile,
+  before: BatchRow | undefined,
+  at: { loadingUntil: number; retentionMs: number; expiresAt: number },
+): Partial<BatchRow> {
+  return {
+    file: meta.file,
+    reading: meta.reading ?? '{}',
+    resubmit: meta.resubmit ? 1 : 0,
+    files_root: meta.filesRoot ?? '',
+    state: before?.state === 'loaded' ? 'loaded' : 'loading',
+    error: null,
+    // A batch that loaded once keeps its total: the same input again adds no rows.
+    ...(before?.state !== 'loaded' && { total: null }),
+    loading_until: at.loadingUntil,
+    loader: LOADER,
+    retention_ms: at.retentionMs,
+    expires_at: at.expiresAt,
+    database_id: meta.database ?? '',
+    bank: profile.organization?.inn ?? '',
+    type: meta.type ?? '',
+    profile_path: meta.profilePath ?? '',
+    profile_sha256: meta.profileSha256 ?? '',
   };
+}
+
+/** The later of two expiries: a batch's never moves earlier. */
+const later = (was: number | null | undefined, exp: number): number => Math.max(Number(was ?? 0), exp);
+
+function metaOf(row: BatchRow): BatchMeta {
+  const meta: BatchMeta = {
+    id: row.id,
+    file: row.file,
+    fingerprint: row.fingerprint,
+    createdAt: row.created_at,
+    state: row.state as BatchState,
+  };
+  if (meta.state === 'loading' && !(Number(row.loading_until) > Date.now() && loaderMayLive(row.loader))) meta.loaderDied = true;
+  if (row.total !== null) meta.total = Number(row.total);
+  if (row.loaded_at) meta.loadedAt = row.loaded_at;
+  if (row.error) meta.error = row.error;
+  if (row.reading) meta.reading = row.reading;
+  if (row.resubmit === 1) meta.resubmit = true;
+  if (row.files_root) meta.filesRoot = row.files_root;
+  if (row.database_id) meta.database = row.database_id;
+  if (row.expires_at !== null) meta.expiresAt = Number(row.expires_at);
+  if (row.bank) meta.bank = row.bank;
+  if (row.type) meta.type = row.type;
+  if (row.profile_path) meta.profilePath = row.profile_path;
+  if (row.profile_sha256) meta.profileSha256 = row.profile_sha256;
+  return meta;
+}
+
+async function readRow(trx: Trx, id: string, lock: boolean): Promise<BatchRow | undefined> {
+  const query = trx.selectFrom('batches').selectAll().where('id', '=', id);
+  return (lock ? query.forUpdate() : query).executeTakeFirst();
+}
+
+export function createBatchStore(redis: Redis, keys: Keys, db: Database): BatchStore {
+  const redisKeys = (id: string): string[] => [keys.batch(id), keys.rows(id), keys.checkpoints(id)];
+  const expire = (id: string, exp: number, dropProfile = false) => EXPIRE.run(redis, redisKeys(id), [exp, dropProfile ? '1' : '']);
+  const lockRows = db.engine === 'postgres';
   return {
     async open(meta, profile, retentionMs = DEFAULT_RETENTION_MS) {
-      const key = keys.batch(meta.id);
-      const now = new Date();
-      const replies =
-        (await redis
-          .multi()
-          .hsetnx(key, 'fingerprint', meta.fingerprint)
-          .hmget(key, 'fingerprint', 'file', 'state', 'loadingUntil', 'loader', 'resubmit')
-          .exec()) ?? [];
-      const created = replies[0]?.[1] === 1;
-      const [fingerprint, file, state, loadingUntil, loader, resubmit] = (replies[1]?.[1] ?? []) as Array<string | null>;
-      const fresh = mayOpen(meta, created, { fingerprint, file, state, loadingUntil, loader, resubmit }, now.getTime());
-      const next = state === 'loaded' ? 'loaded' : 'loading';
-      const written = await redis
-        .multi()
-        .hsetnx(key, 'createdAt', now.toISOString())
-        .hset(
-          key,
-          'id',
-          meta.id,
-          'file',
-          meta.file,
-          'reading',
-          meta.reading ?? '{}',
-          'resubmit',
-          meta.resubmit ? '1' : '0',
-          'filesRoot',
-          meta.filesRoot ?? '',
-          'state',
-          next,
-          'profile',
-          JSON.stringify(profile),
-          'loadingUntil',
-          String(now.getTime() + LOAD_HEARTBEAT_MS),
-          'loader',
-          LOADER,
-          'retentionMs',
-          String(retentionMs),
-          'database',
-          meta.database ?? '',
-        )
-        .hdel(key, 'error', 'total')
-        // With the profile, in the same transaction, its expiry. (The script's text, once a load:
-        // EVALSHA cannot fall back inside MULTI.)
-        .eval(HEARTBEAT.source, 4, ...batchKeys(meta.id), String(now.getTime() + LOAD_HEARTBEAT_MS), retentionMs)
-        .zadd(keys.batches, 'NX', now.getTime(), meta.id)
-        .exec();
-      for (const [err] of written ?? []) if (err) throw err;
-      return { fresh };
+      const now = Date.now();
+      const loadingUntil = now + LOAD_HEARTBEAT_MS;
+      const exp = await db.transaction(async (trx) => {
+        let before = await readRow(trx, meta.id, lockRows);
+        const created = !before;
+        if (!before) {
+          await trx
+            .insertInto('batches')
+            .values({
+              id: meta.id,
+              file: meta.file,
+              fingerprint: meta.fingerprint,
+              state: 'loading',
+              created_at: new Date(now).toISOString(),
+              created_ms: now,
+              retention_ms: retentionMs,
+              reading: '{}',
+              resubmit: 0,
+              files_root: '',
+              total: null,
+              error: null,
+              loaded_at: null,
+              loading_until: 0,
+              loader: '',
+              expires_at: null,
+              database_id: '',
+              bank: '',
+              type: '',
+              profile_path: '',
+              profile_sha256: '',
+            })
+            .onConflict((oc) => oc.column('id').doNothing())
+            .execute();
+          before = await readRow(trx, meta.id, lockRows);
+        }
+        const fresh = mayOpen(
+          meta,
+          created,
+          {
+            fingerprint: before?.fingerprint,
+            file: before?.file,
+            state: created ? undefined : before?.state,
+            loadingUntil: String(before?.loading_until ?? 0),
+            loader: before?.loader,
+            resubmit: before?.resubmit === 1 ? '1' : '0',
+          },
+          now,
+        );
+        const expiresAt = later(before?.expires_at, now + retentionMs);
+        await trx
+          .updateTable('batches')
+          .set(openedRow(meta, profile, before, { loadingUntil, retentionMs, expiresAt }))
+          .where('id', '=', meta.id)
+          .execute();
+        return { fresh, expiresAt };
+      });
+      // The profile, then its expiry: a profile never outlives the batch it came with.
+      // The database's id beside it: a worker on another database finds no batch row, and must
+      // leave the jobs to that database's workers rather than drop them.
+      await redis.hset(keys.batch(meta.id), 'profile', JSON.stringify(profile), 'database', meta.database ?? '');
+      await expire(meta.id, exp.expiresAt);
+      return { fresh: exp.fresh };
     },
-    heartbeat,
+    async heartbeat(id) {
+      const now = Date.now();
+      const row = await db.transaction(async (trx) => {
+        const was = await readRow(trx, id, lockRows);
+        if (!was) return undefined;
+        const expiresAt = later(was.expires_at, now + Number(was.retention_ms));
+        await trx
+          .updateTable('batches')
+          .set({ loading_until: now + LOAD_HEARTBEAT_MS, expires_at: expiresAt })
+          .where('id', '=', id)
+          .execute();
+        return expiresAt;
+      });
+      if (row !== undefined) await expire(id, row);
+    },
     async setTotal(id, total, retentionMs = DEFAULT_RETENTION_MS) {
-      // A batch lives `retentionMs` after its load, or longer if an earlier load said so: its
-      // keys never expire earlier than they would have. Outcomes written later read
-      // `expiresAt` from here (the outcomes hash may not exist yet).
-      await SET_TOTAL.run(redis, batchKeys(id), [total, new Date().toISOString(), retentionMs]);
+      // A batch lives `retentionMs` after its load, or longer if an earlier load said so.
+      const now = Date.now();
+      const exp = await db.transaction(async (trx) => {
+        const was = await readRow(trx, id, lockRows);
+        const expiresAt = later(was?.expires_at, now + retentionMs);
+        await trx
+          .updateTable('batches')
+          .set({ total, state: 'loaded', loaded_at: new Date(now).toISOString(), expires_at: expiresAt })
+          .where('id', '=', id)
+          .execute();
+        return expiresAt;
+      });
+      await expire(id, exp);
     },
     async fail(id, error) {
-      await FAIL.run(redis, batchKeys(id), [error, DEFAULT_RETENTION_MS]);
+      const now = Date.now();
+      const done = await db.transaction(async (trx) => {
+        const was = await readRow(trx, id, lockRows);
+        if (!was) return undefined;
+        const expiresAt = later(was.expires_at, now + Number(was.retention_ms));
+        await trx.updateTable('batches').set({ state: 'failed', error, expires_at: expiresAt }).where('id', '=', id).execute();
+        // A batch that never loaded has no job left to read its profile: it goes now. (One that
+        // loaded keeps it: its workers may still be finishing rows.)
+        return { expiresAt, dropProfile: was.state !== 'loaded' };
+      });
+      if (done) await expire(id, done.expiresAt, done.dropProfile);
     },
     async get(id) {
-      const h = await redis.hgetall(keys.batch(id));
-      if (!h.id) return undefined;
-      const meta: BatchMeta = {
-        id: h.id,
-        file: h.file ?? '',
-        fingerprint: h.fingerprint ?? '',
-        createdAt: h.createdAt ?? '',
-        state: (h.state as BatchState | undefined) ?? 'failed',
-      };
-      if (meta.state === 'loading' && !(Number(h.loadingUntil ?? 0) > Date.now() && loaderMayLive(h.loader))) meta.loaderDied = true;
-      if (h.total !== undefined) meta.total = Number(h.total);
-      if (h.loadedAt) meta.loadedAt = h.loadedAt;
-      if (h.error) meta.error = h.error;
-      if (h.reading) meta.reading = h.reading;
-      if (h.resubmit === '1') meta.resubmit = true;
-      if (h.filesRoot) meta.filesRoot = h.filesRoot;
-      if (h.database) meta.database = h.database;
-      if (h.expiresAt) meta.expiresAt = Number(h.expiresAt);
-      return meta;
+      const row = await readRow(db.kysely, id, false);
+      return row && metaOf(row);
     },
     async state(id) {
-      return ((await redis.hget(keys.batch(id), 'state')) as BatchState | null) ?? undefined;
+      const row = await db.kysely.selectFrom('batches').select('state').where('id', '=', id).executeTakeFirst();
+      return row?.state as BatchState | undefined;
     },
     async database(id) {
-      return (await redis.hget(keys.batch(id), 'database')) || undefined;
+      const row = await db.kysely.selectFrom('batches').select('database_id').where('id', '=', id).executeTakeFirst();
+      return row?.database_id || (row ? undefined : (await redis.hget(keys.batch(id), 'database')) || undefined);
     },
     async expiresAt(id) {
-      const raw = await redis.hget(keys.batch(id), 'expiresAt');
-      return raw ? Number(raw) : undefined;
+      const row = await db.kysely.selectFrom('batches').select('expires_at').where('id', '=', id).executeTakeFirst();
+      return row?.expires_at != null ? Number(row.expires_at) : undefined;
     },
     async profile(id) {
       const raw = await redis.hget(keys.batch(id), 'profile');
       return raw ? (JSON.parse(raw) as BankProfile) : undefined;
+    },
+    async list(limit) {
+      const rows = await db.kysely
+        .selectFrom('batches')
+        .select(['id', 'created_ms'])
+        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', Date.now())]))
+        .orderBy('created_ms', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit)
+        .execute();
+      return rows.map((r) => ({ id: r.id, createdMs: Number(r.created_ms) }));
+    },
+    async restoreProfile(id, profile) {
+      const exp = await this.expiresAt(id);
+      await redis.hset(keys.batch(id), 'profile', JSON.stringify(profile));
+      if (exp !== undefined) await expire(id, exp);
     },
   };
 }
@@ -306,11 +393,11 @@ function loaderMayLive(loader: string | null | undefined): boolean {
 }
 
 /**
- * The refusal for a batch id Redis does not hold, naming where it looked: a command run
- * from another folder may read another `.env`, and so another Redis or prefix.
+ * The refusal for a batch id the database does not hold, naming where to look: a command run
+ * from another folder may read another `.env`, and so another database or prefix.
  */
-export function noSuchBatch(redis: Redis, keys: Keys, batch: string): UsageError {
+export function noSuchBatch(_redis: Redis, keys: Keys, batch: string): UsageError {
   return new UsageError(
-    `There is no batch ${batch} in Redis at ${whereIs(redis)} under the prefix ${keys.prefix} (realty-batch status lists the batches; REDIS_URL and REALTY_PREFIX say where to look: the environment, .env in the working directory, or --env-file <file>).`,
+    `There is no batch ${batch} in the database of the deployment ${keys.prefix} (realty-batch status lists the batches; DATABASE_URL and REALTY_PREFIX say where to look: the environment, .env in the working directory, or --env-file <file>; realty-batch db status names the database).`,
   );
 }

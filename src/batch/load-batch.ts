@@ -5,6 +5,8 @@
  * read (see enqueue.ts), so a million-row file streams through in bounded memory.
  * What it asks of Redis goes through a load context (load-context.ts).
  */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Queue } from 'bullmq';
 import { LOADER } from '../config.js';
@@ -33,6 +35,8 @@ export interface LoadRequest extends InputOptions {
   file: string;
   batch: string;
   profile: BankProfile;
+  /** The profile's file: its path and sha256 are kept with the batch (`retry --missing --profile` checks a profile given again). */
+  profileFile?: string;
   logger: Logger;
   resubmit?: boolean;
   dryRun?: boolean;
@@ -187,6 +191,12 @@ async function openBatch(context: LoadContext, options: LoadRequest): Promise<bo
       resubmit: options.resubmit ?? false,
       ...(options.filesRoot !== undefined && { filesRoot: resolve(options.filesRoot) }),
       ...(options.databaseId !== undefined && { database: options.databaseId }),
+      ...(options.profileFile !== undefined && {
+        profilePath: resolve(options.profileFile),
+        profileSha256: createHash('sha256')
+          .update(await readFile(options.profileFile))
+          .digest('hex'),
+      }),
     },
     options.profile,
     options.retentionMs,

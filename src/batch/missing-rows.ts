@@ -5,6 +5,7 @@
  * wrote the row's outcome). Nothing would ever finish them: `status` names them, `run` and the nightly wait stop on them instead of waiting
  * for ever, and `retry --missing` makes their jobs again from the input.
  */
+import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import { dealJobId } from '../queue/job-data.js';
 import type { Keys } from '../redis/keys.js';
@@ -19,7 +20,14 @@ export interface MissingRows {
 /** Job keys checked per round trip. */
 const CHUNK = 1000;
 
-export async function findMissingRows(redis: Redis, keys: Keys, batch: string, total: number, sample = 20): Promise<MissingRows> {
+export async function findMissingRows(
+  redis: Redis,
+  keys: Keys,
+  db: Database,
+  batch: string,
+  total: number,
+  sample = 20,
+): Promise<MissingRows> {
   const missing: MissingRows = { count: 0, rows: [] };
   const jobKey = `${keys.bullPrefix}:${keys.queueName}:`;
   let pending: Array<{ row: number; dealId: string }> = [];
@@ -40,7 +48,7 @@ export async function findMissingRows(redis: Redis, keys: Keys, batch: string, t
     });
     pending = [];
   };
-  for await (const r of batchOutcomes(redis, keys, batch, total)) {
+  for await (const r of batchOutcomes(redis, keys, db, batch, total)) {
     if (r.outcome !== 'pending') continue;
     pending.push({ row: r.row, dealId: r.dealId });
     if (pending.length >= CHUNK) await check();
@@ -49,12 +57,15 @@ export async function findMissingRows(redis: Redis, keys: Keys, batch: string, t
   return missing;
 }
 
-/** The one sentence that says what to do about them. */
-export function describeMissing(batch: string, missing: MissingRows): string {
+/**
+ * The one sentence that says what to do about them. `profile`: the path of the profile the batch
+ * was loaded with, when Redis no longer holds it (emptied, restarted): the command needs it.
+ */
+export function describeMissing(batch: string, missing: MissingRows, profile?: string): string {
   const more = missing.count > missing.rows.length ? ', ...' : '';
   return (
     `${missing.count} row${missing.count === 1 ? '' : 's'} of batch ${batch} ha${missing.count === 1 ? 's' : 've'} neither a job that will run nor an outcome ` +
-    `(row${missing.rows.length === 1 ? '' : 's'} ${missing.rows.join(', ')}${more}): their jobs were removed from outside the tool, or failed without one; ` +
-    `realty-batch retry ${batch} --missing makes them again from the input`
+    `(row${missing.rows.length === 1 ? '' : 's'} ${missing.rows.join(', ')}${more}): their jobs were removed from outside the tool, failed without one, or went with Redis's data; ` +
+    `realty-batch retry ${batch} --missing${profile !== undefined ? ` --profile ${profile || '<bank.json>'}` : ''} makes them again from the input`
   );
 }

@@ -13,7 +13,7 @@ import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { createBatchStore } from './batch-store.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
-import { encodeOutcome } from '../outcomes/outcome-codec.js';
+import { clearOutcomes, rowsWithOutcome, writeOutcomes } from '../outcomes/outcome-rows.js';
 import type { JobStore, LoadContext } from './load-context.js';
 
 /**
@@ -27,14 +27,14 @@ const JOBS_EXIST = "local r = {} for i, key in ipairs(KEYS) do r[i] = redis.call
 /** Opens the deal queue on `redis` itself; `close` closes the queue, never the connection (nor the database). */
 export function createRedisLoadContext(redis: Redis, keys: Keys, db: Database): LoadContext {
   const queue = openQueue(redis, keys);
-  return { batches: createBatchStore(redis, keys), jobs: createRedisJobStore(redis, keys, queue, db), close: () => queue.close() };
+  return { batches: createBatchStore(redis, keys, db), jobs: createRedisJobStore(redis, keys, queue, db), close: () => queue.close() };
 }
 
 /**
  * `queue` is opened on `redis` itself (see `openQueue`): its commands then follow the
  * store's own on one connection, in order, which `write` relies on.
  */
-/** `db`: the ledger's database, for `submittedDeals` (a store that only takes jobs back needs none). */
+/** `db`: the database of the ledger and the outcomes (a store that only takes jobs back needs none). */
 export function createRedisJobStore(redis: Redis, keys: Keys, queue: Queue<StoredJobData>, db?: Database): JobStore {
   const jobKey = `${keys.bullPrefix}:${keys.queueName}:`;
   const jobOptions = dealJobOptions();
@@ -44,13 +44,17 @@ export function createRedisJobStore(redis: Redis, keys: Keys, queue: Queue<Store
   /** One chunk in one round trip (see JobStore.write). */
   const writeChunk = async (batch: string, jobs: readonly DealJobData[], outcomes: readonly OutcomeRecord[]): Promise<boolean[]> => {
     const ids = jobs.map((j) => dealJobId(batch, j.dealId));
+    // The refused rows' outcomes first, committed: none of them ever has a job.
+    if (outcomes.length > 0) {
+      const database = need(db);
+      await database.transaction(async (trx) => writeOutcomes(trx, batch, outcomes, await database.now(trx)));
+    }
     const pipeline = redis.pipeline();
     if (ids.length > 0) pipeline.eval(JOBS_EXIST, ids.length, ...ids.map((id) => jobKey + id));
     // The index is written before the jobs (one connection, in order): a load that dies
     // in between leaves no job its retry or its clean-up cannot find.
     if (jobs.length > 0) pipeline.hset(keys.rows(batch), ...jobs.flatMap((j) => [String(j.row), j.dealId]));
     if (outcomes.length > 0) {
-      pipeline.hset(keys.outcomes(batch), ...outcomes.flatMap((o) => [String(o.row), encodeOutcome(o)]));
       const counts = new Map<string, number>();
       for (const o of outcomes) counts.set(o.outcome, (counts.get(o.outcome) ?? 0) + 1);
       for (const [outcome, n] of counts) pipeline.hincrby(keys.metrics, `outcome|${outcome}`, n);
@@ -64,21 +68,24 @@ export function createRedisJobStore(redis: Redis, keys: Keys, queue: Queue<Store
     return ids.map((_, i) => existed[i] === 1);
   };
 
-  /** Whether each job's row has its outcome already (one HMGET). */
-  const rowsWithOutcome = async (batch: string, jobs: readonly DealJobData[]): Promise<boolean[]> => {
-    const raw = await redis.hmget(keys.outcomes(batch), ...jobs.map((j) => String(j.row)));
-    return raw.map((r) => r !== null);
+  /** Whether each job's row has its outcome already (one query). */
+  const finishedRows = async (batch: string, jobs: readonly DealJobData[]): Promise<boolean[]> => {
+    const found = await rowsWithOutcome(
+      need(db).kysely,
+      batch,
+      jobs.map((j) => j.row),
+    );
+    return jobs.map((j) => found.has(j.row));
   };
 
   return {
     async submittedDeals(bank, dealIds) {
-      if (!db) throw new Error("reading the ledger needs the ledger's database");
-      return readSubmittedDeals(db, bank, dealIds);
+      return readSubmittedDeals(need(db), bank, dealIds);
     },
 
     async write(batch, allJobs, outcomes, options = {}) {
       // A row with its outcome never becomes a job again: its finished job may be long gone.
-      const finished = options.skipFinished && allJobs.length > 0 ? await rowsWithOutcome(batch, allJobs) : undefined;
+      const finished = options.skipFinished && allJobs.length > 0 ? await finishedRows(batch, allJobs) : undefined;
       const jobs = finished ? allJobs.filter((_, i) => !finished[i]) : allJobs;
       const existed = await writeChunk(batch, jobs, outcomes);
       if (!finished) return existed;
@@ -113,7 +120,8 @@ export function createRedisJobStore(redis: Redis, keys: Keys, queue: Queue<Store
     },
 
     async clear(batch) {
-      await redis.del(keys.outcomes(batch), keys.rows(batch), keys.checkpoints(batch));
+      await redis.del(keys.rows(batch), keys.checkpoints(batch));
+      await clearOutcomes(need(db).kysely, batch);
     },
 
     async release(batch) {
@@ -133,4 +141,9 @@ export function createRedisJobStore(redis: Redis, keys: Keys, queue: Queue<Store
       } while (cursor !== '0');
     },
   };
+}
+
+function need(db: Database | undefined): Database {
+  if (!db) throw new Error('a load needs the database of the ledger and the outcomes');
+  return db;
 }

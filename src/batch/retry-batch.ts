@@ -10,7 +10,8 @@
  * made a docflow (ERR_UNCERTAIN) is looked up in the ledger first: when the news
  * feed has found its docflow since, the row gets it here, without a job.
  */
-import { stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import { UsageError } from '../errors.js';
@@ -20,7 +21,8 @@ import { createDocumentFileChecker } from '../input/document-files.js';
 import type { Logger } from '../logger.js';
 import { createBatchStore, noSuchBatch, type BatchMeta } from './batch-store.js';
 import { createOutcomeStore, type OutcomeStore } from '../outcomes/store.js';
-import { encodeOutcome } from '../outcomes/outcome-codec.js';
+import { deleteOutcomeIf } from '../outcomes/outcome-rows.js';
+import type { BankProfile } from '../input/profile.js';
 import { alreadySubmitted, ATTENTION_OUTCOMES, ownDocflow, type Outcome, type OutcomeRecord } from '../outcomes/types.js';
 import { readEntry } from '../ledger/ledger.js';
 import type { Database } from '../db/database.js';
@@ -45,6 +47,11 @@ export interface RetryOptions {
   force?: boolean;
   /** The batch input, when it is no longer where it was loaded from. */
   input?: string;
+  /**
+   * The bank profile, read from `--profile`: needed when Redis no longer holds the batch's
+   * (emptied or restarted), and then for the same bank (its INN) as the batch was loaded for.
+   */
+  profile?: { file: string; profile: BankProfile };
   logger: Logger;
 }
 
@@ -67,38 +74,72 @@ export interface RetrySummary {
 /** Outcomes of rows whose last try may have reached the gateway. */
 const UNCERTAIN_CODES: ReadonlySet<string> = new Set(['ERR_UNCERTAIN', 'ERR_JOB_STALLED']);
 
-/** Deletes the row's outcome only if it is still the one retry read: a newer one stays. */
-/** KEYS: outcomes. ARGV: row, the outcome as this version stores it, and as an earlier one did (src/outcomes/outcome-codec.ts). */
-const DELETE_IF_SAME = `local v = redis.call('HGET', KEYS[1], ARGV[1])
-if v == ARGV[2] or v == ARGV[3] then return redis.call('HDEL', KEYS[1], ARGV[1]) end return 0`;
-
 export async function retryBatch(options: RetryOptions): Promise<RetrySummary> {
   const { redis, keys, batch } = options;
   checkOutcomes(options.outcomes, options.force === true);
-  const batches = createBatchStore(redis, keys);
+  const batches = createBatchStore(redis, keys, options.db);
   const meta = await batches.get(batch);
   if (!meta) throw noSuchBatch(redis, keys, batch);
   if (meta.state !== 'loaded' || meta.total === undefined)
     throw new UsageError(`Batch ${batch} has not finished loading; nothing to retry yet.`);
 
-  const store = createOutcomeStore(redis, keys);
+  const store = createOutcomeStore(redis, keys, { db: options.db });
   const selected = await selectRows(options, store, meta.total);
   let missing = 0;
   if (options.missing) {
-    const found = await findMissingRows(redis, keys, batch, meta.total, Number.MAX_SAFE_INTEGER);
+    const found = await findMissingRows(redis, keys, options.db, batch, meta.total, Number.MAX_SAFE_INTEGER);
     for (const row of found.rows) selected.set(row, undefined);
     missing = found.count;
   }
   const summary: RetrySummary = { batch, selected: selected.size, requeued: 0, alreadyGoing: 0, stillInvalid: 0, missing, reconciled: 0 };
   if (selected.size === 0) return summary;
 
-  const bank = (await batches.profile(batch))?.organization.inn;
+  await profileFor(options, meta, batches);
+  const bank = meta.bank ?? (await batches.profile(batch))?.organization.inn;
   if (bank) summary.reconciled = await reconcileUncertain(options, store, selected, bank, meta.resubmit === true);
   if (selected.size === 0) return summary;
 
   await requeue(options, meta, selected, summary);
   options.logger.info({ ...summary }, 'batch rows sent around again');
   return summary;
+}
+
+/**
+ * The batch's profile is in Redis for its workers. Redis lost it (emptied, restarted): `--profile`
+ * gives it back, refused when it is another bank's (the batch knows its INN, never the profile's
+ * personal data). A profile changed since the load (the representative's new passport) is taken,
+ * said in the log.
+ */
+async function profileFor(options: RetryOptions, meta: BatchMeta, batches: ReturnType<typeof createBatchStore>): Promise<void> {
+  const given = options.profile;
+  if (!given) {
+    if (await batches.profile(meta.id)) return;
+    throw new UsageError(
+      `Batch ${meta.id}'s bank profile is no longer in Redis (Redis was emptied or restarted without its data); give it again: realty-batch retry ${meta.id} ${retryFlags(options)}--profile ${meta.profilePath || '<bank.json>'}.`,
+    );
+  }
+  const inn = given.profile.organization.inn;
+  if (meta.bank && inn !== meta.bank) {
+    throw new UsageError(
+      `--profile ${given.file} is for the bank with INN ${inn}, but batch ${meta.id} was loaded for INN ${meta.bank}${meta.profilePath ? ` (from ${meta.profilePath})` : ''}: give that bank's profile.`,
+    );
+  }
+  if (meta.profileSha256 && (await sha256Of(given.file)) !== meta.profileSha256)
+    options.logger.warn(
+      { batch: meta.id },
+      'the profile given differs from the one the batch was loaded with (same bank): its rows are sent with the one given',
+    );
+  await batches.restoreProfile(meta.id, given.profile);
+}
+
+function retryFlags(options: RetryOptions): string {
+  return `${options.missing ? '--missing ' : ''}${options.outcomes.map((o) => `--outcome ${o} `).join('')}`;
+}
+
+async function sha256Of(file: string): Promise<string> {
+  return createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex');
 }
 
 /** What `--outcome` takes: the outcomes that need attention, and rows still without one. */
@@ -228,8 +269,7 @@ async function requeue(
       if (meta.expiresAt !== undefined) await redis.pexpireat(keys.rows(batch), meta.expiresAt);
       await queue.add(DEAL_JOB, storedJobData(data), { ...dealJobOptions(), jobId: id });
       // The row is pending again, unless its new outcome is already in.
-      if (earlier)
-        await redis.eval(DELETE_IF_SAME, 1, keys.outcomes(batch), String(record.row), encodeOutcome(earlier), JSON.stringify(earlier));
+      if (earlier) await deleteOutcomeIf(options.db.kysely, batch, earlier);
       summary.requeued++;
     }
   } finally {

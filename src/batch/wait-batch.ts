@@ -2,6 +2,7 @@
  * Waiting until every row of a batch has its outcome: what `run` and a nightly
  * tick do while workers (in-process or anywhere) process the batch.
  */
+import type { Database } from '../db/database.js';
 import type { Queue } from 'bullmq';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import { createOutcomeStore } from '../outcomes/store.js';
@@ -31,6 +32,8 @@ const WAITING_EVERY_MS = 1000;
 export interface WaitOptions {
   redis: Redis;
   keys: Keys;
+  /** The database the outcomes are in. */
+  db: Database;
   /** The deal queue, to see it paused. */
   queue: Queue;
   batch: string;
@@ -47,8 +50,8 @@ export interface WaitOptions {
 
 /** Resolves when the batch is done (undefined), or with why it stopped early. */
 export async function waitForBatch(options: WaitOptions): Promise<StopReason | undefined> {
-  const { redis, keys, batch, total } = options;
-  const outcomes = createOutcomeStore(redis, keys);
+  const { redis, keys, db, batch, total } = options;
+  const outcomes = createOutcomeStore(redis, keys, { db });
   const pollMs = options.pollMs ?? 200;
   const stallMs = options.stallMs ?? STALL_MS;
   let last = -1;
@@ -92,7 +95,7 @@ export async function waitForBatch(options: WaitOptions): Promise<StopReason | u
       // A quiet batch may be waiting on retries, or on rows whose jobs someone removed:
       // looked at while quiet, and less often the longer a look takes on a large batch.
       const began = Date.now();
-      const missing = await findMissingRows(redis, keys, batch, total);
+      const missing = await findMissingRows(redis, keys, db, batch, total);
       nextCheck = Date.now() + Math.max(stallMs, 10 * (Date.now() - began));
       const seen = missing.count > 0 ? `${missing.count}:${missing.rows.join(',')}` : undefined;
       if (seen && seen === suspects) return 'missing';

@@ -51,7 +51,7 @@ export function registerBatchFilesCommand(
       const shutdown = onShutdownSignals(spec.stopping);
       await withDatabase(env, (db) =>
         withRedis(env, async (redis) => {
-          const meta = await createBatchStore(redis, env.keys).get(batch);
+          const meta = await createBatchStore(redis, env.keys, db).get(batch);
           if (!meta) throw noSuchBatch(redis, env.keys, batch);
           const total = meta.total;
           if (total === undefined) throw new UsageError(`Batch ${batch} is still loading: its total is not known yet.`);

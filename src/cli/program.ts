@@ -16,6 +16,7 @@ import { environment, reportError, type CliContext, type Env } from './common.js
 import { registerDashboardCommand } from './commands/dashboard.js';
 import { registerDbCommand } from './commands/db.js';
 import { registerLedgerCommand } from './commands/ledger.js';
+import { registerLedgerImportCommand } from './commands/ledger-import.js';
 import { registerLoadCommand } from './commands/load.js';
 import { registerDocumentsCommand } from './commands/documents.js';
 import { registerPaymentsCommand } from './commands/payments.js';
@@ -66,7 +67,7 @@ export function buildProgram(context: CliContext, output?: OutputConfiguration):
   registerRetryCommand(program, context);
   registerStatusCommand(program, context);
   registerTrackCommand(program, context);
-  registerLedgerCommand(program, context);
+  registerLedgerImportCommand(registerLedgerCommand(program, context), context);
   registerScheduleCommand(program, context);
   registerDashboardCommand(program, context);
   registerDbCommand(program, context);

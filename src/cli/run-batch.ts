@@ -29,6 +29,8 @@ export interface RunOptions extends Omit<DealWorkerOptions, 'connection' | 'proc
   processor?: DealWorkerOptions['processor'];
   file: string;
   profile: BankProfile;
+  /** The profile's file: its path and sha256 are kept with the batch (`retry --missing --profile` checks a profile given again). */
+  profileFile?: string;
   /** `--files-root` (load-batch.ts). */
   filesRoot?: string;
   out: string;
@@ -108,6 +110,7 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
       fingerprint,
       batch,
       profile: options.profile,
+      ...(options.profileFile !== undefined && { profileFile: options.profileFile }),
       redis,
       keys,
       db,
@@ -133,6 +136,7 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
     stoppedBecause = await waitForBatch({
       redis,
       keys,
+      db,
       queue: dealWorker.queue,
       batch,
       total: load.read,
@@ -145,7 +149,7 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
   } finally {
     await dealWorker.close();
   }
-  const missing = stoppedBecause === 'missing' ? await findMissingRows(redis, keys, batch, load.read) : undefined;
+  const missing = stoppedBecause === 'missing' ? await findMissingRows(redis, keys, db, batch, load.read) : undefined;
   // At the deadline the unfinished rows keep their jobs (a later `work` or `run` finishes them,
   // once each): their lines say why they wait, when they are tried next, and what to run.
   const notes = stoppedBecause === 'deadline' ? await deadlineNotes(redis, keys, batch, options.lang) : undefined;

@@ -82,13 +82,13 @@ function sendDownload(reply: FastifyReply, dir: string, file: string, filename: 
 
 export function batchesRoutes(options: BatchesRoutesOptions) {
   const { redis, keys, db, logger } = options;
-  const store = createBatchStore(redis, keys);
+  const store = createBatchStore(redis, keys, db);
 
   /** The batch of a download, loaded completely; one sentence otherwise. */
   async function loadedBatch(id: string): Promise<BatchMeta & { total: number }> {
     if (!BATCH_ID.test(id)) throw new PageError(404, 'There is no such batch.');
     const meta = await store.get(id);
-    if (!meta) throw new PageError(404, `There is no batch ${id} in Redis (it may have passed its retention).`);
+    if (!meta) throw new PageError(404, `There is no batch ${id} (it may have passed its retention).`);
     if (meta.state === 'failed')
       throw new PageError(409, `Batch ${id} did not load completely (${meta.error ?? 'unknown error'}); nothing of it was sent.`);
     if (meta.total === undefined || meta.state !== 'loaded')
@@ -118,13 +118,13 @@ export function batchesRoutes(options: BatchesRoutesOptions) {
     });
 
     app.get('/batches', async (_request, reply) => {
-      const ids = await redis.zrevrange(keys.batches, 0, MAX_BATCHES - 1);
+      const ids = (await store.list(MAX_BATCHES)).map((b) => b.id);
       const unreadable: string[] = [];
       const found = await mapLimit(ids, STATUS_CONCURRENCY, async (id): Promise<BatchStatus | undefined> => {
         try {
           return await batchStatus(redis, keys, db, id);
         } catch (err) {
-          // Past its retention: its metadata is gone, its id not yet (status removes it).
+          // Past its retention between the list and the read: gone.
           if (err instanceof UsageError) return undefined;
           logger?.warn({ batch: id, err: { message: (err as Error).message } }, 'could not read a batch for the dashboard');
           unreadable.push(id);

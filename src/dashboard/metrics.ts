@@ -18,6 +18,7 @@ import type { Keys } from '../redis/keys.js';
 import { readTicks, type TickRecord } from '../redis/schedule-ticks.js';
 import { docflowStateCounts } from '../ledger/docflows.js';
 import { readFeedState } from '../feed/feed-store.js';
+import { readRestore } from '../ledger/restore.js';
 import { createBatchFigures, type BatchFigures } from './batch-figures.js';
 
 export const METRIC_NAMES = {
@@ -34,6 +35,7 @@ export const METRIC_NAMES = {
   paused: 'realty_queue_paused',
   docflows: 'realty_docflows',
   feedItems: 'realty_feed_items_total',
+  restore: 'realty_ledger_restore_suspected',
 } as const;
 
 /** The reasons of realty_queue_paused: `session` when the tool paused the queue for a 401 (`keys.pauseReason`). */
@@ -142,7 +144,7 @@ export function createDashboardMetrics(redis: Redis, keys: Keys, db: Database, q
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const fleet = shared(async () => parseFleetCounters(await redis.hgetall(keys.metrics)));
-  const batchFigures = createBatchFigures(redis, keys);
+  const batchFigures = createBatchFigures(db);
   const batches = shared(() => batchFigures.read());
   const ticks = shared(() => readTicks(redis, keys));
 
@@ -226,6 +228,14 @@ export function createDashboardMetrics(redis: Redis, keys: Keys, db: Database, q
       const feed = await readFeedState(db);
       this.reset();
       for (const kind of ['followed', 'resolved', 'unknown', 'conflicts'] as const) this.inc({ kind }, feed[kind]);
+    },
+  });
+  new Gauge({
+    name: METRIC_NAMES.restore,
+    help: 'Whether the database looks restored from an older copy (1) or not (0): the news feed showed what the ledger had forgotten within the last 24 h, or the database holds less of the feed than this fleet saw it hold (src/ledger/restore.ts).',
+    registers: [registry],
+    async collect() {
+      this.set((await readRestore(db, redis, keys)).suspected ? 1 : 0);
     },
   });
 

@@ -104,6 +104,18 @@ export interface FeedTable {
   conflicts: Millis;
   /** Items that moved a docflow of ours. */
   followed: Millis;
+  /** (0004) The period of the follower that stored the last complete page (ms): its pause plus that read's time; a claim needs `covered_at` within two. */
+  poll_ms: ColumnType<number, number | undefined, number>;
+  /** (0004) Items of this deployment's banks naming a deal (or a try) the ledger lacked: entered from the feed. */
+  lacking: ColumnType<number, number | undefined, number>;
+  lacking_at: Millis | null;
+  /** (0004) A restore from an older copy suspected (src/ledger/restore.ts): first and last evidence, database clock. */
+  restore_at: Millis | null;
+  restore_seen_at: Millis | null;
+  /** (0004) Docflows the feed gave back to the ledger since (re-read items it lacked). */
+  restore_lost: ColumnType<number, number | undefined, number>;
+  /** (0004) The first evidence, one sentence of ids and counts. */
+  restore_why: string | null;
 }
 
 /** The deployment this database belongs to: bound at its first start to a gateway and an account. */
@@ -130,6 +142,95 @@ export interface OperatorActionTable {
   detail: string;
 }
 
+/**
+ * A batch: one input file's rows, loaded under one bank profile (src/batch/batch-store.ts). What
+ * `retry --missing` needs to remake its jobs without Redis; the profile itself (personal data)
+ * is in Redis only, expiring with the batch's work.
+ */
+export interface BatchTable {
+  id: string;
+  /** The input's path, and sha256 of its bytes with the reading options. */
+  file: string;
+  fingerprint: string;
+  /** The reading options (JSON). */
+  reading: string;
+  /** 1: loaded with --resubmit. */
+  resubmit: number;
+  files_root: string;
+  /** loading | loaded | failed. */
+  state: string;
+  total: number | null;
+  error: string | null;
+  created_at: string;
+  created_ms: Millis;
+  loaded_at: string | null;
+  /** A loading batch's loader: its heartbeat's end (this host's clock, ms) and `<host>:<pid>`. */
+  loading_until: Millis;
+  loader: string;
+  retention_ms: Millis;
+  /** When the batch and its outcomes go (ms since epoch), once it loaded or failed. */
+  expires_at: Millis | null;
+  /** The database it was loaded into (src/db/deployment.ts). */
+  database_id: string;
+  /** The bank's INN, the docflow type, the profile's path and sha256. */
+  bank: string;
+  type: string;
+  profile_path: string;
+  profile_sha256: string;
+}
+
+/** A row's one outcome in its batch: the results file's columns (messages masked). */
+export interface OutcomeTable {
+  batch: string;
+  row: number;
+  deal_id: string;
+  outcome: string;
+  docflow_id: string | null;
+  /** The cadastral number suggest found (or the input gave). */
+  cn: string | null;
+  http_status: number | null;
+  attempts: number;
+  finished_at: string;
+  error_code: string | null;
+  error_message: string | null;
+  /** JSON array of cadastral numbers (ambiguous, not_found). */
+  candidates: string | null;
+  request_id: string | null;
+  type: string | null;
+  updated_at: Millis;
+}
+
+/** The fleet's turns at a maintenance task (src/db/prune.ts): none takes it before `due_at` (database clock, ms). */
+export interface MaintenanceTable {
+  task: string;
+  due_at: Millis;
+  /** `<host>:<pid>` of the process that took the last turn. */
+  holder: string;
+}
+
+/** A file content the nightly inbox ran to the end: the same bytes again (any name) are not run again. */
+export interface InboxFileTable {
+  /** The inbox's resolved path. */
+  inbox: string;
+  sha256: string;
+  /** Its name when it ran, its batch, when it ended (ISO 8601). */
+  file: string;
+  batch: string;
+  at: string;
+  /** Remembered until then (ms since epoch): as long as the ledger's entries. */
+  expires_at: Millis;
+}
+
+/** A morning report written: one per schedule and day. */
+export interface ReportTable {
+  schedule: string;
+  day: string;
+  at: string;
+  file: string;
+  /** Its totals (JSON). */
+  totals: string;
+}
+
 /** The migrations applied, one row each (src/db/migrate.ts). */
 export interface SchemaMigrationTable {
   version: number;
@@ -144,6 +245,11 @@ export interface Schema {
   feed: FeedTable;
   deployment: DeploymentTable;
   operator_actions: OperatorActionTable;
+  batches: BatchTable;
+  outcomes: OutcomeTable;
+  inbox_files: InboxFileTable;
+  reports: ReportTable;
+  maintenance: MaintenanceTable;
   schema_migrations: SchemaMigrationTable;
 }
 
@@ -151,3 +257,6 @@ export type LedgerRow = Selectable<LedgerTable>;
 export type NewLedgerRow = Insertable<LedgerTable>;
 export type LedgerUpdate = Updateable<LedgerTable>;
 export type DocflowRow = Selectable<DocflowTable>;
+export type BatchRow = Selectable<BatchTable>;
+export type OutcomeRow = Selectable<OutcomeTable>;
+export type NewOutcomeRow = Insertable<OutcomeTable>;

@@ -6,11 +6,13 @@
  * of our docflows and their history, the feed's row.
  */
 import type { Database, Trx } from '../db/database.js';
-import type { DocflowRow, LedgerRow } from '../db/schema.js';
+import type { Selectable } from 'kysely';
+import type { DocflowRow, FeedTable, LedgerRow } from '../db/schema.js';
 import type { NewsItem } from '../realty/types.js';
 import { parseRequestId, requestIdOf, type DocflowType } from '../ledger/entry.js';
 import { keyString, NO_TRY, type LedgerKey } from '../ledger/rows.js';
 import type { NameMatcher } from '../privacy/name-filter.js';
+import { databaseIdOf, evidence, itemsBehind, RESTORE_ALERT_MS, type Witness } from '../ledger/restore.js';
 import { statusOfItem } from './item-status.js';
 
 /** A page as the follower read it. */
@@ -20,6 +22,8 @@ export interface PageToStore {
   lastToken: string;
   readAt: number;
   items: readonly NewsItem[];
+  /** The follower's pause between reads (ms): with the read's own time, kept in the feed's row (a claim allows two such periods since the last complete read). */
+  pollMs?: number;
 }
 
 /** What a page's transaction decided, for the work in Redis after its commit. */
@@ -30,6 +34,10 @@ export interface Stored {
   complete: boolean;
   /** Rows whose try the feed answered: their outcome (if ERR_UNCERTAIN) learns it, or their job is woken. */
   settled: Array<{ batch: string; row: number; job: string | null; outcome: string; docflowId: string; date: string }>;
+  /** The page proved the database older than what it had written (src/ledger/restore.ts): why, and the docflows it gave back. */
+  restore?: { why: string; lost: number };
+  /** The database's id and its feed items after this page: the fleet's witness (restore.ts raiseWitness). */
+  witness: Witness;
 }
 
 /** The page's decisions, in its transaction. */
@@ -39,10 +47,35 @@ export async function decidePage(
   now: number,
   page: PageToStore,
   names: Map<NewsItem, NameMatcher>,
+  witness?: Witness,
 ): Promise<Stored | 'moved'> {
   const feedQuery = trx.selectFrom('feed').selectAll().where('id', '=', 1);
   const feed = await (db.engine === 'postgres' ? feedQuery.forUpdate() : feedQuery).executeTakeFirst();
   if (!feed || feed.cursor !== page.after) return 'moved';
+  const databaseId = await databaseIdOf(trx);
+  // Fewer items than the fleet saw this database hold: it went back in time, and this page is read again.
+  const behind = itemsBehind(witness, databaseId, Number(feed.items));
+  /** Tries above the ledger's for deals this deployment claimed: each a proof the ledger forgot it. */
+  const triesAbove: string[] = [];
+  /** Items of this deployment's banks naming a deal or a try the ledger lacked. */
+  let lacking = 0;
+  const banks = new Map<string, Promise<boolean>>();
+  // A bank is this deployment's once a row of it claimed a deal (a row the feed made has no batch).
+  const ourBank = (bank: string): Promise<boolean> => {
+    let known = banks.get(bank);
+    if (!known) {
+      known = trx
+        .selectFrom('ledger')
+        .select('bank')
+        .where('bank', '=', bank)
+        .where('batch', '<>', '')
+        .limit(1)
+        .executeTakeFirst()
+        .then((r) => r !== undefined);
+      banks.set(bank, known);
+    }
+    return known;
+  };
 
   const items = page.items.map((item) => ({ item, ours: item.docflow.requestId ? parseRequestId(item.docflow.requestId) : undefined }));
   const entries = await lockEntries(
@@ -58,7 +91,7 @@ export async function decidePage(
   }
   const changed = new Map<string, DocflowRow>();
   const history: Array<{ docflow_id: string; st: string; sat: string; seen_at: number }> = [];
-  const out: Stored = { resolved: 0, unknown: 0, conflicts: [], complete: false, settled: [] };
+  const out: Stored = { resolved: 0, unknown: 0, conflicts: [], complete: false, settled: [], witness: { databaseId, items: 0 } };
   let followed = 0;
 
   const follow = (item: NewsItem, base: Pick<DocflowRow, 'bank' | 'type' | 'deal_id' | 'n' | 'request_id'>): void => {
@@ -106,11 +139,30 @@ export async function decidePage(
       // A docflow of one of our deals that the ledger does not know: its claim was lost with a
       // database restored from an older copy, or another fleet of the bank made it. Either way
       // the deal has it; the first row that claims the deal takes it as its own.
+      if (await ourBank(ours.bank)) lacking++;
       const row = wellFormedRow(newEntry(ours, docflowId, item, now));
       await trx
         .insertInto('ledger')
         .values(row)
         .onConflict((c) => c.columns(['bank', 'type', 'deal_id']).doNothing())
+        .execute();
+      entries.set(keyString(ours), row);
+      out.resolved++;
+      follow(item, base!);
+    } else if (ours.n > e.n) {
+      // A later try than the ledger's: the ledger lost it (restored from an older copy), or
+      // another fleet of the bank sent the deal again. The feed's evidence wins: the deal has
+      // this docflow, and the first row that claims the deal takes it as its own. A deal this
+      // deployment claimed (its row has a batch) proves the ledger forgot.
+      if (e.batch !== '') triesAbove.push(evidence.tryAbove(rid, e.n));
+      if (await ourBank(ours.bank)) lacking++;
+      const row = wellFormedRow({ ...newEntry(ours, docflowId, item, now), cn: e.cn, addr: e.addr, pf: e.pf });
+      await trx
+        .updateTable('ledger')
+        .set(row)
+        .where('bank', '=', e.bank)
+        .where('type', '=', e.type)
+        .where('deal_id', '=', e.deal_id)
         .execute();
       entries.set(keyString(ours), row);
       out.resolved++;
@@ -176,9 +228,18 @@ export async function decidePage(
   }
   const n = page.items.length;
   out.complete = n === 0 || n < feed.page_max;
+  out.witness.items = Number(feed.items) + n;
+  const restore = restoreOf(feed, now, behind, triesAbove, lacking);
+  if (restore) out.restore = { why: restore.why, lost: lacking };
   await trx
     .updateTable('feed')
     .set({
+      ...restore?.set,
+      // The follower's period as it runs: its pause, and the time this read took to store (a
+      // slow gateway's read is part of it). A claim allows two of them since the last complete read.
+      poll_ms: out.complete && page.pollMs !== undefined ? page.pollMs + Math.max(0, now - page.readAt) : feed.poll_ms,
+      lacking: Number(feed.lacking) + lacking,
+      lacking_at: feed.lacking_at ?? (lacking > 0 ? now : null),
       cursor: page.lastToken,
       covered_at: out.complete && page.readAt > Number(feed.covered_at) ? page.readAt : Number(feed.covered_at),
       page_max: Math.max(feed.page_max, n),
@@ -192,6 +253,35 @@ export async function decidePage(
     .execute();
   return out;
 }
+
+/**
+ * The page's evidence of a restore (src/ledger/restore.ts), as the feed's row keeps it: an
+ * episode begins with its first evidence (or again once the last is older than RESTORE_ALERT_MS)
+ * and keeps its first sentence; each page with evidence counts what it gave back.
+ */
+function restoreOf(
+  feed: FeedRow,
+  now: number,
+  behind: number,
+  triesAbove: string[],
+  lacking: number,
+): { why: string; set: Partial<FeedRow> } | undefined {
+  if (behind === 0 && triesAbove.length === 0) return undefined;
+  const more = triesAbove.length > 1 ? ` (and ${triesAbove.length - 1} more tries above the ledger's on this page)` : '';
+  const why = behind > 0 ? evidence.behind(Number(feed.items), behind) : `${triesAbove[0]}${more}`;
+  const ongoing = feed.restore_seen_at !== null && now - Number(feed.restore_seen_at) < RESTORE_ALERT_MS;
+  return {
+    why,
+    set: {
+      restore_at: ongoing ? feed.restore_at : now,
+      restore_seen_at: now,
+      restore_lost: (ongoing ? Number(feed.restore_lost) : 0) + lacking,
+      restore_why: ongoing ? feed.restore_why : why,
+    },
+  };
+}
+
+type FeedRow = Selectable<FeedTable>;
 
 /**
  * A row with each lone UTF-16 surrogate (half an emoji, from any text of the gateway's) as U+FFFD:

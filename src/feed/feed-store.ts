@@ -20,10 +20,11 @@ import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import type { RealtyClient } from '../realty/client.js';
 import type { NewsItem } from '../realty/types.js';
-import { SETTLE_UNCERTAIN } from '../ledger/ledger.js';
+import { settleUncertain } from '../outcomes/outcome-rows.js';
 import { parseRequestId, type DocflowType } from '../ledger/entry.js';
 import { keyString } from '../ledger/rows.js';
 import { filterMatcher, type NameMatcher } from '../privacy/name-filter.js';
+import { raiseWitness, readWitness } from '../ledger/restore.js';
 import { hasRegistryError } from './item-status.js';
 import { decidePage, type PageToStore } from './feed-page.js';
 
@@ -83,7 +84,16 @@ export type StoreResult =
    * `wake`: the job keys of rows whose try this page resolved and that have no outcome yet
    * (each sleeps until its try's end plus `--feed-lag-ms`): wakeRows runs them now.
    */
-  | { kind: 'stored'; resolved: number; unknown: number; conflicts: string[]; complete: boolean; wake: string[] };
+  | {
+      kind: 'stored';
+      resolved: number;
+      unknown: number;
+      conflicts: string[];
+      complete: boolean;
+      wake: string[];
+      /** The page proved the database restored from an older copy (src/ledger/restore.ts): why, and the docflows it gave back. */
+      restore?: { why: string; lost: number };
+    };
 
 /**
  * The deal's persons' name filters (src/privacy/name-filter.ts) for the items with a registry
@@ -124,27 +134,30 @@ export async function storePage(redis: Redis, keys: Keys, db: Database, page: Pa
 export async function storeRead(redis: Redis, keys: Keys, db: Database, page: PageToStore): Promise<{ result: StoreResult; now?: number }> {
   // The fleet's lock (Redis) says who follows; the cursor's compare-and-set (below) is the fence.
   if ((await redis.get(keys.feedLock)) !== page.lockToken) return { result: { kind: 'lost' } };
+  // Read before the database (and raised after its commit): a database that kept its writes is never behind it.
+  const witness = await readWitness(redis, keys);
   const names = await personsOfErrors(db, page.items);
   let now = 0;
+  const wake: string[] = [];
   const stored = await db.transaction(async (trx) => {
     now = await db.now(trx);
-    return decidePage(trx, db, now, page, names);
+    const decided = await decidePage(trx, db, now, page, names, witness);
+    if (decided === 'moved') return decided;
+    wake.length = 0;
+    for (const s of decided.settled) {
+      if (s.batch === '') continue;
+      // Its row may have ended ERR_UNCERTAIN meanwhile (the feed was late or down): now it knows, in the same commit.
+      const message = `the gateway's answer was lost; its docflow was found in the news feed (${s.date})`;
+      const has = await settleUncertain(trx, s.batch, s.row, { outcome: s.outcome, docflowId: s.docflowId, message }, now);
+      // No outcome yet: its job sleeps until the try's end plus the feed lag, or is about to.
+      if (!has && s.job) wake.push(s.job);
+    }
+    return decided;
   });
   if (stored === 'moved') return { result: { kind: 'moved' } };
-  const wake: string[] = [];
-  for (const s of stored.settled) {
-    if (s.batch === '') continue;
-    // Its row may have ended ERR_UNCERTAIN meanwhile (the feed was late or down): now it knows.
-    const has = await SETTLE_UNCERTAIN.run(
-      redis,
-      [keys.outcomes(s.batch)],
-      [s.row, s.outcome, s.docflowId, `the gateway's answer was lost; its docflow was found in the news feed (${s.date})`],
-    );
-    // No outcome yet: its job sleeps until the try's end plus the feed lag, or is about to.
-    if (Number(has) === 0 && s.job) wake.push(s.job);
-  }
-  const { resolved, unknown, conflicts, complete } = stored;
-  return { result: { kind: 'stored', resolved, unknown, conflicts, complete, wake }, now };
+  await raiseWitness(redis, keys, stored.witness);
+  const { resolved, unknown, conflicts, complete, restore } = stored;
+  return { result: { kind: 'stored', resolved, unknown, conflicts, complete, wake, ...(restore && { restore }) }, now };
 }
 
 export interface FeedState {

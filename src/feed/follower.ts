@@ -138,6 +138,11 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
       refused = true;
       return 'stop';
     }
+    if (stored.restore)
+      log.error(
+        { evidence: stored.restore.why, givenBack: stored.restore.lost },
+        'the database was restored from an older copy (or lost committed writes): the docflows made since are entered from the news feed, and nothing is sent before the feed is read to its end; check that DATABASE_URL names the live database (realty-batch status)',
+      );
     if (stored.resolved > 0) log.info({ resolved: stored.resolved }, 'lost answers found in the news feed');
     // Their rows sleep until their try's end plus --feed-lag-ms: run them now.
     waker.wake(stored.wake);
@@ -206,6 +211,7 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
       lastToken: page.lastToken,
       readAt: read.readAt,
       items: page.news,
+      pollMs,
     };
     const previous = storing.at(-1);
     const settled = settle(

@@ -6,6 +6,7 @@
  * the cadastral number suggest found, and whether another row that holds the claim still
  * runs, which chooses between waiting and taking over, never whether a deal may be sent.
  */
+import { FeedNotCompleteError } from '../errors.js';
 import type { Engine, Trx } from '../db/database.js';
 import type { LedgerRow } from '../db/schema.js';
 import { storedProperty } from '../input/property-key.js';
@@ -31,7 +32,7 @@ export type ClaimVerdict =
   /** The feed has no cursor yet: start it (`ensureFeed`), then claim again. */
   | { kind: 'nofeed' }
   /** This row made the deal's docflow before (its answer, or the feed, said so). */
-  | { kind: 'own'; docflowId: string; outcome: 'queued' | 'suspended'; at: string; via: Via }
+  | { kind: 'own'; docflowId: string; outcome: 'queued' | 'suspended'; at: string; via: Via; requestId?: string; type?: string }
   /**
    * Another row or batch made it: nothing is sent. `stands`: the row asked to resubmit, and the
    * deal's docflow was not refused by the registry (its state as the feed last showed it, '' for
@@ -86,6 +87,39 @@ export interface Holder {
 /** The decision needs to know whether this holder still runs: ask Redis, then decide again. */
 export type NeedsHolder = { kind: 'holder'; job: string; batch: string; row: number };
 
+/**
+ * Nothing may be sent now: the feed was last read complete `now - coveredAt` ms ago (database
+ * clock), more than `allowMs` (two of its follower's poll intervals). A database restored from
+ * an older copy does not know the docflows made after that copy: they are learned from the feed
+ * before anything is sent (src/ledger/restore.ts). Nothing was written.
+ */
+export type FeedBehind = { kind: 'behind'; coveredAt: number; now: number; allowMs: number };
+
+/**
+ * Beyond two of the follower's periods (its pause plus its read's time, as the feed's row keeps
+ * it), what a busy host's event loop and the page's own commit may add before the next read is
+ * stored: a run whose follower keeps reading never waits for it. Small beside any backup's age.
+ */
+export const FEED_SLACK_MS = 250;
+
+export { FeedNotCompleteError };
+
+/** ledger.claim's FeedBehind, as the error it throws: the row waits without spending a try (src/worker/deal-failure.ts). */
+export function feedNotComplete(behind: FeedBehind): FeedNotCompleteError {
+  return new FeedNotCompleteError(
+    `the news feed is not known complete: its last complete read was ${describeAge(behind.now - behind.coveredAt)} ago (a claim needs one within ${describeAge(behind.allowMs)}, two poll intervals); nothing was sent`,
+    behind,
+  );
+}
+
+/** An age for people: ms under 10 s, else seconds, minutes, hours. */
+export function describeAge(ms: number): string {
+  if (ms < 10_000) return `${Math.max(0, Math.round(ms))} ms`;
+  if (ms < 120_000) return `${Math.round(ms / 1000)} s`;
+  if (ms < 2 * 3_600_000) return `${Math.round(ms / 60_000)} min`;
+  return `${Math.round(ms / 3_600_000)} h`;
+}
+
 /** A row's property as the ledger keeps it (storedProperty); '' for what it has not. */
 export function propertyArgs(property: PropertyKey | undefined): [string, string] {
   const stored = property && storedProperty(property);
@@ -106,19 +140,21 @@ export async function decideClaim(
   now: number,
   c: ClaimInput,
   holder: Holder | undefined,
-): Promise<ClaimVerdict | NeedsHolder> {
-  const feed = await trx.selectFrom('feed').select(['since', 'covered_at']).where('id', '=', 1).executeTakeFirst();
+): Promise<ClaimVerdict | NeedsHolder | FeedBehind> {
+  const feed = await trx.selectFrom('feed').select(['since', 'covered_at', 'poll_ms']).where('id', '=', 1).executeTakeFirst();
   if (!feed) return { kind: 'nofeed' };
+  const known = { since: Number(feed.since), covered: Number(feed.covered_at), allowMs: 2 * Number(feed.poll_ms) + FEED_SLACK_MS };
   for (;;) {
     const e = await lockRow(trx, engine, c.key);
-    const verdict = await decide(trx, now, c, e, holder, { since: Number(feed.since), covered: Number(feed.covered_at) });
+    const verdict = await decide(trx, now, c, e, holder, known);
     // Another transaction made the deal's first row between the read and the insert: decide on it.
     if (verdict !== 'again') return verdict;
   }
 }
 
-type Feed = { since: number; covered: number };
-type Verdict = ClaimVerdict | NeedsHolder | 'again';
+/** The feed's row as a claim reads it: since when it is followed, up to when it is known complete, and how fresh that must be. */
+type Feed = { since: number; covered: number; allowMs: number };
+type Verdict = ClaimVerdict | NeedsHolder | FeedBehind | 'again';
 
 async function decide(
   trx: Trx,
@@ -128,7 +164,7 @@ async function decide(
   holder: Holder | undefined,
   feed: Feed,
 ): Promise<Verdict> {
-  if (!e) return c.mode === 'check' ? { kind: 'notfound' } : writeClaim(trx, now, c, undefined, 0, null);
+  if (!e) return c.mode === 'check' ? { kind: 'notfound' } : writeClaim(trx, now, c, feed, undefined, 0, null);
   let own = e.batch === c.batch && e.row === c.row;
   // This very claim, run again (its commit's answer lost): nothing was sent yet.
   if (own && e.state === 'sending' && e.nonce === c.nonce && e.end_at === null) return send(c, e.n);
@@ -137,7 +173,7 @@ async function decide(
     await updateRow(trx, c.key, { batch: c.batch, row: c.row, ...(c.personFilter && { pf: c.personFilter }), updated_at: now });
     own = true;
   }
-  if (e.state === 'submitted') return decideSubmitted(trx, now, c, e, own);
+  if (e.state === 'submitted') return decideSubmitted(trx, now, c, e, own, feed);
   return decideHeld(trx, now, c, e, own, holder, feed);
 }
 
@@ -146,15 +182,23 @@ const send = (c: ClaimInput, n: number): ClaimVerdict => ({
   requestId: requestIdOf(c.key.bank, c.key.dealId, n, c.key.type),
 });
 
-/** Writes try `n` ahead of its call (the deal's first row, or its row made again); 'again' when another made the first row meanwhile. */
+/**
+ * Writes try `n` ahead of its call (the deal's first row, or its row made again); 'again' when
+ * another made the first row meanwhile. Only while the feed is known complete to within two
+ * poll intervals: every try, not only a deal's first, since a database restored from an older
+ * copy forgets resubmissions and tries that made a docflow as well as whole deals, and the feed
+ * gives them back (src/feed/feed-page.ts) once it is read to its end.
+ */
 async function writeClaim(
   trx: Trx,
   now: number,
   c: ClaimInput,
+  feed: Feed,
   e: LedgerRow | undefined,
   n: number,
   prev: string | null,
 ): Promise<Verdict> {
+  if (now - feed.covered > feed.allowMs) return { kind: 'behind', coveredAt: feed.covered, now, allowMs: feed.allowMs };
   const row = {
     n,
     state: 'sending',
@@ -182,13 +226,14 @@ async function writeClaim(
 }
 
 /** The deal has its docflow: this row's own, another deal's (another property), or resubmitted once the registry refused it. */
-async function decideSubmitted(trx: Trx, now: number, c: ClaimInput, e: LedgerRow, own: boolean): Promise<Verdict> {
+async function decideSubmitted(trx: Trx, now: number, c: ClaimInput, e: LedgerRow, own: boolean, feed: Feed): Promise<Verdict> {
   // The dealId's docflow is another property's: this row is another deal, --resubmit or not, even
   // on the row that made it (its batch expired and its id was loaded again with another file).
   if (otherProperty(e, c.cn)) return conflict(e);
   if (own) {
     const via = (e.via as Via | null) ?? 'answer';
-    return { kind: 'own', docflowId: e.docflow_id ?? '', outcome: e.outcome === 'suspended' ? 'suspended' : 'queued', at: e.at ?? '', via };
+    const { docflowId, outcome, at, requestId, type } = dealOf(e);
+    return { kind: 'own', docflowId, outcome, at, via, ...(requestId && { requestId, type }) };
   }
   if (!c.resubmit || c.mode === 'check') return elsewhere(e);
   // --resubmit makes try n + 1 only of a deal the registry refused: a docflow that is queued, sent,
@@ -197,7 +242,7 @@ async function decideSubmitted(trx: Trx, now: number, c: ClaimInput, e: LedgerRo
     ? ((await trx.selectFrom('docflows').select('st').where('docflow_id', '=', e.docflow_id).executeTakeFirst())?.st ?? '')
     : '';
   if (st !== 'error') return { kind: 'elsewhere', deal: dealOf(e), stands: st };
-  return writeClaim(trx, now, c, e, e.n + 1, JSON.stringify(prevOf(e)));
+  return writeClaim(trx, now, c, feed, e, e.n + 1, JSON.stringify(prevOf(e)));
 }
 
 /** A claim with no docflow: its holder still runs, its try waits for the feed, or the row takes (or keeps) it. */
@@ -227,7 +272,7 @@ async function decideHeld(
   const prev = e.prev ? (JSON.parse(e.prev) as PrevDocflow) : undefined;
   // A resubmission that made nothing yet: the docflow it would replace is the one that counts.
   if (!own && prev && otherProperty(prev, c.cn)) return conflict({ ...prev, docflow_id: prev.docflowId });
-  if (own || c.resubmit || !prev) return writeClaim(trx, now, c, e, e.n, e.prev);
+  if (own || c.resubmit || !prev) return writeClaim(trx, now, c, feed, e, e.n, e.prev);
   // A resubmission that made nothing, met by a row that does not resubmit: the earlier docflow stands.
   await releaseRow(trx, c.key, e, now);
   return elsewhere({ ...prev, docflow_id: prev.docflowId });

@@ -6,9 +6,6 @@
  */
 import type { Database } from '../db/database.js';
 import type { DocflowRow } from '../db/schema.js';
-import type { RedisClient as Redis } from '../redis/connection.js';
-import type { Keys } from '../redis/keys.js';
-import type { BankProfile } from '../input/profile.js';
 import { DOCFLOW_STATES, SUBMITTED_OUTCOMES, type DocflowStatus, type Outcome } from '../outcomes/types.js';
 
 /** A docflow's status from its row; undefined when the feed never showed it. */
@@ -36,10 +33,10 @@ export interface DealDocflow {
   docflowId: string;
 }
 
-/** The bank (its profile's INN) that loaded a batch; '' once its profile is gone. */
-export async function batchBank(redis: Redis, keys: Keys, batch: string): Promise<string> {
-  const raw = await redis.hget(keys.batch(batch), 'profile');
-  return raw ? ((JSON.parse(raw) as Partial<BankProfile>).organization?.inn ?? '') : '';
+/** The bank (its profile's INN) that loaded a batch; '' for a batch the database does not know. */
+export async function batchBank(db: Database, batch: string): Promise<string> {
+  const row = await db.kysely.selectFrom('batches').select('bank').where('id', '=', batch).executeTakeFirst();
+  return row?.bank ?? '';
 }
 
 /** The docflow of each submitted row (undefined for the others), for readDocflowStatuses. */

@@ -14,8 +14,8 @@ import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { luaScript, type ScriptRunner } from '../redis/lua.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
-import { decodeOutcome } from '../outcomes/outcome-codec.js';
-import { decideClaim, propertyArgs, type ClaimVerdict, type Holder } from './claim.js';
+import { readOutcome, settleUncertain } from '../outcomes/outcome-rows.js';
+import { decideClaim, feedNotComplete, propertyArgs, type ClaimVerdict, type FeedBehind, type Holder, type NeedsHolder } from './claim.js';
 import { REGISTRATION, type DocflowType, type LedgerEntry, type PropertyKey, type RegisteredDeal, type Via } from './entry.js';
 import { entryOf, keyString, lockRow, NO_TRY, submitRow, updateRow, type LedgerKey } from './rows.js';
 import { LEDGER_LUA } from './lua.js';
@@ -105,35 +105,13 @@ export interface Ledger {
   ): Promise<'resolved' | 'not-waiting' | 'in-flight'>;
 }
 
-/**
- * The claim's first step in Redis. KEYS: outcomes, checkpoints, batch hash. ARGV: row, the
- * cadastral number suggest found ('' for none). The row's outcome when it has a final one
- * (its job ran again), else ''; the checkpoint written.
- */
-const BEFORE_CLAIM = luaScript(`${LEDGER_LUA}
-local earlier = redis.call('HGET', KEYS[1], ARGV[1])
-if earlier then
-  local o = outcome_of(earlier)
-  if o == 'queued' or o == 'suspended' or o == 'already_submitted' then return earlier end
-end
-if ARGV[2] ~= '' then
-  redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
-  extend(KEYS[2], KEYS[3], now_ms())
-end
-return ''`);
-
-/**
- * KEYS: the holder's job, its batch's outcomes. ARGV: its row. 1 while the holder runs still:
- * its job exists unfinished and its row has no outcome.
- */
-const ALIVE = luaScript(`
+/** KEYS: the holder's job. 1 while it exists unfinished (whether its row has an outcome is the database's). */
+const JOB_RUNS = luaScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-if redis.call('HEXISTS', KEYS[1], 'finishedOn') == 1 then return 0 end
-return 1 - redis.call('HEXISTS', KEYS[2], ARGV[1])`);
+return 1 - redis.call('HEXISTS', KEYS[1], 'finishedOn')`);
 
-/** KEYS: outcomes. ARGV: row, outcome, docflowId, message. 1 when the row has an outcome (rewritten if it was ERR_UNCERTAIN). */
-export const SETTLE_UNCERTAIN = luaScript(`${LEDGER_LUA}
-return settle_uncertain(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4]) and 1 or 0`);
+/** Outcomes a row's job that runs again keeps: its deal is at the registry. */
+const FINAL_OUTCOMES: ReadonlySet<string> = new Set(['queued', 'suspended', 'already_submitted']);
 
 /** KEYS: checkpoints, batch hash. ARGV: row, cadastral number. */
 const CHECKPOINT = luaScript(`${LEDGER_LUA}
@@ -141,22 +119,14 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 extend(KEYS[1], KEYS[2], now_ms())
 return 0`);
 
-/** KEYS: outcomes, checkpoints. ARGV: row. */
-const LOOKUP = luaScript(`
-return {redis.call('HGET', KEYS[1], ARGV[1]) or '', redis.call('HGET', KEYS[2], ARGV[1]) or ''}`);
-
 export function createLedger(redis: Redis, keys: Keys, db: Database, options: LedgerOptions): Ledger {
   const run: ScriptRunner = options.run ?? ((script, k, args) => script.run(redis, k, args));
   const commit = options.commit ?? commitAlone(db);
   const keyOf = (bank: string, dealId: string, type: DocflowType = REGISTRATION): LedgerKey => ({ bank, type, dealId });
   return {
     async claim(r) {
-      const earlier = (await run(
-        BEFORE_CLAIM,
-        [keys.outcomes(r.batch), keys.checkpoints(r.batch), keys.batch(r.batch)],
-        [r.row, r.cadastralNumber ?? ''],
-      )) as string;
-      if (earlier) return { kind: 'done', record: decodeOutcome(earlier, r.row) };
+      // The cadastral number suggest found is kept until the row's outcome (a job put back before its claim).
+      if (r.cadastralNumber) await run(CHECKPOINT, [keys.checkpoints(r.batch), keys.batch(r.batch)], [r.row, r.cadastralNumber]);
       const key = keyOf(r.bank, r.dealId, r.type);
       const [cn, addr] = propertyArgs(r.property);
       const input = {
@@ -175,11 +145,18 @@ export function createLedger(redis: Redis, keys: Keys, db: Database, options: Le
       };
       let holder: Holder | undefined;
       for (;;) {
-        const verdict = await commit(keyString(key), (trx, now) => decideClaim(trx, db.engine, now, input, holder));
+        const verdict = await commit(keyString(key), async (trx, now): Promise<ClaimVerdict | NeedsHolder | FeedBehind> => {
+          // The row's outcome when it has a final one (its job ran again): nothing to claim.
+          const earlier = await readOutcome(trx, r.batch, r.row);
+          if (earlier && FINAL_OUTCOMES.has(earlier.outcome)) return { kind: 'done' as const, record: earlier };
+          return decideClaim(trx, db.engine, now, input, holder);
+        });
+        // The feed is not known complete: thrown, so the row waits without spending a try.
+        if (verdict.kind === 'behind') throw feedNotComplete(verdict);
         if (verdict.kind !== 'holder') return verdict;
         // Whether the row holding the deal still runs: read outside the transaction, it only
         // chooses between waiting and taking over; the decision is made again with it.
-        const alive = Number(await run(ALIVE, [verdict.job, keys.outcomes(verdict.batch)], [verdict.row])) === 1;
+        const alive = Number(await run(JOB_RUNS, [verdict.job], [])) === 1 && !(await readOutcome(db.kysely, verdict.batch, verdict.row));
         holder = { job: verdict.job, batch: verdict.batch, row: verdict.row, alive };
       }
     },
@@ -195,15 +172,12 @@ export function createLedger(redis: Redis, keys: Keys, db: Database, options: Le
       });
     },
     async lookup(bank, dealId, batch, row, type) {
-      const [[earlier, checkpoint], entry] = await Promise.all([
-        run(LOOKUP, [keys.outcomes(batch), keys.checkpoints(batch)], [row]) as Promise<[string, string]>,
+      const [earlier, checkpoint, entry] = await Promise.all([
+        readOutcome(db.kysely, batch, row),
+        redis.hget(keys.checkpoints(batch), String(row)),
         readKey(db.kysely, keyOf(bank, dealId, type)),
       ]);
-      return {
-        earlier: earlier ? decodeOutcome(earlier, row) : undefined,
-        cadastralNumber: checkpoint || undefined,
-        entry,
-      };
+      return { earlier, cadastralNumber: checkpoint || undefined, entry };
     },
     async checkpoint(batch, row, cadastralNumber) {
       await run(CHECKPOINT, [keys.checkpoints(batch), keys.batch(batch)], [row, cadastralNumber]);
@@ -223,18 +197,14 @@ export function createLedger(redis: Redis, keys: Keys, db: Database, options: Le
           return 'resolved' as const;
         }
         await submitRow(trx, key, { docflowId: answer.docflowId, outcome: answer.outcome, at, via: 'operator' }, now);
-        return { batch: e.batch, row: e.row };
+        // The row holding the claim, if it ended ERR_UNCERTAIN, learns its docflow in the same commit.
+        if (e.batch !== '') {
+          const message = `its docflow was named by an operator (${at}) after the gateway was checked`;
+          await settleUncertain(trx, e.batch, e.row, { outcome: answer.outcome, docflowId: answer.docflowId, message }, now);
+        }
+        return 'resolved' as const;
       });
-      if (typeof result === 'string') return result;
-      // The row holding the claim, if it ended ERR_UNCERTAIN, learns its docflow.
-      if (result.batch !== '' && answer !== 'none') {
-        await SETTLE_UNCERTAIN.run(
-          redis,
-          [keys.outcomes(result.batch)],
-          [result.row, answer.outcome, answer.docflowId, `its docflow was named by an operator (${at}) after the gateway was checked`],
-        );
-      }
-      return 'resolved';
+      return result;
     },
   };
 }

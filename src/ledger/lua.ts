@@ -17,19 +17,4 @@ local function extend(key, batch_key, now)
   local ttl = redis.call('PTTL', key)
   if ttl == -1 or (ttl >= 0 and now + ttl < exp) then redis.call('PEXPIREAT', key, exp) end
 end
--- A row's stored outcome (src/outcomes/outcome-codec.ts): an array by position. Its outcome's name:
-local function outcome_of(raw)
-  return cjson.decode(raw)[2]
-end
--- A row that ended ERR_UNCERTAIN learns its try's docflow (the feed found it, or an operator
--- named it). False when the row has no outcome yet.
-local function settle_uncertain(okey, row, outcome, docflow_id, message)
-  local raw = redis.call('HGET', okey, row)
-  if not raw then return false end
-  local o = cjson.decode(raw)
-  if o[8] ~= 'ERR_UNCERTAIN' then return true end
-  o[2], o[3], o[5], o[8], o[9] = outcome, docflow_id, outcome == 'queued' and 200 or 201, cjson.null, message
-  redis.call('HSET', okey, row, cjson.encode(o))
-  return true
-end
 `;

@@ -126,14 +126,24 @@ export function dealOf(x: {
   batch: string;
   row: number;
   at?: string | null;
+  /** A ledger row's key and try: the requestId that made its docflow (a results file's columns, for `ledger import`). */
+  bank?: string;
+  type?: string;
+  deal_id?: string;
+  n?: number;
 }): SubmittedDeal {
-  return {
+  const deal: SubmittedDeal = {
     docflowId: (x.docflow_id ?? x.docflowId) || '',
     outcome: x.outcome === 'suspended' ? 'suspended' : 'queued',
     batch: x.batch,
     row: Number(x.row),
     at: x.at ?? '',
   };
+  if (x.bank && x.type && x.deal_id !== undefined && x.n !== undefined) {
+    deal.requestId = requestIdOf(x.bank, x.deal_id, Number(x.n), x.type as DocflowType);
+    deal.type = x.type;
+  }
+  return deal;
 }
 
 /** Whether a docflow's entry (or its prev) was registered for another property than the one asking: two cadastral numbers decide. */

@@ -1,6 +1,8 @@
 /**
- * A batch's outcomes in input order, read in pages: what the results file, `status`
- * and the missing-rows check walk through without holding a million rows.
+ * A batch's outcomes in input order, read in pages from the database: what the results file,
+ * `status` and the missing-rows check walk through without holding a million rows. A row with
+ * no outcome yet is `pending`, its dealId from the batch's row index in Redis (empty once Redis
+ * lost it: the input names it).
  */
 import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
@@ -12,8 +14,8 @@ import { SUBMITTED_OUTCOMES, type DocflowStatus, type OutcomeRecord } from './ty
 const PAGE = 1000;
 
 export interface BatchOutcomesOptions {
-  /** Join each submitted row's docflow state, as the news feed last showed it, from this database (the results file's state columns). */
-  states?: Database;
+  /** Join each submitted row's docflow state, as the news feed last showed it (the results file's state columns). */
+  states?: boolean;
 }
 
 /**
@@ -42,18 +44,19 @@ export function withStatus(record: OutcomeRecord, status: DocflowStatus | undefi
 export async function* batchOutcomes(
   redis: Redis,
   keys: Keys,
+  db: Database,
   batch: string,
   total: number,
   options: BatchOutcomesOptions = {},
 ): AsyncGenerator<OutcomeRecord> {
-  const store = createOutcomeStore(redis, keys);
-  const bank = options.states ? await batchBank(redis, keys, batch) : '';
+  const store = createOutcomeStore(redis, keys, { db });
+  const bank = options.states ? await batchBank(db, batch) : '';
   for (let from = 1; from <= total; from += PAGE) {
     const to = Math.min(total, from + PAGE - 1);
     const page = await store.range(batch, from, to);
     const missing = page.flatMap((r, i) => (r ? [] : [from + i]));
     const dealIds = missing.length > 0 ? await redis.hmget(keys.rows(batch), ...missing.map(String)) : [];
-    const statuses = options.states ? await readDocflowStatuses(options.states, rowDocflows(bank, page)) : [];
+    const statuses = options.states ? await readDocflowStatuses(db, rowDocflows(bank, page)) : [];
     let m = 0;
     for (let i = 0; i < page.length; i++) {
       const record = page[i];

@@ -1,24 +1,22 @@
 /**
- * Outcomes, one per row per batch, in Redis with the batch's work. What an outcome means for
- * its deal's ledger entry is decided first, in one database transaction (the ledger is there:
- * src/ledger/); then the outcome, the end of the row's checkpoint and the removal of the deal
- * from its job are one script in Redis. A crash between the two leaves the ledger ahead of the
- * row: its job runs again and finds the deal's docflow (the claim's `own`), never a second try.
- * The outcomes hash lives at least as long as its batch: each write reads the batch's expiry
- * from Redis (never a cached one), and never shortens it.
+ * Outcomes, one per row per batch, in the database (the table `outcomes`): whatever becomes of
+ * Redis, a row keeps the outcome it was given. The outcome and what it means for its deal's
+ * ledger entry are one decision in one transaction (many rows' of one event-loop turn share
+ * it: src/db/group-commit.ts); then, in Redis, the row's checkpoint and row-index entry go and
+ * its job loses its deal. A crash between the two leaves a job that still holds its deal: it
+ * runs again, finds its outcome and only strips the deal (src/outcomes/record-outcome.ts).
  */
 import type { Database, Trx } from '../db/database.js';
 import { commitAlone, type Committer } from '../db/group-commit.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { createScriptBatcher, luaScript, type ScriptRunner } from '../redis/lua.js';
-import { LEDGER_LUA } from '../ledger/lua.js';
 import { propertyArgs } from '../ledger/claim.js';
 import { parseRequestId, REGISTRATION, type DocflowType, type PropertyKey, type SubmittedDeal, type Via } from '../ledger/entry.js';
 import { dealOf, insertRow, keyString, lockRow, NO_TRY, releaseRow, sameProperty, submitRow, type LedgerKey } from '../ledger/rows.js';
 import type { LedgerRow } from '../db/schema.js';
 import type { OutcomeRecord } from './types.js';
-import { decodeOutcome, encodeOutcome } from './outcome-codec.js';
+import { countOutcomes, readOutcome, readOutcomeRange, writeOutcome } from './outcome-rows.js';
 
 export interface RecordOptions {
   /**
@@ -70,18 +68,16 @@ export interface OutcomeStore {
 }
 
 /**
- * KEYS: outcomes, checkpoints, job (or outcomes), batch hash, row index. ARGV: row, the outcome
- * (src/outcomes/outcome-codec.ts), job data ('' to leave the job be), if absent ('1').
+ * After the outcome's commit, the row's work in Redis: its checkpoint and row-index entry go (the
+ * outcome names its deal now), and its job loses its deal. KEYS: checkpoints, job (or
+ * checkpoints), row index. ARGV: row, job data ('' to leave the job be). The job's data is
+ * written only while the job exists, as BullMQ's own updateData does (commands/updateData-1.lua).
  */
-const WRITE = luaScript(`${LEDGER_LUA}
-if ARGV[4] == '1' and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 'exists' end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-extend(KEYS[1], KEYS[4], now_ms())
-redis.call('HDEL', KEYS[2], ARGV[1])
--- The outcome names the row's deal now: its row-index entry (about 60 bytes a row) goes.
-redis.call('HDEL', KEYS[5], ARGV[1])
-if ARGV[3] ~= '' and redis.call('EXISTS', KEYS[3]) == 1 then redis.call('HSET', KEYS[3], 'data', ARGV[3]) end
-return 'written'`);
+const AFTER_WRITE = luaScript(`
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+if ARGV[2] ~= '' and redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HSET', KEYS[2], 'data', ARGV[2]) end
+return 0`);
 
 const SUBMITTED_OUTCOMES = new Set(['queued', 'suspended']);
 
@@ -90,8 +86,8 @@ export interface OutcomeStoreOptions {
   batched?: boolean;
   /** Runs the scripts (wins over `batched`): a worker's one batcher, shared with its ledger. */
   run?: ScriptRunner;
-  /** The ledger's database: required to record an outcome with `ledger` (readers need none). */
-  db?: Database;
+  /** The database the outcomes (and the ledger) are in. */
+  db: Database;
   /** Runs the ledger's decisions: a worker's one group committer, shared with its ledger. */
   commit?: Committer;
 }
@@ -177,40 +173,43 @@ async function recordDocflow(
   return { kind: 'written' };
 }
 
-export function createOutcomeStore(redis: Redis, keys: Keys, options: OutcomeStoreOptions = {}): OutcomeStore {
+export function createOutcomeStore(redis: Redis, keys: Keys, options: OutcomeStoreOptions): OutcomeStore {
   const run: ScriptRunner = options.run ?? (options.batched ? createScriptBatcher(redis) : (script, k, args) => script.run(redis, k, args));
   const { db } = options;
-  const commit = options.commit ?? (db && commitAlone(db));
+  const commit = options.commit ?? commitAlone(db);
   return {
     async record(batch, record, options = {}) {
-      const outcomes = keys.outcomes(batch);
-      const { job, ledger } = options;
+      const { job, ledger, ifAbsent } = options;
       const mode = ledgerMode(record, ledger);
-      let result: RecordResult = { kind: 'written' };
-      if (ledger && mode !== '') {
-        if (!db || !commit) throw new Error("an outcome that changes the ledger needs the ledger's database");
+      // The outcome and what it means for the deal's entry: one decision, one commit.
+      const lock =
+        ledger && mode !== ''
+          ? ({ bank: ledger.bank, type: ledger.type ?? REGISTRATION, dealId: record.dealId } satisfies LedgerKey)
+          : undefined;
+      const result = await commit(lock ? keyString(lock) : `\u0001${batch}\u0000${record.row}`, async (trx, now): Promise<RecordResult> => {
         // `ifAbsent`: a row with an outcome changes nothing, in the ledger either.
-        if (options.ifAbsent && (await redis.hexists(outcomes, String(record.row))) === 1) return { kind: 'exists' };
-        const key: LedgerKey = { bank: ledger.bank, type: ledger.type ?? REGISTRATION, dealId: record.dealId };
-        result = await commit(keyString(key), (trx, now) => decideRecord(trx, db, now, key, batch, record, ledger, mode));
-        if (result.kind === 'submitted') return result;
-      }
-      const written = (await run(
-        WRITE,
-        [outcomes, keys.checkpoints(batch), job?.key ?? outcomes, keys.batch(batch), keys.rows(batch)],
-        [record.row, encodeOutcome(record), job?.data ?? '', options.ifAbsent ? '1' : ''],
-      )) as string;
-      return written === 'exists' ? { kind: 'exists' } : result;
+        if (ifAbsent && (await readOutcome(trx, batch, record.row))) return { kind: 'exists' };
+        let decided: RecordResult = { kind: 'written' };
+        if (lock && ledger && mode !== '') {
+          decided = await decideRecord(trx, db, now, lock, batch, record, ledger, mode);
+          if (decided.kind === 'submitted') return decided;
+        }
+        await writeOutcome(trx, batch, record, now);
+        return decided;
+      });
+      if (result.kind === 'submitted' || result.kind === 'exists') return result;
+      await run(
+        AFTER_WRITE,
+        [keys.checkpoints(batch), job?.key ?? keys.checkpoints(batch), keys.rows(batch)],
+        [record.row, job?.data ?? ''],
+      );
+      return result;
     },
     async range(batch, from, to) {
-      if (to < from) return [];
-      const fields: string[] = [];
-      for (let row = from; row <= to; row++) fields.push(String(row));
-      const raw = await redis.hmget(keys.outcomes(batch), ...fields);
-      return raw.map((r, i) => (r ? decodeOutcome(r, from + i) : undefined));
+      return readOutcomeRange(db.kysely, batch, from, to);
     },
     async count(batch) {
-      return redis.hlen(keys.outcomes(batch));
+      return countOutcomes(db.kysely, batch);
     },
   };
 }

@@ -47,6 +47,9 @@ export interface OutcomeRecord {
   paymentUin?: string;
   paymentAmount?: string;
   registryError?: string;
+  /** The requestId of the try that made the row's docflow (or found it: another row's), and the docflow's type. */
+  requestId?: string;
+  type?: string;
 }
 
 /**
@@ -113,8 +116,15 @@ export const STATE_COLUMNS = [
   'registryError',
 ] as const satisfies ReadonlyArray<keyof OutcomeRecord>;
 
+/**
+ * Appended after STATE_COLUMNS: the requestId of the try that made the row's docflow (another
+ * row's for already_submitted) and its type, what `realty-batch ledger import` rebuilds a lost
+ * ledger from.
+ */
+export const ORIGIN_COLUMNS = ['requestId', 'type'] as const satisfies ReadonlyArray<keyof OutcomeRecord>;
+
 /** Every column of the results file, in order. */
-export const RESULTS_FILE_COLUMNS = [...RESULT_COLUMNS, ...STATE_COLUMNS] as const;
+export const RESULTS_FILE_COLUMNS = [...RESULT_COLUMNS, ...STATE_COLUMNS, ...ORIGIN_COLUMNS] as const;
 
 /**
  * The row is done with at the registry: refused before sending (invalid, not_found,
@@ -139,6 +149,14 @@ export interface SubmittedDeal {
   row: number;
   /** When the docflow was known (ISO 8601). */
   at: string;
+  /** The requestId of the try that made it, and its docflow type (src/ledger/entry.ts), when the ledger's entry names them. */
+  requestId?: string;
+  type?: string;
+}
+
+/** The results file's columns of a row's docflow origin: a ledger entry can be rebuilt from them (`realty-batch ledger import`). */
+function originOf(deal: Pick<SubmittedDeal, 'requestId' | 'type'>): Pick<OutcomeRecord, 'requestId' | 'type'> {
+  return { ...(deal.requestId && { requestId: deal.requestId }), ...(deal.type && { type: deal.type }) };
 }
 
 /** A row whose deal reached the registry from another row or batch: nothing is sent, the earlier docflowId stands. */
@@ -159,6 +177,7 @@ export function alreadySubmitted(row: number, dealId: string, deal: SubmittedDea
         ? `${before}; --resubmit sends it again once the registry refused it (state error)`
         : `${before}; not sent again: --resubmit sends a deal again only once the registry refused its docflow (state error), and this one is ${stands || 'not in the news feed yet'}`,
     finishedAt: new Date().toISOString(),
+    ...originOf(deal),
   };
 }
 
@@ -166,7 +185,7 @@ export function alreadySubmitted(row: number, dealId: string, deal: SubmittedDea
 export function ownDocflow(
   row: number,
   dealId: string,
-  deal: Pick<SubmittedDeal, 'docflowId' | 'outcome' | 'at'>,
+  deal: Pick<SubmittedDeal, 'docflowId' | 'outcome' | 'at' | 'requestId' | 'type'>,
   via: Via,
   attempts: number,
 ): OutcomeRecord {
@@ -180,6 +199,7 @@ export function ownDocflow(
     httpStatus: deal.outcome === 'queued' ? 200 : 201,
     attempts,
     finishedAt: new Date().toISOString(),
+    ...originOf(deal),
   };
   if (via === 'feed') record.errorMessage = `the gateway's answer was lost; its docflow was found in the news feed (${deal.at})`;
   if (via === 'operator') record.errorMessage = `its docflow was named by an operator (${deal.at}) after the gateway was checked`;

@@ -13,10 +13,8 @@ export interface Keys {
   /** BullMQ's `prefix` option: its keys become `{realty}:deals:...`. */
   readonly bullPrefix: string;
   readonly queueName: string;
-  /** Hash: a batch's metadata (file, total, times, profile). */
+  /** Hash: a batch's profile (personal data, with the batch's expiry); the batch itself is in the database. */
   batch(id: string): string;
-  /** Hash: row number → outcome JSON. */
-  outcomes(id: string): string;
   /**
    * Hash: row number → dealId of each row given a job, so pending rows still show their deal in the
    * results; a row's entry goes once its outcome (which names the deal) is written (src/outcomes/store.ts).
@@ -28,10 +26,10 @@ export interface Keys {
   contents(id: string): string;
   /** String: the token of the worker uploading these bytes for the batch right now (SET NX, expires). */
   contentClaim(id: string, sha256: string): string;
-  /** Sorted set: batch ids by creation time (ms). */
-  readonly batches: string;
   /** String: the token of the one process following the feed (src/feed/follower.ts). */
   readonly feedLock: string;
+  /** Hash: how far this fleet saw its database's feed (`db`: the database's id, `items`): a database behind it was restored (src/ledger/restore.ts). */
+  readonly feedWitness: string;
   /** String: why the queue was paused by the project (e.g. `session`), when it was. */
   readonly pauseReason: string;
   /**
@@ -58,13 +56,12 @@ export function createKeys(prefix: string): Keys {
     bullPrefix: tag,
     queueName: DEAL_QUEUE,
     batch: (id: string) => `${tag}:batch:${id}`,
-    outcomes: (id: string) => `${tag}:batch:${id}:outcomes`,
     rows: (id: string) => `${tag}:batch:${id}:rows`,
     checkpoints: (id: string) => `${tag}:batch:${id}:checkpoints`,
     contents: (id: string) => `${tag}:batch:${id}:contents`,
     contentClaim: (id: string, sha256: string) => `${tag}:batch:${id}:content-claim:${sha256}`,
-    batches: `${tag}:batches`,
     feedLock: `${tag}:feed:lock`,
+    feedWitness: `${tag}:feed:witness`,
     pauseReason: `${tag}:pause-reason`,
     session: `${tag}:session`,
     sessionLock: `${tag}:session:lock`,

@@ -7,9 +7,7 @@
  *   that wrote it; losing it only makes a file settle on its modification time;
  * - `loading` (sha256 → loads begun and not ended): SEEN_MS; a file whose loads stopped the
  *   process twice (a crash while reading it) is set aside rather than loaded a third time;
- * - `done:<sha256>` (→ file, batch, time): what keeps the same content from
- *   running twice, so it lives as long as the ledger's entries (REALTY_LEDGER_DAYS,
- *   400 days by default): past that, the ledger would not stop its deals either.
+ * What keeps the same content from running twice is in the database (inbox-memory.ts).
  */
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
@@ -18,7 +16,7 @@ import type { Keys } from '../redis/keys.js';
 
 export const LOCK_MS = 60 * SECOND;
 export const SEEN_MS = 7 * DAY;
-/** A done entry's life when the schedule did not say (`realty-batch schedule` passes REALTY_LEDGER_DAYS). */
+/** How long a content that ran is remembered when the schedule did not say (`realty-batch schedule` passes REALTY_LEDGER_DAYS). */
 export const DEFAULT_DONE_MS = DEFAULTS.ledgerDays * DAY;
 /** How long a file must stay unchanged before it is taken, without a ready marker (`--settle-ms`). */
 export const DEFAULT_SETTLE_MS = MINUTE;
@@ -29,15 +27,6 @@ function inboxBase(keys: Keys, inbox: string): string {
   return `${keys.bullPrefix}:schedule:${createHash('sha256').update(resolve(inbox)).digest('hex').slice(0, 16)}`;
 }
 
-/**
- * `done` is the hash earlier versions kept (sha256 → entry, without expiry): still
- * read, never written, and given an expiry by the first tick that finds it.
- */
-export function inboxKey(keys: Keys, inbox: string, what: 'lock' | 'seen' | 'done' | 'loading'): string {
+export function inboxKey(keys: Keys, inbox: string, what: 'lock' | 'seen' | 'loading'): string {
   return `${inboxBase(keys, inbox)}:${what}`;
-}
-
-/** String: the content with this sha256 ran to the end (JSON: file, batch, at). */
-export function doneKey(keys: Keys, inbox: string, sha256: string): string {
-  return `${inboxBase(keys, inbox)}:done:${sha256}`;
 }

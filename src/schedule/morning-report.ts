@@ -52,13 +52,12 @@ export async function buildMorningReport(
   schedule: string,
   now = Date.now(),
 ): Promise<MorningReport> {
-  const store = createBatchStore(redis, keys);
-  const ids = await redis.zrevrange(keys.batches, 0, MAX_BATCHES - 1, 'WITHSCORES');
+  const store = createBatchStore(redis, keys, db);
   const batches: ReportBatch[] = [];
-  for (let i = 0; i < ids.length; i += 2) {
-    const meta = await store.get(ids[i]!);
+  for (const { id, createdMs } of await store.list(MAX_BATCHES)) {
+    const meta = await store.get(id);
     if (!meta || meta.state === 'failed') continue;
-    const recent = now - Number(ids[i + 1]) <= DAY_MS;
+    const recent = now - createdMs <= DAY_MS;
     const states = await batchStates(redis, keys, db, meta);
     if (!recent && states.registered) continue;
     const line: ReportBatch = {
@@ -148,6 +147,12 @@ export async function writeMorningReport(
     await publish(join(stage, 'report.json'), json);
     await publish(join(stage, 'report.csv'), csv);
   });
+  // Which report was written, for which day: the database keeps it whatever becomes of Redis.
+  await ctx.db.kysely
+    .insertInto('reports')
+    .values({ schedule: data.name, day, at: report.at, file: json, totals: JSON.stringify(report.totals) })
+    .onConflict((oc) => oc.columns(['schedule', 'day']).doUpdateSet({ at: report.at, file: json, totals: JSON.stringify(report.totals) }))
+    .execute();
   const t = report.totals;
   ctx.logger.info(
     { schedule: data.name, report: json, totals: t },

@@ -12,7 +12,7 @@
  * stops the tick (the files stay in the inbox for the next one).
  */
 import { lstat } from 'node:fs/promises';
-import { extname, join } from 'node:path';
+import { extname, join, resolve } from 'node:path';
 import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import { isRedisOutage } from '../redis/connection.js';
@@ -32,7 +32,8 @@ import { exitCodeFor } from '../batch/exit-code.js';
 import { waitForBatch } from '../batch/wait-batch.js';
 import { describeMissing, findMissingRows } from '../batch/missing-rows.js';
 import { describe, type FileSummary } from './file-summary.js';
-import { DEFAULT_DONE_MS, doneKey, inboxKey, MAX_LOADS_BEGUN, SEEN_MS } from './inbox-keys.js';
+import { DEFAULT_DONE_MS, inboxKey, MAX_LOADS_BEGUN, SEEN_MS } from './inbox-keys.js';
+import { findDone, rememberDone } from './inbox-memory.js';
 import { notify } from './notify.js';
 import {
   moveAside,
@@ -105,10 +106,11 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
     }
     // Only now is the file done: a tick that dies before this runs it again (same batch).
     if (full.status === 'done' && taken) {
-      await redis.set(
-        doneKey(keys, data.inbox, taken.sha256),
-        JSON.stringify({ file: name, batch: full.batch, at: full.finishedAt }),
-        'PX',
+      await rememberDone(
+        db,
+        data.inbox,
+        taken.sha256,
+        { file: name, batch: full.batch ?? '', at: full.finishedAt },
         data.doneMs ?? DEFAULT_DONE_MS,
       );
     }
@@ -131,10 +133,8 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
   }
   try {
     taken = await snapshot(file);
-    const earlier =
-      (await redis.get(doneKey(keys, data.inbox, taken.sha256))) ?? (await redis.hget(inboxKey(keys, data.inbox, 'done'), taken.sha256));
-    if (earlier)
-      return await finish({ status: 'duplicate', exitStatus: 0, earlier: JSON.parse(earlier) as FileSummary['earlier'] }, 'processed');
+    const earlier = await findDone(db, data.inbox, taken.sha256);
+    if (earlier) return await finish({ status: 'duplicate', exitStatus: 0, earlier }, 'processed');
     // Checked before anything is loaded: nothing is sent for a file whose results could not be delivered.
     for (const suffix of ['results.csv', 'attention.csv', rejectsName, 'summary.json']) {
       const refusal = await outputRefusal(out(suffix));
@@ -165,7 +165,7 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
       const error = `${name} was set aside: loading it stopped the process ${begun - 1} times before the load ended (a crash or a kill while it was read); check the file, and drop it in again to load it once more.`;
       log.error({ file: name, loads: begun - 1 }, error);
       // A load that died half way may have made the batch (and sent its first rows): named when it did.
-      const made = await createBatchStore(redis, keys).get(id);
+      const made = await createBatchStore(redis, keys, db).get(id);
       return await finish({ status: 'failed', exitStatus: 1, error, ...(made && { batch: id }) }, 'failed');
     }
     return await withStaging(data.outbox, async (stage) => {
@@ -173,6 +173,7 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
         file,
         batch: id,
         profile,
+        profileFile: resolve(data.profile),
         redis,
         keys,
         db,
@@ -190,6 +191,7 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
         stopped = await waitForBatch({
           redis,
           keys,
+          db,
           queue,
           batch: id,
           total: load.read,
@@ -232,7 +234,7 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
         // Left in the inbox: the next tick resumes the same batch.
         const why =
           stopped === 'missing'
-            ? describeMissing(id, await findMissingRows(redis, keys, id, load.read))
+            ? describeMissing(id, await findMissingRows(redis, keys, db, id, load.read))
             : stopped === 'deadline'
               ? `the schedule's --deadline came; the pending rows' jobs stay in the queue for a running realty-batch work, and the next tick writes this file's results again`
               : stopped;
@@ -276,7 +278,7 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
 
 /** Marks the batch failed (workers send none of its jobs from then on), then removes its jobs. */
 async function abandonBatch(ctx: TickContext, batch: string, why: string, log: Logger): Promise<void> {
-  const store = createBatchStore(ctx.redis, ctx.keys);
+  const store = createBatchStore(ctx.redis, ctx.keys, ctx.db);
   if (!(await store.get(batch))) return;
   await store.fail(batch, why);
   const queue = openQueue(ctx.redis, ctx.keys);

@@ -18,7 +18,7 @@ import type { Logger } from '../logger.js';
 import { isRedisOutage } from '../redis/connection.js';
 import { recordTick, type TickRecord } from '../redis/schedule-ticks.js';
 import type { FileSummary, TickResult } from './file-summary.js';
-import { DEFAULT_DONE_MS, inboxKey, LOCK_MS } from './inbox-keys.js';
+import { inboxKey, LOCK_MS } from './inbox-keys.js';
 import { scanInbox } from './inbox-scan.js';
 import { runFile, type TickContext } from './run-file.js';
 import { ensureToolFolders, removeOldStaging } from './safe-files.js';
@@ -104,8 +104,6 @@ async function runFiles(
   await ensureToolFolders(data.inbox);
   await mkdir(data.outbox, { recursive: true });
   await removeOldStaging(data.outbox);
-  // The hash of done files of earlier versions had no expiry: it gets the done entries' own.
-  await redis.pexpire(inboxKey(keys, data.inbox, 'done'), data.doneMs ?? DEFAULT_DONE_MS, 'NX');
   const files: FileSummary[] = [];
   const handled = new Set<string>();
   let unfinished = 0;

@@ -54,7 +54,8 @@ export function createBatchCache(
     async readiness(batch) {
       if (loaded.has(batch)) return 'ready';
       const state = await store.state(batch);
-      if (state === 'loaded' || state === 'loading') {
+      // No batch row: it may be another database's (its id is kept in Redis beside the profile).
+      if (state === 'loaded' || state === 'loading' || state === undefined) {
         const [theirs, ours] = await Promise.all([store.database?.(batch), options.databaseId?.()]);
         if (theirs && ours && theirs !== ours) return { elsewhere: theirs };
       }

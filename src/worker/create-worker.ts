@@ -18,6 +18,7 @@ import { propertyKeyOf } from '../input/property-key.js';
 import { createLedger } from '../ledger/ledger.js';
 import { ensureFeed } from '../feed/feed-store.js';
 import { startFeedFollower, type FeedFollower } from '../feed/follower.js';
+import { startPruning } from '../db/prune.js';
 import { createScriptBatcher } from '../redis/lua.js';
 import { updateLockedJobData } from '../queue/locked-update.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
@@ -72,6 +73,11 @@ export interface DealWorkerOptions {
   track?: boolean;
   /** How often the follower reads the feed once it has nothing new (ms). */
   feedPollMs?: number;
+  /**
+   * Prune the database once an hour, one process of the fleet at a time (src/db/prune.ts): entries
+   * unchanged this long (REALTY_LEDGER_DAYS) and expired batches. Not pruned when undefined.
+   */
+  ledgerMs?: number;
   /** How many finished jobs BullMQ keeps (TUNABLES.keptJobs when undefined). */
   keptJobs?: { completed: number; failed: number; failedMaxAgeMs: number };
   logger: Logger;
@@ -196,10 +202,11 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
           logger,
           ...(options.feedPollMs ? { pollMs: options.feedPollMs } : {}),
         });
+  const pruning = options.ledgerMs === undefined ? undefined : startPruning(options.db, { ledgerMs: options.ledgerMs, logger });
   let sessionReported = false;
   const limiter = options.rate ? createRequestLimiter(connection, keys.rate, options.rate) : undefined;
 
-  const batches = createBatchStore(connection, keys);
+  const batches = createBatchStore(connection, keys, options.db);
   // Read once, when the first batch is met (memoized; a failed read is asked again).
   let databaseIdRead: Promise<string> | undefined;
   const databaseId = (): Promise<string> =>
@@ -346,7 +353,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     async close(graceMs = TUNABLES.graceMs) {
       closing = true;
       clearTimeout(probeTimer);
-      await follower?.close();
+      await Promise.all([follower?.close(), pruning?.close()]);
       let timer: NodeJS.Timeout | undefined;
       const inTime = await Promise.race([
         worker.close().then(() => true),

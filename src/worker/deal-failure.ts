@@ -1,6 +1,7 @@
 /** How a failure of a deal job's gateway call (or of a step before it) ends: retried, held, paused, or the row's outcome. */
 import { DelayedError, RateLimitError, UnrecoverableError, WaitingError } from 'bullmq';
 import { isDatabaseOutage } from '../db/database.js';
+import { FeedNotCompleteError } from '../ledger/claim.js';
 import { decide, describeApiError } from './decide.js';
 import type { DealRun } from './deal-run.js';
 import { WAIT, type Decision } from './decision.js';
@@ -11,6 +12,10 @@ export const DATABASE_HOLD_MS = 5000;
 /** At most one line a process in this time while the database stays away. */
 const DATABASE_LOG_MS = 30_000;
 let databaseLoggedAt = 0;
+/** When each worker (its logger) last said the feed is not known complete. */
+const feedLoggedAt = new WeakMap<object, number>();
+/** A deal waiting for the feed looks again after this, doubled per wait, at most FEED_HOLD_MAX_MS (ms, before jitter). */
+const FEED_HOLD_MAX_MS = 30_000;
 
 /** A failure before or of the docflow call: retried, the session paused, held, or the row's outcome. */
 export function failure(run: DealRun, err: unknown, uncertain: boolean): Decision {
@@ -30,6 +35,7 @@ export function failure(run: DealRun, err: unknown, uncertain: boolean): Decisio
     }
     return { kind: 'delay', ms: DATABASE_HOLD_MS + Math.round(Math.random() * 1000) };
   }
+  if (err instanceof FeedNotCompleteError) return feedNotComplete(run, err);
   const decision = decide(err);
   if (decision.action === 'pause') return WAIT;
   const { ctx, attempt } = run;
@@ -79,4 +85,28 @@ export function failure(run: DealRun, err: unknown, uncertain: boolean): Decisio
 const SIGNALS = [UnrecoverableError, RateLimitError, DelayedError, WaitingError, LockLostError];
 function isSignal(err: unknown): boolean {
   return SIGNALS.some((signal) => err instanceof signal);
+}
+
+/**
+ * The ledger may not know the latest docflows (a database restored from an older copy): the deal
+ * waits, without spending a try, until a follower reads the feed to its end. First after a quarter
+ * of the follower's poll interval (a run whose follower is about to finish its first read barely
+ * waits), then twice as long each time, at most 30 s: with no follower at all, waiting deals cost
+ * the worker little. One line a worker every 30 s says why.
+ */
+function feedNotComplete(run: DealRun, err: FeedNotCompleteError): Decision {
+  const { coveredAt, now, allowMs } = err.behind;
+  const stamp = Date.now();
+  if (stamp - (feedLoggedAt.get(run.ctx.logger) ?? 0) >= DATABASE_LOG_MS) {
+    feedLoggedAt.set(run.ctx.logger, stamp);
+    run
+      .log()
+      .warn(
+        { lastCompleteRead: new Date(coveredAt).toISOString(), ageMs: now - coveredAt, allowMs },
+        `${err.message}: new deals wait without spending a try until a follower reads the feed to its end; \`realty-batch work\` and \`run\` follow it (unless --no-track), or run \`realty-batch track\``,
+      );
+  }
+  const waits = run.job.data.waits ?? 0;
+  const ms = Math.min(FEED_HOLD_MAX_MS, Math.max(100, allowMs / 8) * 2 ** Math.min(10, waits));
+  return { kind: 'delay', ms: Math.round(ms * (0.9 + 0.2 * Math.random())), patch: { waits: waits + 1 } };
 }

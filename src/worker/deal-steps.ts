@@ -159,7 +159,15 @@ export function lookedUp(run: DealRun, look: Lookup): Decision | undefined {
     return { kind: 'done', record: look.earlier };
   const e = look.entry;
   if (e?.state !== 'submitted' || !e.docflowId || !e.outcome) return undefined;
-  const made = { docflowId: e.docflowId, outcome: e.outcome, batch: e.batch, row: e.row, at: e.at ?? '' };
+  const made = {
+    docflowId: e.docflowId,
+    outcome: e.outcome,
+    batch: e.batch,
+    row: e.row,
+    at: e.at ?? '',
+    requestId: e.requestId,
+    type: e.type,
+  };
   const via = e.via ?? 'answer';
   // An entry that kept no property (written before entries did) is taken as before: the same deal.
   const same = e.property ? compareProperties(e.property, storedProperty(run.property())) : 'same';
@@ -347,7 +355,13 @@ export async function send(run: DealRun, claimed: Claimed, request: DocflowReque
   }
   return {
     kind: 'outcome',
-    fields: { outcome: created.status === 200 ? 'queued' : 'suspended', docflowId: created.docflow.docflowId, httpStatus: created.status },
+    fields: {
+      outcome: created.status === 200 ? 'queued' : 'suspended',
+      docflowId: created.docflow.docflowId,
+      httpStatus: created.status,
+      requestId: claimed.requestId,
+      type: DOCFLOW_TYPE,
+    },
     ledger: run.ledger({ requestId: claimed.requestId, via: 'answer' }),
   };
 }

@@ -1,22 +1,36 @@
 /**
- * A batch's outcomes as Redis keeps them (src/outcomes/outcome-codec.ts), read the way the
- * product reads them: for tests that look into the outcomes hash itself.
+ * A batch's outcomes as the database keeps them (the table `outcomes`, src/outcomes/outcome-rows.ts),
+ * read and written the way the product does: for tests that look into (or change) a row's stored
+ * outcome itself.
  */
-import type { Redis } from 'ioredis';
-import { decodeOutcome } from '../../src/outcomes/outcome-codec.js';
+import type { Database } from '../../src/db/database.js';
+import { readOutcome, writeOutcome } from '../../src/outcomes/outcome-rows.js';
+import { recordOf } from '../../src/outcomes/outcome-rows.js';
 import type { OutcomeRecord } from '../../src/outcomes/types.js';
-import type { Keys } from '../../src/redis/keys.js';
 
 /** Every stored outcome of the batch, in row order. */
-export async function storedOutcomes(redis: Redis, keys: Keys, batch: string): Promise<OutcomeRecord[]> {
-  const raw = await redis.hgetall(keys.outcomes(batch));
-  return Object.entries(raw)
-    .map(([row, value]) => decodeOutcome(value, Number(row)))
-    .sort((a, b) => a.row - b.row);
+export async function storedOutcomes(db: Database, batch: string): Promise<OutcomeRecord[]> {
+  const rows = await db.kysely.selectFrom('outcomes').selectAll().where('batch', '=', batch).orderBy('row').execute();
+  return rows.map(recordOf);
 }
 
 /** Row `row`'s stored outcome; undefined when it has none. */
-export async function storedOutcome(redis: Redis, keys: Keys, batch: string, row: number): Promise<OutcomeRecord | undefined> {
-  const raw = await redis.hget(keys.outcomes(batch), String(row));
-  return raw === null ? undefined : decodeOutcome(raw, row);
+export async function storedOutcome(db: Database, batch: string, row: number): Promise<OutcomeRecord | undefined> {
+  return readOutcome(db.kysely, batch, row);
+}
+
+/** Writes (or replaces) a row's outcome as it stands, nothing else: a test's setting. */
+export async function putOutcome(db: Database, batch: string, record: OutcomeRecord): Promise<void> {
+  await db.transaction(async (trx) => writeOutcome(trx, batch, record, await db.now(trx)));
+}
+
+/** Takes a row's outcome away (as `retry` does before the row's new job runs). */
+export async function deleteOutcome(db: Database, batch: string, row: number): Promise<void> {
+  await db.kysely.deleteFrom('outcomes').where('batch', '=', batch).where('row', '=', row).execute();
+}
+
+/** How many rows of the batch have an outcome. */
+export async function outcomeCount(db: Database, batch: string): Promise<number> {
+  const rows = await db.kysely.selectFrom('outcomes').select('row').where('batch', '=', batch).execute();
+  return rows.length;
 }

@@ -11,14 +11,14 @@ import { Queue } from 'bullmq';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { batchStatus } from '../../src/batch/batch-status.js';
 import { createBatchStore } from '../../src/batch/batch-store.js';
-import { createBatchFigures, RECENT_MS, RECOUNT_MS } from '../../src/dashboard/batch-figures.js';
+import { createBatchFigures, RECENT_MS } from '../../src/dashboard/batch-figures.js';
 import { readFeedState } from '../../src/feed/feed-store.js';
 import { docflowStateCounts } from '../../src/ledger/docflows.js';
 import { startDashboard, type RunningDashboard } from '../../src/dashboard/server.js';
 import { createLogger } from '../../src/logger.js';
 import { createOutcomeStore } from '../../src/outcomes/store.js';
 import { readTicks, TICK_RECORD_MS } from '../../src/redis/schedule-ticks.js';
-import { doneKey } from '../../src/schedule/inbox-keys.js';
+import { rememberDone } from '../../src/schedule/inbox-memory.js';
 import { runTick } from '../../src/schedule/run-tick.js';
 import { ROOT } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
@@ -33,7 +33,7 @@ import {
   runDashboardBatch,
   type DashboardBatch,
 } from '../helpers/dashboard-batch.js';
-import { decodeOutcome, encodeOutcome } from '../../src/outcomes/outcome-codec.js';
+import { deleteOutcome, putOutcome, storedOutcome, storedOutcomes } from '../helpers/outcomes.js';
 import { putDocflowRow } from '../helpers/ledger-rows.js';
 
 const CREDENTIALS = { user: 'ops', password: 'metrics-test-password' };
@@ -99,21 +99,21 @@ describe('/metrics: batches, schedules and the pause, read at each scrape', () =
     expect(value(all, 'realty_batch_rows', { batch: night.batch, outcome: 'pending' })).toBe(0);
     expect(rows.reduce((sum, s) => sum + s.value, 0)).toBe(status.total);
 
-    const meta = await createBatchStore(night.redis, night.keys).get(night.batch);
+    const meta = await createBatchStore(night.redis, night.keys, night.db).get(night.batch);
     expect(value(all, 'realty_batch_loaded_timestamp_seconds', { batch: night.batch })).toBe(Date.parse(meta!.loadedAt!) / 1000);
-    const records = await createOutcomeStore(night.redis, night.keys).range(night.batch, 1, status.total);
+    const records = await createOutcomeStore(night.redis, night.keys, { db: night.db }).range(night.batch, 1, status.total);
     const latest = Math.max(...records.map((r) => Date.parse(r!.finishedAt)));
     expect(latest).toBeGreaterThanOrEqual(Date.parse(meta!.loadedAt!));
     expect(value(all, 'realty_batch_last_progress_timestamp_seconds', { batch: night.batch })).toBe(latest / 1000);
   });
 
   it('counts again when a row changes its outcome count, and leaves out a finished batch a day after its last row', async () => {
-    const figures = createBatchFigures(night.redis, night.keys);
+    const figures = createBatchFigures(night.db);
     const [first] = await figures.read();
     expect(first?.rows.pending).toBe(0);
     // A row taken back (as `retry` does): pending again, and counted so.
-    const row1 = await night.redis.hget(night.keys.outcomes(night.batch), '1');
-    await night.redis.hdel(night.keys.outcomes(night.batch), '1');
+    const row1 = (await storedOutcome(night.db, night.batch, 1))!;
+    await deleteOutcome(night.db, night.batch, 1);
     try {
       const [again] = await figures.read();
       expect(again?.rows.pending).toBe(1);
@@ -121,25 +121,22 @@ describe('/metrics: batches, schedules and the pause, read at each scrape', () =
       // Unfinished: still shown long after.
       expect(await figures.read(Date.now() + 2 * RECENT_MS)).toHaveLength(1);
     } finally {
-      await night.redis.hset(night.keys.outcomes(night.batch), '1', row1!);
+      await putOutcome(night.db, night.batch, row1);
     }
     expect(await figures.read(first!.lastProgressAt + RECENT_MS + 1000)).toEqual([]);
   });
 
-  it('reads the rows again RECOUNT_MS after, when an outcome was replaced without changing their number', async () => {
-    const figures = createBatchFigures(night.redis, night.keys);
-    const now = Date.now();
-    const [before] = await figures.read(now);
-    const key = night.keys.outcomes(night.batch);
-    const raw = (await night.redis.hgetall(key)) as Record<string, string>;
-    const [row, stored] = Object.entries(raw).find(([row, v]) => decodeOutcome(v, Number(row)).outcome === 'unavailable')!;
-    await night.redis.hset(key, row, encodeOutcome({ ...decodeOutcome(stored, Number(row)), outcome: 'queued' }));
+  it('counts an outcome replaced without changing the number of rows at the next scrape', async () => {
+    const figures = createBatchFigures(night.db);
+    const [before] = await figures.read();
+    const stored = (await storedOutcomes(night.db, night.batch)).find((o) => o.outcome === 'unavailable')!;
+    await putOutcome(night.db, night.batch, { ...stored, outcome: 'queued' });
     try {
-      expect((await figures.read(now + 1000))?.[0]?.rows).toEqual(before!.rows);
-      const [after] = await figures.read(now + RECOUNT_MS);
+      const [after] = await figures.read();
       expect(after?.rows).toMatchObject({ queued: before!.rows.queued + 1, unavailable: before!.rows.unavailable - 1, pending: 0 });
+      expect(value(await scrape(), 'realty_batch_rows', { batch: night.batch, outcome: 'queued' })).toBe(before!.rows.queued + 1);
     } finally {
-      await night.redis.hset(key, row, stored);
+      await putOutcome(night.db, night.batch, stored);
     }
   });
 
@@ -231,10 +228,7 @@ describe('/metrics: batches, schedules and the pause, read at each scrape', () =
     const sha256 = createHash('sha256')
       .update(await readFile(join(good, 'bank-g.csv')))
       .digest('hex');
-    await night.redis.set(
-      doneKey(night.keys, good, sha256),
-      JSON.stringify({ file: 'bank-g-before.csv', batch: 'earlier', at: past.toISOString() }),
-    );
+    await rememberDone(night.db, good, sha256, { file: 'bank-g-before.csv', batch: 'earlier', at: past.toISOString() }, RECENT_MS);
     await drop(bad, 'bank-h.csv', 'H');
     const profile = join(ROOT, 'samples/bank-profile.json');
 

@@ -14,6 +14,8 @@ import { runCli } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { readCsvFile } from '../helpers/csv.js';
+import { useTestDatabase } from '../helpers/test-db.js';
+import { expireBatch } from '../helpers/batch-rows.js';
 
 const readCsv = readCsvFile;
 const DEAL = 'MSK-2026-004511';
@@ -24,6 +26,7 @@ const CN = HEADER.indexOf('cadastralNumber');
 
 // Each test runs several commands (about 1 s each to start on this host, with the database opened and migrated).
 describe('a dealId repeated for another property (issue 23, point 7)', { timeout: 90_000 }, () => {
+  const store = useTestDatabase({ per: 'file' });
   let dir: string;
   let sandbox: RunningSandbox;
   let prefix: string;
@@ -60,6 +63,7 @@ describe('a dealId repeated for another property (issue 23, point 7)', { timeout
       REALTY_API_URL: sandbox.url,
       REALTY_SESSION_ID: 's',
       REALTY_PREFIX: prefix,
+      DATABASE_URL: store.url,
       LOG_LEVEL: 'silent',
       LANG: 'C.UTF-8',
       LC_ALL: '',
@@ -149,7 +153,8 @@ describe('a dealId repeated for another property (issue 23, point 7)', { timeout
     expect((await run(join(dir, 'reused-a.csv'), 'reused')).code).toBe(0);
     const [made] = results('reused');
     expect(made).toMatchObject({ outcome: 'queued' });
-    // The batch expired (the ledger, kept for years, remembers its row 1), and its id is given to another file.
+    // The batch expired (its keys, its row and outcomes in the database; the ledger, kept for years,
+    // remembers its row 1), and its id is given to another file.
     const redis = new Redis(REDIS_URL);
     try {
       const stale = await redis.keys(`{${prefix}}:batch:reused*`);
@@ -157,6 +162,7 @@ describe('a dealId repeated for another property (issue 23, point 7)', { timeout
     } finally {
       redis.disconnect();
     }
+    await expireBatch(store.db, 'reused');
     await writeFile(join(dir, 'reused-b.csv'), csvText([other!]));
     const created = sandbox.stats().docflowsCreated;
     expect((await run(join(dir, 'reused-b.csv'), 'reused')).code).toBe(3);

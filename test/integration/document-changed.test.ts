@@ -17,6 +17,7 @@ import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { storedOutcomes } from '../helpers/outcomes.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 
 const DEAL_ID = 'MSK-2026-004511';
 const FILE_HEADER = [...HEADER, 'agreementFile', 'agreementSignatureFiles'];
@@ -33,11 +34,19 @@ interface Outcome {
 }
 
 describe('a document that changed between the load and its upload', () => {
+  const store = useTestDatabase();
   let sandbox: RunningSandbox;
   let dir: string;
   let prefix: string;
   const workers: ChildProcess[] = [];
-  const env = () => ({ REDIS_URL, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: 's', REALTY_PREFIX: prefix, LOG_LEVEL: 'silent' });
+  const env = () => ({
+    REDIS_URL,
+    REALTY_API_URL: sandbox.url,
+    REALTY_SESSION_ID: 's',
+    REALTY_PREFIX: prefix,
+    DATABASE_URL: store.url,
+    LOG_LEVEL: 'silent',
+  });
   const redisRead = async <T>(read: (redis: Redis) => Promise<T>): Promise<T> => {
     const redis = new Redis(REDIS_URL);
     try {
@@ -46,7 +55,7 @@ describe('a document that changed between the load and its upload', () => {
       redis.disconnect();
     }
   };
-  const outcomes = (batch: string) => redisRead(async (r) => storedOutcomes(r, createKeys(prefix), batch));
+  const outcomes = (batch: string) => storedOutcomes(store.db, batch);
   const remembered = (batch: string) => redisRead((r) => r.hgetall(createKeys(prefix).contents(batch)));
   /** Loads the one row (no worker runs yet), changes its files with `change`, then lets a worker take it. */
   const loadChangeWork = async (batch: string, change: () => Promise<void>): Promise<Outcome> => {

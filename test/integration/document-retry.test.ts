@@ -7,15 +7,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { describe, it, expect, afterEach } from 'vitest';
-import { createKeys } from '../../src/redis/keys.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { CLI, ROOT, runCli } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { storedOutcomes } from '../helpers/outcomes.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 
 const FILE_HEADER = [...HEADER, 'agreementFile', 'agreementSignatureFiles'];
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
@@ -23,6 +22,7 @@ const SIGNATURE = Buffer.from('0\x82\x01\x00 a detached CMS signature, for the s
 const POLL = { timeoutMs: 60_000, intervalMs: 100 };
 
 describe('retry of a file row whose input was moved', () => {
+  const store = useTestDatabase();
   let sandbox: RunningSandbox | undefined;
   let worker: ChildProcess | undefined;
   const prefix = uniquePrefix('doc-retry');
@@ -37,7 +37,14 @@ describe('retry of a file row whose input was moved', () => {
 
   it('resolves relative document paths from the folder the batch was loaded from, not from the moved input', async () => {
     sandbox = await startSandbox({ sessions: ['s'], strictContents: true, fault501: 1 });
-    const env = { REDIS_URL, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: 's', REALTY_PREFIX: prefix, LOG_LEVEL: 'silent' };
+    const env = {
+      REDIS_URL,
+      REALTY_API_URL: sandbox.url,
+      REALTY_SESSION_ID: 's',
+      REALTY_PREFIX: prefix,
+      DATABASE_URL: store.url,
+      LOG_LEVEL: 'silent',
+    };
     dir = await mkdtemp(join(tmpdir(), 'realty-doc-retry-'));
     await mkdir(join(dir, 'docs'));
     await mkdir(join(dir, '.realty', 'processed'), { recursive: true });
@@ -47,15 +54,7 @@ describe('retry of a file row whose input was moved', () => {
     row[HEADER.indexOf('agreementContentId')] = '';
     row[HEADER.indexOf('agreementSignatureIds')] = '';
     await writeFile(join(dir, 'deals.csv'), csvText([[...row, 'docs/agreement.pdf', 'docs/agreement.pdf.sig']], { header: FILE_HEADER }));
-    const outcome = async () => {
-      const redis = new Redis(REDIS_URL);
-      try {
-        const [value] = await storedOutcomes(redis, createKeys(prefix), 'moved');
-        return value?.outcome;
-      } finally {
-        redis.disconnect();
-      }
-    };
+    const outcome = async () => (await storedOutcomes(store.db, 'moved'))[0]?.outcome;
     const loaded = await runCli(
       ['load', join(dir, 'deals.csv'), '--profile', 'samples/bank-profile.json', '--batch', 'moved', '--rejects', join(dir, 'r.csv')],
       env,

@@ -18,6 +18,7 @@ import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { storedOutcomes } from '../helpers/outcomes.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 
 /** Valid sample deals that carry their cadastral numbers (no suggest call). */
 const SAMPLE_IDS = ['MSK-2026-004511', 'SPB-2026-010078', 'EKB-2026-000312'];
@@ -38,11 +39,19 @@ function fileRow(dealId: string, files?: { agreement: string; signatures?: strin
 }
 
 describe('documents by path', () => {
+  const store = useTestDatabase();
   let sandbox: RunningSandbox;
   let dir: string;
   let prefix: string;
   const workers: ChildProcess[] = [];
-  const env = () => ({ REDIS_URL, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: 's', REALTY_PREFIX: prefix, LOG_LEVEL: 'silent' });
+  const env = () => ({
+    REDIS_URL,
+    REALTY_API_URL: sandbox.url,
+    REALTY_SESSION_ID: 's',
+    REALTY_PREFIX: prefix,
+    DATABASE_URL: store.url,
+    LOG_LEVEL: 'silent',
+  });
   const startWorker = (extra: string[] = []) => {
     const child = spawn(process.execPath, [CLI, 'work', '--concurrency', '4', '--lock-ms', '1500', ...extra], {
       cwd: ROOT,
@@ -52,14 +61,7 @@ describe('documents by path', () => {
     workers.push(child);
     return child;
   };
-  const outcomes = async (batch: string) => {
-    const redis = new Redis(REDIS_URL);
-    try {
-      return await storedOutcomes(redis, createKeys(prefix), batch);
-    } finally {
-      redis.disconnect();
-    }
-  };
+  const outcomes = (batch: string) => storedOutcomes(store.db, batch);
   const uploadsRemembered = async (batch: string) => {
     const redis = new Redis(REDIS_URL);
     try {

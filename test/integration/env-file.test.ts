@@ -1,6 +1,6 @@
 /**
  * A command run from another folder reads another `.env` (or none): `--env-file` names the
- * deployment's, and a batch that is not found says which Redis and prefix were searched.
+ * deployment's, and a batch that is not found says which deployment's database was searched and where to look.
  */
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,14 +40,13 @@ describe('--env-file and where a missing batch was looked for', () => {
     expect(status.stdout).toContain('batch found: 24 rows');
   });
 
-  it('names the Redis and the prefix it searched when a batch is not there', async () => {
+  it('names the deployment whose database it searched when a batch is not there, and where that is said', async () => {
     const status = await runCli(['--env-file', envFile, 'status', 'elsewhere'], bare);
     expect(status.code).toBe(2);
-    const where = new URL(REDIS_URL);
-    expect(status.stderr).toContain(
-      `realty-batch: There is no batch elsewhere in Redis at ${where.hostname}:${where.port || 6379} under the prefix ${prefix} (`,
-    );
+    expect(status.stderr).toContain(`realty-batch: There is no batch elsewhere in the database of the deployment ${prefix} (`);
+    expect(status.stderr).toContain('DATABASE_URL and REALTY_PREFIX');
     expect(status.stderr).toContain('--env-file <file>');
+    expect(status.stderr.trim().split('\n')).toHaveLength(1);
   });
 
   it("writes a batch's results beside its input without --out, as run does", async () => {
@@ -60,7 +59,7 @@ describe('--env-file and where a missing batch was looked for', () => {
     expect(results.code).toBe(1);
     expect(results.stdout).toContain(`results: ${join(dir, 'night.results.csv')} (24 rows)`);
     expect(readFileSync(join(dir, 'night.results.csv'), 'utf8').split('\n')[0]).toBe(
-      'row,dealId,outcome,docflowId,cadastralNumber,httpStatus,attempts,errorCode,errorMessage,finishedAt,state,stateAt,requirement,paymentUin,paymentAmount,registryError',
+      'row,dealId,outcome,docflowId,cadastralNumber,httpStatus,attempts,errorCode,errorMessage,finishedAt,state,stateAt,requirement,paymentUin,paymentAmount,registryError,requestId,type',
     );
   });
 

@@ -236,6 +236,8 @@ describe.each(['sqlite', 'postgres'] as const)('following docflow states from th
   it('keeps the docflow a resubmission replaces followed, in its own row', async () => {
     // The registry refused d-1: the deal may be sent again (--resubmit).
     await put([item('d-1', 'error', { error: { code: 'refused', message: 'отказ' } })]);
+    // Read to its end (an empty page): a try is claimed only while the feed is known complete.
+    await put([]);
     const ledger = createLedger(redis, keys, store.db, { timeoutMs: 1000, feedLagMs: 1000 });
     const verdict = await ledger.claim({
       bank: BANK,

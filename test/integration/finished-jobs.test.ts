@@ -26,6 +26,7 @@ import { ROOT } from '../helpers/cli.js';
 import { csvText, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { useTestDatabase } from '../helpers/test-db.js';
+import { outcomeCount } from '../helpers/outcomes.js';
 import { ledgerRows } from '../helpers/ledger-rows.js';
 
 const SESSION = 'finished-jobs-session';
@@ -101,7 +102,7 @@ describe('finished jobs kept by count, the outcome store reads the rest', () => 
       const jobsLeft = await Promise.all(DEALS.map((dealId) => queue.getJob(dealJobId('b', dealId))));
       expect(jobsLeft.filter((j) => j !== undefined)).toHaveLength(1);
       // Every row has its outcome; the row index names no finished row any more.
-      expect(await redis.hlen(keys.outcomes('b'))).toBe(3);
+      expect(await outcomeCount(store.db, 'b')).toBe(3);
       expect(await redis.hlen(keys.rows('b'))).toBe(0);
 
       // The results file and the batches page (status) read the outcomes.
@@ -129,7 +130,7 @@ describe('finished jobs kept by count, the outcome store reads the rest', () => 
       const retried = await retryBatch({ redis, keys, db: store.db, batch: 'b', outcomes: ['unavailable'], logger });
       expect(retried.requeued).toBe(1);
       const pending: Array<[string, string]> = [];
-      for await (const r of batchOutcomes(redis, keys, 'b', 3)) pending.push([r.dealId, r.outcome]);
+      for await (const r of batchOutcomes(redis, keys, store.db, 'b', 3)) pending.push([r.dealId, r.outcome]);
       expect(pending).toEqual([
         [BY_SUGGEST, 'queued'],
         [WITH_NUMBER, 'queued'],

@@ -11,6 +11,7 @@ import { csvText, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, keysOf, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { storedOutcomes } from '../helpers/outcomes.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 
 const LOGIN = 'bank-robot';
 const PASSWORD = 'Night-Pa55word-90f3e1';
@@ -36,7 +37,8 @@ const SECOND = [
 const rowsOf = (ids: string[]) => ids.map((id) => ROWS.find((r) => r[0] === id)!);
 const TTL_MS = 1500;
 
-describe('a fleet that logs in itself (REALTY_LOGIN, REALTY_PASSWORD, REALTY_ACCOUNT_ID)', () => {
+describe('a fleet that logs in itself (REALTY_LOGIN, REALTY_PASSWORD, REALTY_ACCOUNT_ID)', { timeout: 90_000 }, () => {
+  const store = useTestDatabase();
   let sandbox: RunningSandbox;
   let dir: string;
   let prefix: string;
@@ -48,11 +50,13 @@ describe('a fleet that logs in itself (REALTY_LOGIN, REALTY_PASSWORD, REALTY_ACC
     REALTY_PASSWORD: password,
     REALTY_ACCOUNT_ID: ACCOUNT,
     REALTY_PREFIX: prefix,
+    DATABASE_URL: store.url,
     LOG_LEVEL: 'debug',
   });
   const startWorker = () => {
-    // No follower: every gateway call is a deal's, so the 401s after the expiry are the workers' own.
-    const child = spawn(process.execPath, [CLI, 'work', '--concurrency', '4', '--attempts', '3', '--backoff-ms', '100', '--no-track'], {
+    // Each also follows the feed (one at a time, by the fleet's lock): a deal is claimed only while
+    // the feed is known complete, so its reads share the fleet's session and meet its expiry too.
+    const child = spawn(process.execPath, [CLI, 'work', '--concurrency', '4', '--attempts', '3', '--backoff-ms', '100'], {
       cwd: ROOT,
       env: { ...process.env, ...env() },
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -61,14 +65,7 @@ describe('a fleet that logs in itself (REALTY_LOGIN, REALTY_PASSWORD, REALTY_ACC
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     workers.push({ child, stderr: () => stderr });
   };
-  const outcomes = async (batch: string): Promise<string[]> => {
-    const redis = new Redis(REDIS_URL);
-    try {
-      return (await storedOutcomes(redis, createKeys(prefix), batch)).map((o) => o.outcome);
-    } finally {
-      redis.disconnect();
-    }
-  };
+  const outcomes = async (batch: string): Promise<string[]> => (await storedOutcomes(store.db, batch)).map((o) => o.outcome);
   const load = (batch: string) =>
     runCli(
       [

@@ -147,7 +147,7 @@ describe('fixing the rejects or attention file and loading it as it is', () => {
     expect(first).toMatchObject({ read: 2, valid: 1, invalid: 1, rejectsFile: rejects });
     const [job] = await jobsOf('first');
     // The gateway refused the valid row: it goes to the attention file with the refused one.
-    await createOutcomeStore(redis, keys).record('first', {
+    await createOutcomeStore(redis, keys, { db: store.db }).record('first', {
       row: 1,
       dealId: job!.dealId,
       outcome: 'rejected',

@@ -17,7 +17,7 @@ import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { pauseDealQueue } from '../helpers/queue.js';
 import { ledgerRows } from '../helpers/ledger-rows.js';
 import { useTestDatabase } from '../helpers/test-db.js';
-import { decodeOutcome } from '../../src/outcomes/outcome-codec.js';
+import { storedOutcome, storedOutcomes } from '../helpers/outcomes.js';
 
 describe('a row that cannot be read', () => {
   const prefix = uniquePrefix('unreadable');
@@ -43,7 +43,6 @@ describe('a row that cannot be read', () => {
       rejects: join(dir, `${batch}.rejects`),
     });
   };
-  const outcomesOf = async (batch: string): Promise<Record<string, string>> => redis.hgetall(keys.outcomes(batch));
   /** What of a person's row must never leave the input file but through the rejects file. */
   const personal = (row: string[]): string[] =>
     ['dealId', 'ownerSurname', 'ownerName', 'ownerSnils', 'ownerDocNumber', 'ownerBirthPlace'].map((f) => row[HEADER.indexOf(f)]!);
@@ -69,15 +68,14 @@ describe('a row that cannot be read', () => {
     const summary = await load(file, 'mixed');
     expect(summary).toMatchObject({ read: 3, valid: 1, invalid: 2, invalidByField: { '(row)': 2 } });
 
-    const outcomes = await outcomesOf('mixed');
-    const of = (row: number) => decodeOutcome(outcomes[String(row)]!, row);
-    expect(of(2)).toMatchObject({
+    const outcomes = await storedOutcomes(store.db, 'mixed');
+    expect(await storedOutcome(store.db, 'mixed', 2)).toMatchObject({
       row: 2,
       dealId: '',
       outcome: 'invalid',
       errorMessage: `(row): has 1 cell where the header has ${HEADER.length}`,
     });
-    expect(of(3)).toMatchObject({
+    expect(await storedOutcome(store.db, 'mixed', 3)).toMatchObject({
       row: 3,
       dealId: '',
       outcome: 'invalid',
@@ -116,7 +114,7 @@ describe('a row that cannot be read', () => {
     await writeFile(file, `${first}\n${second!.slice(0, -1)}\n`);
     const summary = await load(file, 'broken');
     expect(summary).toMatchObject({ read: 2, valid: 1, invalid: 1, invalidByField: { '(row)': 1 } });
-    const outcome = decodeOutcome((await outcomesOf('broken'))['2']!, 2);
+    const outcome = await storedOutcome(store.db, 'broken', 2);
     expect(outcome).toMatchObject({ dealId: '', errorMessage: '(row): is not valid JSON (line 2)' });
   });
 });

@@ -25,7 +25,7 @@ import { ROOT } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
-import { storedOutcomes } from '../helpers/outcomes.js';
+import { outcomeCount, storedOutcomes } from '../helpers/outcomes.js';
 import { useTestDatabase } from '../helpers/test-db.js';
 import { ledgerRows } from '../helpers/ledger-rows.js';
 import { requestIdOf } from '../../src/ledger/entry.js';
@@ -102,7 +102,7 @@ describe('waiting jobs written by this version and by earlier ones', () => {
       logger: silent,
     });
     try {
-      await waitFor(async () => (await redis.hlen(keys.outcomes('b'))) === 3, {
+      await waitFor(async () => (await outcomeCount(store.db, 'b')) === 3, {
         timeoutMs: 30_000,
         intervalMs: 20,
         what: 'three outcomes',
@@ -111,7 +111,7 @@ describe('waiting jobs written by this version and by earlier ones', () => {
       await worker.close(5000);
     }
 
-    const outcomes = await storedOutcomes(redis, keys, 'b');
+    const outcomes = await storedOutcomes(store.db, 'b');
     expect(outcomes.map((o) => [o.row, o.dealId, o.outcome]).sort()).toEqual(deals.map((d, i) => [i + 1, d.dealId, 'queued']).sort());
     // One docflow a deal, each for its own property, read whole from the job (the Cyrillic street too).
     const docflows = sandbox.docflows();

@@ -1,10 +1,11 @@
 /**
  * The ledger's rules against a real database (both engines: the storage contract) and a real
  * Redis (the batch's work around it): who may send a deal, when a try whose answer was lost may
- * be sent again, what an outcome does to its deal's entry, what the feed follower's page does;
- * and, in Redis alone, that a job's data is written only under its lock and that a batch's
- * outcomes never lose life.
+ * be sent again, what an outcome does to its deal's entry, what the feed follower's page does,
+ * that a batch (its outcomes with it) never loses life; and, in Redis alone, that a job's data is
+ * written only under its lock.
  */
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from 'vitest';
 import type { Database } from '../../src/db/database.js';
@@ -19,9 +20,11 @@ import { createKeys, type Keys } from '../../src/redis/keys.js';
 import { updateLockedJobData } from '../../src/queue/locked-update.js';
 import type { NewsItem } from '../../src/realty/types.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
-import { decodeOutcome } from '../../src/outcomes/outcome-codec.js';
 import { useTestDatabase } from '../helpers/test-db.js';
 import { docflowRow, feedRow, ledgerRow, putDocflowRow } from '../helpers/ledger-rows.js';
+import { deleteOutcome, putOutcome, storedOutcome } from '../helpers/outcomes.js';
+import { ROOT } from '../helpers/cli.js';
+import { loadProfile } from '../../src/input/profile.js';
 
 const BANK = '7701234567';
 const HOUR = 3_600_000;
@@ -162,7 +165,7 @@ describe.each(['sqlite', 'postgres'] as const)('the ledger on %s', (engine) => {
     expect(await ledger.claim(other)).toEqual({ kind: 'wait', batch: 'a', row: 1 });
     expect(await entry()).toMatchObject({ batch: 'a', row: 1, state: 'idle' });
     // The holder's row got an outcome (or its job is gone): the claim is free again, same requestId.
-    await redis.hset(keys.outcomes('a'), '1', JSON.stringify(record(1, 'D-1', { outcome: 'unavailable' })));
+    await putOutcome(db, 'a', record(1, 'D-1', { outcome: 'unavailable' }));
     expect(await ledger.claim(other)).toEqual({ kind: 'send', requestId: rid('D-1') });
     expect(await entry()).toMatchObject({ batch: 'b', row: 5, state: 'sending', job: other.job });
   });
@@ -250,7 +253,7 @@ describe.each(['sqlite', 'postgres'] as const)('the ledger on %s', (engine) => {
     expect(await ledger.read(BANK, 'D-1')).toMatchObject({ via: 'answer' });
     expect(await ledger.claim(request())).toMatchObject({ kind: 'done', record: { docflowId: 'df-1' } });
     // Its batch expired and was loaded again: the row's outcome is gone, the ledger's is not.
-    await redis.del(keys.outcomes('a'));
+    await deleteOutcome(db, 'a', 1);
     expect(await ledger.claim(request())).toMatchObject({ kind: 'own', docflowId: 'df-1', outcome: 'queued', via: 'answer' });
     const b = request({ batch: 'b', row: 3 });
     expect(await ledger.claim(b)).toMatchObject({ kind: 'elsewhere', deal: { docflowId: 'df-1', batch: 'a', row: 1 } });
@@ -305,7 +308,15 @@ describe.each(['sqlite', 'postgres'] as const)('the ledger on %s', (engine) => {
       const other = request({ dealId: 'D-7', batch: 'b', row: 5, property: P222 });
       const conflict = {
         kind: 'conflict',
-        deal: { docflowId: 'df-1', outcome: 'queued', batch: 'a', row: 2, at: '2026-11-24T01:00:00.000Z' },
+        deal: {
+          docflowId: 'df-1',
+          outcome: 'queued',
+          batch: 'a',
+          row: 2,
+          at: '2026-11-24T01:00:00.000Z',
+          requestId: rid('D-7'),
+          type: 'encumbrance_request',
+        },
         property: storedProperty(P101),
       };
       expect(await ledger.claim(other)).toEqual(conflict);
@@ -347,7 +358,7 @@ describe.each(['sqlite', 'postgres'] as const)('the ledger on %s', (engine) => {
         ledger: { bank: BANK, resubmit: false, property: { address: P222.address } },
       });
       expect(notFound).toEqual({ kind: 'written' });
-      expect(decodeOutcome((await redis.hget(keys.outcomes('b'), '5'))!, 5)).toMatchObject({ outcome: 'not_found' });
+      expect(await storedOutcome(db, 'b', 5)).toMatchObject({ outcome: 'not_found' });
       // The same address: the deal's docflow, as before.
       const same = await store.record('c', record(6, 'D-7', { outcome: 'not_found' }), {
         ledger: { bank: BANK, resubmit: false, property: { address: P101.address } },
@@ -372,7 +383,7 @@ describe.each(['sqlite', 'postgres'] as const)('the ledger on %s', (engine) => {
     });
     const failed = await store.record('c', record(2, 'D-1', { outcome: 'not_found' }), { ledger: { bank: BANK, resubmit: false } });
     expect(failed).toMatchObject({ kind: 'submitted', own: false, deal: { docflowId: 'df-1', batch: 'a', row: 1 } });
-    expect(await redis.hexists(keys.outcomes('c'), '2')).toBe(0);
+    expect(await storedOutcome(db, 'c', 2)).toBeUndefined();
     const twice = await store.record('a', record(1, 'D-1', { docflowId: 'df-2' }), {
       ledger: { bank: BANK, requestId: rid('D-1'), resubmit: false },
     });
@@ -399,7 +410,7 @@ describe.each(['sqlite', 'postgres'] as const)('the ledger on %s', (engine) => {
     // (the row has ended: no job to wake).
     expect(await feedShows(t, 'df-late', 'suspended', 'D-2', '2026-11-24T02:00:00.000Z')).toMatchObject({ resolved: 1, wake: [] });
     expect(await entry('D-2')).toMatchObject({ state: 'submitted', docflow_id: 'df-late', via: 'feed' });
-    const row = decodeOutcome((await redis.hget(keys.outcomes('a'), '2'))!, 2);
+    const row = (await storedOutcome(db, 'a', 2))!;
     expect(row).toMatchObject({ row: 2, dealId: 'D-2', outcome: 'suspended', docflowId: 'df-late', httpStatus: 201, attempts: 1 });
     expect(row).not.toHaveProperty('errorCode');
     expect(row.errorMessage).toContain('found in the news feed');
@@ -420,13 +431,13 @@ describe.each(['sqlite', 'postgres'] as const)('the ledger on %s', (engine) => {
       ledger: { bank: BANK, resubmit: false, keepClaim: true },
     });
     expect(written).toMatchObject({ kind: 'submitted', own: true, deal: { docflowId: 'df-first' }, via: 'feed' });
-    expect(await redis.hexists(keys.outcomes('a'), '1')).toBe(0);
+    expect(await storedOutcome(db, 'a', 1)).toBeUndefined();
     // The row then records that docflow: written, whatever the options of the try before.
     const own = await store.record('a', record(1, 'D-1', { docflowId: 'df-first' }), {
       ledger: { bank: BANK, resubmit: false, keepClaim: true, via: 'feed' },
     });
     expect(own).toEqual({ kind: 'written' });
-    expect(decodeOutcome((await redis.hget(keys.outcomes('a'), '1'))!, 1)).toMatchObject({ outcome: 'queued', docflowId: 'df-first' });
+    expect(await storedOutcome(db, 'a', 1)).toMatchObject({ outcome: 'queued', docflowId: 'df-first' });
   });
 
   it('resolves a lost answer from a feed page, counts what it does not know, and refuses a page from a follower that lost its lock', async () => {
@@ -496,6 +507,34 @@ describe.each(['sqlite', 'postgres'] as const)('the ledger on %s', (engine) => {
       deal: { docflowId: 'df-lost', batch: 'c', row: 4 },
     });
   });
+
+  it('keeps a batch (its row, with its outcomes, and its profile in Redis) as long as its longest retention, never shorter', async () => {
+    const batches = createBatchStore(redis, keys, db);
+    const store = createOutcomeStore(redis, keys, { db });
+    const profile = await loadProfile(join(ROOT, 'samples/bank-profile.json'));
+    await batches.open({ id: 'a', file: 'deals.csv', fingerprint: 'f' }, profile, HOUR);
+    const before = Date.now();
+    await batches.setTotal('a', 2, HOUR);
+    await store.record('a', record(1, 'D-1', { docflowId: 'df-1' }));
+    const first = (await batches.expiresAt('a'))!;
+    expect(first).toBeGreaterThanOrEqual(before + HOUR);
+    expect(first).toBeLessThanOrEqual(Date.now() + HOUR);
+    expect(await redis.pttl(keys.batch('a'))).toBeGreaterThan(HOUR - 60_000);
+    expect(await redis.pttl(keys.batch('a'))).toBeLessThanOrEqual(HOUR);
+    // Loaded again with a longer retention: the batch, its outcomes and its profile live longer,
+    // and an outcome written after it (by a worker that started before it) is kept as long.
+    await batches.setTotal('a', 2, 3 * HOUR);
+    await store.record('a', record(2, 'D-2', { outcome: 'failed' }));
+    const longer = Date.now() + 3 * HOUR - 60_000;
+    expect(await batches.expiresAt('a')).toBeGreaterThan(longer);
+    expect(await redis.pttl(keys.batch('a'))).toBeGreaterThan(3 * HOUR - 60_000);
+    // A shorter retention on a third load changes nothing.
+    await batches.setTotal('a', 2, HOUR);
+    expect(await batches.expiresAt('a')).toBeGreaterThan(longer);
+    expect(await redis.pttl(keys.batch('a'))).toBeGreaterThan(3 * HOUR - 60_000);
+    expect((await batches.list(10)).map((b) => b.id)).toEqual(['a']);
+    expect((await storedOutcome(db, 'a', 2))?.outcome).toBe('failed');
+  });
 });
 
 describe("the batch's work the ledger keeps in Redis", () => {
@@ -525,26 +564,5 @@ describe("the batch's work the ledger keeps in Redis", () => {
     expect(await redis.hget(job, 'data')).toBe('{"deal":"x"}');
     expect(await updateLockedJobData(redis, job, 'the-worker-that-has-it', { batch: 'a' })).toBe(true);
     expect(await redis.hget(job, 'data')).toBe('{"batch":"a"}');
-  });
-
-  it("gives the outcomes hash its batch's expiry, read from Redis at each write, and never shortens it", async () => {
-    const store = createOutcomeStore(redis, keys);
-    const batches = createBatchStore(redis, keys);
-    await redis.hset(keys.batch('a'), 'id', 'a');
-    await batches.setTotal('a', 2, HOUR);
-    await store.record('a', record(1, 'D-1', { docflowId: 'df-1' }));
-    const first = await redis.pttl(keys.outcomes('a'));
-    expect(first).toBeGreaterThan(HOUR - 60_000);
-    expect(first).toBeLessThanOrEqual(HOUR);
-    // Loaded again with a longer retention: every key of the batch lives longer, and an
-    // outcome written after it (by a worker that started before it) keeps that.
-    await batches.setTotal('a', 2, 3 * HOUR);
-    expect(await redis.pttl(keys.outcomes('a'))).toBeGreaterThan(3 * HOUR - 60_000);
-    await store.record('a', record(2, 'D-2', { outcome: 'failed' }));
-    expect(await redis.pttl(keys.outcomes('a'))).toBeGreaterThan(3 * HOUR - 60_000);
-    // A shorter retention on a third load changes nothing.
-    await batches.setTotal('a', 2, HOUR);
-    expect(await redis.pttl(keys.batch('a'))).toBeGreaterThan(3 * HOUR - 60_000);
-    expect(await redis.pttl(keys.outcomes('a'))).toBeGreaterThan(3 * HOUR - 60_000);
   });
 });

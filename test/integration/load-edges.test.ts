@@ -15,6 +15,7 @@ import { runCli } from '../helpers/cli.js';
 import { csvText, HEADER, records, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { useTestDatabase } from '../helpers/test-db.js';
+import { batchRow } from '../helpers/batch-rows.js';
 
 const PROFILE = 'samples/bank-profile.json';
 /** One CSV cell as csv-stringify writes it. */
@@ -166,7 +167,7 @@ describe('a load that cannot be read to its end, with workers running', () => {
       expect(sandbox.stats().docflowCalls).toEqual({});
       const left = await redis.keys(`${keys.bullPrefix}:${keys.queueName}:broken.*`);
       expect(left.filter((k) => !k.endsWith(':logs'))).toEqual([]);
-      expect(await redis.hget(keys.batch('broken'), 'state')).toBe('failed');
+      expect((await batchRow(store.db, 'broken'))?.state).toBe('failed');
       const status = await runCli(['results', 'broken', '--out', join(dir, 'x.csv')], {
         REDIS_URL,
         REALTY_PREFIX: prefix,

@@ -35,7 +35,8 @@ const threads = async (): Promise<number> => (await readdir('/proc/self/task')).
 describe('a load read in a thread of its own (the build)', () => {
   const prefix = uniquePrefix('load-thread');
   const keys = { thread: createKeys(`${prefix}-t`), here: createKeys(`${prefix}-h`) };
-  const store = useTestDatabase();
+  // A database for each way too: the batch (and its rows' outcomes) is the database's, and both ways load the same batch id.
+  const stores = { thread: useTestDatabase(), here: useTestDatabase() };
   let redis: Redis;
   let dir: string;
   let profile: BankProfile;
@@ -52,14 +53,14 @@ describe('a load read in a thread of its own (the build)', () => {
         profile,
         redis,
         keys: keys[how],
-        db: store.db,
+        db: stores[how].db,
         logger: silent,
         rejects,
         chunkSize: 4,
         readInThread: how === 'thread',
         filesRoot: join(ROOT, 'samples'),
       });
-      const outcomes = (await storedOutcomes(redis, keys[how], batch)).map(({ finishedAt: _at, ...o }) => o);
+      const outcomes = (await storedOutcomes(stores[how].db, batch)).map(({ finishedAt: _at, ...o }) => o);
       const jobs = (await waitingJobs(redis, keys[how], batch)).sort((a, b) => a.row - b.row);
       const written = summary.rejectsFile ? await readFile(summary.rejectsFile) : undefined;
       const { seconds: _s, rejectsFile: _r, ...rest } = summary;
@@ -132,7 +133,7 @@ describe('a load read in a thread of its own (the build)', () => {
               profile,
               redis,
               keys: keys[how],
-              db: store.db,
+              db: stores[how].db,
               logger: silent,
               rejects: join(dir, `bad-${how}.rejects`),
               readInThread: how === 'thread',
@@ -157,7 +158,7 @@ describe('a load read in a thread of its own (the build)', () => {
       profile,
       redis,
       keys: keys.thread,
-      db: store.db,
+      db: stores.thread.db,
       logger: silent,
       rejects: join(dir, 'zero.rejects.json'),
       chunkSize: 0,
@@ -179,7 +180,7 @@ describe('a load read in a thread of its own (the build)', () => {
       profile,
       redis,
       keys: keys.thread,
-      db: store.db,
+      db: stores.thread.db,
       logger: silent,
       rejects: join(dir, 'warm.rejects'),
       readInThread: true,
@@ -187,7 +188,7 @@ describe('a load read in a thread of its own (the build)', () => {
     const before = await threads();
     let writes = 0;
     const failing = (): LoadContext => {
-      const context = createRedisLoadContext(redis, keys.thread, store.db);
+      const context = createRedisLoadContext(redis, keys.thread, stores.thread.db);
       const write = context.jobs.write.bind(context.jobs);
       context.jobs.write = async (...args) => {
         if (++writes === 2) throw new Error('the second chunk failed');

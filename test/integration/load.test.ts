@@ -21,6 +21,7 @@ import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { pauseDealQueue, waitingJobs } from '../helpers/queue.js';
 import { useTestDatabase } from '../helpers/test-db.js';
+import { batchRow, expireBatch } from '../helpers/batch-rows.js';
 
 const silent = createLogger({ level: 'silent' });
 
@@ -198,8 +199,9 @@ describe('loading the files banks really produce', () => {
         what: 'every job failed',
       });
       await worker.close();
-      // ... and the batch's own keys expire (30 days) before BullMQ gets round to removing them.
-      await redis.del(own.batch('stale'), own.outcomes('stale'), own.rows('stale'));
+      // ... and the batch expires (30 days: its keys, its row and outcomes in the database) before BullMQ gets round to removing them.
+      await redis.del(own.batch('stale'), own.rows('stale'));
+      await expireBatch(store.db, 'stale');
 
       const again = await loadOwn();
       expect(again).toMatchObject({ enqueued: SAMPLE_READ - SAMPLE_INVALID, alreadyEnqueued: 0 });
@@ -264,6 +266,7 @@ describe('realty-batch load from the command line', () => {
       const written = await redis.keys(`{${prefix}}*`);
       redis.disconnect();
       expect(written).toEqual([]);
+      expect(await batchRow(store.db, 'dry')).toBeUndefined();
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -289,6 +292,7 @@ describe('realty-batch load from the command line', () => {
       const written = await redis.keys(`{${prefix}}:batch:badprofile*`);
       redis.disconnect();
       expect(written).toEqual([]);
+      expect(await batchRow(store.db, 'badprofile')).toBeUndefined();
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -23,6 +23,7 @@ import { CLI, ROOT, runCli } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 
 const REPORT_FILE = /^report-\d{4}-\d{2}-\d{2}\.(json|csv)$/;
 const DAY_MS = 24 * 3600 * 1000;
@@ -30,6 +31,7 @@ const DAY_MS = 24 * 3600 * 1000;
 describe('the morning report', () => {
   const prefix = uniquePrefix('report');
   const keys = createKeys(prefix);
+  const store = useTestDatabase({ per: 'file' });
   let redis: Redis;
   let sandbox: RunningSandbox;
   let dir: string;
@@ -97,7 +99,15 @@ describe('the morning report', () => {
     });
     await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
     hookUrl = `http://127.0.0.1:${(hook.address() as { port: number }).port}/hook`;
-    env = { REDIS_URL, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: 's', REALTY_PREFIX: prefix, LOG_LEVEL: 'silent', LANG: 'C.UTF-8' };
+    env = {
+      REDIS_URL,
+      REALTY_API_URL: sandbox.url,
+      REALTY_SESSION_ID: 's',
+      REALTY_PREFIX: prefix,
+      DATABASE_URL: store.url,
+      LOG_LEVEL: 'silent',
+      LANG: 'C.UTF-8',
+    };
   });
   afterAll(async () => {
     for (const child of children) child.kill('SIGKILL');
@@ -192,7 +202,7 @@ describe('the morning report', () => {
 
     // A day and more later: the registered batch is done with, the one still waiting stays.
     const old = Date.now() - 2 * DAY_MS;
-    await redis.zadd(keys.batches, 'XX', old, 'deals', old, 'bad');
+    await store.db.kysely.updateTable('batches').set({ created_ms: old }).where('id', 'in', ['deals', 'bad']).execute();
     const later = await reported((r) => r.batches.length === 1, 'a report without the old registered batch');
     expect(later.batches[0]).toMatchObject({ batch: 'deals', registered: false });
     expect(later.totals.batches).toBe(1);

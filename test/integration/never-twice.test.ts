@@ -36,7 +36,8 @@ import { freePort } from '../helpers/ports.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { waitForPing } from '../helpers/private-redis.js';
-import { storedOutcome } from '../helpers/outcomes.js';
+import { outcomeCount, storedOutcome } from '../helpers/outcomes.js';
+import { batchRow, expireBatch, setBatchState } from '../helpers/batch-rows.js';
 import { useTestDatabase } from '../helpers/test-db.js';
 import { feedRow, ledgerRow, ledgerRows } from '../helpers/ledger-rows.js';
 import { requestIdOf } from '../../src/ledger/entry.js';
@@ -106,14 +107,19 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     return w;
   };
   const outcomeOf = async (batch: string, n: number): Promise<OutcomeRecord | undefined> => {
-    return storedOutcome(redis, keys, batch, n);
+    return storedOutcome(store.db, batch, n);
   };
   const POLL = { timeoutMs: 20_000, intervalMs: 25 };
-  /** The fleet's feed is started (its cursor taken), then the gateway's feed goes dark. */
+  /**
+   * The fleet's feed is started (its cursor taken), then the gateway's feed goes dark. Its last
+   * complete read is then, by a follower that polls every minute (`track --poll-ms 60000`): a
+   * claim may go for two of its periods (src/ledger/claim.ts), the whole test, dark feed or not.
+   */
   const darkFeed = async () => {
     const client = createRealtyClient({ baseUrl: sandbox.url, sessionId: SESSION, timeoutMs: 2000 });
     await ensureFeed(store.db, client);
     await client.close();
+    await store.db.kysely.updateTable('feed').set({ poll_ms: 60_000 }).where('id', '=', 1).execute();
     sandbox.configure({ newsOutage: true });
   };
   /** Removes a row's job from outside the tool, as a script or an old dashboard would. */
@@ -163,7 +169,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     });
     await expect(again).rejects.toThrow(UsageError);
     await expect(again).rejects.toThrow(/was loaded without --resubmit/);
-    expect(await redis.hget(keys.batch('flip'), 'resubmit')).toBe('0');
+    expect((await batchRow(store.db, 'flip'))?.resubmit).toBe(0);
     // The command line says it in one sentence, exit 2.
     const cli = await runCli(
       ['load', file, '--profile', 'samples/bank-profile.json', '--batch', 'flip', '--resubmit', '--rejects', join(dir, 'x.csv')],
@@ -178,8 +184,9 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     const first = await run('night', [MSK, SPB]);
     expect(first.rows.map((r) => r.outcome)).toEqual(['queued', 'queued']);
     const calls = sandbox.stats().docflowCalls['200'];
-    // The batch's keys and its jobs are gone (expired): every key of the prefix; the ledger, in the database, is not.
+    // The batch is gone (expired): every key of the prefix, its row and outcomes in the database; the ledger is not.
     await redis.del(...(await redis.keys(`{${prefix}}:*`)));
+    await expireBatch(store.db, 'night');
     expect((await ledgerRows(store.db)).map((r) => [r.deal_id, r.state])).toEqual([
       [MSK, 'submitted'],
       [SPB, 'submitted'],
@@ -207,7 +214,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       });
     worker();
     worker();
-    await waitFor(async () => (await redis.hlen(keys.outcomes('left'))) + (await redis.hlen(keys.outcomes('right'))) === 4, {
+    await waitFor(async () => (await outcomeCount(store.db, 'left')) + (await outcomeCount(store.db, 'right')) === 4, {
       ...POLL,
       what: 'four outcomes',
     });
@@ -314,7 +321,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     const again = await runCli(['ledger', MSK, '--profile', 'samples/bank-profile.json', '--resolve-none'], env);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('has no try waiting for an answer');
-    // SPB may be sent again: retry sends it (the feed is still dark).
+    // SPB may be sent again: retry sends it (the feed is still dark, its last complete read within two of its follower's periods).
     await retryBatch({ redis, keys, db: store.db, batch: 'down', outcomes: ['failed'], logger: quiet });
     worker();
     await waitFor(async () => (await outcomeOf('down', 1))?.outcome === 'queued', { ...POLL, what: 'the row queued' });
@@ -323,7 +330,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     // Seven commands, each a process of its own that opens the database: more than the default 30 s on a busy machine.
   }, 120_000);
 
-  it("5. keeps a batch's outcomes as long as a later load says, even when written by a worker that started before it", async () => {
+  it('5. keeps a batch (its outcomes) and its profile as long as a later load says, even when a worker that started before it writes', async () => {
     await start({ egronRegions: ['Москва'] });
     const w = worker();
     const file = await fileOf('long', [MSK, SPB]);
@@ -338,8 +345,9 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       retentionMs: DAY,
       rejects: join(dir, 'long.rejects.csv'),
     });
-    await waitFor(async () => (await redis.hlen(keys.outcomes('long'))) === 2, { ...POLL, what: 'both outcomes' });
-    expect(await redis.pttl(keys.outcomes('long'))).toBeLessThanOrEqual(DAY);
+    await waitFor(async () => (await outcomeCount(store.db, 'long')) === 2, { ...POLL, what: 'both outcomes' });
+    expect(Number((await batchRow(store.db, 'long'))?.expires_at)).toBeLessThanOrEqual(Date.now() + DAY);
+    expect(await redis.pttl(keys.batch('long'))).toBeLessThanOrEqual(DAY);
     // Loaded again with a longer retention while the same worker runs; then a row finishes again.
     await loadBatch({
       file,
@@ -356,7 +364,10 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     await retryBatch({ redis, keys, db: store.db, batch: 'long', outcomes: ['unavailable'], logger: quiet });
     await waitFor(async () => (await outcomeOf('long', 1))?.outcome === 'queued', { ...POLL, what: 'the retried row' });
     expect(w.worker.isRunning()).toBe(true);
-    for (const key of [keys.outcomes('long'), keys.batch('long')]) expect(await redis.pttl(key)).toBeGreaterThan(3 * DAY - 60_000);
+    // The batch's row (with it, its outcomes) and its profile in Redis go no sooner than the later load said.
+    expect(Number((await batchRow(store.db, 'long'))?.expires_at)).toBeGreaterThan(Date.now() + 3 * DAY - 60_000);
+    expect(await redis.hexists(keys.batch('long'), 'profile')).toBe(1);
+    expect(await redis.pttl(keys.batch('long'))).toBeGreaterThan(3 * DAY - 60_000);
     // The row index names rows without an outcome only: with every row finished, it is gone.
     expect(await redis.exists(keys.rows('long'))).toBe(0);
   });
@@ -385,7 +396,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       expect(summary).toMatchObject({ missing: 2, requeued: 2 });
       expect((await batchStatus(redis, keys, store.db, 'holes')).missing).toBe(0);
       worker();
-      await waitFor(async () => (await redis.hlen(keys.outcomes('holes'))) === 3, { ...POLL, what: 'every outcome' });
+      await waitFor(async () => (await outcomeCount(store.db, 'holes')) === 3, { ...POLL, what: 'every outcome' });
       expect([(await outcomeOf('holes', 2))!.outcome, (await outcomeOf('holes', 3))!.outcome]).toEqual(['queued', 'queued']);
     });
 
@@ -410,7 +421,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
         alreadyGoing: 3,
       });
       worker();
-      await waitFor(async () => (await redis.hlen(keys.outcomes('waits'))) === 3, { ...POLL, what: 'every outcome' });
+      await waitFor(async () => (await outcomeCount(store.db, 'waits')) === 3, { ...POLL, what: 'every outcome' });
       for (const n of [1, 2, 3]) expect((await outcomeOf('waits', n))!.outcome).toBe('queued');
       for (const dealId of [MSK, SPB, BY_SUGGEST]) expect(docflowsOf(dealId)).toHaveLength(1);
       // Nothing is pending any more: nothing to send.
@@ -440,7 +451,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       const file = await fileOf('net', [MSK]);
       await loadBatch({ file, batch: 'net', profile, redis, keys, db: store.db, logger: quiet, rejects: join(dir, 'net.rejects.csv') });
       // Held back (as while loading), so that no processor runs it: the test plays the worker that died.
-      await redis.hset(keys.batch('net'), 'state', 'loading');
+      await setBatchState(store.db, 'net', 'loading');
       const w = worker();
       await waitFor(async () => (await w.queue.getDelayedCount()) === 1, { ...POLL, what: 'the job held back' });
       await waitFor(async () => (await feedRow(store.db)) !== undefined, { ...POLL, what: 'the feed' });
@@ -458,7 +469,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
         nonce: 'the-dead-run',
       });
       expect(claim.kind).toBe('send');
-      await redis.hset(keys.batch('net'), 'state', 'loaded');
+      await setBatchState(store.db, 'net', 'loaded');
       job.finishedOn = Date.now();
       w.worker.emit('failed', job, new Error('job stalled more than allowable limit'), 'active');
       // close() waits for the net's write.
@@ -467,7 +478,8 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       const outcome = (await outcomeOf('net', 1))!;
       expect(outcome).toMatchObject({ outcome: 'failed', errorCode: 'ERR_UNCERTAIN' });
       expect(outcome.errorMessage).toContain('looks for it in the news feed');
-      expect(await redis.pttl(keys.outcomes('net'))).toBeGreaterThan(29 * DAY);
+      // Kept as long as its batch: 30 days from the load.
+      expect(Number((await batchRow(store.db, 'net'))?.expires_at)).toBeGreaterThan(Date.now() + 29 * DAY);
       expect(JSON.parse((await redis.hget(`${keys.bullPrefix}:${keys.queueName}:${job.id}`, 'data'))!)).not.toHaveProperty('deal');
       // The claim stays: the deal may be at the gateway.
       expect(await ledgerRow(store.db, profile.organization.inn, MSK)).toMatchObject({

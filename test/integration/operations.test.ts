@@ -5,14 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
-import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll, afterEach } from 'vitest';
-import { createKeys } from '../../src/redis/keys.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { CLI, ROOT, runCli } from '../helpers/cli.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { runOutcome } from '../helpers/csv.js';
+import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { outcomeCount } from '../helpers/outcomes.js';
 
 type Row = Record<string, string>;
 const CRIMEA = 'Республика Крым';
@@ -20,23 +20,29 @@ const readCsv = (file: string): Row[] => parse(readFileSync(file), { columns: tr
 /** An attention file, in the form Russian Excel opens: BOM, ';', CRLF. */
 const readAttention = (file: string): Row[] => parse(readFileSync(file), { columns: true, bom: true, delimiter: ';' }) as Row[];
 
-describe('operations: results, attention file, retry, status', () => {
+// Each test runs whole commands against the sandbox (about 8 to 15 s alone): room for a busy host.
+describe('operations: results, attention file, retry, status', { timeout: 90_000 }, () => {
   let dir: string;
   const sandboxes: RunningSandbox[] = [];
   const workers: ChildProcess[] = [];
   const prefixes: string[] = [];
+  const databases: TestDatabase[] = [];
 
   const setUp = async (label: string) => {
     const sandbox = await startSandbox({ sessions: ['s'], egronRegions: [CRIMEA] });
     sandboxes.push(sandbox);
     const prefix = uniquePrefix(label);
     prefixes.push(prefix);
+    // A database of each setting's own, as its prefix is: the batches and outcomes are there.
+    const database = await openTestDatabase('sqlite');
+    databases.push(database);
     // An English locale whatever the machine's: the hints' language comes from it.
     const env = {
       REDIS_URL,
       REALTY_API_URL: sandbox.url,
       REALTY_SESSION_ID: 's',
       REALTY_PREFIX: prefix,
+      DATABASE_URL: database.target.engine === 'sqlite' ? `sqlite:${database.target.path}` : database.target.url,
       LOG_LEVEL: 'silent',
       LANG: 'C.UTF-8',
       LC_ALL: '',
@@ -73,14 +79,7 @@ describe('operations: results, attention file, retry, status', () => {
       workers.push(child);
       return child;
     };
-    const outcomes = async (batch: string) => {
-      const redis = new Redis(REDIS_URL);
-      try {
-        return await redis.hlen(createKeys(prefix).outcomes(batch));
-      } finally {
-        redis.disconnect();
-      }
-    };
+    const outcomes = (batch: string) => outcomeCount(database.db, batch);
     return { sandbox, prefix, cli, work, outcomes };
   };
   const POLL = { timeoutMs: 45_000, intervalMs: 50 };
@@ -112,6 +111,7 @@ describe('operations: results, attention file, retry, status', () => {
   afterAll(async () => {
     for (const s of sandboxes) await s.close();
     for (const p of prefixes) await deletePrefix(p);
+    for (const d of databases.splice(0)) await d.drop();
     await rm(dir, { recursive: true, force: true });
   });
 

@@ -1,9 +1,9 @@
 /**
- * An ERR_UNCERTAIN row learns its docflow inside a script (src/ledger/lua.ts, settle_uncertain)
- * once the ledger's entry in the database has it (an operator named it, or the news feed found
- * it): Redis' cjson decodes and re-encodes the stored outcome. The positional form comes back
- * whole: it keeps its positions (a null in the middle stays) and its finish time in ms to the
- * millisecond (cjson writes 14 significant digits: a 13-digit ms time is exact).
+ * An ERR_UNCERTAIN row learns its docflow in the same transaction as the ledger's entry
+ * (src/outcomes/outcome-rows.ts, settleUncertain) once the entry has it (an operator named it,
+ * or the news feed found it). The stored outcome comes back whole: its dealId (a slash, Cyrillic
+ * letters), its finish time to the millisecond, its attempts, and no cadastral number where it
+ * had none.
  */
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -11,18 +11,18 @@ import { storePage } from '../../src/feed/feed-store.js';
 import { createLedger } from '../../src/ledger/ledger.js';
 import { requestIdOf } from '../../src/ledger/entry.js';
 import { createOutcomeStore } from '../../src/outcomes/store.js';
-import { encodeOutcome } from '../../src/outcomes/outcome-codec.js';
 import type { OutcomeRecord } from '../../src/outcomes/types.js';
 import { createKeys, type Keys } from '../../src/redis/keys.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { useTestDatabase } from '../helpers/test-db.js';
 import { ledgerRow, putLedgerRow } from '../helpers/ledger-rows.js';
+import { putOutcome } from '../helpers/outcomes.js';
 
 const BANK = '7701234567';
-// A dealId with a slash (cjson writes it `\/`) and Cyrillic letters; no cadastral number (a null in the middle).
+// A dealId with a slash and Cyrillic letters; no cadastral number.
 const DEAL = 'ДКП/2026-7';
 
-describe("an uncertain row's outcome settled inside Redis", () => {
+describe("an uncertain row's outcome settled in the database", () => {
   const database = useTestDatabase();
   let redis: Redis;
   let prefix: string;
@@ -61,7 +61,7 @@ describe("an uncertain row's outcome settled inside Redis", () => {
       lag_ms: 1000,
       nonce: 'run-1',
     });
-    await redis.hset(keys.outcomes('b'), '3', encodeOutcome(uncertain));
+    await putOutcome(database.db, 'b', uncertain);
   });
   afterEach(async () => {
     await deletePrefix(prefix);
@@ -80,18 +80,18 @@ describe("an uncertain row's outcome settled inside Redis", () => {
     finishedAt: '2026-11-25T03:45:15.123Z',
   };
 
-  it('positional: named by an operator, its finish time to the ms and its positions kept', async () => {
+  it('named by an operator: its finish time to the ms kept, its error gone', async () => {
     const ledger = createLedger(redis, keys, database.db, { timeoutMs: 1000, feedLagMs: 1000 });
     expect(await ledger.resolve(BANK, DEAL, { docflowId: 'df-1', outcome: 'queued' })).toBe('resolved');
     expect(await ledgerRow(database.db, BANK, DEAL)).toMatchObject({ state: 'submitted', docflow_id: 'df-1', via: 'operator' });
-    const [record] = await createOutcomeStore(redis, keys).range('b', 3, 3);
+    const [record] = await createOutcomeStore(redis, keys, { db: database.db }).range('b', 3, 3);
     expect(record).toMatchObject(settled);
     expect(record!.errorCode).toBeUndefined();
     expect(record!.cadastralNumber).toBeUndefined();
     expect(record!.errorMessage).toMatch(/named by an operator/);
   });
 
-  it('positional: found in the news feed', async () => {
+  it('found in the news feed', async () => {
     const { db } = database;
     const since = (await db.now()) - 60_000;
     await db.kysely
@@ -115,7 +115,7 @@ describe("an uncertain row's outcome settled inside Redis", () => {
     // The row has its outcome: nothing to wake.
     expect(stored).toMatchObject({ kind: 'stored', resolved: 1, wake: [] });
     expect(await ledgerRow(db, BANK, DEAL)).toMatchObject({ state: 'submitted', docflow_id: 'df-1', via: 'feed' });
-    const [record] = await createOutcomeStore(redis, keys).range('b', 3, 3);
+    const [record] = await createOutcomeStore(redis, keys, { db: database.db }).range('b', 3, 3);
     expect(record).toMatchObject(settled);
     expect(record!.errorCode).toBeUndefined();
     expect(record!.errorMessage).toMatch(/found in the news feed/);

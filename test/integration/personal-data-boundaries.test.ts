@@ -106,7 +106,7 @@ describe('the net under the processor (a job BullMQ failed by itself)', () => {
   });
 
   it('records its failure with the persons of the row masked', async () => {
-    await createBatchStore(redis, keys).open({ id: 'b', file: 'deals.csv', fingerprint: 'f' }, profile);
+    await createBatchStore(redis, keys, store.db).open({ id: 'b', file: 'deals.csv', fingerprint: 'f' }, profile);
     const worker = createDealWorker({
       processor: createDealProcessor,
       connection: redis,
@@ -127,11 +127,14 @@ describe('the net under the processor (a job BullMQ failed by itself)', () => {
     );
     worker.worker.emit('failed', job, new Error(NAMING), 'active');
     await worker.close(1000);
-    const record = await storedOutcome(redis, keys, 'b', 1);
+    const record = await storedOutcome(store.db, 'b', 1);
     expect(record).toMatchObject({ outcome: 'failed', errorCode: 'ERR_JOB_FAILED', errorMessage: MASKED });
-    // Nor does the database (the ledger, kept for years) hold any of them.
+    // Nor does the database (the ledger, kept for years; the outcome itself) hold any of them.
     const { tables, text } = await databaseText(store.db);
-    expect(tables).toEqual(expect.arrayContaining(['deployment', 'docflow_history', 'docflows', 'feed', 'ledger', 'operator_actions']));
+    expect(tables).toEqual(
+      expect.arrayContaining(['batches', 'deployment', 'docflow_history', 'docflows', 'feed', 'ledger', 'operator_actions', 'outcomes']),
+    );
+    expect(text).toContain('ERR_JOB_FAILED');
     expect(text).not.toMatch(/СМИРНОВА|Смирнова|490-905-752|49090575213|318264|Григорьева/i);
   });
 });

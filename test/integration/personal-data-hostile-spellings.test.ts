@@ -252,11 +252,15 @@ describe('hostile spellings of a row person, through the feed, the creation erro
     }
     // Every text column of every table of the database: no spelling of any row.
     const { tables, values } = await databaseValues(store.db);
-    expect(tables).toEqual(expect.arrayContaining(['deployment', 'docflow_history', 'docflows', 'feed', 'ledger', 'operator_actions']));
+    expect(tables).toEqual(
+      expect.arrayContaining(['batches', 'deployment', 'docflow_history', 'docflows', 'feed', 'ledger', 'operator_actions', 'outcomes']),
+    );
     expect(values.filter((v) => v.where === 'ledger.deal_id').map((v) => v.value)).toEqual(expect.arrayContaining(feedRows));
+    // The rows' outcomes (their masked messages) are among them.
+    expect(values.filter((v) => v.where === 'outcomes.error_message').length).toBeGreaterThan(0);
     for (const { where, value } of values) for (const spelling of SPELLINGS) check(`database ${where}`, spelling, value);
 
-    // Every key of the run (jobs with their failed reasons and stack traces, the events stream, outcomes,
+    // Every key of the run (jobs with their failed reasons and stack traces, the events stream,
     // docflow states) but the batch's metadata (its profile, which expires): no spelling of any row.
     let cursor = '0';
     do {

@@ -62,7 +62,7 @@ describe('a row whose lost answer the news feed finds', () => {
     }
   };
   const entryOf = (dealId: string) => ledgerRow(store.db, profile.organization.inn, dealId);
-  const outcomes = () => storedOutcomes(redis, keys, 'night');
+  const outcomes = () => storedOutcomes(store.db, 'night');
 
   /**
    * Every deal's creation answer is lost (its docflow made); the worker does not follow the

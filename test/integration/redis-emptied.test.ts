@@ -14,7 +14,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { generateDeals } from '../chaos/generate-deals.js';
-import { CLI, ROOT } from '../helpers/cli.js';
+import { CLI, ROOT, runCli } from '../helpers/cli.js';
 import { csvText } from '../helpers/fixtures.js';
 import { ledgerRows } from '../helpers/ledger-rows.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/private-redis.js';
@@ -78,9 +78,10 @@ describe('Redis emptied: nothing filed twice, every row gets its docflow back', 
     REALTY_PREFIX: 'emptied',
     LOG_LEVEL: 'warn',
   });
-  const run = (out: string) => {
+  const run = (out: string, extra: string[] = []) => {
     const started = runCommand(
       [
+        ...extra,
         'run',
         join(dir, 'deals.csv'),
         '--profile',
@@ -153,5 +154,50 @@ describe('Redis emptied: nothing filed twice, every row gets its docflow back', 
     // The ledger names each deal's one docflow, the one its row reports.
     const ledger = new Map((await ledgerRows(store.db)).map((r) => [r.deal_id, r.docflow_id]));
     for (const line of after) expect(ledger.get(line.dealId!), line.dealId).toBe(line.docflowId);
+  });
+
+  it('in the middle of a run: `status` names the rows whose jobs went with Redis, and the command it gives remakes them', async () => {
+    const first = run('first.csv', []);
+    await waitFor(async () => sandbox.stats().docflowsCreated >= ROWS / 3, {
+      timeoutMs: 60_000,
+      intervalMs: 20,
+      what: 'a third of the docflows',
+    });
+    await redis.flushall();
+    await first.exit;
+    const made = sandbox.stats().docflowsCreated;
+    const batch = (await store.db.kysely.selectFrom('batches').select('id').executeTakeFirstOrThrow()).id;
+    // The rows that had their outcome before the FLUSHALL keep it: the database holds them.
+    const kept = await store.db.kysely.selectFrom('outcomes').select('row').where('batch', '=', batch).execute();
+    expect(kept.length).toBeGreaterThan(0);
+
+    const status = await runCli(['status', batch], env());
+    const command = /realty-batch (retry \S+ --missing --profile \S+)/.exec(status.stdout)?.[1];
+    expect(command, status.stdout + status.stderr).toBeDefined();
+    expect(command).toContain(`--profile ${join(ROOT, 'samples/bank-profile.json')}`);
+    const missing = Number(/(\d+) rows? of batch/.exec(status.stdout)?.[1]);
+    expect(missing).toBe(ROWS - kept.length);
+
+    const retried = await runCli(command!.split(' '), env());
+    expect(retried.code, retried.stderr).toBe(0);
+    expect(retried.stdout).toContain(`${missing} missing`);
+    // A worker finishes them; the batch is done when every row has its outcome.
+    const work = runCommand(['work', '--concurrency', '4', '--timeout-ms', '2000', '--feed-lag-ms', '500'], env());
+    children.push(work.child);
+    await waitFor(
+      async () => (await store.db.kysely.selectFrom('outcomes').select('row').where('batch', '=', batch).execute()).length === ROWS,
+      { timeoutMs: 120_000, intervalMs: 200, what: 'every row of the batch with its outcome' },
+    );
+    work.child.kill('SIGTERM');
+    await work.exit;
+
+    const results = await runCli(['results', batch, '--out', join(dir, 'after.csv')], env());
+    expect(results.code, results.stderr).toBe(0);
+    const after = parse(readFileSync(join(dir, 'after.csv')), { columns: true, bom: true }) as Line[];
+    expect(after).toHaveLength(ROWS);
+    expect(after.filter((l) => SUBMITTED.has(l.outcome!))).toHaveLength(ROWS);
+    expect([...docflowsPerRequest().values()].filter((n) => n > 1)).toEqual([]);
+    expect(sandbox.stats().docflowsCreated).toBe(ROWS);
+    expect(made).toBeLessThanOrEqual(ROWS);
   });
 });

@@ -6,14 +6,17 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { createKeys } from '../../src/redis/keys.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { CLI, ROOT } from '../helpers/cli.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/private-redis.js';
 import { csvText, ROWS } from '../helpers/fixtures.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { outcomeCount } from '../helpers/outcomes.js';
 
 const OUTAGE_MS = 30_000;
+
+const databaseUrl = ({ target }: TestDatabase): string => (target.engine === 'sqlite' ? `sqlite:${target.path}` : target.url);
 
 interface Proc {
   child: ChildProcess;
@@ -37,16 +40,20 @@ describe('a 30-second Redis outage', () => {
   let redisServer: PrivateRedis;
   let sandbox: RunningSandbox;
   const procs: Proc[] = [];
+  /** The database of each prefix (its batches, their outcomes, its ledger). */
+  const databases = new Map<string, TestDatabase>();
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'realty-outage-'));
     redisServer = await startPrivateRedis(dir);
     sandbox = await startSandbox({ sessions: ['s'], latencyMs: 300, egronRegions: ['Республика Крым'] });
+    for (const prefix of ['a', 'b']) databases.set(prefix, await openTestDatabase('sqlite'));
   });
   afterAll(async () => {
     for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL');
     await redisServer?.stop();
     await sandbox.close();
+    for (const d of databases.values()) await d.drop();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -57,11 +64,12 @@ describe('a 30-second Redis outage', () => {
       REALTY_API_URL: sandbox.url,
       REALTY_SESSION_ID: 's',
       REALTY_PREFIX: prefix,
+      DATABASE_URL: databaseUrl(databases.get(prefix)!),
       LOG_LEVEL: 'warn',
     });
     const redis = new Redis(url, { maxRetriesPerRequest: null });
     redis.on('error', () => undefined);
-    const rows = (prefix: string, batch: string) => redis.hlen(createKeys(prefix).outcomes(batch));
+    const rows = (prefix: string, batch: string) => outcomeCount(databases.get(prefix)!.db, batch);
     const jobs = async (prefix: string, batch: string) =>
       (await redis.keys(`{${prefix}}:deals:${batch}.*`)).filter((k) => !k.endsWith(':logs')).length;
 

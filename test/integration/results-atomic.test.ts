@@ -10,6 +10,7 @@ import { createKeys } from '../../src/redis/keys.js';
 import { writeResults } from '../../src/results/write-results.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { useTestDatabase } from '../helpers/test-db.js';
+import type { Database } from '../../src/db/database.js';
 
 /** Three pages of 1,000 outcomes: the writer is well into the file when the second page is read. */
 const ROWS = 2500;
@@ -17,21 +18,22 @@ const PREVIOUS = 'row,dealId,outcome\n1,D-1,queued\n';
 
 const temporaries = async (dir: string): Promise<string[]> => (await readdir(dir)).filter((name) => name.endsWith('.tmp'));
 
-/** The same client, except that its `hmget` calls `onCall(n)` first (n from 1) and may reject. */
-function instrumented(redis: Redis, onCall: (n: number) => void): Redis {
-  let calls = 0;
-  return new Proxy(redis, {
+/** The same database, except that each read of the outcomes table (a page) calls `onPage(n)` first (n from 1), which may throw. */
+function instrumented(db: Database, onPage: (n: number) => void): Database {
+  let pages = 0;
+  const kysely = new Proxy(db.kysely, {
     get(target, prop) {
-      if (prop === 'hmget') {
-        return async (...args: Parameters<Redis['hmget']>) => {
-          onCall(++calls);
-          return target.hmget(...args);
+      if (prop === 'selectFrom') {
+        return (...args: Parameters<Database['kysely']['selectFrom']>) => {
+          if (args[0] === 'outcomes') onPage(++pages);
+          return target.selectFrom(...args);
         };
       }
       const value = Reflect.get(target, prop, target) as unknown;
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
   });
+  return { ...db, kysely, transaction: db.transaction.bind(db), now: db.now.bind(db), close: db.close.bind(db) };
 }
 
 /** A tmpfs of 64 KiB: a real "no space left on device". Only where this process may mount (root in a container). */
@@ -57,7 +59,7 @@ describe('the results file, written whole or not at all', () => {
 
   beforeAll(async () => {
     redis = new Redis(REDIS_URL);
-    const outcomes = createOutcomeStore(redis, keys);
+    const outcomes = createOutcomeStore(redis, keys, { db: database.db });
     for (let from = 1; from <= ROWS; from += 500) {
       await Promise.all(
         Array.from({ length: 500 }, (_, i) =>
@@ -85,14 +87,14 @@ describe('the results file, written whole or not at all', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('keeps the previous file intact, and leaves no temporary file, when Redis fails on the second page', async () => {
+  it('keeps the previous file intact, and leaves no temporary file, when the database fails on the second page', async () => {
     const out = join(dir, 'results.csv');
     await writeFile(out, PREVIOUS);
-    const failing = instrumented(redis, (n) => {
-      if (n === 2) throw new Error('Connection is closed.');
+    const failing = instrumented(database.db, (n) => {
+      if (n === 2) throw new Error('Connection terminated unexpectedly');
     });
-    await expect(writeResults({ redis: failing, keys, db: database.db, batch: 'b', total: ROWS, out })).rejects.toThrow(
-      'Connection is closed.',
+    await expect(writeResults({ redis, keys, db: failing, batch: 'b', total: ROWS, out })).rejects.toThrow(
+      'Connection terminated unexpectedly',
     );
     expect(await readFile(out, 'utf8')).toBe(PREVIOUS);
     expect(await temporaries(dir)).toEqual([]);
@@ -102,12 +104,12 @@ describe('the results file, written whole or not at all', () => {
     const out = join(dir, 'results.jsonl');
     await writeFile(out, PREVIOUS);
     const stop = new AbortController();
-    const aborting = instrumented(redis, (n) => {
+    const aborting = instrumented(database.db, (n) => {
       if (n === 2) stop.abort(new Error('the worker is shutting down'));
     });
-    await expect(
-      writeResults({ redis: aborting, keys, db: database.db, batch: 'b', total: ROWS, out, signal: stop.signal }),
-    ).rejects.toThrow('the worker is shutting down');
+    await expect(writeResults({ redis, keys, db: aborting, batch: 'b', total: ROWS, out, signal: stop.signal })).rejects.toThrow(
+      'the worker is shutting down',
+    );
     expect(await readFile(out, 'utf8')).toBe(PREVIOUS);
     expect(await temporaries(dir)).toEqual([]);
   });

@@ -8,7 +8,8 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { DAY } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createKeys } from '../../src/redis/keys.js';
-import { doneKey, SEEN_MS } from '../../src/schedule/inbox-keys.js';
+import { SEEN_MS } from '../../src/schedule/inbox-keys.js';
+import { findDone, rememberDone } from '../../src/schedule/inbox-memory.js';
 import { inboxKey, runTick, type FileSummary } from '../../src/schedule/run-tick.js';
 import { listSchedules, type TickData } from '../../src/schedule/scheduler.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
@@ -184,18 +185,15 @@ describe('the folders and keys of a nightly schedule', () => {
     expect((await runCli(['schedule', '--remove', '--name', 'options'], env())).code).toBe(0);
   });
 
-  it('gives every key it writes an expiry: the lock goes, seen lasts a week, done lasts as long as the ledger', async () => {
+  it('gives every key it writes an expiry (the lock goes, seen lasts a week) and remembers what ran in the database as long as the ledger', async () => {
     const data = { ...(await folders('keys')), doneMs: 5 * DAY };
     const text = deals('K');
     await drop(join(data.inbox, 'k.csv'), text);
-    // A done entry as earlier versions kept it, in one hash without expiry: still read, and given one.
-    const legacy = deals('L');
-    await redis.hset(
-      inboxKey(keys, data.inbox, 'done'),
-      sha256(legacy),
-      JSON.stringify({ file: 'l.csv', batch: 'l-1', at: '2026-01-01T00:00:00.000Z' }),
-    );
-    await drop(join(data.inbox, 'l-again.csv'), legacy);
+    // A content that ran before, as the database remembers it: the same bytes under another name are a duplicate.
+    const earlier = deals('L');
+    await rememberDone(store.db, data.inbox, sha256(earlier), { file: 'l.csv', batch: 'l-1', at: '2026-01-01T00:00:00.000Z' }, DAY);
+    await drop(join(data.inbox, 'l-again.csv'), earlier);
+    const before = Date.now();
     const result = await tick(data);
     expect(result.files.map((f) => [f.file, f.status])).toEqual([
       ['k.csv', 'done'],
@@ -205,10 +203,16 @@ describe('the folders and keys of a nightly schedule', () => {
     const seen = await redis.pttl(inboxKey(keys, data.inbox, 'seen'));
     expect(seen).toBeGreaterThan(SEEN_MS - 60_000);
     expect(seen).toBeLessThanOrEqual(SEEN_MS);
-    const done = await redis.pttl(doneKey(keys, data.inbox, sha256(text)));
-    expect(done).toBeGreaterThan(5 * DAY - 60_000);
-    expect(done).toBeLessThanOrEqual(5 * DAY);
-    expect(await redis.pttl(inboxKey(keys, data.inbox, 'done'))).toBeGreaterThan(0);
+    expect(await findDone(store.db, data.inbox, sha256(text))).toMatchObject({ file: 'k.csv' });
+    const done = await store.db.kysely
+      .selectFrom('inbox_files')
+      .select('expires_at')
+      .where('sha256', '=', sha256(text))
+      .executeTakeFirstOrThrow();
+    expect(Number(done.expires_at)).toBeGreaterThanOrEqual(before + 5 * DAY);
+    expect(Number(done.expires_at)).toBeLessThanOrEqual(Date.now() + 5 * DAY);
+    // Past that, forgotten: the ledger would not stop its deals either.
+    expect(await findDone(store.db, data.inbox, sha256(text), Date.now() + 5 * DAY + 1000)).toBeUndefined();
     // Every key of this inbox has an expiry.
     const all = await redis.keys(`${inboxKey(keys, data.inbox, 'lock').replace(/:lock$/, '')}*`);
     for (const key of all) expect(await redis.pttl(key)).toBeGreaterThan(0);

@@ -19,6 +19,7 @@ import { ROOT } from '../helpers/cli.js';
 import { csvText, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { useTestDatabase } from '../helpers/test-db.js';
+import { batchRow } from '../helpers/batch-rows.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const deals = (tag: string, n = 3): string => csvText(ROWS.slice(0, n).map((r) => [`${tag}-${r[0]}`, ...r.slice(1)]));
@@ -141,7 +142,7 @@ describe('symbolic links in the inbox and the outbox', () => {
     await old(join(data.inbox, 'late.csv'));
     const batch = defaultBatchId(join(data.inbox, 'late.csv'), createHash('sha256').update(text).digest('hex'));
     const running = tick(data);
-    await waitFor(async () => (await redis.hget(keys.batch(batch), 'state')) === 'loaded', {
+    await waitFor(async () => (await batchRow(store.db, batch))?.state === 'loaded', {
       timeoutMs: 10_000,
       intervalMs: 20,
       what: 'the batch to load',

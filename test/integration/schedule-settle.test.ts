@@ -18,6 +18,7 @@ import { ROOT } from '../helpers/cli.js';
 import { csvText, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { useTestDatabase } from '../helpers/test-db.js';
+import { batchRow } from '../helpers/batch-rows.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 /** The first `n` sample deals (all of them end `queued`) under deal ids of their own. */
@@ -149,13 +150,13 @@ describe('when a tick takes a file of the inbox', () => {
 
       // No worker yet: the tick loads two rows and waits for them; then the copy goes on.
       const running = tick(data);
-      await waitFor(async () => (await redis.hget(keys.batch(firstBatch), 'state')) === 'loaded', { ...POLL, what: 'the first load' });
+      await waitFor(async () => (await batchRow(store.db, firstBatch))?.state === 'loaded', { ...POLL, what: 'the first load' });
       await writer.write(`${lines.slice(3).join('\n')}`);
       startWorker();
       const first = await running;
       expect(first.files).toMatchObject([{ file: 'bank-g.csv', status: 'stopped', batch: firstBatch, exitStatus: 1 }]);
       expect(first.files[0]!.error).toMatch(/changed after it was taken/);
-      expect(await redis.hget(keys.batch(firstBatch), 'state')).toBe('failed');
+      expect((await batchRow(store.db, firstBatch))?.state).toBe('failed');
       expect(existsSync(file)).toBe(true);
       expect(await readdir(join(data.inbox, '.realty', 'processed'))).toEqual([]);
       expect(existsSync(join(data.outbox, 'bank-g.csv.results.csv'))).toBe(false);

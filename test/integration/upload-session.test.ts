@@ -8,15 +8,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
-import { createKeys } from '../../src/redis/keys.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { CLI, ROOT, runCli } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { storedOutcomes } from '../helpers/outcomes.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 
 const LOGIN = 'bank-robot';
 const PASSWORD = 'Upload-Pa55word-1c9d';
@@ -27,6 +26,7 @@ const PDF = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
 const SIGNATURE = Buffer.from('0\x82\x01\x00 a detached CMS signature, for the sandbox');
 
 describe('an upload after the fleet session expired', () => {
+  const store = useTestDatabase();
   let sandbox: RunningSandbox;
   let dir: string;
   let prefix: string;
@@ -39,16 +39,10 @@ describe('an upload after the fleet session expired', () => {
     REALTY_PASSWORD: PASSWORD,
     REALTY_ACCOUNT_ID: ACCOUNT,
     REALTY_PREFIX: prefix,
+    DATABASE_URL: store.url,
     LOG_LEVEL: 'debug',
   });
-  const outcomes = async (batch: string) => {
-    const redis = new Redis(REDIS_URL);
-    try {
-      return await storedOutcomes(redis, createKeys(prefix), batch);
-    } finally {
-      redis.disconnect();
-    }
-  };
+  const outcomes = (batch: string) => storedOutcomes(store.db, batch);
 
   beforeEach(async () => {
     prefix = uniquePrefix('upload-session');

@@ -11,11 +11,13 @@ import { csvText, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { storedOutcomes } from '../helpers/outcomes.js';
+import { useTestDatabase } from '../helpers/test-db.js';
 
 /** Three valid sample deals that carry their cadastral numbers (samples/README.md rows 2, 6, 10). */
 const WITH_NUMBER = ['MSK-2026-004511', 'SPB-2026-010078', 'EKB-2026-000312'].map((id) => ROWS.find((r) => r[0] === id)!);
 
 describe('separate worker processes', () => {
+  const store = useTestDatabase();
   let sandbox: RunningSandbox;
   let dir: string;
   let prefix: string;
@@ -25,6 +27,7 @@ describe('separate worker processes', () => {
     REALTY_API_URL: sandbox.url,
     REALTY_SESSION_ID: session,
     REALTY_PREFIX: prefix,
+    DATABASE_URL: store.url,
     LOG_LEVEL: 'silent',
   });
   const startWorker = (session: string, extra: string[] = []) => {
@@ -40,14 +43,7 @@ describe('separate worker processes', () => {
     workers.push(child);
     return child;
   };
-  const outcomes = async (batch: string): Promise<Array<{ outcome: string; docflowId?: string }>> => {
-    const redis = new Redis(REDIS_URL);
-    try {
-      return await storedOutcomes(redis, createKeys(prefix), batch);
-    } finally {
-      redis.disconnect();
-    }
-  };
+  const outcomes = (batch: string): Promise<Array<{ outcome: string; docflowId?: string }>> => storedOutcomes(store.db, batch);
   const POLL = { timeoutMs: 30_000, intervalMs: 50 };
 
   beforeEach(async () => {

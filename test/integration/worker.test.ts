@@ -26,7 +26,8 @@ import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { monitorRedis } from '../helpers/monitor.js';
 import { waitFor } from '../helpers/wait-for.js';
-import { storedOutcome, storedOutcomes } from '../helpers/outcomes.js';
+import { outcomeCount, storedOutcome, storedOutcomes } from '../helpers/outcomes.js';
+import { batchRow, setBatchState } from '../helpers/batch-rows.js';
 import { useTestDatabase } from '../helpers/test-db.js';
 import { docflowRow, feedRow, ledgerRow, putLedgerRow } from '../helpers/ledger-rows.js';
 
@@ -183,21 +184,24 @@ describe('the worker against every answer of the gateway', () => {
     await sandbox.close();
     // Every call times out before it reaches the gateway's answer: the suggest calls made nothing.
     await start({ latencyMs: 400 });
+    // Fresh prefixes, and batches of their own: the database keeps batch b with its first file.
     prefix = freshPrefix();
-    const slow = await run([BY_SUGGEST], { attempts: 2, timeoutMs: 100 });
+    const slow = await run([BY_SUGGEST], { batch: 'slow', attempts: 2, timeoutMs: 100 });
     expect(slow.rows[0]).toMatchObject({ outcome: 'failed', attempts: '2', errorCode: 'TIMEOUT' });
     // The docflow call timed out after the gateway made it: the feed finds it, nothing is sent again.
     prefix = freshPrefix();
-    const made = await run([WITH_NUMBER], { attempts: 2, timeoutMs: 100 });
+    const made = await run([WITH_NUMBER], { batch: 'made', attempts: 2, timeoutMs: 100 });
     expect(made.rows[0]).toMatchObject({ outcome: 'queued', docflowId: sandbox.docflows()[0]!.docflowId });
     expect(sandbox.stats().docflowsCreated).toBe(1);
   });
 
-  it("gives the outcomes hash the batch's expiry, even when the load wrote no outcome", async () => {
+  it('keeps a batch with its outcomes 30 days after its load, and its profile in Redis as long, even when the load wrote no outcome', async () => {
     await start();
     await run([WITH_NUMBER]);
-    const ttl = await redis.pttl(createKeys(prefix).outcomes('b'));
-    expect(ttl).toBeGreaterThan(29 * 24 * 3600 * 1000);
+    const month = 29 * 24 * 3600 * 1000;
+    expect(await outcomeCount(store.db, 'b')).toBe(1);
+    expect(Number((await batchRow(store.db, 'b'))?.expires_at)).toBeGreaterThan(Date.now() + month);
+    expect(await redis.pttl(createKeys(prefix).batch('b'))).toBeGreaterThan(month);
   });
 
   it('records forbidden on a 403 at once, without retrying', async () => {
@@ -307,7 +311,7 @@ describe('the worker against every answer of the gateway', () => {
       logger: createLogger({ level: 'silent' }),
     });
     try {
-      await waitFor(async () => (await redis.hlen(keys.outcomes('late'))) !== 0, {
+      await waitFor(async () => (await outcomeCount(store.db, 'late')) !== 0, {
         timeoutMs: 30_000,
         intervalMs: 20,
         what: 'the outcome',
@@ -315,7 +319,7 @@ describe('the worker against every answer of the gateway', () => {
     } finally {
       await dealWorker.close(5000);
     }
-    const outcome = await storedOutcome(redis, keys, 'late', 1);
+    const outcome = await storedOutcome(store.db, 'late', 1);
     expect(outcome).toMatchObject({ outcome: 'already_submitted', docflowId: 'df-of-batch-early', attempts: 1 });
     expect(sandbox.stats().docflowsCreated).toBe(0);
     // The first run asked suggest before Redis: the one call the late ledger entry cost.
@@ -337,7 +341,7 @@ describe('the worker against every answer of the gateway', () => {
     expect(sandbox.stats().docflowsCreated).toBe(2);
   });
 
-  it('makes one Redis script of its own before the docflow on a first run, also after waiting for its batch to load', async () => {
+  it('makes at most one Redis script of its own before the docflow on a first run, also after waiting for its batch to load', async () => {
     await start();
     const keys = createKeys(prefix);
     const logger = createLogger({ level: 'silent' });
@@ -345,7 +349,7 @@ describe('the worker against every answer of the gateway', () => {
     await writeFile(file, csvText([row(BY_SUGGEST), row(WITH_NUMBER)]));
     await loadBatch({ file, batch: 'first', profile, redis, keys, db: store.db, logger, rejects: join(dir, 'first.rejects.csv') });
     // As if the load were still going: the worker holds the jobs back until it ends.
-    await redis.hset(keys.batch('first'), 'state', 'loading');
+    await setBatchState(store.db, 'first', 'loading');
     const scripts: string[][] = [];
     const monitor = await monitorRedis((args) => {
       if (args[0]?.toLowerCase() === 'evalsha' && args.includes(keys.checkpoints('first'))) scripts.push(args);
@@ -375,9 +379,9 @@ describe('the worker against every answer of the gateway', () => {
         intervalMs: 20,
         what: 'both jobs held back',
       });
-      await redis.hset(keys.batch('first'), 'state', 'loaded');
+      await setBatchState(store.db, 'first', 'loaded');
       for (const job of await dealWorker.queue.getDelayed()) await job.promote();
-      await waitFor(async () => (await redis.hlen(keys.outcomes('first'))) >= 2, {
+      await waitFor(async () => (await outcomeCount(store.db, 'first')) >= 2, {
         timeoutMs: 30_000,
         intervalMs: 20,
         what: 'both outcomes',
@@ -387,20 +391,21 @@ describe('the worker against every answer of the gateway', () => {
       await dealWorker.close(5000);
       monitor.close();
     }
-    const outcomes = await storedOutcomes(redis, keys, 'first');
+    const outcomes = await storedOutcomes(store.db, 'first');
     const found = outcomes[0]!;
     expect(outcomes.map((o) => o.outcome)).toEqual(['queued', 'queued']);
-    // The claim (its arguments: batch, row, ...) and the outcome (row, ...). Row 1 (found
-    // through suggest): the claim carrying the cadastral number as its checkpoint, then the
-    // outcome. Row 2 (its number given: no suggest, no checkpoint): the claim, then the outcome.
-    const rowOf = (args: string[]): string | undefined => {
-      const argv = args.slice(3 + Number(args[2]));
-      return argv[0] === 'first' ? argv[1] : argv[0];
-    };
+    // The claim and the outcome are the database's; in Redis, the row's work (its arguments: row,
+    // ...). Row 1 (found through suggest): the claim's checkpoint carrying the cadastral number,
+    // then, after the outcome's commit, its work dropped. Row 2 (its number given: no suggest, no
+    // checkpoint): nothing before its docflow, then its work dropped.
+    const rowOf = (args: string[]): string | undefined => args.slice(3 + Number(args[2]))[0];
     const ofRow = (n: number) => scripts.filter((args) => rowOf(args) === String(n));
+    const afterOutcome = (args: string[] | undefined) => args?.includes(keys.rows('first'));
     expect(ofRow(1)).toHaveLength(2);
     expect(ofRow(1)[0]).toContain(found.cadastralNumber);
-    expect(ofRow(2)).toHaveLength(2);
+    expect(afterOutcome(ofRow(1)[1])).toBe(true);
+    expect(ofRow(2)).toHaveLength(1);
+    expect(afterOutcome(ofRow(2)[0])).toBe(true);
   });
 
   it("completes a not_found row's job with its record as the return value, and leaves nothing in the failed set", async () => {
@@ -415,7 +420,7 @@ describe('the worker against every answer of the gateway', () => {
       expect(await queue.getJobCounts('completed', 'failed')).toEqual({ completed: 1, failed: 0 });
       const job = (await queue.getJob(dealJobId('b', BY_SUGGEST)))!;
       expect(await job.getState()).toBe('completed');
-      expect(job.returnvalue).toEqual(await storedOutcome(redis, keys, 'b', 1));
+      expect(job.returnvalue).toEqual(await storedOutcome(store.db, 'b', 1));
       expect(job.returnvalue).toMatchObject({ row: 1, dealId: BY_SUGGEST, outcome: 'not_found', errorCode: 'NOT_FOUND' });
       expect(job.failedReason).toBeUndefined();
       expect(job.stacktrace).toEqual([]);
@@ -482,7 +487,7 @@ describe('the worker against every answer of the gateway', () => {
       await queue.close();
     }
     // One outcome, the net's: nothing ran the job, nothing was sent.
-    const outcomes = await storedOutcomes(redis, keys, 'stalled');
+    const outcomes = await storedOutcomes(store.db, 'stalled');
     expect(outcomes.map((o) => o.row)).toEqual([1]);
     expect(outcomes[0]).toMatchObject({ row: 1, dealId: WITH_NUMBER, outcome: 'failed', errorCode: 'ERR_JOB_STALLED' });
     expect(sandbox.stats().docflowsCreated).toBe(0);

@@ -90,7 +90,12 @@ describe('the command line, parsed in-process', () => {
       'sandbox',
     ]);
     expect(program.commands.find((c) => c.name() === 'schedule')!.commands.map((c) => c.name())).toEqual(['add', 'list', 'remove']);
-    expect(program.commands.find((c) => c.name() === 'db')!.commands.map((c) => c.name())).toEqual(['status', 'migrate', 'backup']);
+    expect(program.commands.find((c) => c.name() === 'db')!.commands.map((c) => c.name())).toEqual([
+      'status',
+      'migrate',
+      'backup',
+      'prune',
+    ]);
   });
 
   it('prints the usage on --help and exits 0, without reading the environment', async () => {

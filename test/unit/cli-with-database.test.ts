@@ -152,7 +152,9 @@ describe('withDatabase and the db command on SQLite', () => {
 
     const migrated = await cli(['db', 'migrate'], env);
     expect(migrated).toMatchObject({ code: 0, stderr: '' });
-    expect(migrated.stdout).toBe(`sqlite:${path}: applied 1 migration (1 system-of-record); the schema is at version ${SCHEMA_VERSION}\n`);
+    const applied = MIGRATIONS.map(({ version, name }) => `${version} ${name}`).join(', ');
+    const count = `${MIGRATIONS.length} migration${MIGRATIONS.length === 1 ? '' : 's'}`;
+    expect(migrated.stdout).toBe(`sqlite:${path}: applied ${count} (${applied}); the schema is at version ${SCHEMA_VERSION}\n`);
     const again = await cli(['db', 'migrate'], env);
     expect(again.stdout).toBe(`sqlite:${path}: nothing to apply, the schema is at version ${SCHEMA_VERSION}, the latest\n`);
 

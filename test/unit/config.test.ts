@@ -3,8 +3,8 @@ import { DAY, langOfLocale, loadConfig, requireGateway } from '../../src/config.
 import { ConfigError } from '../../src/errors.js';
 
 describe('the configuration', () => {
-  it('keeps the ledger 400 days and batches 30 unless told otherwise', () => {
-    expect(loadConfig({})).toMatchObject({ retentionMs: 30 * DAY, ledgerMs: 400 * DAY });
+  it('keeps the ledger 1,830 days (five years) and batches 30 unless told otherwise', () => {
+    expect(loadConfig({})).toMatchObject({ retentionMs: 30 * DAY, ledgerMs: 1830 * DAY });
     expect(loadConfig({ REALTY_LEDGER_DAYS: '730', REALTY_RETENTION_DAYS: '60' })).toMatchObject({
       retentionMs: 60 * DAY,
       ledgerMs: 730 * DAY,

@@ -10,12 +10,20 @@ import type { Database } from '../../db/database.js';
 import { describeTarget, urlWithoutPassword } from '../../db/location.js';
 import { newerSchemaError, schemaStatus, type SchemaStatus } from '../../db/migrate.js';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../db/migrations/index.js';
+import { pruneDatabase, type PruneCounts } from '../../db/prune.js';
+import { DAY } from '../../config.js';
 import { DatabaseError, UsageError } from '../../errors.js';
-import type { CliContext, Env } from '../common.js';
+import { positiveInt, type CliContext, type Env } from '../common.js';
 import { rows } from '../print.js';
 import { withDatabase } from '../with-database.js';
 
 export interface DbStatusFlags {
+  json?: boolean;
+}
+
+export interface DbPruneFlags {
+  ledgerDays?: number;
+  dryRun?: boolean;
   json?: boolean;
 }
 
@@ -60,7 +68,37 @@ export function registerDbCommand(program: Command, context: CliContext): Comman
       await withDatabase(env, (db) => db.backup!(file), { ...ONE, migrate: false });
       console.log(`backed up ${describeTarget(target)} to ${resolve(file)}`);
     });
+  db.command('prune')
+    .description(
+      'delete ledger entries unchanged for --ledger-days (none in flight), their docflows and history, and expired batches with their outcomes; in small transactions',
+    )
+    .option(
+      '--ledger-days <n>',
+      'keep entries this many days after their last change (default: REALTY_LEDGER_DAYS, 1830)',
+      positiveInt('--ledger-days'),
+    )
+    .option('--dry-run', 'count what would be deleted, delete nothing')
+    .option('--json', 'print the counts as one JSON object')
+    .action(async (_flags: unknown, cmd: Command) => {
+      const opts = cmd.opts<DbPruneFlags>();
+      const env = context.environment();
+      const ledgerMs = opts.ledgerDays === undefined ? env.config.ledgerMs : opts.ledgerDays * DAY;
+      if (ledgerMs < env.config.retentionMs)
+        throw new UsageError(
+          `--ledger-days ${opts.ledgerDays} is shorter than REALTY_RETENTION_DAYS (${env.config.retentionMs / DAY}): the ledger must outlive the batches, or a batch loaded again would send its deals twice.`,
+        );
+      const counts = await withDatabase(env, (db) => pruneDatabase(db, { ledgerMs, dryRun: opts.dryRun === true }));
+      if (opts.json) console.log(JSON.stringify({ dryRun: opts.dryRun === true, ledgerDays: ledgerMs / DAY, ...counts }));
+      else console.log(describePruned(counts, ledgerMs / DAY, opts.dryRun === true));
+    });
   return db;
+}
+
+function describePruned(c: PruneCounts, days: number, dryRun: boolean): string {
+  const entries = c.ledger === 1 ? '1 ledger entry' : `${c.ledger} ledger entries`;
+  const batches = c.batches === 1 ? '1 expired batch' : `${c.batches} expired batches`;
+  const what = `${entries} unchanged for ${days} days, ${rows(c.docflows, 'docflow')} with ${rows(c.history, 'state')} of history, ${batches} with ${rows(c.outcomes, 'outcome')}`;
+  return dryRun ? `would delete ${what} (--dry-run: nothing deleted)` : `deleted ${what}`;
 }
 
 export interface DbStatus extends SchemaStatus {

@@ -22,7 +22,7 @@ import { withDatabase } from '../with-database.js';
 import { withRedis } from '../with-redis.js';
 
 export interface LedgerFlags {
-  profile: string;
+  profile?: string;
   json?: boolean;
   resolve?: string;
   state?: 'queued' | 'suspended';
@@ -120,11 +120,13 @@ function resolveDetail(docflowId: string | undefined, state: string | undefined,
 }
 
 export function registerLedgerCommand(program: Command, context: CliContext): Command {
+  // --profile is checked by the action, not made commander's required option: commander would ask
+  // it of `ledger import` too, a subcommand.
   return program
     .command('ledger')
     .description('what the ledger holds of one deal; --resolve an uncertain try by hand once the gateway was checked')
     .argument('<dealId>', "the bank's deal id")
-    .requiredOption('--profile <bank.json>', 'the bank profile (the ledger is kept per bank)')
+    .option('--profile <bank.json>', 'the bank profile (the ledger is kept per bank); required')
     .option('--json', 'print the entry as one JSON object')
     .option('--resolve <docflowId>', 'the gateway has this docflow for the deal (checked at the gateway: REALTY_API_URL and a session)')
     .option(
@@ -136,6 +138,7 @@ export function registerLedgerCommand(program: Command, context: CliContext): Co
     .option('--operator <name>', 'who resolves, for the audit of operator actions (default: the OS user)')
     .action(async (dealId: string, _flags: unknown, cmd: Command) => {
       const opts = cmd.opts<LedgerFlags>();
+      if (!opts.profile) throw new UsageError(`Give the bank profile: realty-batch ledger ${dealId} --profile <bank.json>.`);
       if (opts.resolve && opts.resolveNone) throw new UsageError('Give --resolve <docflowId> or --resolve-none, not both.');
       const env = context.environment();
       const bank = (await loadProfile(opts.profile)).organization.inn;

@@ -1,4 +1,5 @@
 /** `realty-batch load <file> --profile <bank.json>`: validate a file and enqueue its deals (no processing). */
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { defaultBatchId } from '../../batch/batch-id.js';
 import { loadBatch } from '../../batch/load-batch.js';
@@ -48,6 +49,7 @@ export function registerLoadCommand(program: Command, context: CliContext): Comm
               fingerprint,
               batch,
               profile,
+              profileFile: resolve(opts.profile),
               redis,
               keys: env.keys,
               db,

@@ -26,7 +26,7 @@ export function registerPaymentsCommand(program: Command, context: CliContext): 
       const env = context.environment();
       await withDatabase(env, (db) =>
         withRedis(env, async (redis) => {
-          const meta = await createBatchStore(redis, env.keys).get(batch);
+          const meta = await createBatchStore(redis, env.keys, db).get(batch);
           if (!meta) throw noSuchBatch(redis, env.keys, batch);
           if (meta.total === undefined) throw new UsageError(`Batch ${batch} is still loading: its total is not known yet.`);
           const out = opts.out ?? defaultResultsPath(meta.file, 'payments');

@@ -42,7 +42,7 @@ export function registerResultsCommand(program: Command, context: CliContext): C
       const env = context.environment();
       await withDatabase(env, (db) =>
         withRedis(env, async (redis) => {
-          const store = createBatchStore(redis, env.keys);
+          const store = createBatchStore(redis, env.keys, db);
           const meta = await store.get(batch);
           if (!meta) throw noSuchBatch(redis, env.keys, batch);
           if (meta.state === 'failed')

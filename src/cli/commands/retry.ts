@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { DEFAULT_RETRY_OUTCOMES, retryBatch } from '../../batch/retry-batch.js';
 import type { Outcome } from '../../outcomes/types.js';
+import { loadProfile } from '../../input/profile.js';
 import { openQueue } from '../../queue/deal-queue.js';
 import type { RedisClient } from '../../redis/connection.js';
 import type { CliContext, Env } from '../common.js';
@@ -16,6 +17,7 @@ export interface RetryFlags {
   missing?: boolean;
   force?: boolean;
   input?: string;
+  profile?: string;
   operator?: string;
 }
 
@@ -31,12 +33,14 @@ export function registerRetryCommand(program: Command, context: CliContext): Com
     .option('--missing', 'also rows with neither a job nor an outcome (their jobs were removed from outside)')
     .option('--force', 'also rows that cannot succeed unchanged (invalid, rejected)')
     .option('--input <file>', 'the batch input, when it is no longer where it was loaded from')
+    .option('--profile <bank.json>', "the batch's bank profile, when Redis no longer holds it (emptied or restarted): the same bank's")
     .option('--operator <name>', 'who retries, for the audit of operator actions (default: the OS user)')
     .action(async (batch: string, _flags: unknown, cmd: Command) => {
       const opts = cmd.opts<RetryFlags>();
       checkBatch(batch);
       const env = context.environment();
       const outcomes: Outcome[] = opts.outcome ?? (opts.missing ? [] : [...DEFAULT_RETRY_OUTCOMES]);
+      const profile = opts.profile === undefined ? undefined : { file: opts.profile, profile: await loadProfile(opts.profile) };
       const { summary, workers } = await withDatabase(env, (db) =>
         withRedis(env, async (redis) => {
           const summary = await retryBatch({
@@ -48,6 +52,7 @@ export function registerRetryCommand(program: Command, context: CliContext): Com
             missing: opts.missing,
             force: opts.force,
             input: opts.input,
+            ...(profile && { profile }),
             logger: env.logger,
           });
           await recordAction(db, {

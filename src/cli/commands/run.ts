@@ -1,4 +1,5 @@
 /** `realty-batch run <file> --profile <bank.json>`: load, process in this process, write the results file. */
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { requireGateway, type Lang } from '../../config.js';
 import { describeMissing } from '../../batch/missing-rows.js';
@@ -73,6 +74,7 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
             return await runBatch({
               file,
               profile,
+              profileFile: resolve(opts.profile),
               out: opts.out ?? defaultResultsPath(file),
               batch: opts.batch,
               redis,
@@ -105,13 +107,13 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
         { failFast: false },
       ),
     );
-    printRun(result);
+    printRun(result, resolve(opts.profile));
     context.setExitCode(result.exitCode);
   });
 }
 
 /** The run's summary on stdout; why it stopped early, if it did, on stderr. */
-function printRun(result: RunResult): void {
+function printRun(result: RunResult, profile: string): void {
   printLoad(result.load);
   printCounts(result.batch, result.results.counts);
   console.log(`results: ${result.results.file} (${rows(result.results.rows)})`);
@@ -141,5 +143,5 @@ function printRun(result: RunResult): void {
     );
   }
   if (result.stoppedBecause === 'missing' && result.missing)
-    console.error(`realty-batch: ${describeMissing(result.batch, result.missing)}; then run again with --batch ${result.batch}.`);
+    console.error(`realty-batch: ${describeMissing(result.batch, result.missing, profile)}; then run again with --batch ${result.batch}.`);
 }

@@ -11,6 +11,7 @@ import type { CliContext, Env } from '../common.js';
 import { printCounts, rows } from '../print.js';
 import type { Database } from '../../db/database.js';
 import { withDatabase } from '../with-database.js';
+import { describeRestore } from '../../ledger/restore.js';
 import { withRedis } from '../with-redis.js';
 
 /** Waiting rows printed one a line; the rest are counted. */
@@ -32,20 +33,21 @@ export function registerStatusCommand(program: Command, context: CliContext): Co
       const opts = cmd.opts<StatusFlags>();
       const env = context.environment();
       const code = await withDatabase(env, (db) =>
-        withRedis(env, (redis) => (batch ? printBatch(redis, db, env, batch, opts) : printBatches(redis, env, opts).then(() => 0))),
+        withRedis(env, async (redis) => {
+          // Loud, on stderr: --json's stdout stays one JSON value.
+          const restored = await describeRestore(db, redis, env.keys);
+          if (restored) console.error(`realty-batch: ${restored}`);
+          return batch ? printBatch(redis, db, env, batch, opts) : printBatches(redis, db, env, opts).then(() => 0);
+        }),
       );
       context.setExitCode(code);
     });
 }
 
-async function printBatches(redis: RedisClient, env: Env, opts: StatusFlags): Promise<void> {
-  const ids = await redis.zrevrange(env.keys.batches, 0, 49);
-  const store = createBatchStore(redis, env.keys);
-  const found = await Promise.all(ids.map((id) => store.get(id)));
-  // Batches past their retention are gone: their ids leave the index too.
-  const expired = ids.filter((_, i) => found[i] === undefined);
-  if (expired.length > 0) await redis.zrem(env.keys.batches, ...expired);
-  const metas = found.filter((m) => m !== undefined);
+async function printBatches(redis: RedisClient, db: Database, env: Env, opts: StatusFlags): Promise<void> {
+  const store = createBatchStore(redis, env.keys, db);
+  const listed = await store.list(50);
+  const metas = (await Promise.all(listed.map(({ id }) => store.get(id)))).filter((m) => m !== undefined);
   if (opts.json)
     console.log(
       JSON.stringify(
@@ -87,7 +89,8 @@ async function printBatch(redis: RedisClient, db: Database, env: Env, batch: str
         `    and ${status.waiting.count - WAITING_SHOWN} more (realty-batch status ${batch} --json gives the first ${WAITING_ROWS})`,
       );
   }
-  if (status.missing > 0) console.log(`  missing: ${describeMissing(batch, { count: status.missing, rows: status.missingRows ?? [] })}`);
+  if (status.missing > 0)
+    console.log(`  missing: ${describeMissing(batch, { count: status.missing, rows: status.missingRows ?? [] }, status.profileLost)}`);
   console.log(
     `  started ${status.startedAt}${status.finishedAt ? `, finished ${status.finishedAt}` : ''}${status.rowsPerSecond ? `, ${status.rowsPerSecond} rows/s` : ''}`,
   );

@@ -54,6 +54,7 @@ export function registerWorkCommand(program: Command, context: CliContext): Comm
             keys: env.keys,
             db,
             logger: env.logger,
+            ledgerMs: env.config.ledgerMs,
             ...dealWorkerSettings(opts),
           });
           await resumeAfterRefusedSession({

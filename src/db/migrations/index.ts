@@ -4,10 +4,13 @@
  */
 import type { Migration } from './migration.js';
 import { systemOfRecord } from './0001-system-of-record.js';
+import { batchesOutcomes } from './0002-batches-outcomes.js';
+import { maintenance } from './0003-maintenance.js';
+import { feedRestore } from './0004-feed-restore.js';
 
 export type { Migration } from './migration.js';
 
-export const MIGRATIONS: readonly Migration[] = [systemOfRecord];
+export const MIGRATIONS: readonly Migration[] = [systemOfRecord, batchesOutcomes, maintenance, feedRestore];
 
 /** The schema version this build knows: a database newer than it is refused. */
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
