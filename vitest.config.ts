@@ -6,7 +6,9 @@ export default defineConfig({
     // The chaos suite has its own command (npm run test:chaos), which .ci/run also runs.
     exclude: ['test/chaos/**', 'node_modules/**'],
     // Integration tests share one Redis; each uses its own key prefix, so files may run in parallel.
-    testTimeout: 30_000,
+    // A test that runs several commands as child processes (each opens the database and Redis)
+    // takes 10 to 25 s here when the host is quiet: room for a busy one. Tests wait on conditions.
+    testTimeout: 60_000,
     hookTimeout: 30_000,
     pool: 'forks',
     // Vitest's default is one fork fewer than the cores: one on a 2-core machine, where the

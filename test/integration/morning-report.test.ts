@@ -28,7 +28,8 @@ import { useTestDatabase } from '../helpers/test-db.js';
 const REPORT_FILE = /^report-\d{4}-\d{2}-\d{2}\.(json|csv)$/;
 const DAY_MS = 24 * 3600 * 1000;
 
-describe('the morning report', () => {
+// Its tests run schedule commands as child processes one after another: room for a busy host.
+describe('the morning report', { timeout: 90_000 }, () => {
   const prefix = uniquePrefix('report');
   const keys = createKeys(prefix);
   const store = useTestDatabase({ per: 'file' });
