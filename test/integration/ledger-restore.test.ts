@@ -24,6 +24,7 @@ import { createRealtyClient } from '../../src/realty/client.js';
 import { createDashboardMetrics } from '../../src/dashboard/metrics.js';
 import { openQueue } from '../../src/queue/deal-queue.js';
 import { describeRestore } from '../../src/ledger/restore.js';
+import { FEED_SLACK_MS } from '../../src/ledger/claim.js';
 import { requestIdOf } from '../../src/ledger/entry.js';
 import { loadProfile, type BankProfile } from '../../src/input/profile.js';
 import { createLogger } from '../../src/logger.js';
@@ -134,6 +135,17 @@ describe('a database restored from an older copy (SQLite, the sandbox)', () => {
     expect(filed.results.counts).toMatchObject({ queued: LATER.length });
     const made1 = sandbox.docflows().length;
     expect(made1).toBe(FIRST.length + LATER.length);
+    // The night goes on: the fleet's follower sees the later docflows in the feed (the witness in
+    // Redis counts them) before the database is put back.
+    const feedClient = createRealtyClient({ baseUrl: sandbox.url, sessionId: SESSION, timeoutMs: 2000 });
+    followers.push(startFeedFollower({ redis, keys, db, client: feedClient, logger: quiet, pollMs: 50 }));
+    await waitFor(
+      async () =>
+        (await db.kysely.selectFrom('docflows').select('docflow_id').where('deal_id', 'in', LATER).execute()).length === LATER.length,
+      { ...POLL, what: 'the later docflows followed' },
+    );
+    await followers.pop()!.close();
+    await feedClient.close();
 
     // Restored: every process stopped, the copy put in place of the live file and its -wal and -shm removed.
     await db.close();
@@ -148,6 +160,15 @@ describe('a database restored from an older copy (SQLite, the sandbox)', () => {
       /^The database was restored from an older copy: the database has stored \d+ news feed items, \d+ fewer/,
     );
 
+    // A copy older than the claims' window (two poll intervals and the slack): a restore is of a
+    // backup taken before the night's later docflows, not one the same instant.
+    await waitFor(
+      async () => {
+        const feed = (await feedRow(db))!;
+        return (await db.now()) - Number(feed.covered_at) > 2 * Number(feed.poll_ms) + FEED_SLACK_MS;
+      },
+      { ...POLL, what: "the copy's last complete read older than the claims' window" },
+    );
     // The gateway's feed answers nothing for the run's first moments: its claims come before any read.
     sandbox.configure({ newsOutage: true });
     const lit = setTimeout(() => sandbox.configure({ newsOutage: false }), 1500);
