@@ -10,7 +10,7 @@ import type { Database } from '../db/database.js';
 import type { LedgerRow } from '../db/schema.js';
 import { listActions, type RecordedAction } from '../db/operator-actions.js';
 import { DOCFLOW_TYPE_CODES, requestIdOf, type DocflowType } from './entry.js';
-import type { PrevDocflow } from './rows.js';
+import { compareKeys, type PrevDocflow } from './rows.js';
 
 /** At most this many deals answer one search, and this many actions show on one page. */
 export const SEARCH_LIMIT = 100;
@@ -55,20 +55,6 @@ const ISO = (ms: number | null): string | null => (ms === null ? null : new Date
 const LISTED = ['bank', 'type', 'deal_id', 'state', 'n', 'docflow_id', 'batch', 'row', 'at', 'via', 'cn'] as const;
 
 const dealKey = (x: { bank: string; type: string; deal_id: string }): string => `${x.bank}\u0000${x.type}\u0000${x.deal_id}`;
-const byDeal = (a: DealMatch, b: DealMatch): number =>
-  a.bank < b.bank
-    ? -1
-    : a.bank > b.bank
-      ? 1
-      : a.type < b.type
-        ? -1
-        : a.type > b.type
-          ? 1
-          : a.dealId < b.dealId
-            ? -1
-            : a.dealId > b.dealId
-              ? 1
-              : 0;
 
 /**
  * The deals whose ledger entry has dealId `q`, docflow `q` or cadastral number `q`, or that made
@@ -143,7 +129,12 @@ export async function searchDeals(db: Database, text: string, limit = SEARCH_LIM
       matchedBy: [d.docflow_id === q ? 'docflowId' : 'dealId'],
     });
   }
-  const matches = [...found.values()].sort(byDeal);
+  const matches = [...found.values()].sort((a, b) =>
+    compareKeys(
+      { bank: a.bank, type: a.type as DocflowType, dealId: a.dealId },
+      { bank: b.bank, type: b.type as DocflowType, dealId: b.dealId },
+    ),
+  );
   const actions = await db.kysely
     .selectFrom('operator_actions')
     .select((eb) => eb.fn.countAll<number>().as('n'))

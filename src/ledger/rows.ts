@@ -16,6 +16,12 @@ export interface LedgerKey {
 /** A key as one string: the group commit's sort order, and a map's key. */
 export const keyString = (k: LedgerKey): string => `${k.bank}\u0000${k.type}\u0000${k.dealId}`;
 
+/** Ledger keys in order: by bank, then type, then dealId (the order the group commit locks rows in). */
+export const compareKeys = (a: LedgerKey, b: LedgerKey): number => {
+  const [x, y] = [keyString(a), keyString(b)];
+  return x < y ? -1 : x > y ? 1 : 0;
+};
+
 /** The earlier docflow a resubmission would replace, kept in `prev` until the new one exists. */
 export interface PrevDocflow {
   n: number;

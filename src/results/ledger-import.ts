@@ -11,7 +11,7 @@ import type { Database, Trx } from '../db/database.js';
 import type { LedgerRow } from '../db/schema.js';
 import { UsageError } from '../errors.js';
 import { DOCFLOW_TYPE_CODES, parseRequestId, type DocflowType } from '../ledger/entry.js';
-import { insertRow, lockRow, NO_TRY, submitRow, type LedgerKey, type PrevDocflow } from '../ledger/rows.js';
+import { compareKeys, insertRow, lockRow, NO_TRY, submitRow, type LedgerKey, type PrevDocflow } from '../ledger/rows.js';
 import { SUBMITTED_OUTCOMES, type Outcome } from '../outcomes/types.js';
 import { readResultsFile, type ResultsLine } from './read-results.js';
 
@@ -187,21 +187,6 @@ async function write(db: Database, entries: readonly Entry[], summary: LedgerImp
   summary.known += counted.known;
   summary.conflicts.push(...counted.conflicts.sort((a, b) => a.line - b.line));
 }
-
-const compareKeys = (a: LedgerKey, b: LedgerKey): number =>
-  a.bank < b.bank
-    ? -1
-    : a.bank > b.bank
-      ? 1
-      : a.type < b.type
-        ? -1
-        : a.type > b.type
-          ? 1
-          : a.dealId < b.dealId
-            ? -1
-            : a.dealId > b.dealId
-              ? 1
-              : 0;
 
 type Written = { kind: 'imported' } | { kind: 'known' } | { kind: 'conflict'; docflowId: string };
 
