@@ -2,7 +2,7 @@
  * The only reader of the environment. Flags win over these values; defaults are
  * written with their units.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
@@ -58,6 +58,9 @@ const envSchema = z.object({
   REALTY_LOGIN: z.string().min(1).optional(),
   REALTY_PASSWORD: z.string().min(1).optional(),
   REALTY_ACCOUNT_ID: z.string().min(1).optional(),
+  // Checked by sessionKeyOf, whose sentences name the file and what to set.
+  REALTY_SESSION_KEY: z.string().optional(),
+  REALTY_SESSION_KEY_FILE: z.string().optional(),
   REALTY_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9_.-]{1,40}$/, 'must be 1 to 40 letters, digits, dots, dashes or underscores')
@@ -94,6 +97,11 @@ export interface Config {
   readonly sessionId: string | undefined;
   /** REALTY_LOGIN, REALTY_PASSWORD and REALTY_ACCOUNT_ID, when all three are set: the fleet logs in itself. */
   readonly credentials: Credentials | undefined;
+  /**
+   * REALTY_SESSION_KEY, or the contents of REALTY_SESSION_KEY_FILE (0600 or stricter): the secret the
+   * fleet's session is sealed with in Redis (src/redis/fleet-session.ts). Never written anywhere.
+   */
+  readonly sessionKey: string | undefined;
   readonly prefix: string;
   readonly logLevel: LogLevel;
   /** LOG_LEVEL was given (the environment, .env or --env-file): lines go to stderr as they are, even on a terminal. */
@@ -158,6 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiUrl: e.REALTY_API_URL?.replace(/\/+$/, ''),
     sessionId: e.REALTY_SESSION_ID,
     credentials,
+    sessionKey: sessionKeyOf(e.REALTY_SESSION_KEY, e.REALTY_SESSION_KEY_FILE),
     prefix: e.REALTY_PREFIX,
     logLevel: e.LOG_LEVEL,
     logLevelGiven: env.LOG_LEVEL !== undefined,
@@ -184,6 +193,42 @@ function credentialsOf(e: Partial<Record<(typeof LOGIN_VARIABLES)[number], strin
   return Object.freeze({ login: e.REALTY_LOGIN!, password: e.REALTY_PASSWORD!, accountId: e.REALTY_ACCOUNT_ID! });
 }
 
+/** A session key shorter than this is refused: `openssl rand -base64 32` gives 44 characters. */
+export const SESSION_KEY_MIN_LENGTH = 32;
+
+/**
+ * REALTY_SESSION_KEY, or REALTY_SESSION_KEY_FILE's contents (trailing line breaks dropped): not
+ * both; the file only when no one but its owner may read or write it (0600, 0400), as ssh
+ * refuses a private key others may read. The key's value is never put in a sentence.
+ */
+function sessionKeyOf(value: string | undefined, file: string | undefined): string | undefined {
+  if (value !== undefined && file !== undefined)
+    throw new ConfigError('REALTY_SESSION_KEY and REALTY_SESSION_KEY_FILE are both set: give the session key one way, not both.');
+  let key = value;
+  if (file !== undefined) {
+    let mode: number;
+    try {
+      const stat = statSync(file);
+      if (!stat.isFile()) throw new ConfigError(`REALTY_SESSION_KEY_FILE ${file} is not a regular file.`);
+      mode = stat.mode & 0o777;
+      key = readFileSync(file, 'utf8').replace(/[\r\n]+$/, '');
+    } catch (err) {
+      if (err instanceof ConfigError) throw err;
+      const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+      throw new ConfigError(`REALTY_SESSION_KEY_FILE ${file} cannot be read (${reason}).`, { cause: err });
+    }
+    if ((mode & 0o077) !== 0)
+      throw new ConfigError(
+        `REALTY_SESSION_KEY_FILE ${file} may be read or written by others (mode ${mode.toString(8).padStart(4, '0')}): make it 0600 (chmod 600), owned by the user that runs realty-batch.`,
+      );
+  }
+  if (key !== undefined && key.length < SESSION_KEY_MIN_LENGTH)
+    throw new ConfigError(
+      `${file !== undefined ? `REALTY_SESSION_KEY_FILE ${file}` : 'REALTY_SESSION_KEY'} holds a key shorter than ${SESSION_KEY_MIN_LENGTH} characters: make one with openssl rand -base64 32.`,
+    );
+  return key;
+}
+
 /** The XDG base directory spec's state home ("logs, history"); a relative XDG_STATE_HOME is ignored, as the spec says. */
 function logDirOf(env: NodeJS.ProcessEnv): string {
   const xdg = env.XDG_STATE_HOME;
@@ -203,7 +248,8 @@ export function logLevelOf(env: NodeJS.ProcessEnv = process.env): LogLevel | und
 
 /** The gateway's url and how to be let in: a fixed session id, or the login the fleet logs in with. */
 export type Gateway = { apiUrl: string } & (
-  { sessionId: string; credentials?: undefined } | { credentials: Credentials; sessionId?: undefined }
+  | { sessionId: string; credentials?: undefined }
+  | { credentials: Credentials; sessionId?: undefined; /** REALTY_SESSION_KEY: seals the fleet's session in Redis. */ sessionKey?: string }
 );
 
 /** What a worker needs to talk to the gateway; a missing value is a configuration error. */
@@ -212,7 +258,8 @@ export function requireGateway(config: Config, flags: { apiUrl?: string; session
   const sessionId = flags.sessionId ?? config.sessionId;
   if (!apiUrl) throw new ConfigError('REALTY_API_URL is not set: give the gateway base url, e.g. REALTY_API_URL=https://host.');
   if (sessionId) return { apiUrl, sessionId };
-  if (config.credentials) return { apiUrl, credentials: config.credentials };
+  if (config.credentials)
+    return { apiUrl, credentials: config.credentials, ...(config.sessionKey !== undefined && { sessionKey: config.sessionKey }) };
   throw new ConfigError(
     'REALTY_SESSION_ID is not set: give the session id that goes after auth.sid, or REALTY_LOGIN, REALTY_PASSWORD and REALTY_ACCOUNT_ID to log in.',
   );

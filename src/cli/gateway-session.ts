@@ -25,6 +25,7 @@ export async function openGatewaySession(
     redis: options.redis,
     keys: options.keys,
     credentials,
+    sessionKey: gateway.sessionKey,
     logIn: () => logIn(apiUrl, credentials, options.timeoutMs),
     lockMs: options.timeoutMs + LOCK_MARGIN_MS,
     logger: options.logger,

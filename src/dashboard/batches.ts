@@ -73,11 +73,19 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
   return out;
 }
 
-/** Streams a file written into `dir` as a download, and removes `dir` once the stream is done. */
+/**
+ * Streams a file written into `dir` as a download, and removes `dir` once the stream is done.
+ * `no-store`: neither the browser nor a proxy keeps a copy (the attention file holds the owners'
+ * personal data; a results file is no one's to keep either).
+ */
 function sendDownload(reply: FastifyReply, dir: string, file: string, filename: string, contentType: string): FastifyReply {
   const stream = createReadStream(file);
   stream.once('close', () => void rm(dir, { recursive: true, force: true }));
-  return reply.header('content-disposition', `attachment; filename="${filename}"`).type(contentType).send(stream);
+  return reply
+    .header('content-disposition', `attachment; filename="${filename}"`)
+    .header('cache-control', 'no-store')
+    .type(contentType)
+    .send(stream);
 }
 
 export function batchesRoutes(options: BatchesRoutesOptions) {

@@ -1,7 +1,8 @@
 /**
- * What every answer of the operations page carries, and which pages may ask it
- * to change something: security headers on every route, and mutations refused
- * unless they come from the page's own origin.
+ * What every answer of the operations page carries, under which names it answers, and
+ * which pages may ask it to change something: security headers on every route, a foreign
+ * `Host` refused (DNS rebinding), and mutations refused unless they come from the page's
+ * own origin.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { UsageError } from '../errors.js';
@@ -112,5 +113,53 @@ export function refuseForeignOrigin(options: OriginCheckOptions = {}) {
     const own = options.publicOrigin ?? originOf(`${request.protocol}://${request.host}`);
     if (claimed !== undefined && claimed === own) return undefined;
     return reply.code(403).type('text/plain; charset=utf-8').send(`${FOREIGN_ORIGIN}\n`);
+  };
+}
+
+/** The names a page on this machine is reached by: a rebinding page's `Host` is always its own name, never one of these. */
+const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+export const LOOPBACK_ONLY =
+  'Without credentials the dashboard answers only at localhost, 127.0.0.1 or [::1]: open it at one of those addresses (a page reached under another name may be another site that rebound its name to this machine).';
+
+/** The sentence a request under another name than `--public-url`'s gets. */
+export function notPublicHost(publicHost: string): string {
+  return `The dashboard answers only at ${publicHost} (its --public-url) and on this machine: open it there, and have the proxy pass that Host header on.`;
+}
+
+/** The host name of a `Host` header, lower case, without its port (`[::1]` keeps its brackets); undefined when it is none. */
+export function hostNameOf(host: string | undefined): string | undefined {
+  if (host === undefined || host === '' || /[\s/?#@\\]/.test(host)) return undefined;
+  try {
+    return new URL(`http://${host}`).hostname || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface HostCheckOptions {
+  /** No credentials (`--no-auth`): only the loopback names. */
+  loopbackOnly: boolean;
+  /** `--public-url`'s origin: its host name (any port), and the loopback names, with or without credentials. */
+  publicOrigin?: string | undefined;
+}
+
+/**
+ * An `onRequest` hook against DNS rebinding: another site that points its own name at this
+ * machine gets its page's requests sent here with the browser's `Host: its.name`, and, without
+ * credentials to ask for, would read the attention file and pause the queue. So without
+ * credentials the page answers only under a loopback name, and with `--public-url` only under
+ * that URL's host name (or a loopback name: a health check on this machine, a proxy that passes
+ * its upstream's address); any other `Host` gets 421 and one sentence. With credentials and no
+ * public URL every name is answered: a rebinding page has not the credentials of this one's.
+ */
+export function refuseForeignHost(options: HostCheckOptions) {
+  const publicHost = options.publicOrigin !== undefined ? new URL(options.publicOrigin).hostname : undefined;
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    if (!options.loopbackOnly && publicHost === undefined) return undefined;
+    const name = hostNameOf(request.headers.host);
+    if (name !== undefined && (LOOPBACK_HOSTS.has(name) || name === publicHost)) return undefined;
+    const sentence = publicHost !== undefined ? notPublicHost(publicHost) : LOOPBACK_ONLY;
+    return reply.code(421).type('text/plain; charset=utf-8').send(`${sentence}\n`);
   };
 }

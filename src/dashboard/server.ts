@@ -22,7 +22,7 @@ import { bullBoardPlugin, refuseUnsafeActions } from './board.js';
 import { dealsRoutes } from './deals-page.js';
 import { createLoginThrottle, type LoginThrottleOptions } from './login-throttle.js';
 import { createDashboardMetrics } from './metrics.js';
-import { refuseForeignOrigin, SECURITY_HEADERS, securityHeaders } from './security.js';
+import { refuseForeignHost, refuseForeignOrigin, SECURITY_HEADERS, securityHeaders } from './security.js';
 
 export const BOARD_PATH = '/queues';
 export const BATCHES_PATH = '/batches';
@@ -129,6 +129,8 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
   // Hooks first: they then cover every route registered below, Bull Board's included,
   // and the 404s. Headers before anything can answer, so every answer carries them.
   app.addHook('onRequest', securityHeaders);
+  // Before the credentials: a request under a name this page is not served at is answered nothing else.
+  app.addHook('onRequest', refuseForeignHost({ loopbackOnly: options.credentials === undefined, publicOrigin: options.publicOrigin }));
   if (options.credentials)
     app.addHook('onRequest', basicAuth(options.credentials, createLoginThrottle({ ...options.loginThrottle, logger })));
   app.addHook('onRequest', refuseForeignOrigin({ publicOrigin: options.publicOrigin }));

@@ -13,6 +13,10 @@ import type { DocflowStatus, Requirement } from '../outcomes/types.js';
 import { MASK, maskNames } from '../privacy/mask-names.js';
 import type { NameMatcher } from '../privacy/name-filter.js';
 import { normalizeText } from '../privacy/normalize-text.js';
+// Who pays: an organization as given, a person as initials (src/privacy/payer.ts).
+import { initials, maskPayer } from '../privacy/payer.js';
+
+export { maskPayer };
 
 export { MASK };
 
@@ -35,30 +39,6 @@ function requirementLists(requirements: unknown): { signature: unknown[]; paymen
     }
   }
   return lists;
-}
-
-/** The first letter of each word, as `И. П.`: enough for a bank to know whom it concerns. */
-function initials(words: Array<string | undefined>): string | undefined {
-  const letters = words.flatMap((w) => (w ?? '').split(/[\s-]+/)).flatMap((w) => (w ? [`${w.charAt(0).toUpperCase()}.`] : []));
-  return letters.length > 0 ? letters.join(' ') : undefined;
-}
-
-/**
- * Who pays, without personal data: an organisation by its name (and INN), a person by
- * initials. A bare string is taken for a person's name.
- */
-export function maskPayer(payer: unknown): string | undefined {
-  if (typeof payer === 'string') return initials([payer]);
-  if (!isObject(payer)) return undefined;
-  const org = isObject(payer.organization) ? payer.organization : undefined;
-  if (org) {
-    const name = text(org.name);
-    const inn = text(org.inn);
-    return [name, inn && `INN ${inn}`].filter(Boolean).join(', ') || undefined;
-  }
-  const person = isObject(payer.person) ? payer.person : payer;
-  const named = initials([text(person.lastName), text(person.firstName), text(person.patronymic)]);
-  return named ?? initials([text(person.name) ?? text(person.fullName)]);
 }
 
 /**

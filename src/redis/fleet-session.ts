@@ -2,8 +2,12 @@
  * One gateway session for the whole fleet (REALTY_LOGIN, REALTY_PASSWORD, REALTY_ACCOUNT_ID):
  * kept in Redis under the deployment's tag with a generation number, the id encrypted at
  * rest (AES-256-GCM, a fresh 12-byte IV per write, the key name and generation as associated
- * data; the key is scrypt(REALTY_PASSWORD) salted with the login, the account and the
- * prefix, so only a process that knows the password can read it).
+ * data). The key is HKDF-SHA256 of REALTY_SESSION_KEY (a random secret every host of the fleet
+ * is given, never stored in Redis or the database) salted with the login, the account and the
+ * prefix: whoever reads Redis learns nothing of the session, nor has anything to try passwords
+ * against. Without REALTY_SESSION_KEY the key is scrypt(REALTY_PASSWORD) with the same salt, as
+ * before the variable existed, and every process says once (a warn line) what to set: a fleet
+ * upgraded without it keeps working, its session as safe as its password is hard to guess.
  *
  * A 401 to generation N asks for N+1: a lock (SET NX PX) lets exactly one process of the
  * fleet log in; the others wait for N+1 to appear in Redis and take it. A login that fails
@@ -11,7 +15,7 @@
  * with it, and a refused one (LoginRefusedError) is not tried again for that generation by
  * any process but one that starts (its operator may have fixed the credentials).
  */
-import { createCipheriv, createDecipheriv, randomBytes, randomUUID, scrypt } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdf, randomBytes, randomUUID, scrypt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiNetworkError, LoginRefusedError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -23,6 +27,8 @@ export interface FleetSessionOptions {
   redis: RedisClient;
   keys: Pick<Keys, 'prefix' | 'session' | 'sessionLock'>;
   credentials: Credentials;
+  /** REALTY_SESSION_KEY (src/config.ts): what the stored session is sealed with; without it, the password (and a warn line). */
+  sessionKey?: string | undefined;
   /** `POST /auth`: a new session id (src/realty/session.ts: logIn). */
   logIn: () => Promise<string>;
   /** How long one login may hold the lock (ms): more than a login's time-out. */
@@ -36,6 +42,10 @@ export interface FleetSession extends SessionProvider {
   /** Takes the fleet's session from Redis, or logs in when there is none (LoginRefusedError on a 400). */
   start(): Promise<void>;
 }
+
+/** What a process of a fleet without REALTY_SESSION_KEY says once, when it starts. */
+export const NO_SESSION_KEY =
+  "REALTY_SESSION_KEY is not set: the fleet's session in Redis is sealed with a key made from REALTY_PASSWORD; set REALTY_SESSION_KEY (or REALTY_SESSION_KEY_FILE, a file of mode 0600) to the same random secret on every host, made with openssl rand -base64 32";
 
 /** How long the stored session outlives its last login: a session older than that is surely dead. */
 const KEEP_MS = 7 * 24 * 60 * 60 * 1000;
@@ -69,14 +79,13 @@ export function createFleetSession(options: FleetSessionOptions): FleetSession {
   const { redis, keys, credentials, logger } = options;
   const pollMs = options.pollMs ?? 50;
   let key: Promise<Buffer> | undefined;
+  const salt = `realty-batch session|${credentials.login}|${credentials.accountId}|${keys.prefix}`;
+  const { sessionKey } = options;
   const cipherKey = (): Promise<Buffer> =>
     (key ??= new Promise((resolve, reject) =>
-      scrypt(
-        credentials.password,
-        `realty-batch session|${credentials.login}|${credentials.accountId}|${keys.prefix}`,
-        32,
-        (err, derived) => (err ? reject(err) : resolve(derived)),
-      ),
+      sessionKey !== undefined
+        ? hkdf('sha256', sessionKey, salt, 'fleet session', 32, (err, derived) => (err ? reject(err) : resolve(Buffer.from(derived))))
+        : scrypt(credentials.password, salt, 32, (err, derived) => (err ? reject(err) : resolve(derived))),
     ));
   const aad = (generation: number) => Buffer.from(`${keys.session}#${generation}`);
 
@@ -171,6 +180,7 @@ export function createFleetSession(options: FleetSessionOptions): FleetSession {
 
   return {
     async start() {
+      if (sessionKey === undefined) logger?.warn(NO_SESSION_KEY);
       const stored = await read();
       // After a refused login, a process that starts tries once more: the credentials may be fixed.
       if (stored.session && !stored.failed?.endsWith(':refused')) session = stored.session;

@@ -1,9 +1,12 @@
 /**
  * The payments file (`realty-batch payments <batch>`): every deal of a batch whose
  * docflow waits for the state duty, for the bank's accounting: dealId, docflowId, uin,
- * amount, payer (initials for a person), since. Once the registry learns of a payment it
- * moves the docflow on by itself; the news feed follower shows it, and the row leaves
- * this file the next time it is written. Written whole (a temporary file, then renamed).
+ * amount, payer (an organization by name and INN, a person by initials: src/privacy/payer.ts),
+ * since. Once the registry learns of a payment it moves the docflow on by itself; the news
+ * feed follower shows it, and the row leaves this file the next time it is written. So the
+ * file is only as new as the follower's last complete read of the feed: `readStatesAge` says
+ * how old, and whether a follower seems to run at all. Written whole (a temporary file, then
+ * renamed).
  */
 import { createAtomicFile } from '../files/atomic-file.js';
 import { csvSink } from './csv-sink.js';
@@ -13,6 +16,7 @@ import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { SUBMITTED_OUTCOMES, type OutcomeRecord } from '../outcomes/types.js';
+import { describeAge } from '../ledger/claim.js';
 
 export const PAYMENT_COLUMNS = ['dealId', 'docflowId', 'uin', 'amount', 'payer', 'since'] as const;
 export type PaymentLine = Record<(typeof PAYMENT_COLUMNS)[number], string>;
@@ -79,4 +83,41 @@ export async function writePayments(options: PaymentsOptions): Promise<{ file: s
     throw err;
   }
   return { file: out, rows, amount };
+}
+
+/**
+ * States older than this many of the follower's periods (its pause plus a read, as the feed row
+ * keeps it), and at least `STALE_MIN_MS`, mean no follower reads the feed: a claim already
+ * refuses past two (src/ledger/claim.ts); a busy follower may miss one or two.
+ */
+export const STALE_PERIODS = 5;
+export const STALE_MIN_MS = 10_000;
+
+/** How old the docflows' states are: the news feed's last complete read, on the database's clock. */
+export interface StatesAge {
+  /** When the feed was last read to its end (ISO); absent when no follower ever read it. */
+  asOf?: string;
+  /** How long ago (ms). */
+  ageMs?: number;
+  /** Older than a few of the follower's periods, or never read: no follower seems to run. */
+  stale: boolean;
+}
+
+export async function readStatesAge(db: Database): Promise<StatesAge> {
+  const feed = await db.kysely.selectFrom('feed').select(['covered_at', 'poll_ms']).where('id', '=', 1).executeTakeFirst();
+  if (!feed) return { stale: true };
+  const coveredAt = Number(feed.covered_at);
+  const ageMs = Math.max(0, (await db.now()) - coveredAt);
+  const allowMs = Math.max(STALE_MIN_MS, STALE_PERIODS * Number(feed.poll_ms));
+  return { asOf: new Date(coveredAt).toISOString(), ageMs, stale: ageMs > allowMs };
+}
+
+const START_A_FOLLOWER = 'start one with `realty-batch track` (or `realty-batch work`, which follows the feed unless --no-track)';
+
+/** One sentence for stderr: how old the states are, and, when no follower seems to run, which command runs one. */
+export function describeStatesAge(age: StatesAge): string {
+  if (age.asOf === undefined)
+    return `states: the news feed was never read, so no deal's payment is known; no follower seems to run: ${START_A_FOLLOWER}.`;
+  const when = `states as of ${age.asOf}, ${describeAge(age.ageMs ?? 0)} ago`;
+  return age.stale ? `${when}: no follower seems to run, so a deal paid since may still be listed; ${START_A_FOLLOWER}.` : `${when}.`;
 }

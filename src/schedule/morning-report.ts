@@ -12,6 +12,8 @@ import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import type { Logger } from '../logger.js';
 import { writeFileAtomically } from '../files/atomic-file.js';
+// The rule of every CSV the tool writes: a cell a spreadsheet would run is written as text.
+import { QUOTE_LINE_BREAKS, safeCell } from '../input/csv-cell.js';
 import { createBatchStore } from '../batch/batch-store.js';
 import { batchStates } from '../batch/batch-states.js';
 import { DOCFLOW_STATES, OUTCOMES, type Outcome } from '../outcomes/types.js';
@@ -90,7 +92,11 @@ export async function buildMorningReport(
   };
 }
 
-/** One line per batch: its counts by outcome and by state, as columns a spreadsheet sums. */
+/**
+ * One line per batch: its counts by outcome and by state, as columns a spreadsheet sums. The
+ * input's name is the bank's (a file dropped in the inbox as `=HYPERLINK(...).csv` or `-2+3.csv`):
+ * written as text, never run (src/input/csv-cell.ts).
+ */
 export function reportCsv(report: MorningReport): string {
   const columns = [
     'batch',
@@ -118,7 +124,7 @@ export function reportCsv(report: MorningReport): string {
     b.waitingFor.signature ?? 0,
     b.oldestUnfinished?.since ?? '',
   ]);
-  return stringify(records, { header: true, columns });
+  return stringify(records, { header: true, columns, cast: { string: safeCell }, quoted_match: QUOTE_LINE_BREAKS });
 }
 
 /**

@@ -163,17 +163,18 @@ describe("the operations page's headers and origins", () => {
   });
 
   it('with a public URL, lets through only mutations from that origin, whatever the Host says', async () => {
-    const mutation = (origin: string, host?: string) =>
+    // The Host is the public URL's (a foreign one is refused before the origin is looked at: dashboard-host.test.ts).
+    const mutation = (origin: string, host = 'ops.example.com') =>
       proxied.app.inject({
         method: 'PUT',
         url: '/queues/api/queues/deals/pause',
-        headers: { authorization: AUTH, origin, ...(host && { host }) },
+        headers: { authorization: AUTH, origin, host },
       });
     try {
       expect((await mutation('https://ops.example.com')).statusCode).toBe(200);
       await queue.resume();
       expect((await mutation(proxied.url)).statusCode).toBe(403);
-      expect((await mutation('https://evil.example', 'evil.example')).statusCode).toBe(403);
+      expect((await mutation('https://evil.example')).statusCode).toBe(403);
       expect((await mutation('http://ops.example.com', 'ops.example.com')).statusCode).toBe(403);
       expect(await queue.isPaused()).toBe(false);
     } finally {

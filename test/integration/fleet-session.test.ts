@@ -1,16 +1,21 @@
+import { PassThrough } from 'node:stream';
 import { Redis } from 'ioredis';
 import { request } from 'undici';
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { LoginRefusedError } from '../../src/errors.js';
 import { createRealtyClient } from '../../src/realty/client.js';
 import { logIn, type Credentials } from '../../src/realty/session.js';
-import { createFleetSession, type FleetSession } from '../../src/redis/fleet-session.js';
+import { createFleetSession, NO_SESSION_KEY, type FleetSession } from '../../src/redis/fleet-session.js';
+import { createLogger, type Logger } from '../../src/logger.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { deletePrefix, keysOf, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const CREDENTIALS: Credentials = { login: 'bank-robot', password: 'pa55:w0rd-Secret-7731', accountId: 'acc-42' };
 const USER = `${CREDENTIALS.login}:${CREDENTIALS.password}:${CREDENTIALS.accountId}`;
+/** REALTY_SESSION_KEY as a fleet is given it (openssl rand -base64 32). */
+const SESSION_KEY = 'q3Vq0m3V7rJ1Zl1l9m1WcQ0x8k2H4nYtU5bC6dE7fG8=';
 
 /** A suggest with the session as the gateway sees it: 200 or 401. */
 async function statusWith(sandbox: RunningSandbox, sessionId: string): Promise<number> {
@@ -35,7 +40,8 @@ describe('the fleet session (POST /auth, kept in Redis)', () => {
     await deletePrefix(prefix);
   });
 
-  const fleet = (credentials = CREDENTIALS): FleetSession =>
+  /** A process of the fleet; without `sessionKey` it seals the session with the password (and says so once). */
+  const fleet = (credentials = CREDENTIALS, extra: { sessionKey?: string; logger?: Logger } = {}): FleetSession =>
     createFleetSession({
       redis,
       keys: createKeys(prefix),
@@ -43,7 +49,67 @@ describe('the fleet session (POST /auth, kept in Redis)', () => {
       logIn: () => logIn(sandbox.url, credentials, 5000),
       lockMs: 5000,
       pollMs: 10,
+      ...extra,
     });
+
+  /** Every value under the test's prefix (strings and hashes). */
+  async function storedValues(): Promise<string[]> {
+    const values: string[] = [];
+    for (const key of await keysOf(redis, prefix)) {
+      const type = await redis.type(key);
+      if (type === 'string') values.push((await redis.get(key)) ?? '');
+      if (type === 'hash') values.push(...Object.entries(await redis.hgetall(key)).flat());
+    }
+    return values;
+  }
+
+  it('with REALTY_SESSION_KEY, seals the session with it: the key is nowhere in Redis, and the password alone cannot open it', async () => {
+    const p = fleet(CREDENTIALS, { sessionKey: SESSION_KEY });
+    await p.start();
+    const { id } = p.current();
+    const values = await storedValues();
+    expect(values.length).toBeGreaterThan(0);
+    for (const value of values) {
+      expect(value).not.toContain(SESSION_KEY);
+      expect(value).not.toContain(id);
+    }
+    // Another process given the key takes the stored session: one login for the fleet.
+    const sibling = fleet(CREDENTIALS, { sessionKey: SESSION_KEY });
+    await sibling.start();
+    expect(sibling.current()).toEqual(p.current());
+    expect(sandbox.stats().logins).toBe(1);
+    // Another key, or the password alone (what whoever reads Redis could try to guess), opens nothing: each logs in itself.
+    const otherKey = fleet(CREDENTIALS, { sessionKey: `${SESSION_KEY}-other` });
+    await otherKey.start();
+    expect(otherKey.current().id).not.toBe(id);
+    const passwordOnly = fleet(CREDENTIALS, { logger: createLogger({ level: 'silent' }) });
+    await passwordOnly.start();
+    expect(passwordOnly.current().id).not.toBe(id);
+    expect(sandbox.stats().logins).toBe(3);
+  });
+
+  it('without REALTY_SESSION_KEY, says once what to set, and still shares one session sealed with the password', async () => {
+    let logged = '';
+    const out = new PassThrough();
+    out.on('data', (chunk: Buffer) => (logged += chunk.toString()));
+    const logger = createLogger({ level: 'info', destination: out });
+    const warned = () =>
+      logged
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { level: number; msg: string })
+        .filter((l) => l.msg === NO_SESSION_KEY);
+    const first = fleet(CREDENTIALS, { logger });
+    const second = fleet(CREDENTIALS, { logger });
+    await first.start();
+    await second.start();
+    expect(second.current()).toEqual(first.current());
+    expect(sandbox.stats().logins).toBe(1);
+    await waitFor(() => logged.endsWith('\n') && warned().length === 2, { timeoutMs: 5000, intervalMs: 10, what: 'the warn lines' });
+    expect(warned().every((l) => l.level === 40)).toBe(true);
+    expect(NO_SESSION_KEY).toMatch(/^REALTY_SESSION_KEY is not set: .*set REALTY_SESSION_KEY \(or REALTY_SESSION_KEY_FILE/);
+    expect(logged).not.toContain(CREDENTIALS.password);
+  });
 
   it('the sandbox answers /auth with a fresh session that expires after --session-ttl-ms, and 400 to wrong credentials', async () => {
     sandbox.configure({ sessionTtlMs: 200 });

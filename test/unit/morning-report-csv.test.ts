@@ -74,6 +74,14 @@ describe('reportCsv', () => {
     });
   });
 
+  it('writes a file name a spreadsheet would run (=, @, -, +, tab) as text, with one apostrophe, and reads back unchanged', () => {
+    const names = ['=HYPERLINK("http://evil.example","x").csv', '@SUM(A1:A9).csv', '-2+3.csv', '+1.csv', '\t=1.csv', "'=x.csv"];
+    const text = reportCsv({ ...report, batches: names.map((file, i) => ({ ...report.batches[1]!, batch: `b${i}`, file })) });
+    const rows = parse(text, { columns: true }) as Array<Record<string, string>>;
+    expect(rows.map((r) => r.file)).toEqual(names.map((n) => `'${n}`));
+    expect(rows.every((r) => r.rows === '1')).toBe(true);
+  });
+
   it('is a header alone when no batch is reported', () => {
     expect(reportCsv({ ...report, batches: [] })).toBe(`${reportCsv(report).split('\n')[0]}\n`);
   });

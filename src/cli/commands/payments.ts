@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { createBatchStore, noSuchBatch } from '../../batch/batch-store.js';
 import { UsageError } from '../../errors.js';
-import { writePayments } from '../../results/payments.js';
+import { describeStatesAge, readStatesAge, writePayments } from '../../results/payments.js';
 import type { CliContext } from '../common.js';
 import { checkBatch, defaultResultsPath } from '../input-options.js';
 import { withDatabase } from '../with-database.js';
@@ -11,6 +11,7 @@ import { withRedis } from '../with-redis.js';
 interface PaymentsFlags {
   out?: string;
   excel?: boolean;
+  json?: boolean;
 }
 
 export function registerPaymentsCommand(program: Command, context: CliContext): Command {
@@ -20,6 +21,7 @@ export function registerPaymentsCommand(program: Command, context: CliContext): 
     .argument('<batch>', 'batch id')
     .option('--out <file>', "the payments file (.csv, or .jsonl); default <input stem>.payments.csv beside the batch's input")
     .option('--excel', 'write for Russian Excel (BOM, ";", CRLF)')
+    .option('--json', 'print the summary as one JSON object: file, rows, amount, statesAsOf, statesAgeMs, statesStale')
     .action(async (batch: string, _flags: unknown, cmd: Command) => {
       const opts = cmd.opts<PaymentsFlags>();
       checkBatch(batch);
@@ -31,6 +33,15 @@ export function registerPaymentsCommand(program: Command, context: CliContext): 
           if (meta.total === undefined) throw new UsageError(`Batch ${batch} is still loading: its total is not known yet.`);
           const out = opts.out ?? defaultResultsPath(meta.file, 'payments');
           const summary = await writePayments({ redis, keys: env.keys, db, batch, total: meta.total, out, excel: opts.excel });
+          // The file is as new as the feed's last complete read: a deal paid since is still in it.
+          const age = await readStatesAge(db);
+          console.error(`payments: ${describeStatesAge(age)}`);
+          if (opts.json) {
+            const { file, rows, amount } = summary;
+            const states = { statesAsOf: age.asOf ?? null, statesAgeMs: age.ageMs ?? null, statesStale: age.stale };
+            console.log(JSON.stringify({ batch, file, rows, amount, ...states }));
+            return;
+          }
           const total = summary.amount.toLocaleString('en-US', { maximumFractionDigits: 2 }).replace(/,/g, ' ');
           console.log(
             summary.rows === 0
