@@ -8,7 +8,7 @@
  */
 import { fork } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DocumentFile } from '../src/input/deal.js';
 import type { BenchContext } from './context.js';
@@ -30,7 +30,13 @@ async function writeFiles(dir: string, count: number): Promise<Array<Required<Do
     const bytes = Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(FILE_BYTES - 9)]);
     const path = join(dir, `agreement-${i}.pdf`);
     await writeFile(path, bytes);
-    files.push({ path, contentType: 'application/pdf', size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
+    files.push({
+      path,
+      contentType: 'application/pdf',
+      size: bytes.length,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+      inode: (await stat(path)).ino,
+    });
   }
   return files;
 }

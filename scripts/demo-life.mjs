@@ -47,7 +47,9 @@ export async function demoLife(ctx) {
     let signatures = 0;
     for (const deal of readdirSync(out('to-sign'), { withFileTypes: true }).filter((e) => e.isDirectory())) {
       for (const file of readdirSync(join(out('to-sign'), deal.name)).filter((f) => !f.endsWith('.sig') && !f.startsWith('.'))) {
-        writeFileSync(join(out('to-sign'), deal.name, `${file}.sig`), `demo test signature of ${file}\n`);
+        // A real detached CMS signature by its structure (the samples' test key, test only), as `sign`
+        // requires; it signs agreement-a.pdf, not this file: the sandbox does not verify signatures.
+        writeFileSync(join(out('to-sign'), deal.name, `${file}.sig`), readFileSync(join(root, 'samples', 'agreement-a.pdf.sig')));
         signatures++;
       }
     }

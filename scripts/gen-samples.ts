@@ -222,7 +222,8 @@ export interface Samples {
   'deals-with-files.csv': string;
   'agreement-a.pdf': string;
   'agreement-b.pdf': string;
-  'agreement-a.pdf.sig': string;
+  /** DER: bytes, not text. */
+  'agreement-a.pdf.sig': Buffer;
   'registry.json': string;
   'bank-profile.json': string;
   'README.md': string;
@@ -783,8 +784,9 @@ export function generateSamples(root = packageRoot()): Samples {
     ),
     'agreement-a.pdf': tinyPdf('Sample mortgage agreement A'),
     'agreement-b.pdf': tinyPdf('Sample mortgage agreement B'),
-    // Not a real signature: the sandbox takes any bytes as a detached signature.
-    'agreement-a.pdf.sig': 'sample detached signature of agreement-a.pdf (not a real one)\n',
+    // A real detached CMS signature of agreement-a.pdf, made once with the test key beside it
+    // (test/fixtures/signing/README.md): the load refuses anything that is not a signature's structure.
+    'agreement-a.pdf.sig': readFileSync(join(root, 'test', 'fixtures', 'signing', 'agreement-a.pdf.sig')),
     'registry.json': `${JSON.stringify(REGISTRY, null, 2)}\n`,
     'bank-profile.json': `${JSON.stringify(PROFILE, null, 2)}\n`,
     'README.md': readme(summary, table),
@@ -876,7 +878,7 @@ Fictional data for the demo and the tests; no real person, bank or object. Writt
 |---|---|
 | \`deals.csv\` | 24 deals, UTF-8, comma, a header row of canonical field names ([docs/input-format.md](../docs/input-format.md)) |
 | \`deals-with-files.csv\` | 3 deals of \`deals.csv\` whose agreements are files (\`agreementFile\`, \`agreementSignatureFiles\`) instead of content ids: the first two share \`agreement-a.pdf\` and its signature (uploaded once), the third names \`agreement-b.pdf\` unsigned (it ends \`suspended\`) |
-| \`agreement-a.pdf\`, \`agreement-b.pdf\`, \`agreement-a.pdf.sig\` | tiny generated PDFs and a stand-in detached signature (not a real one: the sandbox takes any bytes) |
+| \`agreement-a.pdf\`, \`agreement-b.pdf\`, \`agreement-a.pdf.sig\` | tiny generated PDFs and the detached CMS signature (DER) of \`agreement-a.pdf\`, made with a test key (test/fixtures/signing/, test only) |
 | \`bank-profile.json\` | a valid bank profile (\`--profile\`): INN, KPP, OGRN and SNILS with valid check digits |
 | \`registry.json\` | the cadastral objects the sandbox's suggest answers from (\`--registry\`), including the two of \`test/fixtures/gateway-examples/suggest-response.json\` under region \`Новосибирский\`, city \`Новосибирск\` |
 
@@ -898,7 +900,7 @@ ${table}
 export function writeSamples(dir: string, root = packageRoot()): Samples {
   const samples = generateSamples(root);
   mkdirSync(dir, { recursive: true });
-  for (const name of SAMPLE_FILES) writeFileSync(join(dir, name), samples[name], 'utf8');
+  for (const name of SAMPLE_FILES) writeFileSync(join(dir, name), samples[name]);
   return samples;
 }
 

@@ -212,13 +212,27 @@ export class DocumentChangedError extends RealtyBatchError {
   /** Which of the signature files (1-based, as the load's messages count them). */
   readonly file: number | undefined;
 
-  constructor(field: 'agreementFile' | 'agreementSignatureFiles', file: number | undefined, how: 'size' | 'content' | 'gone') {
+  /**
+   * `replaced`: another file (or a link) stands at its name; `not-regular`: a pipe, a device or a
+   * folder does. `sent`: part of it had gone out when the change was seen (changed in place while
+   * it streamed); the gateway never got a whole content of it.
+   */
+  constructor(
+    field: 'agreementFile' | 'agreementSignatureFiles',
+    file: number | undefined,
+    how: 'size' | 'content' | 'gone' | 'replaced' | 'not-regular',
+    sent = false,
+  ) {
     const what =
       how === 'gone'
         ? 'it can no longer be read: deleted, moved or its access changed'
-        : `its ${how === 'size' ? 'size' : 'sha256'} is not what the load saw`;
+        : how === 'replaced'
+          ? 'it is no longer the file the load checked: another file or a link stands in its place'
+          : how === 'not-regular'
+            ? 'it is no longer a regular file: a pipe, a device or a folder stands in its place'
+            : `its ${how === 'size' ? 'size' : 'sha256'} is not what the load saw`;
     super(
-      `${field}: ${file !== undefined ? `file ${file} ` : ''}changed on disk after the load (${what}); nothing was sent for this row: check the file, then load the row again`,
+      `${field}: ${file !== undefined ? `file ${file} ` : ''}changed on disk after the load (${what}); ${sent ? 'part of it was sent, never a whole content, and no docflow was made' : 'nothing was sent for this row'}: check the file, then load the row again`,
     );
     this.field = field;
     this.file = file;

@@ -28,7 +28,15 @@ export interface AtomicFileOptions {
   through?: readonly Duplex[];
   /** Aborting it ends the writing: the temporary file goes, the target stays. */
   signal?: AbortSignal;
+  /**
+   * The permissions of a file created where there was none (PRIVATE_FILE_MODE for a file that
+   * holds personal data); a replaced file keeps its own. 0o666 less the umask when not given.
+   */
+  mode?: number;
 }
+
+/** A file that holds personal data (results, attention, rejects, manifests, downloaded documents): its owner's alone, as the logs are. */
+export const PRIVATE_FILE_MODE = 0o600;
 
 export interface AtomicFile {
   /** The target, as given. */
@@ -58,7 +66,7 @@ export async function createAtomicFile(path: string, options: AtomicFileOptions 
   const existing = await stat(path).catch(() => undefined);
   if (existing && (existing.isCharacterDevice() || existing.isFIFO())) return streamInPlace(path, options);
 
-  const { tmp, fd } = await createTemporary(path);
+  const { tmp, fd } = await createTemporary(path, options.mode);
   live.add(tmp);
   // A plain descriptor, not a FileHandle: a FileHandle's close waits for its stream to close, which with
   // autoClose off it never does; the descriptor is synced and closed here, before the rename.
@@ -149,7 +157,7 @@ export async function createAtomicFile(path: string, options: AtomicFileOptions 
 export async function writeFileAtomically(
   path: string,
   data: string | Buffer,
-  options: Pick<AtomicFileOptions, 'signal'> = {},
+  options: Pick<AtomicFileOptions, 'signal' | 'mode'> = {},
 ): Promise<void> {
   const file = await createAtomicFile(path, options);
   try {
@@ -162,11 +170,11 @@ export async function writeFileAtomically(
 }
 
 /** `wx`: never follows nor reuses whatever already has the name (a planted symlink, a left-over file). */
-async function createTemporary(path: string): Promise<{ tmp: string; fd: number }> {
+async function createTemporary(path: string, mode = 0o666): Promise<{ tmp: string; fd: number }> {
   for (let attempt = 1; ; attempt++) {
     const tmp = join(dirname(path), `.${basename(path).slice(0, MAX_STEM)}.${randomBytes(6).toString('hex')}.tmp`);
     try {
-      return { tmp, fd: await openFdAsync(tmp, 'wx') };
+      return { tmp, fd: await openFdAsync(tmp, 'wx', mode) };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EEXIST' && attempt < 3) continue;
       throw outputError(path, err, true);

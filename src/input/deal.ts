@@ -89,6 +89,11 @@ export interface DocumentFile {
   size?: number;
   /** Hex; the key under which its upload is remembered, so that the same bytes go up once a batch. */
   sha256?: string;
+  /**
+   * Its inode number as the load saw it: the file a worker opens must be that one, not another
+   * put at its name since. (Not the device number: a share mounted on several hosts has another on each.)
+   */
+  inode?: number;
 }
 
 /** One problem of one field of one record: `field: message` in rejects and results. */

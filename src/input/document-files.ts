@@ -1,14 +1,17 @@
 /**
  * The load's checks of the files a row names (`agreementFile`, `agreementSignatureFiles`):
  * each exists, is a regular file inside the input's folder tree (or `--files-root`), is not
- * empty, at most 50 MB, and the agreement is a PDF (`%PDF-`) or XML. A file that passes gets
- * its absolute path, Content-Type, size and sha256 (the key its upload is remembered by),
- * so a worker sends it without looking again. Messages name the field, never the path.
+ * empty, at most 50 MB, the agreement is a PDF (`%PDF-`) or XML, and a signature is one by
+ * its structure (CMS/PKCS#7 SignedData or OpenPGP, at most 1 MiB: detached-signature.ts). A
+ * file that passes gets its absolute path, Content-Type, size, sha256 (the key its upload is
+ * remembered by) and inode, so a worker sends that file and no other without looking again
+ * (verified-file.ts). Messages name the field, never the path.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { open, realpath, stat } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { checkDetachedSignature, MAX_SIGNATURE_BYTES } from '../files/detached-signature.js';
+import { FileRefusedError, openRegularFile, type RegularFile } from '../files/regular-file.js';
 import type { Deal, DocumentFile, FieldProblem } from './deal.js';
 
 /** The gateway's limit on one content (realty-api-notes.md). */
@@ -28,7 +31,10 @@ export interface DocumentFileOptions {
   filesRoot?: string;
 }
 
-type Checked = { ok: true; file: Required<DocumentFile>; kind: 'pdf' | 'xml' | 'signature' } | { ok: false; message: string };
+/** What the load fills in of a file that passed. */
+type CheckedFile = Required<Omit<DocumentFile, 'inode'>> & Pick<DocumentFile, 'inode'>;
+
+type Checked = { ok: true; file: CheckedFile; kind: 'pdf' | 'xml' | 'signature' } | { ok: false; message: string };
 
 /**
  * Checks one load's files, each once: the same agreement named by a thousand rows is read
@@ -90,24 +96,46 @@ function inside(root: string, path: string): boolean {
   return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
 }
 
+/**
+ * One descriptor for every look at the file: opened without following a link and without
+ * blocking (a FIFO put there would hang the load), refused unless fstat says regular, and its
+ * head, signature bytes and sha256 read from that descriptor, each read with a deadline.
+ */
 async function inspect(path: string, role: 'agreement' | 'signature'): Promise<Checked> {
-  const info = await stat(path);
-  if (!info.isFile()) return { ok: false, message: 'is not a regular file' };
-  if (info.size === 0) return { ok: false, message: 'is empty' };
-  if (info.size > MAX_DOCUMENT_BYTES) return { ok: false, message: 'is over 50 MB, the most the gateway takes' };
-  const head = await readHead(path, 64);
-  let kind: 'pdf' | 'xml' | 'signature';
-  let contentType: string;
-  if (role === 'agreement') {
-    const type = agreementType(head);
-    if (!type) return { ok: false, message: 'is neither a PDF (%PDF-) nor XML' };
-    kind = type;
-    contentType = CONTENT_TYPES[type];
-  } else {
-    kind = 'signature';
-    contentType = head.toString('latin1').startsWith('-----BEGIN PGP SIGNATURE') ? CONTENT_TYPES.pgp : CONTENT_TYPES.pkcs7;
+  let file: RegularFile;
+  try {
+    file = await openRegularFile(path, { name: 'the file' });
+  } catch (err) {
+    if (err instanceof FileRefusedError && err.reason !== 'timeout') return { ok: false, message: 'is not a regular file' };
+    return { ok: false, message: err instanceof FileRefusedError ? 'cannot be read (the disk did not answer in time)' : 'cannot be read' };
   }
-  return { ok: true, kind, file: { path, contentType, size: info.size, sha256: await sha256Of(path) } };
+  try {
+    const { size, ino } = file.stats;
+    if (size === 0) return { ok: false, message: 'is empty' };
+    if (size > MAX_DOCUMENT_BYTES) return { ok: false, message: 'is over 50 MB, the most the gateway takes' };
+    let kind: 'pdf' | 'xml' | 'signature';
+    let contentType: string;
+    if (role === 'agreement') {
+      const head = Buffer.alloc(64);
+      const type = agreementType(head.subarray(0, await file.read(head, 0)));
+      if (!type) return { ok: false, message: 'is neither a PDF (%PDF-) nor XML' };
+      kind = type;
+      contentType = CONTENT_TYPES[type];
+    } else {
+      if (size > MAX_SIGNATURE_BYTES) return { ok: false, message: 'is over 1 MiB, more than a detached signature holds' };
+      const signature = checkDetachedSignature(await file.readWhole(MAX_SIGNATURE_BYTES));
+      if (!signature.ok) return { ok: false, message: signature.problem };
+      kind = 'signature';
+      contentType = signature.kind === 'pgp' ? CONTENT_TYPES.pgp : CONTENT_TYPES.pkcs7;
+    }
+    const hash = createHash('sha256');
+    const read = await file.readAll((chunk) => hash.update(chunk), MAX_DOCUMENT_BYTES);
+    // Grown or shrunk while it was read: not the file fstat described.
+    if (read !== size) return { ok: false, message: 'changed while the load read it' };
+    return { ok: true, kind, file: { path, contentType, size, sha256: hash.digest('hex'), inode: ino } };
+  } finally {
+    await file.close();
+  }
 }
 
 /** `%PDF-`, or XML (`<`, after an optional byte order mark and blanks). */
@@ -117,22 +145,4 @@ export function agreementType(head: Buffer): 'pdf' | 'xml' | undefined {
   if (text.startsWith('\uFEFF')) text = text.slice(1);
   text = text.trimStart();
   return /^<(\?xml|[A-Za-z_])/.test(text) ? 'xml' : undefined;
-}
-
-async function readHead(path: string, bytes: number): Promise<Buffer> {
-  const handle = await open(path, 'r');
-  try {
-    const buffer = Buffer.alloc(bytes);
-    const { bytesRead } = await handle.read(buffer, 0, bytes, 0);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
-}
-
-/** Streamed: a 50 MB agreement is never whole in memory. */
-export async function sha256Of(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
 }

@@ -6,10 +6,11 @@
  * CSV cells a spreadsheet would run get a leading `'`, which the loader takes
  * off again (csv-cell.ts); a cell with a line break is always quoted.
  */
+import { stat } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { stringify, type Stringifier } from 'csv-stringify';
 import { OutputError } from '../errors.js';
-import { createAtomicFile, type AtomicFile } from '../files/atomic-file.js';
+import { createAtomicFile, PRIVATE_FILE_MODE, type AtomicFile } from '../files/atomic-file.js';
 import { QUOTE_LINE_BREAKS, safeCell } from './csv-cell.js';
 import type { FieldProblem } from './deal.js';
 import { createEncoder } from './decode.js';
@@ -105,7 +106,15 @@ export function createRowsWriter(file: string, input: InputFile, columns: readon
         cast: { string: safeCell },
       });
     }
-    target = await createAtomicFile(file, { through: csv ? [csv, encoder] : [encoder] });
+    // A pipe at its name (a FIFO beside the input) would hold the load until a reader came; a
+    // device (`--rejects /dev/null`) is written in place.
+    const existing = await stat(file).catch(() => undefined);
+    if (existing && !existing.isFile() && !existing.isCharacterDevice())
+      throw new OutputError(
+        `${file} is not a regular file (a pipe, a socket or a folder), so the refused rows were not written: remove it or name another file.`,
+      );
+    // Created 0600: the refused rows are the input's own, owners' names and passports included.
+    target = await createAtomicFile(file, { through: csv ? [csv, encoder] : [encoder], mode: PRIVATE_FILE_MODE });
     if (csv) {
       const header = input.header() ?? [];
       width = header.length;

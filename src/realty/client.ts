@@ -7,7 +7,7 @@
  * for an answer it cannot read. undici's `request` over a keep-alive
  * pool: it costs about 70 µs of CPU a call where global fetch costs about 350.
  */
-import { PassThrough, Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
 import { ApiHttpError, ApiNetworkError, ApiResponseError } from '../errors.js';
 import { fastDocflowResponse, fastSuggestResponse } from './fast-check.js';
@@ -54,7 +54,27 @@ export interface RealtyClientOptions {
   connections?: number;
   /** Called once per finished call, for metrics: endpoint, status (0 = no answer), milliseconds. */
   onCall?: (endpoint: string, status: number, ms: number) => void;
+  /** The most one downloaded file may hold (MAX_DOWNLOAD_BYTES when not given). */
+  maxDownloadBytes?: number;
 }
+
+/**
+ * The most one file downloaded from the gateway may hold: its results are an extract and a
+ * signature, its applications a few pages, all well under the 50 MB it takes itself. A larger
+ * answer (a fault, or a hostile gateway) would fill the disk, or memory through `bytes()`.
+ */
+export const MAX_DOWNLOAD_BYTES = 100 * 1024 * 1024;
+
+/** A downloaded file past the cap: refused when announced, or as soon as its bytes pass it. */
+export class DownloadTooLargeError extends Error {
+  readonly code = 'ERR_DOWNLOAD_TOO_LARGE';
+  constructor(fileId: string, limit: number) {
+    super(`The gateway's file ${fileId} is larger than ${formatBytes(limit)}, the most a download takes, so it was not kept.`);
+  }
+}
+
+const formatBytes = (bytes: number): string =>
+  bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`;
 
 export interface CreatedDocflow {
   status: 200 | 201;
@@ -98,22 +118,28 @@ export interface RealtyClient {
    * `POST /contents`: uploads a PDF, XML or detached signature, streamed (`length` bytes,
    * sent as Content-Length). A stream is not replayable: given as a function that opens it,
    * the upload is sent again, the file opened anew, after a 401 renewed the session (no try
-   * spent); given as a stream, that 401 fails it with ApiNetworkError `SESSION_RENEWED`.
+   * spent); given as a stream, that 401 fails it with ApiNetworkError `SESSION_RENEWED`. The
+   * function may open it asynchronously (checking the file first): its rejection is thrown as
+   * it is, and no request is made.
    */
   uploadContent(
-    body: Readable | (() => Readable),
+    body: Readable | (() => Readable | Promise<Readable>),
     contentType: string,
     length: number,
     options?: { timeoutMs?: number },
   ): Promise<ContentPointer>;
-  /** `GET /docflows/{id}/files/{fileId}`: the file's bytes, as a stream. */
+  /**
+   * `GET /docflows/{id}/files/{fileId}`: the file's bytes, as a stream. A file past
+   * `maxDownloadBytes` fails with DownloadTooLargeError: at once when its Content-Length says
+   * so, else its stream as soon as its bytes pass it.
+   */
   downloadFile(docflowId: string, fileId: string): Promise<DownloadedFile>;
   close(): Promise<void>;
 }
 
 /** One call's body and limits; a function body opens a new stream for each send. */
 interface CallInit {
-  body?: string | Uint8Array | Readable | (() => Readable);
+  body?: string | Uint8Array | Readable | (() => Readable | Promise<Readable>);
   contentType?: string;
   contentLength?: number;
   timeoutMs?: number;
@@ -182,14 +208,15 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
     init: CallInit,
     current: Session,
   ): Promise<{ response: Dispatcher.ResponseData; text?: string }> {
+    // A body that opens its stream is opened for this send (a stream is sent once), before the
+    // call starts: an opening that refuses (a file no longer the one checked) sends nothing at all.
+    const body = typeof init.body === 'function' ? await init.body() : init.body;
     const { headers, readHeaders } = headersOf(current);
     const started = performance.now();
     let response: Dispatcher.ResponseData;
     const signal = new Deadline();
     const deadline = setTimeout(() => signal.expire(), init.timeoutMs ?? options.timeoutMs);
     let text: string | undefined;
-    // A body that opens its stream is opened for this send (a stream is sent once).
-    const body = typeof init.body === 'function' ? init.body() : init.body;
     try {
       response = await request(
         `${baseUrl}${path}`,
@@ -312,17 +339,30 @@ export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
         await response.body.dump().catch(() => undefined);
         throw new ApiResponseError(endpoint, response.statusCode, 'a file is answered with 200');
       }
+      const limit = options.maxDownloadBytes ?? MAX_DOWNLOAD_BYTES;
+      const announced = header(response.headers['content-length'])?.trim();
+      const length = announced !== undefined && /^\d+$/.test(announced) ? Number(announced) : undefined;
+      if (length !== undefined && length > limit) {
+        response.body.destroy();
+        throw new DownloadTooLargeError(fileId, limit);
+      }
       // The body's own errors (a reset, no byte within timeoutMs) become ApiNetworkError.
-      const stream = new PassThrough();
+      let received = 0;
+      const stream = new Transform({
+        transform(chunk: Buffer, _encoding, callback) {
+          received += chunk.length;
+          if (received > limit) callback(new DownloadTooLargeError(fileId, limit));
+          else callback(null, chunk);
+        },
+      });
       response.body.on('error', (err) => stream.destroy(new ApiNetworkError(endpoint, networkReason(err), err)));
       stream.on('close', () => {
         if (!response.body.destroyed) response.body.destroy();
       });
       response.body.pipe(stream);
-      const length = header(response.headers['content-length'])?.trim();
       return {
         contentType: header(response.headers['content-type']) ?? '',
-        length: length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined,
+        length,
         fileName: fileNameOf(header(response.headers['content-disposition'])),
         stream,
         async bytes() {

@@ -3,23 +3,23 @@
  * its signatures) of every completed docflow of a batch, to `<d>/<dealId>/<fileId>.<ext>`,
  * with `<d>/manifest.csv` (dealId, docflowId, file, type, bytes, sha256).
  *
- * Each file is streamed to a temporary name beside its place, hashed on the way, and
- * renamed once whole: a file under its own name is always complete. Run again (after a
+ * Each file is streamed to a temporary name beside its place (created 0600, in a deal folder
+ * that is no link: docflow-files.ts), hashed on the way, and renamed once whole: a file under
+ * its own name is always complete. A file past 100 MiB is refused, nothing of it kept. Run again (after a
  * crash, or the next morning), it asks nothing of the gateway for a docflow whose files the
  * manifest lists and the folder holds at their size, and downloads only what is missing.
  * Calls go through the same retry policy as creation (src/realty/gateway-retry.ts).
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { stringify } from 'csv-stringify/sync';
-import { writeFileAtomically } from '../files/atomic-file.js';
+import { PRIVATE_FILE_MODE, writeFileAtomically } from '../files/atomic-file.js';
 import { batchOutcomes } from '../outcomes/batch-outcomes.js';
 import { SUBMITTED_OUTCOMES } from '../outcomes/types.js';
 import type { RealtyClient } from '../realty/client.js';
 import { withGatewayRetry } from '../realty/gateway-retry.js';
 import type { Docflow } from '../realty/types.js';
 import { SessionRefusedError } from '../errors.js';
-import { eachLimit, readCsvLines, type BatchFilesOptions, saveDocflowFile, safeName, sizeOf } from './docflow-files.js';
+import { csvText, eachLimit, ownFolder, readCsvLines, type BatchFilesOptions, saveDocflowFile, safeName, sizeOf } from './docflow-files.js';
 
 export const MANIFEST = 'manifest.csv';
 export const MANIFEST_COLUMNS = ['dealId', 'docflowId', 'file', 'type', 'bytes', 'sha256'] as const;
@@ -100,8 +100,7 @@ export async function downloadDocuments(options: DocumentsOptions): Promise<Docu
       summary.failed.push({ dealId, docflowId, reason: `the gateway shows it ${docflow.state} with ${files.length} result files` });
       return;
     }
-    const folder = join(dir, safeName(dealId));
-    await mkdir(folder, { recursive: true });
+    const folder = await ownFolder(dir, safeName(dealId));
     for (const file of files) {
       const line = await withGatewayRetry(() => downloadFile(client, docflowId, file, dealId, folder, manifest), retry);
       if (line === 'skipped') summary.skipped++;
@@ -127,7 +126,7 @@ export async function downloadDocuments(options: DocumentsOptions): Promise<Docu
   } finally {
     // What was had is kept, whatever stopped the rest: the next run skips it.
     const lines = [...manifest.values()].sort((a, b) => a.dealId.localeCompare(b.dealId) || a.file.localeCompare(b.file));
-    await writeFileAtomically(manifestPath, stringify(lines, { header: true, columns: [...MANIFEST_COLUMNS] }));
+    await writeFileAtomically(manifestPath, csvText(lines, MANIFEST_COLUMNS), { mode: PRIVATE_FILE_MODE });
   }
   return summary;
 }
@@ -138,7 +137,7 @@ async function downloadFile(
   docflowId: string,
   file: { id: string; type: string },
   dealId: string,
-  folder: string,
+  folder: { path: string; dev: number; ino: number },
   manifest: ReadonlyMap<string, ManifestLine>,
 ): Promise<ManifestLine | 'skipped'> {
   const saved = await saveDocflowFile(client, docflowId, file.id, folder, (name, had, length) => {

@@ -7,8 +7,10 @@
  * misses, or why it was refused or left alone.
  *
  * Refused, with nothing posted for that deal's docflow: a `.sig` in a deal's folder for a
- * file of another deal (or for no file to-sign wrote), and a file whose sha256 is no longer
- * the manifest's (the bank would sign bytes the gateway did not make).
+ * file of another deal (or for no file to-sign wrote), a file whose sha256 is no longer
+ * the manifest's (the bank would sign bytes the gateway did not make), and a `.sig` that is
+ * no detached signature by its structure (plain text, the PDF itself, over 1 MiB, a link, a
+ * pipe: src/files/detached-signature.ts). `signed.csv` is created 0600, its cells defused.
  *
  * Run again (after a crash, or once the last signatures come), it posts nothing twice:
  * each signature attached and each docflow sent is appended to `<d>/signed.csv` as soon as
@@ -19,13 +21,15 @@
  * (sent by someone else, or by a send whose answer was lost) is said and left alone.
  */
 import { createHash } from 'node:crypto';
-import { appendFile, readdir, readFile } from 'node:fs/promises';
+import { appendFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { stringify } from 'csv-stringify/sync';
 import { SessionRefusedError, UsageError } from '../errors.js';
+import { PRIVATE_FILE_MODE } from '../files/atomic-file.js';
+import { checkDetachedSignature, MAX_SIGNATURE_BYTES, signatureContentType } from '../files/detached-signature.js';
+import { FileRefusedError, openRegularFile } from '../files/regular-file.js';
 import { maskRegistryText } from '../feed/item-status.js';
 import { withGatewayRetry } from '../realty/gateway-retry.js';
-import { eachLimit, readCsvLines, safeName, sha256Of, sizeOf } from './docflow-files.js';
+import { csvText, eachLimit, readCsvLines, safeName, sha256Of, sizeOf } from './docflow-files.js';
 import { batchDocflows, filesToSign, readSignManifest, SIGN_MANIFEST, type SignManifestLine, type SigningOptions } from './to-sign.js';
 
 export const SIGNED_JOURNAL = 'signed.csv';
@@ -88,6 +92,35 @@ function foreignSignature(folder: string, names: readonly string[], byFile: Read
   return undefined;
 }
 
+/**
+ * A `.sig` file's bytes and Content-Type, read through a descriptor opened without following a
+ * link or blocking, at most MAX_SIGNATURE_BYTES of it; 'empty'; or why it is no signature (the
+ * words after its name). A 300 MB file is refused by its size, never read.
+ */
+async function readSignature(
+  path: string,
+  name: string,
+): Promise<{ signature: Buffer; contentType: string } | 'empty' | { problem: string }> {
+  let file;
+  try {
+    file = await openRegularFile(path, { name });
+  } catch (err) {
+    return { problem: err instanceof FileRefusedError ? err.message.slice(name.length + 1) : 'cannot be read' };
+  }
+  try {
+    if (file.stats.size === 0) return 'empty';
+    if (file.stats.size > MAX_SIGNATURE_BYTES) return { problem: 'is over 1 MiB, more than a detached signature holds' };
+    const signature = await file.readWhole(MAX_SIGNATURE_BYTES);
+    const checked = checkDetachedSignature(signature);
+    if (!checked.ok) return { problem: checked.problem };
+    return { signature, contentType: signatureContentType(checked.kind) };
+  } catch (err) {
+    return { problem: err instanceof FileRefusedError ? err.message.slice(name.length + 1) : 'cannot be read' };
+  } finally {
+    await file.close();
+  }
+}
+
 export async function signDocflows(options: SigningOptions): Promise<SignSummary> {
   const { dir, client } = options;
   const manifestPath = join(dir, SIGN_MANIFEST);
@@ -98,12 +131,12 @@ export async function signDocflows(options: SigningOptions): Promise<SignSummary
   const journalPath = join(dir, SIGNED_JOURNAL);
   const journal = new Map<string, SignedLine>();
   for (const line of await readCsvLines<SignedLine>(journalPath)) journal.set(`${line.docflowId}/${line.what}/${line.fileId}`, line);
-  if ((await sizeOf(journalPath)) === undefined)
-    await appendFile(journalPath, stringify([], { header: true, columns: [...SIGNED_COLUMNS] }));
+  // Created 0600, as the files it speaks of are.
+  if ((await sizeOf(journalPath)) === undefined) await appendFile(journalPath, csvText([], SIGNED_COLUMNS), { mode: PRIVATE_FILE_MODE });
   const note = async (line: Omit<SignedLine, 'at'>): Promise<void> => {
     const full = { ...line, at: new Date().toISOString() };
     // One short line a write, appended: a crash leaves the lines before it whole.
-    await appendFile(journalPath, stringify([full], { columns: [...SIGNED_COLUMNS] }));
+    await appendFile(journalPath, csvText([full], SIGNED_COLUMNS, false), { mode: PRIVATE_FILE_MODE });
     journal.set(`${line.docflowId}/${line.what}/${line.fileId}`, full);
   };
 
@@ -153,7 +186,7 @@ export async function signDocflows(options: SigningOptions): Promise<SignSummary
       };
 
     // Every check before the first post: a refused deal gets nothing.
-    const toPost: Array<{ fileId: string; line: SignManifestLine }> = [];
+    const toPost: Array<{ fileId: string; line: SignManifestLine; signature: Buffer; contentType: string }> = [];
     const missing: string[] = [];
     for (const { fileId, signer, role } of required) {
       const line = manifest.get(`${docflowId}/${fileId}`);
@@ -168,30 +201,27 @@ export async function signDocflows(options: SigningOptions): Promise<SignSummary
         continue;
       }
       const path = join(dir, folder, line.file);
+      const refused = (reason: string): DealSigned => ({ dealId, docflowId, result: 'refused', reason });
       if ((await sizeOf(path)) === undefined)
-        return {
-          dealId,
-          docflowId,
-          result: 'refused',
-          reason: `${folder}/${line.file} is gone, so its signature cannot be checked against the manifest; nothing is posted for deal ${dealId}.`,
-        };
-      if ((await sha256Of(path)) !== line.sha256)
-        return {
-          dealId,
-          docflowId,
-          result: 'refused',
-          reason: `${folder}/${line.file} changed after to-sign (its sha256 is not the manifest's), so nothing is posted for deal ${dealId}: delete it, run to-sign again and sign the new copy.`,
-        };
-      toPost.push({ fileId, line });
-    }
-
-    for (const { fileId, line } of toPost) {
-      const signature = await readFile(join(dir, folder, `${line.file}${SIGNATURE_SUFFIX}`));
-      if (signature.length === 0) {
+        return refused(
+          `${folder}/${line.file} is gone, so its signature cannot be checked against the manifest; nothing is posted for deal ${dealId}.`,
+        );
+      if ((await sha256Of(path).catch(() => '')) !== line.sha256)
+        return refused(
+          `${folder}/${line.file} changed after to-sign (its sha256 is not the manifest's), so nothing is posted for deal ${dealId}: delete it, run to-sign again and sign the new copy.`,
+        );
+      const name = `${folder}/${line.file}${SIGNATURE_SUFFIX}`;
+      const read = await readSignature(join(dir, folder, `${line.file}${SIGNATURE_SUFFIX}`), name);
+      if (read === 'empty') {
         missing.push(`${line.file}${SIGNATURE_SUFFIX} (empty)`);
         continue;
       }
-      await withGatewayRetry(() => client.signFile(docflowId, fileId, signature), retry);
+      if ('problem' in read) return refused(`${name} ${read.problem}, so nothing is posted for deal ${dealId}.`);
+      toPost.push({ fileId, line, ...read });
+    }
+
+    for (const { fileId, signature, contentType } of toPost) {
+      await withGatewayRetry(() => client.signFile(docflowId, fileId, signature, { contentType }), retry);
       summary.posted++;
       await note({ docflowId, dealId, fileId, what: 'signature', sha256: createHash('sha256').update(signature).digest('hex') });
     }

@@ -10,12 +10,13 @@
  * waits for signatures is said and left alone. Run again, it asks nothing for a file the
  * manifest lists and the folder holds at its size (a file the bank changed stays as it is:
  * `sign` refuses it by its sha256); what is missing is downloaded whole (docflow-files.ts).
+ * A deal's folder that is a link (or a file) is refused, never written through; the files and
+ * the manifest are created 0600.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { stringify } from 'csv-stringify/sync';
 import { SessionRefusedError } from '../errors.js';
-import { writeFileAtomically } from '../files/atomic-file.js';
+import { PRIVATE_FILE_MODE, writeFileAtomically } from '../files/atomic-file.js';
 import { personInitials } from '../feed/item-status.js';
 import { batchOutcomes } from '../outcomes/batch-outcomes.js';
 import { SUBMITTED_OUTCOMES } from '../outcomes/types.js';
@@ -24,7 +25,7 @@ import type { Docflow } from '../realty/types.js';
 import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
-import { eachLimit, readCsvLines, type BatchFilesOptions, safeName, saveDocflowFile, sizeOf } from './docflow-files.js';
+import { csvText, eachLimit, ownFolder, readCsvLines, type BatchFilesOptions, safeName, saveDocflowFile, sizeOf } from './docflow-files.js';
 
 export const SIGN_MANIFEST = 'manifest.csv';
 export const SIGN_MANIFEST_COLUMNS = ['dealId', 'docflowId', 'signer', 'role', 'fileId', 'file', 'bytes', 'sha256'] as const;
@@ -115,11 +116,10 @@ export async function downloadToSign(options: SigningOptions): Promise<ToSignSum
       summary.passed.push({ dealId, docflowId, reason: `no longer waits for signatures (the gateway shows it ${docflow.state})` });
       return;
     }
-    const folder = join(dir, safeName(dealId));
-    await mkdir(folder, { recursive: true });
+    const folder = await ownFolder(dir, safeName(dealId));
     for (const { fileId, signer, role } of files) {
       const listed = manifest.get(key(docflowId, fileId));
-      if (listed && (await sizeOf(join(folder, listed.file))) === Number(listed.bytes)) {
+      if (listed && (await sizeOf(join(folder.path, listed.file))) === Number(listed.bytes)) {
         summary.skipped++;
         continue;
       }
@@ -151,7 +151,7 @@ export async function downloadToSign(options: SigningOptions): Promise<ToSignSum
   } finally {
     // What was had is kept, whatever stopped the rest: the next run skips it.
     const lines = [...manifest.values()].sort((a, b) => a.dealId.localeCompare(b.dealId) || a.file.localeCompare(b.file));
-    await writeFileAtomically(manifestPath, stringify(lines, { header: true, columns: [...SIGN_MANIFEST_COLUMNS] }));
+    await writeFileAtomically(manifestPath, csvText(lines, SIGN_MANIFEST_COLUMNS), { mode: PRIVATE_FILE_MODE });
   }
   return summary;
 }

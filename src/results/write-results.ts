@@ -4,7 +4,7 @@
  * million-row batch never sits in memory; written whole or not at all (a Redis
  * or disk failure part-way leaves the previous file as it was).
  */
-import { createAtomicFile } from '../files/atomic-file.js';
+import { createAtomicFile, PRIVATE_FILE_MODE } from '../files/atomic-file.js';
 import { csvSink } from './csv-sink.js';
 import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
@@ -49,7 +49,8 @@ export async function writeResults(options: WriteResultsOptions): Promise<Result
   let rows = 0;
   const sink = jsonl ? undefined : csvSink(RESULTS_FILE_COLUMNS, options.excel);
   // Written beside `out` and renamed over it at the end: a failure part-way leaves the previous file.
-  const file = await createAtomicFile(out, { through: sink ? [sink] : [], signal: options.signal });
+  // Created 0600: a row's dealId and the gateway's texts are the bank's business alone.
+  const file = await createAtomicFile(out, { through: sink ? [sink] : [], signal: options.signal, mode: PRIVATE_FILE_MODE });
   let page: OutcomeRecord[] = [];
   const flush = async (): Promise<void> => {
     for (const record of await withOrigins(options.db, page)) {

@@ -4,9 +4,10 @@
  * sha256 (content-store.ts), streamed from disk, and the docflow then names the content ids.
  * A crash after an upload leaves its id in Redis: the next run of the row uses it. Failures
  * take creation's policy (decide.ts), but an upload never made a docflow: never uncertain.
- * Each file is checked as it streams against the size and sha256 the load saw
- * (verified-file.ts): a file changed since ends the row `invalid` (DOCUMENT_CHANGED), its
- * upload is not remembered, and no docflow is made. A 401 during an upload renews the
+ * Each file is checked against the inode, size and sha256 the load saw before its first byte
+ * leaves, then that same descriptor is streamed, hashed again (verified-file.ts): a file
+ * changed or swapped since ends the row `invalid` (DOCUMENT_CHANGED), its upload is not
+ * remembered, and no docflow is made. A 401 during an upload renews the
  * session and sends the file again, opened anew, without spending a try (client.ts).
  */
 import { randomUUID } from 'node:crypto';
@@ -66,15 +67,20 @@ async function uploadOnce(
       return { kind: 'delay', ms: UPLOAD_WAIT_MS + Math.round(Math.random() * UPLOAD_WAIT_MS) };
     }
     await ctx.throttle?.();
-    const verified = verifiedFile({ path: file.path, size, sha256 }, which[0], which[1]);
+    const verified = verifiedFile(
+      { path: file.path, size, sha256, ...(file.inode !== undefined && { inode: file.inode }) },
+      which[0],
+      which[1],
+    );
     let pointer: Awaited<ReturnType<typeof ctx.client.uploadContent>>;
     try {
       pointer = await ctx.client.uploadContent(() => verified.open(), contentType, size, { timeoutMs });
     } catch (err) {
       throw verified.changed ?? err;
     }
-    // Never remembered as these bytes' upload (the stream held its last bytes back, so the
-    // gateway should have made no content of it; one it made anyway is left unnamed).
+    // Never remembered as these bytes' upload (a file found changed before the send sent
+    // nothing; one changed while it streamed held its last bytes back, so the gateway should
+    // have made no content of it; one it made anyway is left unnamed).
     if (verified.changed) throw verified.changed;
     await store.remember(batch, sha256, pointer.id, token);
     token = undefined;

@@ -1,17 +1,23 @@
 /**
- * A row's file read again to be uploaded, checked against what the load saw (its size and
- * sha256) while it streams: the bytes go to the gateway as they are read, but the last read
- * (at most READ_BYTES) is held back until the whole file is known to be the same. A file
- * that changed fails the stream before its last bytes leave, so the gateway, which waits for
- * Content-Length bytes, never gets a complete content of it.
+ * A row's file read again to be uploaded, and checked before its first byte leaves: opened
+ * without following a link and without blocking, refused unless it is a regular file, its
+ * inode and size compared with what the load saw, and its whole content hashed through that
+ * descriptor and compared with the load's sha256. Only then is a stream given, of that same
+ * descriptor: a file swapped after the check (a link to a file outside the folder, a FIFO) is
+ * never the one read, and nothing of a file that is not the load's goes out.
+ *
+ * The stream hashes again as it reads: a file changed in place between the check and the send
+ * fails the stream before its last read (at most READ_BYTES) leaves, so the gateway, which
+ * waits for Content-Length bytes, never gets a complete content of it, and the row says that
+ * part of it was sent. Every read has a deadline (FILE_READ_TIMEOUT_MS).
  */
 import { createHash } from 'node:crypto';
-import { close, open, read } from 'node:fs';
 import { Readable } from 'node:stream';
 import { DocumentChangedError } from '../errors.js';
+import { FileRefusedError, openRegularFile, type RegularFile } from '../files/regular-file.js';
 
 /** Errors that say the file the load checked is no longer there to read (not a passing fault of the disk). */
-const GONE: ReadonlySet<string> = new Set(['ENOENT', 'ENOTDIR', 'EISDIR', 'EACCES', 'EPERM', 'ELOOP']);
+const GONE: ReadonlySet<string> = new Set(['ENOENT', 'ENOTDIR', 'EISDIR', 'EACCES', 'EPERM']);
 
 /**
  * Bytes read (and sent) at a time. The file's sha256 is CPU the bare upload does not spend
@@ -29,63 +35,93 @@ export interface ExpectedFile {
   path: string;
   size: number;
   sha256: string;
+  /** The load's inode of it; a row loaded by a version that kept none is checked by size and sha256 alone. */
+  inode?: number;
 }
 
 export interface VerifiedFile {
-  /** A new stream of the file each call (a stream cannot be sent twice: a retry opens the file again). */
-  open(): Readable;
-  /** Set once a stream found the file changed: why, for the row's outcome. */
+  /**
+   * Opens and checks the file, then gives a new stream of it (a stream cannot be sent twice: a
+   * retry opens the file again). Rejects with DocumentChangedError, before anything is sent,
+   * when it is not the load's file; with FileRefusedError `timeout` when the disk does not answer.
+   */
+  open(): Promise<Readable>;
+  /** Set once the file was found changed: why, for the row's outcome. */
   changed: DocumentChangedError | undefined;
 }
 
-type Fail = (how: 'size' | 'content' | 'gone') => DocumentChangedError;
+type How = ConstructorParameters<typeof DocumentChangedError>[2];
+type Fail = (how: How, sent?: boolean) => DocumentChangedError;
 
 /** `field` and `file` name the file in the error (`agreementFile`, or the 1-based signature file). */
 export function verifiedFile(expected: ExpectedFile, field: 'agreementFile' | 'agreementSignatureFiles', file?: number): VerifiedFile {
+  const fail: Fail = (how, sent = false) => (verified.changed = new DocumentChangedError(field, file, how, sent));
   const verified: VerifiedFile = {
     changed: undefined,
-    open: () => new VerifiedStream(expected, fail),
+    open: async () => {
+      const opened = await openChecked(expected, fail, field);
+      return new VerifiedStream(opened, expected, fail);
+    },
   };
-  const fail: Fail = (how) => (verified.changed = new DocumentChangedError(field, file, how));
   return verified;
 }
 
+/** The file opened and found to be the load's, whole; its descriptor is the caller's to close (the stream's). */
+async function openChecked(expected: ExpectedFile, fail: Fail, field: string): Promise<RegularFile> {
+  let file: RegularFile;
+  try {
+    file = await openRegularFile(expected.path, { name: field });
+  } catch (err) {
+    if (err instanceof FileRefusedError) {
+      if (err.reason === 'link') throw fail('replaced');
+      if (err.reason === 'not-regular') throw fail('not-regular');
+      throw err;
+    }
+    // Deleted, replaced by a folder, or no longer ours to read: no later try can send what the
+    // load checked. Any other error of the disk (EIO, EMFILE) is tried again as it was.
+    throw GONE.has((err as NodeJS.ErrnoException).code ?? '') ? fail('gone') : err;
+  }
+  try {
+    const { ino, size } = file.stats;
+    if (expected.inode !== undefined && ino !== expected.inode) throw fail('replaced');
+    if (size !== expected.size) throw fail('size');
+    const hash = createHash('sha256');
+    const read = await file
+      .readAll((chunk) => hash.update(chunk), expected.size)
+      .catch((err: unknown) => {
+        throw err instanceof FileRefusedError && err.reason === 'too-large' ? fail('size') : err;
+      });
+    if (read !== expected.size) throw fail('size');
+    if (hash.digest('hex') !== expected.sha256) throw fail('content');
+    return file;
+  } catch (err) {
+    await file.close();
+    throw err;
+  }
+}
+
 /**
- * The file's own reads, one at a time, straight into the buffers that are sent: no fs stream
- * under this one, no async iterator or generator between them (those layers cost about 35 ms
- * of CPU per 100 files of 2 MB beside the reads: promises for every chunk).
+ * The checked descriptor's reads, one at a time, straight into the buffers that are sent: no
+ * fs stream under this one, no async iterator or generator between them (those layers cost
+ * about 35 ms of CPU per 100 files of 2 MB beside the reads: promises for every chunk).
  */
 class VerifiedStream extends Readable {
+  readonly #file: RegularFile;
   readonly #expected: ExpectedFile;
   readonly #fail: Fail;
   readonly #hash = createHash('sha256');
-  #fd: number | undefined;
   /** Bytes read so far: also where the next read starts. */
   #bytes = 0;
-  /** The last read, not sent until the next one (or the whole file's check) says it may be. */
+  /** Bytes given to the stream's reader: some have left once this is above 0. */
+  #given = 0;
+  /** The last read, not given until the next one (or the whole file's check) says it may be. */
   #held: Buffer | undefined;
-  /** A read is under way: the file is closed once it ends (its descriptor could be reused by then). */
-  #reading = false;
-  #closeAfterRead: (() => void) | undefined;
 
-  constructor(expected: ExpectedFile, fail: Fail) {
+  constructor(file: RegularFile, expected: ExpectedFile, fail: Fail) {
     super();
+    this.#file = file;
     this.#expected = expected;
     this.#fail = fail;
-  }
-
-  /** Deleted, replaced by a folder, or no longer ours to read: no later try can send what the
-   * load checked. Any other error of the disk (EIO, EMFILE) is tried again as it was. */
-  #diskError(err: NodeJS.ErrnoException): Error {
-    return GONE.has(err.code ?? '') ? this.#fail('gone') : err;
-  }
-
-  override _construct(callback: (err?: Error | null) => void): void {
-    open(this.#expected.path, 'r', (err, fd) => {
-      if (err) return callback(this.#diskError(err));
-      this.#fd = fd;
-      callback();
-    });
   }
 
   override _read(): void {
@@ -94,27 +130,30 @@ class VerifiedStream extends Readable {
     const want = Math.min(READ_BYTES, this.#expected.size - this.#bytes + 1);
     // A buffer of its own each read: the socket may still hold the one before.
     const buffer = Buffer.allocUnsafeSlow(want);
-    this.#reading = true;
-    read(this.#fd!, buffer, 0, want, this.#bytes, (err, got) => {
-      this.#reading = false;
-      if (this.#closeAfterRead) return this.#closeAfterRead();
-      if (err) return void this.destroy(this.#diskError(err));
-      if (got === 0) return this.#ended();
-      this.#bytes += got;
-      if (this.#bytes > this.#expected.size) return void this.destroy(this.#fail('size'));
-      const chunk = got === want ? buffer : buffer.subarray(0, got);
-      this.#hash.update(chunk);
-      const ready = this.#held;
-      this.#held = chunk;
-      // The first read only fills the hold: read on until there is a chunk to give.
-      if (ready) this.push(ready);
-      else this._read();
-    });
+    this.#file.read(buffer, this.#bytes, want).then(
+      (got) => {
+        if (this.destroyed) return;
+        if (got === 0) return this.#ended();
+        this.#bytes += got;
+        if (this.#bytes > this.#expected.size) return void this.destroy(this.#fail('size', this.#given > 0));
+        const chunk = got === want ? buffer : buffer.subarray(0, got);
+        this.#hash.update(chunk);
+        const ready = this.#held;
+        this.#held = chunk;
+        // The first read only fills the hold: read on until there is a chunk to give.
+        if (!ready) return this._read();
+        this.#given += ready.length;
+        this.push(ready);
+      },
+      (err: unknown) => {
+        if (!this.destroyed) this.destroy(err as Error);
+      },
+    );
   }
 
   #ended(): void {
-    if (this.#bytes !== this.#expected.size) return void this.destroy(this.#fail('size'));
-    if (this.#hash.digest('hex') !== this.#expected.sha256) return void this.destroy(this.#fail('content'));
+    if (this.#bytes !== this.#expected.size) return void this.destroy(this.#fail('size', this.#given > 0));
+    if (this.#hash.digest('hex') !== this.#expected.sha256) return void this.destroy(this.#fail('content', this.#given > 0));
     const last = this.#held;
     this.#held = undefined;
     if (last) this.push(last);
@@ -123,10 +162,7 @@ class VerifiedStream extends Readable {
 
   override _destroy(err: Error | null, callback: (err?: Error | null) => void): void {
     this.#held = undefined;
-    const fd = this.#fd;
-    this.#fd = undefined;
-    const done = (): void => (fd === undefined ? callback(err) : close(fd, () => callback(err)));
-    if (this.#reading) this.#closeAfterRead = done;
-    else done();
+    // A read under way closes the descriptor when it ends (its number could be reused by then).
+    void this.#file.close().then(() => callback(err));
   }
 }

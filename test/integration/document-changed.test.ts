@@ -4,8 +4,8 @@
  * the row ends `invalid` with DOCUMENT_CHANGED naming the field, no docflow is made, and the
  * upload is not remembered. Through the built CLI, the real sandbox (strict contents) and Redis.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFile, mkdir, mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { appendFile, mkdir, mkdtemp, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -18,11 +18,12 @@ import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { storedOutcomes } from '../helpers/outcomes.js';
 import { useTestDatabase } from '../helpers/test-db.js';
+import { TEST_SIGNATURE } from '../helpers/signatures.js';
 
 const DEAL_ID = 'MSK-2026-004511';
 const FILE_HEADER = [...HEADER, 'agreementFile', 'agreementSignatureFiles'];
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
-const SIGNATURE = Buffer.from('0\x82\x01\x00 a detached CMS signature, for the sandbox');
+const SIGNATURE = TEST_SIGNATURE;
 const POLL = { timeoutMs: 60_000, intervalMs: 100 };
 
 interface Outcome {
@@ -127,6 +128,40 @@ describe('a document that changed between the load and its upload', () => {
     expect(stats.contents.uploads).toBe(1);
     // Only the agreement, which had not changed, is remembered as uploaded.
     expect(Object.values(await remembered('grown'))).toHaveLength(1);
+  });
+
+  it('ends the row invalid (DOCUMENT_CHANGED) when the agreement was swapped for a link to a file outside the folder: nothing sent, and it says so', async () => {
+    const outside = await mkdtemp(join(tmpdir(), 'realty-outside-'));
+    try {
+      const outcome = await loadChangeWork('linked', async () => {
+        // A secret of the same size: only the link gives the swap away.
+        await writeFile(join(outside, 'secret'), Buffer.alloc(PDF.length, 0x41));
+        await unlink(join(dir, 'docs', 'agreement.pdf'));
+        await symlink(join(outside, 'secret'), join(dir, 'docs', 'agreement.pdf'));
+      });
+      expect(outcome).toMatchObject({ outcome: 'invalid', errorCode: 'DOCUMENT_CHANGED', attempts: 1 });
+      expect(outcome.errorMessage).toBe(
+        'agreementFile: changed on disk after the load (it is no longer the file the load checked: another file or a link stands in its place); nothing was sent for this row: check the file, then load the row again',
+      );
+      expect(sandbox.stats()).toMatchObject({ docflowsCreated: 0, contents: { uploads: 0 } });
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
+  });
+
+  it('ends the row invalid at once when a FIFO was put in the agreement’s place, and the worker still stops when asked', async () => {
+    const outcome = await loadChangeWork('fifo', async () => {
+      await unlink(join(dir, 'docs', 'agreement.pdf'));
+      execFileSync('mkfifo', [join(dir, 'docs', 'agreement.pdf')]);
+    });
+    expect(outcome).toMatchObject({ outcome: 'invalid', errorCode: 'DOCUMENT_CHANGED', attempts: 1 });
+    expect(outcome.errorMessage).toMatch(/^agreementFile: changed on disk after the load \(it is no longer a regular file/);
+    expect(sandbox.stats()).toMatchObject({ docflowsCreated: 0, contents: { uploads: 0 } });
+    // No file thread is held by the pipe: the worker shuts down on SIGTERM by itself.
+    const worker = workers.at(-1)!;
+    const exited = new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code)));
+    worker.kill('SIGTERM');
+    expect(await exited).toBe(0);
   });
 
   it('ends the row invalid (DOCUMENT_CHANGED) at once when the agreement was deleted after the load, not failed after every try', async () => {

@@ -15,10 +15,11 @@ import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { storedOutcomes } from '../helpers/outcomes.js';
 import { useTestDatabase } from '../helpers/test-db.js';
+import { TEST_SIGNATURE } from '../helpers/signatures.js';
 
 const FILE_HEADER = [...HEADER, 'agreementFile', 'agreementSignatureFiles'];
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
-const SIGNATURE = Buffer.from('0\x82\x01\x00 a detached CMS signature, for the sandbox');
+const SIGNATURE = TEST_SIGNATURE;
 const POLL = { timeoutMs: 60_000, intervalMs: 100 };
 
 describe('retry of a file row whose input was moved', () => {

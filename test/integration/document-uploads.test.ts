@@ -19,13 +19,14 @@ import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { storedOutcomes } from '../helpers/outcomes.js';
 import { useTestDatabase } from '../helpers/test-db.js';
+import { TEST_SIGNATURE } from '../helpers/signatures.js';
 
 /** Valid sample deals that carry their cadastral numbers (no suggest call). */
 const SAMPLE_IDS = ['MSK-2026-004511', 'SPB-2026-010078', 'EKB-2026-000312'];
 const FILE_HEADER = [...HEADER, 'agreementFile', 'agreementSignatureFiles'];
 const MADE_UP_CONTENT_ID = '0b5e9c1e-6a51-4c37-9d0e-2f8b7c6a5d41';
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
-const SIGNATURE = Buffer.from('0\x82\x01\x00 a detached CMS signature, for the sandbox');
+const SIGNATURE = TEST_SIGNATURE;
 const POLL = { timeoutMs: 60_000, intervalMs: 100 };
 
 /** A sample row with its content ids replaced by files (or kept, when `files` is undefined). */

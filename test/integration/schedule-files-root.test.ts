@@ -19,9 +19,10 @@ import { ROOT, runCli } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { useTestDatabase } from '../helpers/test-db.js';
+import { TEST_SIGNATURE } from '../helpers/signatures.js';
 
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
-const SIGNATURE = Buffer.from('0\x82\x01\x00 a detached CMS signature, for the sandbox');
+const SIGNATURE = TEST_SIGNATURE;
 const FILE_HEADER = [...HEADER, 'agreementFile', 'agreementSignatureFiles'];
 
 describe('a schedule with --files-root', () => {

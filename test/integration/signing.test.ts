@@ -8,7 +8,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,7 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { CLI, ROOT, runCli } from '../helpers/cli.js';
 import { readCsvFile, type CsvRow } from '../helpers/csv.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { TEST_SIGNATURE } from '../helpers/signatures.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 interface StatusJson {
@@ -99,9 +100,9 @@ describe('the signing round trip', () => {
     const last = deals[3]!;
     expect(filesOf(last).length).toBeGreaterThan(1);
     const sigOf = (m: CsvRow) => join(signing, m.dealId!, `${m.file!}.sig`);
-    for (const deal of deals.slice(0, 3)) for (const m of filesOf(deal)) writeFileSync(sigOf(m), `signature of ${m.fileId}`);
+    for (const deal of deals.slice(0, 3)) for (const m of filesOf(deal)) writeFileSync(sigOf(m), TEST_SIGNATURE);
     const unsignedOfLast = filesOf(last)[0]!;
-    for (const m of filesOf(last).slice(1)) writeFileSync(sigOf(m), 'a signature');
+    for (const m of filesOf(last).slice(1)) writeFileSync(sigOf(m), TEST_SIGNATURE);
     const sigs = manifest.length - 1;
 
     const sign = await runCli(['sign', batch, '--dir', signing], env, 120_000);
@@ -133,7 +134,7 @@ describe('the signing round trip', () => {
     expect(await calls('get')).toBe(gets + 1);
 
     // A signature moved into another deal's folder: refused, nothing posted for that deal, its own signature included.
-    writeFileSync(sigOf(unsignedOfLast), 'the last signature');
+    writeFileSync(sigOf(unsignedOfLast), TEST_SIGNATURE);
     const foreign = filesOf(deals[0]!)[0]!;
     renameSync(sigOf(foreign), join(signing, last, `${foreign.file!}.sig`));
     const moved = await runCli(['sign', batch, '--dir', signing], env, 120_000);
@@ -143,6 +144,16 @@ describe('the signing round trip', () => {
     );
     expect(await calls('signature')).toBe(sigs);
     rmSync(join(signing, last, `${foreign.file!}.sig`));
+
+    // A .sig that is no signature by its structure (plain text): refused, nothing posted.
+    writeFileSync(sigOf(unsignedOfLast), 'signed by me, in words');
+    const text = await runCli(['sign', batch, '--dir', signing], env, 120_000);
+    expect(text.code).toBe(3);
+    expect(text.stdout).toContain(
+      `refused: ${last}/${unsignedOfLast.file}.sig is not a detached signature (neither a CMS/PKCS#7 SignedData, DER or PEM, nor an OpenPGP signature), so nothing is posted for deal ${last}.`,
+    );
+    expect(await calls('signature')).toBe(sigs);
+    writeFileSync(sigOf(unsignedOfLast), TEST_SIGNATURE);
 
     // A file changed after to-sign (same size, one byte other): refused, nothing posted.
     const changed = join(signing, last, unsignedOfLast.file!);
@@ -163,8 +174,21 @@ describe('the signing round trip', () => {
     expect(toSignAgain.stdout).toContain(`1 docflows wait for signatures; 0 files downloaded, ${filesOf(last).length} already there`);
     expect(await calls('file')).toBe(files);
 
+    // A deal's folder replaced by a link to a folder elsewhere: to-sign writes nothing through it.
+    const elsewhere = mkdtempSync(join(tmpdir(), 'realty-elsewhere-'));
+    renameSync(join(signing, last), join(elsewhere, 'moved'));
+    symlinkSync(join(elsewhere, 'moved'), join(signing, last));
+    rmSync(join(elsewhere, 'moved', unsignedOfLast.file!));
+    const linked = await runCli(['to-sign', batch, '--dir', signing], env, 120_000);
+    expect(linked.code).toBe(3);
+    expect(linked.stdout + linked.stderr).toContain(`${join(signing, last)} is not a folder (a link or a file stands there)`);
+    expect(existsSync(join(elsewhere, 'moved', unsignedOfLast.file!))).toBe(false);
+    rmSync(join(signing, last));
+    renameSync(join(elsewhere, 'moved'), join(signing, last));
+    rmSync(elsewhere, { recursive: true });
+
     // The bank's way out: delete the changed file, to-sign brings it back, and the last deal is sent.
-    rmSync(changed);
+    if (existsSync(changed)) rmSync(changed);
     const fetched = await runCli(['to-sign', batch, '--dir', signing], env, 120_000);
     expect(fetched.stdout).toContain(`1 files downloaded, ${filesOf(last).length - 1} already there`);
     expect(sha256(changed)).toBe(unsignedOfLast.sha256);
@@ -173,5 +197,8 @@ describe('the signing round trip', () => {
     expect(done.stdout).toContain('1 signatures attached, 1 docflows sent (3 before), 0 not sent yet');
     expect(await calls('signature')).toBe(sigs + 1);
     expect(readdirSync(join(signing, last)).filter((f) => f.endsWith('.part'))).toEqual([]);
+    // Personal data (signers' initials, the applications) is its owner's alone.
+    for (const file of [join(signing, 'manifest.csv'), join(signing, 'signed.csv'), changed])
+      expect((statSync(file).mode & 0o777).toString(8), file).toBe('600');
   }, 240_000);
 });

@@ -16,6 +16,7 @@ import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { storedOutcomes } from '../helpers/outcomes.js';
 import { useTestDatabase } from '../helpers/test-db.js';
+import { TEST_SIGNATURE } from '../helpers/signatures.js';
 
 const LOGIN = 'bank-robot';
 const PASSWORD = 'Upload-Pa55word-1c9d';
@@ -23,7 +24,7 @@ const ACCOUNT = 'acc-9';
 const TTL_MS = 1500;
 const FILE_HEADER = [...HEADER, 'agreementFile', 'agreementSignatureFiles'];
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
-const SIGNATURE = Buffer.from('0\x82\x01\x00 a detached CMS signature, for the sandbox');
+const SIGNATURE = TEST_SIGNATURE;
 
 describe('an upload after the fleet session expired', () => {
   const store = useTestDatabase();

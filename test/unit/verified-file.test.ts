@@ -1,10 +1,12 @@
 /**
- * The file an upload streams, checked against the load's size and sha256 as it is read
- * (src/worker/verified-file.ts): its reads, what it holds back, how a changed file fails it,
- * and that its file is closed however it ends.
+ * The file an upload streams (src/worker/verified-file.ts): checked before its first byte is
+ * given (no link followed, a regular file, the load's inode, size and sha256), then that same
+ * descriptor read in 512 KiB chunks and hashed again, its last read held back until the whole
+ * is known to be the same; and its file closed however it ends.
  */
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -15,11 +17,11 @@ import { READ_BYTES, verifiedFile, type ExpectedFile } from '../../src/worker/ve
 const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
 const openFiles = async (): Promise<number> => (await readdir('/proc/self/fd')).length;
 
-/** Every chunk the stream gives, and how it ended. */
-async function drain(stream: Readable): Promise<{ chunks: Buffer[]; error: unknown }> {
+/** Every chunk the stream gives, and how it ended (its opening's refusal included). */
+async function drain(opening: Promise<Readable>): Promise<{ chunks: Buffer[]; error: unknown }> {
   const chunks: Buffer[] = [];
   try {
-    for await (const chunk of stream) chunks.push(chunk as Buffer);
+    for await (const chunk of await opening) chunks.push(chunk as Buffer);
     return { chunks, error: undefined };
   } catch (error) {
     return { chunks, error };
@@ -33,7 +35,7 @@ describe('a file streamed for upload, checked against what the load saw', () => 
   let path: string;
   const write = async (bytes: Buffer): Promise<ExpectedFile> => {
     await writeFile(path, bytes);
-    return { path, size: bytes.length, sha256: sha256(bytes) };
+    return { path, size: bytes.length, sha256: sha256(bytes), inode: (await stat(path)).ino };
   };
 
   beforeEach(async () => {
@@ -68,7 +70,7 @@ describe('a file streamed for upload, checked against what the load saw', () => 
     expect(Buffer.concat(chunks).equals(odd)).toBe(true);
   });
 
-  it('holds its last read back from a file changed in place (same size): fails DOCUMENT_CHANGED (content) without giving it', async () => {
+  it('refuses a file changed in place before the send without giving a byte, saying nothing was sent', async () => {
     const bytes = randomBytes(READ_BYTES * 2 + 100);
     const expected = await write(bytes);
     bytes[bytes.length - 1] = bytes.at(-1)! ^ 0xff;
@@ -77,34 +79,81 @@ describe('a file streamed for upload, checked against what the load saw', () => 
     const { chunks, error } = await drain(verified.open());
     expect(error).toBeInstanceOf(DocumentChangedError);
     expect(error).toBe(verified.changed);
-    expect((error as Error).message).toMatch(/^agreementSignatureFiles: file 2 changed on disk after the load \(its sha256/);
-    // The gateway waits for Content-Length bytes: it never has the whole (changed) content.
-    expect(total(chunks)).toBe(READ_BYTES * 2);
+    expect((error as Error).message).toMatch(
+      /^agreementSignatureFiles: file 2 changed on disk after the load \(its sha256 .*nothing was sent/,
+    );
+    expect(chunks).toEqual([]);
   });
 
-  it('fails a file that grew as soon as a read passes the load’s size, having given less than that size', async () => {
-    const bytes = randomBytes(READ_BYTES * 3);
-    const expected = { ...(await write(bytes)), size: READ_BYTES * 2 - 10 };
+  it('holds its last read back from a file changed in place while it streams, and says part of it was sent', async () => {
+    const bytes = randomBytes(READ_BYTES * 3 + 100);
+    const expected = await write(bytes);
+    const verified = verifiedFile(expected, 'agreementFile');
+    const stream = await verified.open();
+    // Checked: now the same inode's last bytes change under the stream.
+    const changed = Buffer.from(bytes);
+    changed[changed.length - 1] = changed.at(-1)! ^ 0xff;
+    await writeFile(path, changed);
+    const { chunks, error } = await drain(Promise.resolve(stream));
+    expect(error).toBeInstanceOf(DocumentChangedError);
+    expect((error as Error).message).toMatch(/\(its sha256 is not what the load saw\); part of it was sent, never a whole content/);
+    // The gateway waits for Content-Length bytes: it never has the whole (changed) content.
+    expect(total(chunks)).toBe(READ_BYTES * 3);
+  });
+
+  it('refuses a file swapped for a link to a file outside the folder before the first byte, whatever the link leads to', async () => {
+    const bytes = randomBytes(2 * 1024 * 1024);
+    const expected = await write(bytes);
+    const outside = await mkdtemp(join(tmpdir(), 'realty-outside-'));
+    try {
+      // The same bytes outside: only the link itself gives the swap away.
+      await writeFile(join(outside, 'secret'), bytes);
+      await rm(path);
+      await symlink(join(outside, 'secret'), path);
+      const verified = verifiedFile(expected, 'agreementFile');
+      const { chunks, error } = await drain(verified.open());
+      expect(error).toBeInstanceOf(DocumentChangedError);
+      expect((error as Error).message).toMatch(/another file or a link stands in its place\); nothing was sent for this row/);
+      expect(chunks).toEqual([]);
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses another file put at its name (its inode is not the load’s), even with the same bytes', async () => {
+    const bytes = randomBytes(10_000);
+    const expected = await write(bytes);
+    await writeFile(join(dir, 'other'), bytes);
+    await rename(join(dir, 'other'), path);
+    const { chunks, error } = await drain(verifiedFile(expected, 'agreementFile').open());
+    expect((error as Error).message).toMatch(/another file or a link stands in its place/);
+    expect(chunks).toEqual([]);
+  });
+
+  it('refuses a FIFO put at its name at once, without waiting for a writer, and leaves no descriptor open', async () => {
+    const expected = await write(randomBytes(100));
+    await rm(path);
+    execFileSync('mkfifo', [path]);
+    const before = await openFiles();
     const verified = verifiedFile(expected, 'agreementFile');
     const { chunks, error } = await drain(verified.open());
     expect(error).toBeInstanceOf(DocumentChangedError);
-    expect((error as Error).message).toMatch(/\(its size is not what the load saw\)/);
-    expect(total(chunks)).toBeLessThan(expected.size);
+    expect((error as Error).message).toMatch(/it is no longer a regular file: a pipe, a device or a folder/);
+    expect(chunks).toEqual([]);
+    expect(await openFiles()).toBe(before);
   });
 
-  it('fails a file that shrank, and one whose sha256 is not the load’s, without giving the last read', async () => {
-    const bytes = randomBytes(READ_BYTES + 500);
-    const shrunk = { ...(await write(bytes)), size: bytes.length + 1 };
-    const first = await drain(verifiedFile(shrunk, 'agreementFile').open());
-    expect((first.error as Error).message).toMatch(/\(its size is not what the load saw\)/);
-    expect(total(first.chunks)).toBe(READ_BYTES);
-    const other = { ...shrunk, size: bytes.length, sha256: sha256(Buffer.from('another file')) };
-    const second = await drain(verifiedFile(other, 'agreementFile').open());
-    expect((second.error as Error).message).toMatch(/\(its sha256 is not what the load saw\)/);
-    expect(total(second.chunks)).toBe(READ_BYTES);
+  it('fails a file that grew or shrank since the load before giving a byte', async () => {
+    const bytes = randomBytes(READ_BYTES * 3);
+    const grown = { ...(await write(bytes)), size: READ_BYTES * 2 - 10 };
+    const first = await drain(verifiedFile(grown, 'agreementFile').open());
+    expect((first.error as Error).message).toMatch(/\(its size is not what the load saw\); nothing was sent/);
+    expect(first.chunks).toEqual([]);
+    const shrunk = { ...grown, size: bytes.length + 1 };
+    expect(((await drain(verifiedFile(shrunk, 'agreementFile').open())).error as Error).message).toMatch(/its size is not/);
   });
 
-  it('says a deleted file, or a folder where the file was, can no longer be read', async () => {
+  it('says a deleted file, or a folder where the file was, can no longer be read or is no regular file', async () => {
     const expected = await write(randomBytes(100));
     await rm(path);
     const deleted = verifiedFile(expected, 'agreementFile');
@@ -112,14 +161,23 @@ describe('a file streamed for upload, checked against what the load saw', () => 
     expect(deleted.changed).toBeInstanceOf(DocumentChangedError);
     await mkdir(path);
     const folder = verifiedFile(expected, 'agreementFile');
-    expect(((await drain(folder.open())).error as Error).message).toMatch(/\(it can no longer be read/);
+    expect(((await drain(folder.open())).error as Error).message).toMatch(/no longer a regular file/);
+  });
+
+  it('checks a row loaded without an inode by its size and sha256 alone', async () => {
+    const bytes = randomBytes(5000);
+    const { inode: _inode, ...expected } = await write(bytes);
+    void _inode;
+    const { chunks, error } = await drain(verifiedFile(expected, 'agreementFile').open());
+    expect(error).toBeUndefined();
+    expect(Buffer.concat(chunks).equals(bytes)).toBe(true);
   });
 
   it('opens the file anew for each stream, and closes it when a stream is destroyed half-way', async () => {
     const bytes = randomBytes(READ_BYTES * 4);
     const verified = verifiedFile(await write(bytes), 'agreementFile');
     const before = await openFiles();
-    const stream = verified.open();
+    const stream = await verified.open();
     await new Promise<void>((resolve) => stream.once('data', () => resolve()));
     // Destroyed as the client does when an answer comes before the whole body was sent.
     stream.destroy();
