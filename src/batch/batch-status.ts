@@ -2,6 +2,7 @@
  * A batch at a glance: counts per outcome, where its unfinished rows are in the
  * queue, when it started and finished, and how fast it went.
  */
+import { DUPLICATE_CODE } from '../db/duplicates.js';
 import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import { createBatchStore, noSuchBatch, type BatchState } from './batch-store.js';
@@ -55,6 +56,8 @@ export interface BatchStatus {
   finishedAt?: string;
   /** Rows finished per second over the time the batch has been running: from the load's end to the last outcome, or to now while unfinished. */
   rowsPerSecond?: number;
+  /** Rows whose deal has two docflows at the gateway (DUPLICATE_DOCFLOW), each with both docflows: they need a person. */
+  duplicates: Array<{ row: number; dealId: string; docflowId: string; otherDocflowId: string }>;
 }
 
 /** Job states looked up one by one: past this many unfinished rows, a sample. */
@@ -77,17 +80,7 @@ export async function batchStatus(
   const meta = await createBatchStore(redis, keys, db).get(batch);
   if (!meta) throw noSuchBatch(redis, keys, batch);
   const total = meta.total ?? 0;
-  const counts = emptyCounts();
-  const unfinished: string[] = [];
-  let last = 0;
-  const tally = createStateTally();
-  for await (const r of batchOutcomes(redis, keys, db, batch, total, { states: true })) {
-    counts[r.outcome]++;
-    tally.add(r);
-    if (r.outcome === 'pending') {
-      if (unfinished.length < MAX_STATES && r.dealId) unfinished.push(r.dealId);
-    } else if (r.finishedAt) last = Math.max(last, Date.parse(r.finishedAt));
-  }
+  const { counts, unfinished, last, tally, duplicates } = await readRows(redis, keys, db, batch, total);
   const states = await jobStates(redis, keys, batch, unfinished);
   const done = meta.state === 'loaded' && counts.pending === 0;
   const began = Date.parse(meta.loadedAt ?? meta.createdAt);
@@ -107,6 +100,7 @@ export async function batchStatus(
     queue: states,
     missing: 0,
     startedAt: meta.createdAt,
+    duplicates,
   };
   if (counts.pending > 0) Object.assign(status, await unfinishedRows(redis, keys, db, meta, options.waitingRows ?? 0));
   if (meta.loaderDied) status.loaderDied = true;
@@ -115,6 +109,25 @@ export async function batchStatus(
   const rate = pace(finishedRows, began, done ? last : Date.now());
   if (rate !== undefined) status.rowsPerSecond = rate;
   return status;
+}
+
+/** One pass over the batch's rows: counts, the unfinished rows' dealIds, the last outcome's time, states and duplicates. */
+async function readRows(redis: Redis, keys: Keys, db: Database, batch: string, total: number) {
+  const counts = emptyCounts();
+  const unfinished: string[] = [];
+  let last = 0;
+  const tally = createStateTally();
+  const duplicates: BatchStatus['duplicates'] = [];
+  for await (const r of batchOutcomes(redis, keys, db, batch, total, { states: true })) {
+    counts[r.outcome]++;
+    tally.add(r);
+    if (r.errorCode === DUPLICATE_CODE)
+      duplicates.push({ row: r.row, dealId: r.dealId, docflowId: r.docflowId ?? '', otherDocflowId: r.otherDocflowId ?? '' });
+    if (r.outcome === 'pending') {
+      if (unfinished.length < MAX_STATES && r.dealId) unfinished.push(r.dealId);
+    } else if (r.finishedAt) last = Math.max(last, Date.parse(r.finishedAt));
+  }
+  return { counts, unfinished, last, tally, duplicates };
 }
 
 /** The rows without an outcome: those waiting for their next try, and those with no job either (`missing`). */

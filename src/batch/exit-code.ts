@@ -6,8 +6,11 @@ export function needsAttention(counts: Record<Outcome, number>): boolean {
   return Object.entries(counts).some(([o, n]) => n > 0 && o !== 'pending' && !SUBMITTED_OUTCOMES.has(o as Outcome));
 }
 
-/** README, Outcomes: 0 every row submitted; 3 done but some need attention; 1 could not finish. */
-export function exitCodeFor(counts: Record<Outcome, number>): 0 | 1 | 3 {
+/**
+ * README, Outcomes: 0 every row submitted; 3 done but some need attention (a refused row, or a
+ * deal with two docflows at the gateway: `duplicates`, DUPLICATE_DOCFLOW); 1 could not finish.
+ */
+export function exitCodeFor(counts: Record<Outcome, number>, duplicates = 0): 0 | 1 | 3 {
   if (counts.pending > 0) return 1;
-  return needsAttention(counts) ? 3 : 0;
+  return needsAttention(counts) || duplicates > 0 ? 3 : 0;
 }

@@ -5,7 +5,7 @@
  */
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { BankProfile } from '../input/profile.js';
-import type { Lang } from '../config.js';
+import { TUNABLES, type Lang } from '../config.js';
 import { defaultBatchId } from '../batch/batch-id.js';
 import { exitCodeFor } from '../batch/exit-code.js';
 import { BATCH_ID } from '../redis/keys.js';
@@ -23,6 +23,7 @@ import { UsageError } from '../errors.js';
 import { createDealProcessor } from '../../jobs/deal.js';
 import { inputFingerprint } from '../input/reading.js';
 import { resumeAfterRefusedSession } from './session-pause.js';
+import { FEED_SHOW_WAIT_MS, waitUntilFeedShows } from '../batch/feed-shown.js';
 
 export interface RunOptions extends Omit<DealWorkerOptions, 'connection' | 'processor'>, InputOptions {
   /** The processor of `deal` jobs; jobs/deal.ts unless a test gives another. */
@@ -60,6 +61,8 @@ export interface RunOptions extends Omit<DealWorkerOptions, 'connection' | 'proc
   pollMs?: number;
   /** How long without a new outcome before rows are checked for a job (ms). */
   stallMs?: number;
+  /** The longest the end waits for the news feed to be read past the resent deals (ms, src/batch/feed-shown.ts). */
+  feedShowWaitMs?: number;
 }
 
 export interface RunResult {
@@ -94,6 +97,28 @@ function createPace(report: RunOptions['onProgress']) {
     },
     now: () => ({ rows: Math.max(0, latest - (first ?? latest)), ms: Date.now() - began }),
   };
+}
+
+/** src/batch/feed-shown.ts's wait, and its warn line when it runs out. */
+async function feedPastResends(
+  db: RunOptions['db'],
+  batch: string,
+  options: RunOptions,
+  log: RunOptions['logger'],
+  stoppedBecause: StopReason | undefined,
+): Promise<void> {
+  if (stoppedBecause !== undefined || options.track === false) return;
+  const timeoutMs = options.feedShowWaitMs ?? FEED_SHOW_WAIT_MS;
+  const unseen = await waitUntilFeedShows(db, batch, {
+    feedLagMs: options.feedLagMs ?? TUNABLES.feedLagMs,
+    timeoutMs,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  if (unseen > 0)
+    log.warn(
+      { unseen, waitedMs: timeoutMs },
+      'the news feed was not read far enough past the resent deals of this batch: a second docflow of those deals cannot be ruled out yet (realty-batch status tells once the feed shows one)',
+    );
 }
 
 export async function runBatch(options: RunOptions): Promise<RunResult> {
@@ -146,6 +171,9 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
       ...(options.stallMs ? { stallMs: options.stallMs } : {}),
       ...(options.deadline !== undefined ? { deadline: options.deadline } : {}),
     });
+    // Every row has its outcome: the feed is read past the resent deals (and so any earlier docflow a
+    // late feed let a resend duplicate) before the results are written. Only while a follower runs here.
+    await feedPastResends(db, batch, options, log, stoppedBecause);
   } finally {
     await dealWorker.close();
   }
@@ -176,7 +204,7 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
       })
     : undefined;
   // A deadline is the night's plan, not a failure: the rows it left need a person's next step (3).
-  const exitCode = stoppedBecause === 'deadline' ? 3 : stoppedBecause ? 1 : exitCodeFor(results.counts);
+  const exitCode = stoppedBecause === 'deadline' ? 3 : stoppedBecause ? 1 : exitCodeFor(results.counts, results.duplicates);
   log.info({ counts: results.counts, exitCode, stoppedBecause }, 'run finished');
   return {
     batch,

@@ -59,6 +59,9 @@ function counts(status: BatchStatus): string {
     const text = `${escapeHtml(o)}&nbsp;${escapeHtml(status.outcomes[o])}`;
     return NEEDS_PERSON.has(o) ? `<span class="attention">${text}</span>` : text;
   });
+  const duplicates = status.duplicates?.length ?? 0;
+  if (duplicates > 0)
+    parts.push(`<span class="attention">two docflows at the gateway (DUPLICATE_DOCFLOW)&nbsp;${escapeHtml(duplicates)}</span>`);
   return parts.join(', ') || '<span class="muted">no rows</span>';
 }
 

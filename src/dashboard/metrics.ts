@@ -19,6 +19,7 @@ import { readTicks, type TickRecord } from '../redis/schedule-ticks.js';
 import { docflowStateCounts } from '../ledger/docflows.js';
 import { readFeedState } from '../feed/feed-store.js';
 import { readRestore } from '../ledger/restore.js';
+import { duplicateTotals } from '../db/duplicates.js';
 import { createBatchFigures, type BatchFigures } from './batch-figures.js';
 
 export const METRIC_NAMES = {
@@ -36,6 +37,8 @@ export const METRIC_NAMES = {
   docflows: 'realty_docflows',
   feedItems: 'realty_feed_items_total',
   restore: 'realty_ledger_restore_suspected',
+  duplicates: 'realty_duplicate_docflows_total',
+  feedLag: 'realty_feed_lag_seconds',
 } as const;
 
 /** The reasons of realty_queue_paused: `session` when the tool paused the queue for a 401 (`keys.pauseReason`). */
@@ -236,6 +239,30 @@ export function createDashboardMetrics(redis: Redis, keys: Keys, db: Database, q
     registers: [registry],
     async collect() {
       this.set((await readRestore(db, redis, keys)).suspected ? 1 : 0);
+    },
+  });
+
+  new Counter({
+    name: METRIC_NAMES.duplicates,
+    help: "Docflows a deal should not have, ever seen by this deployment (src/db/duplicates.ts): a second docflow for one requestId, or a try's docflow the news feed showed after the next try was sent. Each row names both (DUPLICATE_DOCFLOW).",
+    registers: [registry],
+    async collect() {
+      this.reset();
+      this.inc((await duplicateTotals(db.kysely)).count);
+    },
+  });
+  new Gauge({
+    name: METRIC_NAMES.feedLag,
+    help: 'How late the news feed shows a docflow after its creation answer, as the follower measured it on our clock (src/ledger/feed-lag.ts): stat p99 over its last 1,000 docflows, and max. A try whose answer was lost waits at least 1.5 x p99 before it is judged.',
+    labelNames: ['stat'],
+    registers: [registry],
+    async collect() {
+      const lag = (await readFeedState(db)).lag;
+      this.reset();
+      if (lag) {
+        this.set({ stat: 'p99' }, lag.p99 / 1000);
+        this.set({ stat: 'max' }, lag.max / 1000);
+      }
     },
   });
 

@@ -51,6 +51,10 @@ export interface LedgerTable {
   prev: string | null;
   /** Last change, database clock: what `--ledger-days` prunes by. */
   updated_at: Millis;
+  /** (0005) When the gateway's answer named `docflow_id` (database clock): the feed's lag is measured from it. */
+  answered_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** (0005) When a try whose answer was lost was last judged to have made nothing (database clock): the deal may be sent again. */
+  judged_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** Where one docflow of ours stands at the registry, as the news feed last showed it. */
@@ -96,7 +100,7 @@ export interface FeedTable {
   cursor: string;
   since: Millis;
   covered_at: Millis;
-  /** The largest page the feed ever gave (items): a page this large may have been cut short. */
+  /** The largest page the feed ever gave (items): a figure only (no page's length proves the feed's end).*/
   page_max: number;
   items: Millis;
   resolved: Millis;
@@ -116,6 +120,31 @@ export interface FeedTable {
   restore_lost: ColumnType<number, number | undefined, number>;
   /** (0004) The first evidence, one sentence of ids and counts. */
   restore_why: string | null;
+  /** (0005) The feed's lag as measured (ms): its 99th percentile over the follower's last samples, and the largest seen. */
+  lag_p99_ms: ColumnType<number, number | undefined, number>;
+  lag_max_ms: ColumnType<number, number | undefined, number>;
+  /** (0005) Docflows measured in all, and when the figures were last written (database clock). */
+  lag_samples: ColumnType<number, number | undefined, number>;
+  lag_at: Millis | null;
+}
+
+/**
+ * (0005) A docflow a deal should not have: a second one for one requestId, or a try's docflow
+ * the feed showed after the deal's next try was claimed. `kept_docflow_id` is the one the ledger
+ * keeps; `batch`/`row` the row that holds the deal (its results line names both).
+ */
+export interface DuplicateTable {
+  docflow_id: string;
+  bank: string;
+  type: string;
+  deal_id: string;
+  kept_docflow_id: string;
+  request_id: string;
+  batch: string;
+  row: number;
+  /** How it was seen: `feed-request-id`, `feed-older-try` or `answer`. */
+  how: string;
+  seen_at: Millis;
 }
 
 /** The deployment this database belongs to: bound at its first start to a gateway and an account. */
@@ -250,6 +279,7 @@ export interface Schema {
   inbox_files: InboxFileTable;
   reports: ReportTable;
   maintenance: MaintenanceTable;
+  duplicates: DuplicateTable;
   schema_migrations: SchemaMigrationTable;
 }
 
@@ -259,4 +289,5 @@ export type LedgerUpdate = Updateable<LedgerTable>;
 export type DocflowRow = Selectable<DocflowTable>;
 export type BatchRow = Selectable<BatchTable>;
 export type OutcomeRow = Selectable<OutcomeTable>;
+export type DuplicateRow = Selectable<DuplicateTable>;
 export type NewOutcomeRow = Insertable<OutcomeTable>;

@@ -7,13 +7,14 @@
  */
 import type { Database, Trx } from '../db/database.js';
 import type { Selectable } from 'kysely';
-import type { DocflowRow, FeedTable, LedgerRow } from '../db/schema.js';
+import type { DocflowRow, DuplicateRow, FeedTable, LedgerRow } from '../db/schema.js';
 import type { NewsItem } from '../realty/types.js';
 import { parseRequestId, requestIdOf, type DocflowType } from '../ledger/entry.js';
 import { keyString, NO_TRY, type LedgerKey } from '../ledger/rows.js';
 import type { NameMatcher } from '../privacy/name-filter.js';
 import { databaseIdOf, evidence, itemsBehind, RESTORE_ALERT_MS, type Witness } from '../ledger/restore.js';
 import { statusOfItem } from './item-status.js';
+import { recordDuplicate, type DuplicateHow } from '../db/duplicates.js';
 
 /** A page as the follower read it. */
 export interface PageToStore {
@@ -24,6 +25,15 @@ export interface PageToStore {
   items: readonly NewsItem[];
   /** The follower's pause between reads (ms): with the read's own time, kept in the feed's row (a claim allows two such periods since the last complete read). */
   pollMs?: number;
+  /**
+   * This page reached the newest token a read without `after` gave at this time (database clock,
+   * src/feed/follower.ts): everything the feed held then is stored with it, however long the page.
+   */
+  markAt?: number;
+  /** When the page's answer came (database clock: readAt plus the read's time on this host): the lag's sample point. */
+  receivedAt?: number;
+  /** The lag the follower measured over its last samples (src/ledger/feed-lag.ts), written to the feed's row with this page. */
+  lag?: { p99: number; max: number; samples: number };
 }
 
 /** What a page's transaction decided, for the work in Redis after its commit. */
@@ -38,6 +48,10 @@ export interface Stored {
   restore?: { why: string; lost: number };
   /** The database's id and its feed items after this page: the fleet's witness (restore.ts raiseWitness). */
   witness: Witness;
+  /** For each docflow first shown by this page whose creation answer came: when it showed minus when the answer came (ms). */
+  lags: number[];
+  /** Docflows a deal should not have, first seen on this page (src/db/duplicates.ts). */
+  duplicates: DuplicateRow[];
 }
 
 /** The page's decisions, in its transaction. */
@@ -91,7 +105,33 @@ export async function decidePage(
   }
   const changed = new Map<string, DocflowRow>();
   const history: Array<{ docflow_id: string; st: string; sat: string; seen_at: number }> = [];
-  const out: Stored = { resolved: 0, unknown: 0, conflicts: [], complete: false, settled: [], witness: { databaseId, items: 0 } };
+  const out: Stored = {
+    resolved: 0,
+    unknown: 0,
+    conflicts: [],
+    complete: false,
+    settled: [],
+    witness: { databaseId, items: 0 },
+    lags: [],
+    duplicates: [],
+  };
+  const seenAt = page.receivedAt ?? now;
+  /** A docflow the deal should not have: recorded once, followed like any other. */
+  const duplicate = async (e: LedgerRow, item: NewsItem, kept: string, how: DuplicateHow): Promise<void> => {
+    const d: DuplicateRow = {
+      docflow_id: item.docflow.docflowId,
+      bank: e.bank,
+      type: e.type,
+      deal_id: e.deal_id,
+      kept_docflow_id: kept,
+      request_id: item.docflow.requestId ?? '',
+      batch: e.batch,
+      row: e.row,
+      how,
+      seen_at: now,
+    };
+    if (await recordDuplicate(trx, d)) out.duplicates.push(d);
+  };
   let followed = 0;
 
   const follow = (item: NewsItem, base: Pick<DocflowRow, 'bank' | 'type' | 'deal_id' | 'n' | 'request_id'>): void => {
@@ -127,7 +167,8 @@ export async function decidePage(
     const e = ours && entries.get(keyString(ours));
     const base = ours && { bank: ours.bank, type: ours.type, deal_id: ours.dealId, n: ours.n, request_id: rid };
     if (e && e.state === 'submitted' && e.docflow_id === docflowId) {
-      // Most items: a docflow its entry names.
+      // Most items: a docflow its entry names. The first time, the feed's lag behind its answer is measured.
+      if (!docflows.has(docflowId) && e.answered_at !== null) out.lags.push(Math.max(0, seenAt - Number(e.answered_at)));
       follow(item, base!);
     } else if (docflows.has(docflowId)) {
       // Followed before: a docflow a resubmission replaced, or one with no requestId in this item.
@@ -149,7 +190,14 @@ export async function decidePage(
       entries.set(keyString(ours), row);
       out.resolved++;
       follow(item, base!);
-    } else if (ours.n > e.n) {
+    } else await takeOfEntry(item, ours, e);
+  };
+  /** An item of a deal the ledger holds: a later try (a restore), an earlier try's docflow, a second docflow for a requestId, or a lost answer. */
+  const takeOfEntry = async (item: NewsItem, ours: LedgerKey & { n: number }, e: LedgerRow): Promise<void> => {
+    const docflowId = item.docflow.docflowId;
+    const rid = item.docflow.requestId ?? '';
+    const base = { bank: ours.bank, type: ours.type, deal_id: ours.dealId, n: ours.n, request_id: rid };
+    if (ours.n > e.n) {
       // A later try than the ledger's: the ledger lost it (restored from an older copy), or
       // another fleet of the bank sent the deal again. The feed's evidence wins: the deal has
       // this docflow, and the first row that claims the deal takes it as its own. A deal this
@@ -166,38 +214,51 @@ export async function decidePage(
         .execute();
       entries.set(keyString(ours), row);
       out.resolved++;
-      follow(item, base!);
+      follow(item, base);
+    } else if (ours.n < e.n && !prevNames(e, docflowId)) {
+      // A try's docflow, shown after the deal's next try was claimed: the feed was later than the
+      // wait before that try allowed. A deal with a docflow of its next try has two; one whose next try
+      // has none yet takes this one (a docflow that try makes after is a duplicate then, its answer says so).
+      if (e.state === 'submitted') {
+        await duplicate(e, item, e.docflow_id ?? '', 'feed-older-try');
+        follow(item, base);
+      } else await foundForTry(e, item, docflowId);
     } else if (requestIdOf(e.bank, e.deal_id, e.n, e.type as DocflowType) !== rid) {
       out.unknown++;
     } else if (e.state === 'submitted') {
+      // Two docflows for one requestId: the gateway made a second for a call of the same try.
       out.conflicts.push(`${rid} ${e.docflow_id ?? ''} ${docflowId}`);
-    } else {
-      // A try of ours whose answer has not come (or never will): the feed answers for it.
-      const outcome = item.docflow.state === 'suspended' ? 'suspended' : 'queued';
-      const key: LedgerKey = { bank: e.bank, type: e.type as DocflowType, dealId: e.deal_id };
-      const submitted = {
-        ...NO_TRY,
-        prev: null,
-        job: null,
-        state: 'submitted',
-        docflow_id: docflowId,
-        outcome,
-        at: item.date,
-        via: 'feed',
-        updated_at: now,
-      };
-      await trx
-        .updateTable('ledger')
-        .set(submitted)
-        .where('bank', '=', key.bank)
-        .where('type', '=', key.type)
-        .where('deal_id', '=', key.dealId)
-        .execute();
-      entries.set(keyString(key), { ...e, ...submitted });
-      out.resolved++;
-      out.settled.push({ batch: e.batch, row: e.row, job: e.job, outcome, docflowId, date: item.date });
-      follow(item, base!);
-    }
+      await duplicate(e, item, e.docflow_id ?? '', 'feed-request-id');
+      follow(item, base);
+    } else await foundForTry(e, item, docflowId);
+  };
+  /** A try of ours whose answer has not come (or never will): the feed answers for it. */
+  const foundForTry = async (e: LedgerRow, item: NewsItem, docflowId: string): Promise<void> => {
+    const outcome = item.docflow.state === 'suspended' ? 'suspended' : 'queued';
+    const key: LedgerKey = { bank: e.bank, type: e.type as DocflowType, dealId: e.deal_id };
+    const submitted = {
+      ...NO_TRY,
+      prev: null,
+      job: null,
+      state: 'submitted',
+      docflow_id: docflowId,
+      outcome,
+      at: item.date,
+      via: 'feed',
+      answered_at: null,
+      updated_at: now,
+    };
+    await trx
+      .updateTable('ledger')
+      .set(submitted)
+      .where('bank', '=', key.bank)
+      .where('type', '=', key.type)
+      .where('deal_id', '=', key.dealId)
+      .execute();
+    entries.set(keyString(key), { ...e, ...submitted });
+    out.resolved++;
+    out.settled.push({ batch: e.batch, row: e.row, job: e.job, outcome, docflowId, date: item.date });
+    follow(item, { bank: e.bank, type: e.type, deal_id: e.deal_id, n: e.n, request_id: item.docflow.requestId ?? '' });
   };
   for (const { item, ours } of items) await take(item, ours);
 
@@ -227,7 +288,9 @@ export async function decidePage(
       .execute();
   }
   const n = page.items.length;
-  out.complete = n === 0 || n < feed.page_max;
+  // Complete up to this read's start only when it gave nothing after the cursor: a page may be cut
+  // short at any size (the v1 feed takes only `after`), so no page's length proves an end.
+  out.complete = n === 0;
   out.witness.items = Number(feed.items) + n;
   const restore = restoreOf(feed, now, behind, triesAbove, lacking);
   if (restore) out.restore = { why: restore.why, lost: lacking };
@@ -241,13 +304,14 @@ export async function decidePage(
       lacking: Number(feed.lacking) + lacking,
       lacking_at: feed.lacking_at ?? (lacking > 0 ? now : null),
       cursor: page.lastToken,
-      covered_at: out.complete && page.readAt > Number(feed.covered_at) ? page.readAt : Number(feed.covered_at),
+      covered_at: Math.max(Number(feed.covered_at), out.complete ? page.readAt : (page.markAt ?? 0)),
       page_max: Math.max(feed.page_max, n),
       items: Number(feed.items) + n,
       resolved: Number(feed.resolved) + out.resolved,
       unknown: Number(feed.unknown) + out.unknown,
       conflicts: Number(feed.conflicts) + out.conflicts.length,
       followed: Number(feed.followed) + followed,
+      ...(page.lag && { lag_p99_ms: page.lag.p99, lag_max_ms: page.lag.max, lag_samples: page.lag.samples, lag_at: now }),
     })
     .where('id', '=', 1)
     .execute();
@@ -317,6 +381,11 @@ async function lockEntries(trx: Trx, db: Database, keys: LedgerKey[]): Promise<M
   return found;
 }
 
+/** Whether the entry's `prev` (the docflow a resubmission would replace) is this docflow. */
+function prevNames(e: LedgerRow, docflowId: string): boolean {
+  return e.prev !== null && (JSON.parse(e.prev) as { docflowId?: string }).docflowId === docflowId;
+}
+
 /** The entry of a docflow the feed found for a deal the ledger did not know: no row holds it. */
 function newEntry(ours: LedgerKey & { n: number }, docflowId: string, item: NewsItem, now: number): LedgerRow {
   return {
@@ -333,6 +402,8 @@ function newEntry(ours: LedgerKey & { n: number }, docflowId: string, item: News
     outcome: item.docflow.state === 'suspended' ? 'suspended' : 'queued',
     at: item.date,
     via: 'feed',
+    answered_at: null,
+    judged_at: null,
     cn: null,
     addr: null,
     pf: null,

@@ -6,9 +6,10 @@
  * - `since`: when the cursor was first taken (ms of the database's clock); a try older than it
  *   can never be reconciled from the feed (its docflow may have come before the cursor);
  * - `covered_at`: every docflow the gateway created before `covered_at` minus its feed lag is
- *   in the ledger: a read that began at that time came back with less than a full page
- *   (nothing, or fewer items than the largest page the feed ever gave, `page_max`), so the
- *   feed held nothing more after the cursor then;
+ *   in the ledger: a read that began at that time came back with nothing after the cursor, so
+ *   the feed held nothing more then (a page's length proves nothing: it may be cut short at any
+ *   size; `page_max` is only the largest page seen);
+ * - the lag measured (`lag_*`, src/ledger/feed-lag.ts): how late the feed shows a docflow after its answer;
  * - counters: items read, resolved (a docflow of ours the ledger did not have yet: a lost
  *   answer found), unknown (not a deal of ours, or known already), conflicts (a requestId
  *   with two docflows), followed (items that moved a docflow of ours).
@@ -20,6 +21,7 @@ import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import type { RealtyClient } from '../realty/client.js';
 import type { NewsItem } from '../realty/types.js';
+import type { DuplicateRow } from '../db/schema.js';
 import { settleUncertain } from '../outcomes/outcome-rows.js';
 import { parseRequestId, type DocflowType } from '../ledger/entry.js';
 import { keyString } from '../ledger/rows.js';
@@ -63,17 +65,12 @@ export interface ReadStart {
   cursor: string | undefined;
   /** The database's clock (ms) as the read begins. */
   now: number;
-  /** The largest page the feed ever gave (items). */
-  pageMax: number;
 }
 
-/** The cursor, the database's clock and the largest page seen. */
+/** The cursor and the database's clock. */
 export async function beginRead(db: Database): Promise<ReadStart> {
-  const [row, now] = await Promise.all([
-    db.kysely.selectFrom('feed').select(['cursor', 'page_max']).where('id', '=', 1).executeTakeFirst(),
-    db.now(),
-  ]);
-  return { cursor: row?.cursor, now, pageMax: row?.page_max ?? 0 };
+  const [row, now] = await Promise.all([db.kysely.selectFrom('feed').select('cursor').where('id', '=', 1).executeTakeFirst(), db.now()]);
+  return { cursor: row?.cursor, now };
 }
 
 export type StoreResult =
@@ -93,6 +90,10 @@ export type StoreResult =
       wake: string[];
       /** The page proved the database restored from an older copy (src/ledger/restore.ts): why, and the docflows it gave back. */
       restore?: { why: string; lost: number };
+      /** The feed's lag behind the answers of the docflows it first showed (ms, src/ledger/feed-lag.ts). */
+      lags: number[];
+      /** Docflows a deal should not have, first seen on this page (src/db/duplicates.ts). */
+      duplicates: DuplicateRow[];
     };
 
 /**
@@ -156,8 +157,11 @@ export async function storeRead(redis: Redis, keys: Keys, db: Database, page: Pa
   });
   if (stored === 'moved') return { result: { kind: 'moved' } };
   await raiseWitness(redis, keys, stored.witness);
-  const { resolved, unknown, conflicts, complete, restore } = stored;
-  return { result: { kind: 'stored', resolved, unknown, conflicts, complete, wake, ...(restore && { restore }) }, now };
+  const { resolved, unknown, conflicts, complete, restore, lags, duplicates } = stored;
+  return {
+    result: { kind: 'stored', resolved, unknown, conflicts, complete, wake, lags, duplicates, ...(restore && { restore }) },
+    now,
+  };
 }
 
 export interface FeedState {
@@ -170,6 +174,8 @@ export interface FeedState {
   conflicts: number;
   /** Items that moved a docflow of ours (its state). */
   followed: number;
+  /** The lag measured (src/ledger/feed-lag.ts): how late the feed shows a docflow after its answer, ms; absent before the first sample. */
+  lag?: { p99: number; max: number; samples: number; at: number };
 }
 
 export async function readFeedState(db: Database): Promise<FeedState> {
@@ -184,6 +190,9 @@ export async function readFeedState(db: Database): Promise<FeedState> {
     unknown: Number(row.unknown),
     conflicts: Number(row.conflicts),
     followed: Number(row.followed),
+    ...(row.lag_at !== null && {
+      lag: { p99: Number(row.lag_p99_ms), max: Number(row.lag_max_ms), samples: Number(row.lag_samples), at: Number(row.lag_at) },
+    }),
   };
 }
 

@@ -18,6 +18,7 @@ import type { RealtyClient } from '../realty/client.js';
 import type { NewsPage } from '../realty/types.js';
 import { beginRead, ensureFeed, storeRead } from './feed-store.js';
 import { createRowWaker } from './wake-rows.js';
+import { createLagWindow, lagAllowance, type LagFigures } from '../ledger/feed-lag.js';
 
 export interface FollowerOptions {
   redis: Redis;
@@ -98,14 +99,50 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
    * before the read began (the last one known then: a little early is safe, it only makes
    * `coveredAt` claim less).
    */
-  let ahead: { after: string; readAt: number; page: Promise<NewsPage> } | undefined;
-  /** The largest page seen (items): a page this large may have been cut short. */
-  let largest = 0;
+  let ahead: { after: string; readAt: number; page: Promise<NewsPage & { receivedAt: number }> } | undefined;
+  /** The feed's lag behind the answers, measured (src/ledger/feed-lag.ts); written with the next page stored. */
+  const lagWindow = createLagWindow();
+  let lagToWrite: LagFigures | undefined;
+  /** The allowance last said in the log: a line each time it doubles. */
+  let lagSaid = 0;
+  /**
+   * A high-water mark: the newest token a read without `after` gave, asked at `at` (the database's
+   * clock before the call). Once a stored page reaches it, the feed is known complete up to `at`,
+   * however long its pages: under a feed that always has something new (no read ever comes back
+   * empty) the coverage still keeps up. Asked while pages with items are read one after another,
+   * at most one pending, at most one each half poll period.
+   */
+  let mark: { at: number; token: Promise<string | undefined> } | undefined;
+  let lastMarkAt = 0;
+  const askMark = (at: number): void => {
+    if (mark || at - lastMarkAt < pollMs / 2) return;
+    mark = {
+      at,
+      token: client.news().then(
+        (p) => p.lastToken,
+        () => undefined,
+      ),
+    };
+  };
+  /** Whether this page reaches the pending mark: the time it completes the feed to, if so. */
+  const reached = async (after: string, page: NewsPage): Promise<number | undefined> => {
+    if (page.news.length === 0) mark = undefined; // an empty read says more, of a later moment
+    if (!mark) return undefined;
+    const token = await mark.token;
+    if (token !== undefined && token !== after && !page.news.some((i) => i.token === token)) return undefined;
+    const at = mark.at;
+    mark = undefined;
+    if (token === undefined) return undefined;
+    lastMarkAt = at;
+    return at;
+  };
   /** the database's clock (ms) in the last answer that gave it: earlier than any read started after. */
   let clock = 0;
 
   const readAfter = (after: string, readAt: number) => {
-    const page = client.news(after);
+    const began = performance.now();
+    // When the answer came, on the database's clock: the read's start plus its time here.
+    const page = client.news(after).then((p) => ({ ...p, receivedAt: readAt + Math.round(performance.now() - began) }));
     // Read ahead and maybe dropped (the store before it failed): its failure is not unhandled.
     page.catch(() => undefined);
     return { after, readAt, page };
@@ -144,12 +181,25 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
         'the database was restored from an older copy (or lost committed writes): the docflows made since are entered from the news feed, and nothing is sent before the feed is read to its end; check that DATABASE_URL names the live database (realty-batch status)',
       );
     if (stored.resolved > 0) log.info({ resolved: stored.resolved }, 'lost answers found in the news feed');
+    if (stored.lags.length > 0) {
+      lagWindow.add(stored.lags);
+      lagToWrite = lagWindow.figures();
+      const allowance = lagToWrite ? lagAllowance(0, lagToWrite.p99) : 0;
+      if (lagToWrite && allowance >= 1000 && allowance >= 2 * lagSaid) {
+        lagSaid = allowance;
+        log.warn(
+          { lagP99Ms: lagToWrite.p99, lagMaxMs: lagToWrite.max, samples: lagToWrite.samples, waitMs: allowance },
+          'the news feed shows docflows late: a try whose answer was lost is judged only once the feed was read complete this long after its end, whatever --feed-lag-ms says',
+        );
+      }
+    }
+    for (const d of stored.duplicates)
+      log.error(
+        { dealBatch: d.batch, row: d.row, docflowId: d.docflow_id, keptDocflowId: d.kept_docflow_id, requestId: d.request_id, how: d.how },
+        'a deal has two docflows at the gateway (DUPLICATE_DOCFLOW): both are followed; one must be cancelled',
+      );
     // Their rows sleep until their try's end plus --feed-lag-ms: run them now.
     waker.wake(stored.wake);
-    for (const conflict of stored.conflicts) {
-      const [requestId, first, second] = conflict.split(' ');
-      log.error({ requestId, docflowIds: [first, second] }, 'the gateway holds two docflows for one requestId; the ledger keeps the first');
-    }
     return stored.complete ? 'complete' : 'more';
   };
 
@@ -181,6 +231,7 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
     if (read === undefined) {
       await drain();
       refused = false;
+      mark = undefined;
       // The cursor and the clock, taken before the read: everything the feed held at this
       // moment is in the answer.
       const start = await beginRead(db);
@@ -188,22 +239,23 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
         await ensureFeed(db, client);
         return true;
       }
-      largest = Math.max(largest, start.pageMax);
       clock = start.now;
       read = readAfter(start.cursor, start.now);
     }
-    let page: NewsPage;
+    let page: NewsPage & { receivedAt: number };
     try {
       page = await read.page;
     } catch (err) {
       await drain().catch(() => undefined);
       throw err;
     }
-    // A full page: the next is read while this one is stored. The store checks that the
-    // cursor is still this page's `after`, so a page is stored only after the one before it.
-    const full = page.news.length > 0 && page.news.length >= largest;
-    largest = Math.max(largest, page.news.length);
+    // A page with items: the feed may hold more (a page's length proves nothing: it may be cut short
+    // at any size), so the next is read while this one is stored, until a read gives nothing. The store
+    // checks that the cursor is still this page's `after`, so a page is stored only after the one before it.
+    const full = page.news.length > 0;
+    const markAt = await reached(read.after, page);
     const next = full && !stopped && !refused ? readAfter(page.lastToken, clock) : undefined;
+    if (next) askMark(clock);
     // Each store begins once the one before it ended: in the database's order, as they were read.
     const toStore = {
       lockToken: token,
@@ -212,7 +264,11 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
       readAt: read.readAt,
       items: page.news,
       pollMs,
+      receivedAt: page.receivedAt,
+      ...(markAt !== undefined && { markAt }),
+      ...(lagToWrite && { lag: lagToWrite }),
     };
+    lagToWrite = undefined;
     const previous = storing.at(-1);
     const settled = settle(
       previous

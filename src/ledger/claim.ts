@@ -7,6 +7,7 @@
  * runs, which chooses between waiting and taking over, never whether a deal may be sent.
  */
 import { FeedNotCompleteError } from '../errors.js';
+import { lagAllowance } from './feed-lag.js';
 import type { Engine, Trx } from '../db/database.js';
 import type { LedgerRow } from '../db/schema.js';
 import { storedProperty } from '../input/property-key.js';
@@ -141,9 +142,14 @@ export async function decideClaim(
   c: ClaimInput,
   holder: Holder | undefined,
 ): Promise<ClaimVerdict | NeedsHolder | FeedBehind> {
-  const feed = await trx.selectFrom('feed').select(['since', 'covered_at', 'poll_ms']).where('id', '=', 1).executeTakeFirst();
+  const feed = await trx.selectFrom('feed').select(['since', 'covered_at', 'poll_ms', 'lag_p99_ms']).where('id', '=', 1).executeTakeFirst();
   if (!feed) return { kind: 'nofeed' };
-  const known = { since: Number(feed.since), covered: Number(feed.covered_at), allowMs: 2 * Number(feed.poll_ms) + FEED_SLACK_MS };
+  const known = {
+    since: Number(feed.since),
+    covered: Number(feed.covered_at),
+    allowMs: 2 * Number(feed.poll_ms) + FEED_SLACK_MS,
+    lagP99: Number(feed.lag_p99_ms),
+  };
   for (;;) {
     const e = await lockRow(trx, engine, c.key);
     const verdict = await decide(trx, now, c, e, holder, known);
@@ -153,7 +159,7 @@ export async function decideClaim(
 }
 
 /** The feed's row as a claim reads it: since when it is followed, up to when it is known complete, and how fresh that must be. */
-type Feed = { since: number; covered: number; allowMs: number };
+type Feed = { since: number; covered: number; allowMs: number; lagP99: number };
 type Verdict = ClaimVerdict | NeedsHolder | FeedBehind | 'again';
 
 async function decide(
@@ -218,6 +224,7 @@ async function writeClaim(
     addr: c.addr || null,
     pf: c.personFilter || null,
     prev,
+    answered_at: null,
     updated_at: now,
   };
   if (e) await updateRow(trx, c.key, row);
@@ -266,7 +273,7 @@ async function decideHeld(
     const waiting = reconcileOf(e, c, now, feed);
     if (waiting) return waiting;
     // The feed passed the try (and its lag) without its requestId: it made nothing.
-    await updateRow(trx, c.key, { state: 'idle', ...NO_TRY, updated_at: now });
+    await updateRow(trx, c.key, { state: 'idle', ...NO_TRY, judged_at: now, updated_at: now });
   }
   if (c.mode === 'check') return { kind: 'notfound' };
   const prev = e.prev ? (JSON.parse(e.prev) as PrevDocflow) : undefined;
@@ -281,8 +288,9 @@ async function decideHeld(
 /** A try whose answer is not known: wait for the feed to pass its end plus the lag, or never (older than the cursor). */
 function reconcileOf(e: LedgerRow, c: ClaimInput, now: number, feed: Feed): ClaimVerdict | undefined {
   const tryAt = Number(e.try_at);
-  // The lag the claiming worker allowed, never a shorter one of whoever asks now.
-  const lag = Math.max(e.lag_ms ?? 0, c.feedLagMs);
+  // The lag the claiming worker allowed, never a shorter one of whoever asks now, nor less than the
+  // feed was measured to show docflows late (src/ledger/feed-lag.ts).
+  const lag = lagAllowance(Math.max(e.lag_ms ?? 0, c.feedLagMs), feed.lagP99);
   const due = (e.end_at !== null ? Number(e.end_at) : tryAt + (e.timeout_ms ?? 0)) + lag;
   if (tryAt < feed.since) return { kind: 'reconcile', due, now, resolvable: false };
   if (feed.covered < due) return { kind: 'reconcile', due, now, resolvable: true };

@@ -80,6 +80,8 @@ export async function submitRow(
     outcome: docflow.outcome,
     at: docflow.at,
     via: docflow.via,
+    // The feed's lag is measured from the answer (src/feed/feed-page.ts): only an answer's docflow has this time.
+    answered_at: docflow.via === 'answer' ? now : null,
     updated_at: now,
     ...extra,
   });
@@ -104,6 +106,7 @@ export async function releaseRow(trx: Trx, k: LedgerKey, row: LedgerRow, now: nu
     outcome: p.outcome || 'queued',
     at: p.at || '',
     via: p.via || 'answer',
+    answered_at: null,
     updated_at: now,
   });
 }

@@ -68,6 +68,14 @@ export const ERROR_CODES = {
     action:
       'run `realty-batch retry <batch> --outcome failed` (it looks in the feed first); if the feed still cannot tell, check the gateway and answer with `realty-batch ledger <dealId> --resolve <docflowId>` or `--resolve-none`',
   },
+  DUPLICATE_DOCFLOW: {
+    code: 'DUPLICATE_DOCFLOW',
+    outcomes: ['queued', 'suspended', 'already_submitted'],
+    meaning:
+      "the gateway holds two docflows for the row's deal: a second one for the same requestId, or an earlier try's docflow the news feed showed only after the next try was sent (the feed later than its allowance); errorMessage says which, otherDocflowId names the other; both are followed",
+    action:
+      'cancel one of the two at the gateway (the deal keeps docflowId); `realty-batch status` and the attention file list every such row until then',
+  },
   ERR_JOB_STALLED: {
     code: 'ERR_JOB_STALLED',
     outcomes: ['failed'],

@@ -5,7 +5,8 @@
  * what it means for the deal's ledger entry (src/outcomes/store.ts).
  */
 import type { Trx } from '../db/database.js';
-import type { NewOutcomeRow, OutcomeRow } from '../db/schema.js';
+import type { DuplicateRow, NewOutcomeRow, OutcomeRow } from '../db/schema.js';
+import { DUPLICATE_CODE, duplicateMessage, duplicatesOfRows } from '../db/duplicates.js';
 import type { OutcomeRecord } from './types.js';
 
 function rowOf(batch: string, r: OutcomeRecord, now: number): NewOutcomeRow {
@@ -114,7 +115,21 @@ export async function readOutcomeRange(trx: Trx, batch: string, from: number, to
     .execute();
   const page: Array<OutcomeRecord | undefined> = new Array<OutcomeRecord | undefined>(to - from + 1).fill(undefined);
   for (const o of rows) page[o.row - from] = recordOf(o);
+  // A deal with two docflows at the gateway: its row says so, whatever its outcome was.
+  for (const [row, d] of await duplicatesOfRows(trx, batch, from, to)) {
+    const record = page[row - from];
+    if (record) page[row - from] = withDuplicate(record, d);
+  }
   return page;
+}
+
+/** A row whose deal has a duplicate docflow: DUPLICATE_DOCFLOW, the other docflow named. */
+export function withDuplicate(
+  record: OutcomeRecord,
+  d: Pick<DuplicateRow, 'docflow_id' | 'kept_docflow_id' | 'how' | 'request_id'>,
+): OutcomeRecord {
+  const other = record.docflowId === d.docflow_id ? d.kept_docflow_id : d.docflow_id;
+  return { ...record, errorCode: DUPLICATE_CODE, errorMessage: duplicateMessage(d), ...(other && { otherDocflowId: other }) };
 }
 
 /** Which of these rows have an outcome (one query). */

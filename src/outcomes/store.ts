@@ -7,6 +7,7 @@
  * runs again, finds its outcome and only strips the deal (src/outcomes/record-outcome.ts).
  */
 import type { Database, Trx } from '../db/database.js';
+import { recordDuplicate } from '../db/duplicates.js';
 import { commitAlone, type Committer } from '../db/group-commit.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
@@ -141,6 +142,19 @@ async function recordDocflow(
   e: LedgerRow | undefined,
 ): Promise<RecordResult> {
   if (e?.state === 'submitted' && e.docflow_id !== record.docflowId) {
+    // The row's results line names both (src/db/duplicates.ts); the feed follows this docflow too.
+    await recordDuplicate(trx, {
+      docflow_id: record.docflowId!,
+      bank: key.bank,
+      type: key.type,
+      deal_id: key.dealId,
+      kept_docflow_id: e.docflow_id ?? '',
+      request_id: ledger.requestId ?? '',
+      batch,
+      row: record.row,
+      how: 'answer',
+      seen_at: now,
+    });
     return { kind: 'conflict', deal: { docflowId: e.docflow_id ?? '', batch: e.batch, row: e.row } };
   }
   const docflow = { docflowId: record.docflowId!, outcome: record.outcome, at: record.finishedAt, via: ledger.via ?? 'answer' };
@@ -164,6 +178,7 @@ async function recordDocflow(
     outcome: docflow.outcome,
     at: docflow.at,
     via: docflow.via,
+    answered_at: docflow.via === 'answer' ? now : null,
     cn: cn || null,
     addr: addr || null,
     pf: null,

@@ -50,6 +50,8 @@ export interface OutcomeRecord {
   /** The requestId of the try that made the row's docflow (or found it: another row's), and the docflow's type. */
   requestId?: string;
   type?: string;
+  /** DUPLICATE_DOCFLOW: the deal's other docflow at the gateway (src/db/duplicates.ts). */
+  otherDocflowId?: string;
 }
 
 /**
@@ -123,8 +125,11 @@ export const STATE_COLUMNS = [
  */
 export const ORIGIN_COLUMNS = ['requestId', 'type'] as const satisfies ReadonlyArray<keyof OutcomeRecord>;
 
+/** Appended after ORIGIN_COLUMNS: a row whose deal has two docflows at the gateway (DUPLICATE_DOCFLOW) names the other. */
+export const DUPLICATE_COLUMNS = ['otherDocflowId'] as const satisfies ReadonlyArray<keyof OutcomeRecord>;
+
 /** Every column of the results file, in order. */
-export const RESULTS_FILE_COLUMNS = [...RESULT_COLUMNS, ...STATE_COLUMNS, ...ORIGIN_COLUMNS] as const;
+export const RESULTS_FILE_COLUMNS = [...RESULT_COLUMNS, ...STATE_COLUMNS, ...ORIGIN_COLUMNS, ...DUPLICATE_COLUMNS] as const;
 
 /**
  * The row is done with at the registry: refused before sending (invalid, not_found,

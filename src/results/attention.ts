@@ -20,7 +20,8 @@ import { withStatus } from '../outcomes/batch-outcomes.js';
 import { ATTENTION_OUTCOMES, type OutcomeRecord } from '../outcomes/types.js';
 import { batchBank, readDocflowStatuses, rowDocflows } from '../ledger/docflows.js';
 import type { Keys } from '../redis/keys.js';
-import { hintFor, stateHintFor } from './hints.js';
+import { duplicateHintFor, hintFor, stateHintFor } from './hints.js';
+import { DUPLICATE_CODE } from '../db/duplicates.js';
 
 /**
  * A submitted row whose docflow waits for the bank (a signature, a payment) or that the
@@ -82,7 +83,14 @@ export async function writeAttention(options: AttentionOptions): Promise<{ file:
           });
         continue;
       }
-      if (ATTENTION_OUTCOMES.has(outcome.outcome)) {
+      if (outcome.errorCode === DUPLICATE_CODE) {
+        await writer.write(record, {
+          row: record.row,
+          outcome: outcome.outcome,
+          hint: duplicateHintFor(outcome, options.lang),
+          errors: outcome.errorMessage ?? '',
+        });
+      } else if (ATTENTION_OUTCOMES.has(outcome.outcome)) {
         await writer.write(record, {
           row: record.row,
           outcome: outcome.outcome,

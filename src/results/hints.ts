@@ -96,6 +96,14 @@ function russianHint(record: OutcomeRecord, batch: string): string {
   }
 }
 
+/** A row whose deal has two docflows at the gateway (DUPLICATE_DOCFLOW): one must be cancelled there. */
+export function duplicateHintFor(record: OutcomeRecord, lang: Lang = 'en'): string {
+  const [kept, other] = [record.docflowId ?? '', record.otherDocflowId ?? ''];
+  return lang === 'ru'
+    ? `у сделки два документооборота в шлюзе (${kept} и ${other}): отзовите один из них в шлюзе; не загружайте эту строку снова, ничего не будет отправлено повторно`
+    : `the deal has two docflows at the gateway (${kept} and ${other}): cancel one of them at the gateway; do not load this row again, nothing would be sent`;
+}
+
 /**
  * What the bank does for a docflow that waits for it or that the registry refused (README,
  * "The life of a deal"). Loading the row again sends nothing: the ledger holds its docflow.

@@ -10,6 +10,7 @@ import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { batchOutcomes } from '../outcomes/batch-outcomes.js';
+import { DUPLICATE_CODE } from '../db/duplicates.js';
 import { emptyCounts, RESULTS_FILE_COLUMNS, type Outcome, type OutcomeRecord } from '../outcomes/types.js';
 import { createStateTally, type StateCounts } from '../outcomes/state-tally.js';
 import { withOrigins } from './docflow-origins.js';
@@ -37,6 +38,8 @@ export interface ResultsSummary {
   file: string;
   rows: number;
   counts: Record<Outcome, number>;
+  /** Rows whose deal has two docflows at the gateway (errorCode DUPLICATE_DOCFLOW): they need a person. */
+  duplicates: number;
   /** The rows by docflow state, and whether the batch is registered (every row final). */
   states: StateCounts;
 }
@@ -47,6 +50,7 @@ export async function writeResults(options: WriteResultsOptions): Promise<Result
   const counts = emptyCounts();
   const tally = createStateTally();
   let rows = 0;
+  let duplicates = 0;
   const sink = jsonl ? undefined : csvSink(RESULTS_FILE_COLUMNS, options.excel);
   // Written beside `out` and renamed over it at the end: a failure part-way leaves the previous file.
   // Created 0600: a row's dealId and the gateway's texts are the bank's business alone.
@@ -65,6 +69,7 @@ export async function writeResults(options: WriteResultsOptions): Promise<Result
       const record = note ? { ...found, errorMessage: note } : found;
       rows++;
       counts[record.outcome]++;
+      if (record.errorCode === DUPLICATE_CODE) duplicates++;
       tally.add(record);
       page.push(record);
       if (page.length >= PAGE) await flush();
@@ -75,5 +80,5 @@ export async function writeResults(options: WriteResultsOptions): Promise<Result
     await file.abort();
     throw err;
   }
-  return { file: out, rows, counts, states: tally.result(counts.pending === 0) };
+  return { file: out, rows, counts, duplicates, states: tally.result(counts.pending === 0) };
 }

@@ -30,6 +30,8 @@ import { deadlineNotes } from '../results/deadline-hint.js';
 import { defaultBatchId } from '../batch/batch-id.js';
 import { exitCodeFor } from '../batch/exit-code.js';
 import { waitForBatch } from '../batch/wait-batch.js';
+import { waitUntilFeedShows } from '../batch/feed-shown.js';
+import { TUNABLES } from '../config.js';
 import { describeMissing, findMissingRows } from '../batch/missing-rows.js';
 import { describe, type FileSummary } from './file-summary.js';
 import { DEFAULT_DONE_MS, inboxKey, MAX_LOADS_BEGUN, SEEN_MS } from './inbox-keys.js';
@@ -199,6 +201,15 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
           ...(ctx.pollMs ? { pollMs: ctx.pollMs } : {}),
           ...(ctx.deadline !== undefined && { deadline: ctx.deadline }),
         });
+        // As `run` does (src/batch/feed-shown.ts): a resend's earlier docflow is in the results, not after them.
+        if (stopped === undefined) {
+          const unseen = await waitUntilFeedShows(db, id, { feedLagMs: TUNABLES.feedLagMs, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+          if (unseen > 0)
+            log.warn(
+              { unseen },
+              'the news feed was not read far enough past the resent deals of this batch: a second docflow of those deals cannot be ruled out yet (realty-batch status tells once the feed shows one)',
+            );
+        }
       } finally {
         await queue.close();
       }
@@ -255,7 +266,7 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
           batch: id,
           rows: load.read,
           outcomes,
-          exitStatus: exitCodeFor(results.counts),
+          exitStatus: exitCodeFor(results.counts, results.duplicates),
           ...files,
           // Every row has its outcome (done); registered once every docflow is completed or refused, days later.
           registered: results.states.registered,

@@ -20,6 +20,8 @@ export async function putLedgerRow(db: Database, row: Partial<LedgerRow> & { ban
     timeout_ms: null,
     lag_ms: null,
     nonce: null,
+    answered_at: null,
+    judged_at: null,
     docflow_id: null,
     outcome: null,
     at: null,

@@ -97,7 +97,7 @@ describe('the life of a deal after creation', () => {
     // The results file: the contract's ten columns first, then the state; written twice, the same bytes.
     const rows = await results();
     expect(readFileSync(join(dir, 'results.csv'), 'utf8').split('\n')[0]).toBe(
-      'row,dealId,outcome,docflowId,cadastralNumber,httpStatus,attempts,errorCode,errorMessage,finishedAt,state,stateAt,requirement,paymentUin,paymentAmount,registryError,requestId,type',
+      'row,dealId,outcome,docflowId,cadastralNumber,httpStatus,attempts,errorCode,errorMessage,finishedAt,state,stateAt,requirement,paymentUin,paymentAmount,registryError,requestId,type,otherDocflowId',
     );
     await results('again.csv');
     expect(readFileSync(join(dir, 'again.csv'))).toEqual(readFileSync(join(dir, 'results.csv')));

@@ -59,7 +59,7 @@ describe('--env-file and where a missing batch was looked for', () => {
     expect(results.code).toBe(1);
     expect(results.stdout).toContain(`results: ${join(dir, 'night.results.csv')} (24 rows)`);
     expect(readFileSync(join(dir, 'night.results.csv'), 'utf8').split('\n')[0]).toBe(
-      'row,dealId,outcome,docflowId,cadastralNumber,httpStatus,attempts,errorCode,errorMessage,finishedAt,state,stateAt,requirement,paymentUin,paymentAmount,registryError,requestId,type',
+      'row,dealId,outcome,docflowId,cadastralNumber,httpStatus,attempts,errorCode,errorMessage,finishedAt,state,stateAt,requirement,paymentUin,paymentAmount,registryError,requestId,type,otherDocflowId',
     );
   });
 

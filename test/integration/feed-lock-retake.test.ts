@@ -130,11 +130,13 @@ describe('the follower losing its lock with stores in flight', () => {
     const destination = new PassThrough();
     destination.on('data', (d: Buffer) => (log += d.toString()));
     const gating = gated(redis, keys);
-    /** Each page the follower asked for, in order: how many items it gave (once it came). */
+    /** Each page the follower asked for (after a token), in order: how many items it gave (once it came). */
     const reads: Array<{ items?: number }> = [];
     const counted: RealtyClient = {
       ...client,
       news(after) {
+        // A read without `after` is the follower's high-water mark, not a page.
+        if (after === undefined) return client.news(after);
         const read: { items?: number } = {};
         reads.push(read);
         const page = client.news(after);

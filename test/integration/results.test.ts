@@ -66,7 +66,9 @@ describe('the results file', () => {
     const summary = await writeResults({ redis, keys, db: store.db, batch: 'b', total: 3, out });
     const lines = readFileSync(out, 'utf8').trimEnd().split('\n');
     // The contract's ten columns first, unchanged; the docflow's state after them, then its origin (ledger import).
-    expect(lines[0]).toBe(`${RESULT_COLUMNS.join(',')},state,stateAt,requirement,paymentUin,paymentAmount,registryError,requestId,type`);
+    expect(lines[0]).toBe(
+      `${RESULT_COLUMNS.join(',')},state,stateAt,requirement,paymentUin,paymentAmount,registryError,requestId,type,otherDocflowId`,
+    );
     expect(lines[0]).toBe(RESULTS_FILE_COLUMNS.join(','));
     expect(lines.slice(1).map((l) => l.split(',').slice(0, 3).join(','))).toEqual([
       '1,D-1,queued',

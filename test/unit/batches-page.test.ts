@@ -18,6 +18,7 @@ function status(fields: Partial<BatchStatus>): BatchStatus {
     queue: {},
     missing: 0,
     startedAt: '2026-11-24T01:30:00.000Z',
+    duplicates: [],
     ...fields,
   };
 }
@@ -48,5 +49,13 @@ describe('the batches page', () => {
     );
     expect(registered).toContain('<span class="done">registered</span>');
     expect(registered).toContain('<td>completed 3</td>');
+  });
+
+  it('names the rows whose deal has two docflows at the gateway, in the colour of rows that need a person', () => {
+    const html = renderBatchesPage(
+      [status({ outcomes: { queued: 200 }, duplicates: [{ row: 7, dealId: 'D-7', docflowId: 'a', otherDocflowId: 'b' }] })],
+      OPTIONS,
+    );
+    expect(html).toContain('<span class="attention">two docflows at the gateway (DUPLICATE_DOCFLOW)&nbsp;1</span>');
   });
 });

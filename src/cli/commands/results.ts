@@ -67,7 +67,7 @@ export function registerResultsCommand(program: Command, context: CliContext): C
             });
             console.log(`attention: ${attention.file} (${rows(attention.rows)} ${attention.rows === 1 ? 'needs' : 'need'} a person)`);
           }
-          context.setExitCode(exitCodeFor(summary.counts));
+          context.setExitCode(exitCodeFor(summary.counts, summary.duplicates));
         }),
       );
     });

@@ -117,6 +117,10 @@ function printRun(result: RunResult, profile: string): void {
   printLoad(result.load);
   printCounts(result.batch, result.results.counts);
   console.log(`results: ${result.results.file} (${rows(result.results.rows)})`);
+  if (result.results.duplicates > 0)
+    console.error(
+      `realty-batch: ${rows(result.results.duplicates)} ${result.results.duplicates === 1 ? 'has' : 'have'} a deal with two docflows at the gateway (DUPLICATE_DOCFLOW, otherDocflowId in the results file): cancel one of each pair at the gateway (realty-batch status ${result.batch} lists them)`,
+    );
   console.log(`time: ${formatDuration(result.pace.ms)}, ${formatRate(result.pace.rows, result.pace.ms)}`);
   if (result.attention)
     console.log(

@@ -1,7 +1,7 @@
 /** `realty-batch status [<batch>] [--json]`: a batch at a glance, or the recent batches. */
 import type { Command } from 'commander';
 import { createBatchStore } from '../../batch/batch-store.js';
-import { batchStatus, WAITING_ROWS } from '../../batch/batch-status.js';
+import { batchStatus, WAITING_ROWS, type BatchStatus } from '../../batch/batch-status.js';
 import { needsAttention } from '../../batch/exit-code.js';
 import { describeMissing } from '../../batch/missing-rows.js';
 import { emptyCounts } from '../../outcomes/types.js';
@@ -13,6 +13,8 @@ import type { Database } from '../../db/database.js';
 import { withDatabase } from '../with-database.js';
 import { describeRestore } from '../../ledger/restore.js';
 import { withRedis } from '../with-redis.js';
+import { readFeedState, type FeedState } from '../../feed/feed-store.js';
+import { lagAllowance } from '../../ledger/feed-lag.js';
 
 /** Waiting rows printed one a line; the rest are counted. */
 const WAITING_SHOWN = 20;
@@ -59,12 +61,33 @@ async function printBatches(redis: RedisClient, db: Database, env: Env, opts: St
       console.log(`${m.id}  ${m.createdAt}  ${m.state}${m.loaderDied ? ' (loader died)' : ''}  rows ${m.total ?? '?'}  ${m.file}`);
 }
 
+/** The rows whose deal has two docflows at the gateway, on stderr: each with both docflows. */
+export function printDuplicates(duplicates: BatchStatus['duplicates']): void {
+  if (duplicates.length === 0) return;
+  console.error(
+    `realty-batch: ${rows(duplicates.length)} ${duplicates.length === 1 ? 'has' : 'have'} a deal with two docflows at the gateway (DUPLICATE_DOCFLOW): cancel one of each pair at the gateway`,
+  );
+  for (const d of duplicates.slice(0, WAITING_SHOWN)) console.error(`  row ${d.row} (${d.dealId}): ${d.docflowId} and ${d.otherDocflowId}`);
+  if (duplicates.length > WAITING_SHOWN) console.error(`  and ${duplicates.length - WAITING_SHOWN} more (the results file names each)`);
+}
+
+/** The feed's lag as the follower measured it (src/ledger/feed-lag.ts). */
+function printLag(lag: FeedState['lag']): void {
+  if (!lag) return;
+  console.log(
+    `  news feed lag: ${lag.p99} ms (99th percentile of its last docflows, ${lag.max} ms the largest, measured ${new Date(lag.at).toISOString()}); a try whose answer was lost is judged no sooner than ${lagAllowance(0, lag.p99)} ms after its end, or --feed-lag-ms if longer`,
+  );
+}
+
 /** 3 when some rows need a person (as every command that reports outcomes), 0 otherwise. */
 async function printBatch(redis: RedisClient, db: Database, env: Env, batch: string, opts: StatusFlags): Promise<0 | 3> {
   const status = await batchStatus(redis, env.keys, db, batch, { waitingRows: WAITING_ROWS });
-  const exitCode = needsAttention({ ...emptyCounts(), ...status.outcomes }) ? 3 : 0;
+  const exitCode = needsAttention({ ...emptyCounts(), ...status.outcomes }) || status.duplicates.length > 0 ? 3 : 0;
+  // Loud, on stderr whatever the form: a deal filed twice is never only a number in a JSON field.
+  printDuplicates(status.duplicates);
+  const lag = (await readFeedState(db)).lag;
   if (opts.json) {
-    console.log(JSON.stringify(status));
+    console.log(JSON.stringify({ ...status, ...(lag && { feedLag: lag }) }));
     return exitCode;
   }
   printCounts(batch, { ...emptyCounts(), ...status.outcomes });
@@ -77,6 +100,7 @@ async function printBatch(redis: RedisClient, db: Database, env: Env, batch: str
   if (queue) console.log(`  unfinished rows in the queue: ${queue}`);
   const registry = describeStates(status);
   if (registry) console.log(`  at the registry: ${registry}`);
+  printLag(lag);
   if (status.waiting && status.waiting.count > 0) {
     // A try past due waits for a worker to take it: none runs, or all are busy.
     const due =
