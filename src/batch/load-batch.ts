@@ -14,7 +14,7 @@ import type { Database } from '../db/database.js';
 import { deploymentOf } from '../db/deployment.js';
 import { InputError } from '../errors.js';
 import type { FieldProblem } from '../input/deal.js';
-import { fileState } from '../input/file-hash.js';
+import { fileSha256, fileState } from '../input/file-hash.js';
 import { openInput, type InputFile, type InputOptions, type InputRecord } from '../input/open-input.js';
 import type { BankProfile } from '../input/profile.js';
 import { inputFingerprint, serializeReading } from '../input/reading.js';
@@ -116,6 +116,8 @@ export async function loadBatchWith(openContext: () => LoadContext, options: Loa
   const context = options.dryRun ? undefined : openContext();
   const summary = emptySummary(options, input);
   const before = await fileState(options.file);
+  /** The content's fingerprint the batch was opened with: a file only touched while read is still it. */
+  let fingerprint = options.fingerprint;
   let enqueuer: Enqueuer | undefined;
   // Set when this load started the batch afresh: only then may a failure take its jobs back.
   let owned = false;
@@ -123,7 +125,9 @@ export async function loadBatchWith(openContext: () => LoadContext, options: Loa
   let loaded = false;
   try {
     if (context) {
-      const fresh = await openBatch(context, options);
+      const opened = await openBatch(context, options);
+      const fresh = opened.fresh;
+      fingerprint = opened.fingerprint;
       owned = fresh;
       enqueuer = enqueueInto(context.jobs, {
         batch: options.batch,
@@ -143,7 +147,13 @@ export async function loadBatchWith(openContext: () => LoadContext, options: Loa
     // The whole file is read: the bar ends at its size (the last chunk may have come before a JSON file's closing bracket).
     options.onProgress?.({ rows: summary.read, bytes: input.size, size: input.size });
     await enqueuer?.drain();
-    await checkWhole(options.file, summary.read, before);
+    const opened = fingerprint;
+    // The fingerprint names the content read with these options (`run`), or the bytes alone (the inbox's).
+    const sameContent =
+      opened === undefined
+        ? undefined
+        : async () => (await inputFingerprint(options.file, options)) === opened || (await fileSha256(options.file)) === opened;
+    await checkWhole(options.file, summary.read, before, sameContent);
     if (context) await markLoaded(context, options, summary.read);
     loaded = true;
   } catch (err) {
@@ -180,7 +190,7 @@ function countEnqueued(summary: LoadSummary, enqueuer: Enqueuer): void {
 }
 
 /** Opens (or reopens) the batch; true when this load starts it afresh, after taking back what a failed load left. */
-async function openBatch(context: LoadContext, options: LoadRequest): Promise<boolean> {
+async function openBatch(context: LoadContext, options: LoadRequest): Promise<{ fresh: boolean; fingerprint: string }> {
   const fingerprint = options.fingerprint ?? (await inputFingerprint(options.file, options));
   const { fresh } = await context.batches.open(
     {
@@ -206,15 +216,25 @@ async function openBatch(context: LoadContext, options: LoadRequest): Promise<bo
     await takeBackJobs(context.jobs, options.batch);
     await context.jobs.clear(options.batch);
   }
-  return fresh;
+  return { fresh, fingerprint };
 }
 
-/** A file without a record, or one that changed while it was read, is refused. */
-async function checkWhole(file: string, read: number, before: Awaited<ReturnType<typeof fileState>>): Promise<void> {
+/**
+ * A file without a record, or one that changed while it was read, is refused. Changed by its
+ * content: a file only touched (its time moved, its bytes the same as the fingerprint the batch
+ * was opened with: `sameContent`) is the file that was read.
+ */
+async function checkWhole(
+  file: string,
+  read: number,
+  before: Awaited<ReturnType<typeof fileState>>,
+  sameContent: (() => Promise<boolean>) | undefined,
+): Promise<void> {
   // An export without a single deal is a broken export, not a quiet night: said loudly.
   if (read === 0) throw new InputError(`${file} has no records: a header row and at least one record are expected.`);
   const after = await fileState(file);
-  if (after.size !== before.size || after.mtimeMs !== before.mtimeMs) {
+  const touched = after.size === before.size && after.mtimeMs !== before.mtimeMs;
+  if (after.size !== before.size || (touched && !(await sameContent?.()))) {
     throw new InputError(`${file} changed while it was read (is it still being written?); load it again once it is complete.`);
   }
 }

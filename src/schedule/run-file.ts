@@ -45,6 +45,7 @@ import {
   snapshot,
   syncFolder,
   unchanged,
+  watchUnchanged,
   withStaging,
   type Aside,
   type Snapshot,
@@ -189,6 +190,9 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
       if (!(await unchanged(file, snap))) return changed();
       const queue = openQueue(redis, keys);
       let stopped: string | undefined;
+      // The input is watched while its batch runs: changed (by content), renamed or gone, the batch is given up at once.
+      const inputChanged = new AbortController();
+      const watch = watchUnchanged(file, snap, () => inputChanged.abort());
       try {
         stopped = await waitForBatch({
           redis,
@@ -197,7 +201,7 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
           queue,
           batch: id,
           total: load.read,
-          ...(ctx.signal ? { signal: ctx.signal } : {}),
+          signal: ctx.signal ? AbortSignal.any([ctx.signal, inputChanged.signal]) : inputChanged.signal,
           ...(ctx.pollMs ? { pollMs: ctx.pollMs } : {}),
           ...(ctx.deadline !== undefined && { deadline: ctx.deadline }),
         });
@@ -211,8 +215,10 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
             );
         }
       } finally {
+        watch.stop();
         await queue.close();
       }
+      if (inputChanged.signal.aborted) return changed();
       const pending = stopped === 'deadline' ? await deadlineNotes(redis, keys, id, data.lang) : undefined;
       const results = await writeResults({
         redis,

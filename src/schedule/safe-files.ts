@@ -62,6 +62,9 @@ export async function ensureToolFolders(inbox: string): Promise<void> {
 export interface Snapshot {
   sha256: string;
   size: number;
+  /** The file's inode and modification time when it was taken: unchanged, its bytes are not read again (watchUnchanged). */
+  ino?: number;
+  mtimeMs?: number;
 }
 
 /** The input's size and sha256, read without following a link (a link is refused). */
@@ -76,7 +79,7 @@ export async function snapshot(file: string): Promise<Snapshot> {
     if (!s.isFile()) throw new InputError(`${basename(file)} is not a regular file.`);
     const hash = createHash('sha256');
     await pipeline(handle.createReadStream({ highWaterMark: 1024 * 1024, autoClose: false, start: 0 }), hash);
-    return { sha256: hash.digest('hex'), size: s.size };
+    return { sha256: hash.digest('hex'), size: s.size, ino: s.ino, mtimeMs: s.mtimeMs };
   } finally {
     await handle.close().catch(() => undefined);
   }
@@ -88,6 +91,48 @@ export async function unchanged(file: string, was: Snapshot): Promise<boolean> {
   if (!s?.isFile() || s.size !== was.size) return false;
   const now = await snapshot(file).catch(() => undefined);
   return now?.sha256 === was.sha256 && now.size === was.size;
+}
+
+/** How often a running batch's input is looked at (ms): its inode, size and time; its bytes only when the time moved. */
+export const WATCH_INPUT_MS = 2000;
+
+/**
+ * Watches the input of a running batch: `onChange` once it is gone (renamed, deleted), replaced,
+ * or its content differs from what was taken. Noticed by content: a file only touched (its time
+ * moved, its bytes the same) is the same file, and the watch goes on.
+ */
+export function watchUnchanged(file: string, was: Snapshot, onChange: () => void, intervalMs = WATCH_INPUT_MS): { stop(): void } {
+  let seen = { ino: was.ino, mtimeMs: was.mtimeMs };
+  let busy = false;
+  let stopped = false;
+  const changed = (): void => {
+    stopped = true;
+    clearInterval(timer);
+    onChange();
+  };
+  const look = async (): Promise<void> => {
+    const s = await lstatOrNone(file).catch(() => undefined);
+    if (!s?.isFile() || s.size !== was.size) return changed();
+    if (s.ino === seen.ino && s.mtimeMs === seen.mtimeMs) return;
+    // Touched, or put back under the same name: its bytes say whether it is the file taken.
+    const now = await snapshot(file).catch(() => undefined);
+    if (now?.sha256 !== was.sha256) return changed();
+    seen = { ino: now.ino, mtimeMs: now.mtimeMs };
+  };
+  const timer = setInterval(() => {
+    if (busy || stopped) return;
+    busy = true;
+    void look()
+      .catch(() => undefined)
+      .finally(() => (busy = false));
+  }, intervalMs);
+  timer.unref();
+  return {
+    stop() {
+      stopped = true;
+      clearInterval(timer);
+    },
+  };
 }
 
 /** Why an output may not be written under this name, if it may not: it must be absent or a regular file. */

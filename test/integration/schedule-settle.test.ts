@@ -179,4 +179,29 @@ describe('when a tick takes a file of the inbox', () => {
     expect(sandbox.stats().requestIdsWithSeveralDocflows).toBe(0);
     expect(await readdir(join(data.inbox, '.realty', 'processed'))).toEqual(['bank-g.csv']);
   });
+
+  it('notices a file changed while its batch waits, by its content, and gives the batch up before its rows are sent', async () => {
+    await stopWorkers();
+    const data = { ...(await folders('swapped')), settleMs: 200 };
+    const file = join(data.inbox, 'bank-w.csv');
+    const text = deals('W', 4);
+    await writeFile(file, text);
+    const past = new Date(Date.now() - 5000);
+    await utimes(file, past, past);
+    const batch = defaultBatchId(file, sha256(text));
+    // No worker runs: without a look at the file while the batch waits, the tick would wait for ever.
+    const running = tick(data);
+    await waitFor(async () => (await batchRow(store.db, batch))?.state === 'loaded', { ...POLL, what: 'the load' });
+    // Touched only: the same file, the wait goes on.
+    const later = new Date(Date.now() + 1000);
+    await utimes(file, later, later);
+    // Then another file put in its place, as long as the first.
+    await writeFile(file, text.replace(/W-/g, 'V-'));
+    const first = await running;
+    expect(first.files).toMatchObject([{ file: 'bank-w.csv', status: 'stopped', batch, exitStatus: 1 }]);
+    expect(first.files[0]!.error).toMatch(/changed after it was taken/);
+    expect((await batchRow(store.db, batch))?.state).toBe('failed');
+    expect(docflowsPerDeal('W')).toEqual([]);
+    expect(existsSync(file)).toBe(true);
+  });
 });
