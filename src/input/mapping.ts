@@ -1,16 +1,31 @@
 /**
- * `--mapping map.json`: a bank's own headers renamed to canonical fields, and
- * defaults for empty fields (docs/input-format.md, "The column mapping file").
+ * `--mapping map.json`: a bank's own headers renamed to canonical fields, one combined
+ * address column, defaults for empty fields, and a bank's own words for a field's values
+ * (docs/input-format.md, "The column mapping file").
  */
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { canonicalFieldName, type CanonicalField } from './fields.js';
+import { ENUMERATION_VALUES, valueKey } from './value-words.js';
+
+/**
+ * What a header may be read as: a canonical field, or `address`, one cell with the whole
+ * address of the property (src/input/address-line.ts splits it into the fields).
+ */
+export type MappedField = CanonicalField | 'address';
+export const ADDRESS_LINE = 'address';
 
 export interface Mapping {
-  /** Trimmed, lower-cased header → canonical field. */
-  readonly columns: ReadonlyMap<string, CanonicalField>;
+  /** Trimmed, lower-cased header → canonical field (or the combined address). */
+  readonly columns: ReadonlyMap<string, MappedField>;
   readonly defaults: Readonly<Partial<Record<CanonicalField, string>>>;
+  /**
+   * Field → a bank's word (as `valueKey` reads it) → the value it means. A field `owner*`'s
+   * words are `owner2*`'s too, unless the mapping gives `owner2*` words of its own. Optional:
+   * a mapping without values (or one a batch stored before values existed) has none.
+   */
+  readonly values?: ReadonlyMap<CanonicalField, ReadonlyMap<string, string>>;
 }
 
 /**
@@ -23,7 +38,9 @@ export const OWN_COLUMNS: ReadonlySet<string> = new Set(['row', 'outcome', 'hint
 
 const mappingSchema = z.strictObject({
   columns: z.record(z.string(), z.string()).default({}),
+  address: z.string().optional(),
   defaults: z.record(z.string(), z.union([z.string(), z.number()])).default({}),
+  values: z.record(z.string(), z.record(z.string(), z.string())).default({}),
 });
 
 export const headerKey = (header: string): string => header.trim().toLowerCase();
@@ -33,24 +50,52 @@ export function parseMapping(json: unknown, file: string): Mapping {
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(top level)'} ${i.message}`).join('; ');
     throw new ConfigError(
-      `The mapping ${file} is not valid: ${issues}. Expected {"columns": {"header": "field"}, "defaults": {"field": "value"}}.`,
+      `The mapping ${file} is not valid: ${issues}. Expected {"columns": {"header": "field"}, "address": "header", "defaults": {"field": "value"}, "values": {"field": {"their word": "value"}}}.`,
     );
   }
   const problems: string[] = [];
-  const columns = new Map<string, CanonicalField>();
+  const columns = new Map<string, MappedField>();
   for (const [header, target] of Object.entries(parsed.data.columns)) {
-    const field = canonicalFieldName(target);
+    const field = headerKey(target) === ADDRESS_LINE ? ADDRESS_LINE : canonicalFieldName(target);
     if (field) columns.set(headerKey(header), field);
     else problems.push(`columns.${header}: ${JSON.stringify(target)} is not a deal field (docs/input-format.md lists them)`);
   }
+  if (parsed.data.address !== undefined) columns.set(headerKey(parsed.data.address), ADDRESS_LINE);
   const defaults: Partial<Record<CanonicalField, string>> = {};
   for (const [name, value] of Object.entries(parsed.data.defaults)) {
     const field = canonicalFieldName(name);
     if (field) defaults[field] = String(value);
     else problems.push(`defaults.${name}: not a deal field (docs/input-format.md lists them)`);
   }
+  const values = parseValues(parsed.data.values, problems);
   if (problems.length > 0) throw new ConfigError(`The mapping ${file} is not valid: ${problems.join('; ')}.`);
-  return { columns, defaults };
+  return values.size > 0 ? { columns, defaults, values } : { columns, defaults };
+}
+
+/** `values`: field → their word → our value; the value of an enumeration must be one of its values. */
+function parseValues(json: Record<string, Record<string, string>>, problems: string[]): Map<CanonicalField, Map<string, string>> {
+  const values = new Map<CanonicalField, Map<string, string>>();
+  for (const [name, words] of Object.entries(json)) {
+    const field = canonicalFieldName(name);
+    if (!field) {
+      problems.push(`values.${name}: not a deal field (docs/input-format.md lists them)`);
+      continue;
+    }
+    const accepted = ENUMERATION_VALUES[field];
+    const map = new Map<string, string>();
+    for (const [word, value] of Object.entries(words)) {
+      const known = accepted ? accepted.find((v) => v.toLowerCase() === value.trim().toLowerCase()) : value;
+      if (known === undefined) problems.push(`values.${name}.${word}: ${JSON.stringify(value)} is not one of ${accepted!.join(', ')}`);
+      else map.set(valueKey(word), known);
+    }
+    values.set(field, map);
+  }
+  for (const [field, map] of [...values]) {
+    const spouse =
+      field.startsWith('owner') && !field.startsWith('owner2') ? (`owner2${field.slice('owner'.length)}` as CanonicalField) : undefined;
+    if (spouse && !values.has(spouse)) values.set(spouse, map);
+  }
+  return values;
 }
 
 export async function loadMapping(file: string): Promise<Mapping> {
@@ -70,14 +115,24 @@ export async function loadMapping(file: string): Promise<Mapping> {
 }
 
 /** The canonical field a header names: the mapping first, then the canonical names themselves. */
-export function resolveHeader(header: string, mapping?: Mapping): CanonicalField | undefined {
+export function resolveHeader(header: string, mapping?: Mapping): MappedField | undefined {
   return mapping?.columns.get(headerKey(header)) ?? canonicalFieldName(header);
 }
 
-/** Fills the mapping's defaults into fields that are absent or empty. */
+/**
+ * Fills the mapping's defaults into fields that are absent or empty, and puts our value for a
+ * bank's word it maps (`"Жилое помещение"` → `flat`): the validator then reads our values.
+ */
 export function applyDefaults(fields: Record<string, string>, mapping?: Mapping): void {
   if (!mapping) return;
   for (const [field, value] of Object.entries(mapping.defaults)) {
     if (!fields[field]?.trim()) fields[field] = value;
+  }
+  if (!mapping.values) return;
+  for (const [field, words] of mapping.values) {
+    const value = fields[field];
+    if (value === undefined || value.trim() === '') continue;
+    const ours = words.get(valueKey(value));
+    if (ours !== undefined) fields[field] = ours;
   }
 }

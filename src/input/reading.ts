@@ -8,7 +8,7 @@ import { InputError } from '../errors.js';
 import { fileSha256 } from './file-hash.js';
 import type { InputEncoding } from './decode.js';
 import type { CanonicalField } from './fields.js';
-import type { Mapping } from './mapping.js';
+import type { Mapping, MappedField } from './mapping.js';
 import { openInput, type InputFile, type InputFormat } from './open-input.js';
 
 export interface ReadingOptions {
@@ -16,13 +16,34 @@ export interface ReadingOptions {
   encoding?: InputEncoding | undefined;
   delimiter?: string | undefined;
   mapping?: Mapping | undefined;
+  /** xlsx: the sheet read (undefined: the first). */
+  sheet?: string | undefined;
 }
 
 interface StoredReading {
   format: InputFormat | null;
   encoding: InputEncoding | null;
   delimiter: string | null;
-  mapping: { columns: Array<[string, CanonicalField]>; defaults: Partial<Record<CanonicalField, string>> } | null;
+  mapping: {
+    columns: Array<[string, MappedField]>;
+    defaults: Partial<Record<CanonicalField, string>>;
+    /** Only when the mapping has any: a mapping without them keeps the fingerprint it had before they existed. */
+    values?: Array<[CanonicalField, Array<[string, string]>]>;
+  } | null;
+  /** Only when given: a reading stored before workbooks were read keeps its form, and its fingerprint. */
+  sheet?: string;
+}
+
+function storedMapping(mapping: Mapping): NonNullable<StoredReading['mapping']> {
+  const stored: NonNullable<StoredReading['mapping']> = {
+    columns: [...mapping.columns.entries()].sort(),
+    defaults: { ...mapping.defaults },
+  };
+  if (mapping.values && mapping.values.size > 0)
+    stored.values = [...mapping.values.entries()]
+      .map(([field, words]): [CanonicalField, Array<[string, string]>] => [field, [...words.entries()].sort()])
+      .sort();
+  return stored;
 }
 
 export function serializeReading(r: ReadingOptions): string {
@@ -30,7 +51,8 @@ export function serializeReading(r: ReadingOptions): string {
     format: r.format ?? null,
     encoding: r.encoding ?? null,
     delimiter: r.delimiter ?? null,
-    mapping: r.mapping ? { columns: [...r.mapping.columns.entries()].sort(), defaults: { ...r.mapping.defaults } } : null,
+    mapping: r.mapping ? storedMapping(r.mapping) : null,
+    ...(r.sheet !== undefined && { sheet: r.sheet }),
   };
   return JSON.stringify(stored);
 }
@@ -41,7 +63,15 @@ export function parseReading(text: string | undefined): ReadingOptions {
   if (stored.format) options.format = stored.format;
   if (stored.encoding) options.encoding = stored.encoding;
   if (stored.delimiter) options.delimiter = stored.delimiter;
-  if (stored.mapping) options.mapping = { columns: new Map(stored.mapping.columns), defaults: stored.mapping.defaults };
+  if (stored.sheet !== undefined) options.sheet = stored.sheet;
+  if (stored.mapping) {
+    const { columns, defaults, values } = stored.mapping;
+    options.mapping = {
+      columns: new Map(columns),
+      defaults,
+      ...(values && { values: new Map(values.map(([field, words]) => [field, new Map(words)])) }),
+    };
+  }
   return options;
 }
 

@@ -2,9 +2,10 @@
  * One raw record (canonical field names, raw strings) to one `Deal`, or every
  * problem of the record (docs/input-format.md, "The fields" and "Rules across fields").
  */
+import { splitAddressLine, type AddressCells } from './address-line.js';
+import { districtName, regionName, splitSettlement, splitStreet, streetTypeName, type NamedLevel } from './address-levels.js';
 import { houseName, housePartNumber, splitApartment, splitHouse } from './address-parts.js';
 import type { ApartmentParts, HouseParts } from './address-parts.js';
-import { APARTMENT_TYPES, AREA_UNITS, DOC_TYPES, OBJECT_TYPES } from './deal.js';
 import type { Deal, DealValidation, FieldProblem, Owner, OwnerAddress } from './deal.js';
 import { ownerFieldNames } from './fields.js';
 import type { CanonicalField, OwnerFieldSuffix, OwnerPrefix } from './fields.js';
@@ -12,10 +13,8 @@ import {
   MESSAGES,
   cadastralNumber,
   convert,
-  gender,
   issuerCode,
   localIsoDate,
-  oneOf,
   passportNumber,
   passportSeries,
   pastDate,
@@ -30,6 +29,8 @@ import { Problem, type Field } from './normalize.js';
 import { propertyKeyOf } from './property-key.js';
 import { SeenIds } from './seen-ids.js';
 import { isUnreadable } from './unreadable.js';
+import { typeWordKey } from '../realty/address-words.js';
+import { apartmentTypeField, areaUnitField, docTypeField, fileTypeField, genderField, objectTypeField } from './value-words.js';
 
 export interface DealValidatorOptions {
   /** The day against which "not in the future" is checked; default: now. */
@@ -74,11 +75,22 @@ const apartment = convert((value): ApartmentParts | Problem => {
   return parts.name === '' ? problem('must be a flat or premises number (33, кв. 33)') : parts;
 });
 
-const objectType = oneOf(OBJECT_TYPES);
-const apartmentType = oneOf(APARTMENT_TYPES);
-const areaUnit = oneOf(AREA_UNITS);
-const docType = oneOf(DOC_TYPES);
-const fileTypeField = oneOf(['pdf', 'xml']);
+/** Region and district: their names as the register writes them (`Новосибирская обл.` → `Новосибирская область`). */
+const regionField = convert((value) => text.check(regionName(value)));
+const districtField = convert((value) => text.check(districtName(value)));
+/** A settlement or a street: its name, and the abbreviation of the type word it had (`ул. Ленина` → Ленина, ул). */
+const named = (split: (value: string) => NamedLevel): Field<NamedLevel> =>
+  convert((value) => {
+    const parts = split(value);
+    const name = text.check(parts.name);
+    return name instanceof Problem ? name : parts;
+  });
+const settlement = named(splitSettlement);
+const street = named(splitStreet);
+const streetType = convert((value) => text.check(streetTypeName(value)));
+/** Cities that are regions of their own: a city cell that repeats such a region says nothing more. */
+const FEDERAL_CITIES = new Set(['москва', 'санкт-петербург', 'севастополь']);
+const sameName = (a: string, b: string): boolean => typeWordKey(a) === typeWordKey(b);
 const OWNER2_FIELDS = ownerFieldNames('owner2');
 
 /** Reads the fields of one record, collecting one problem per field that fails. */
@@ -144,6 +156,34 @@ function complete<T extends object>(reader: RecordReader, problemsBefore: number
   return reader.problems.length === problemsBefore ? withoutUndefined(draft as T) : undefined;
 }
 
+/**
+ * A street cell and its type column: `ул. Ленина` is Ленина, ул; the type its word named
+ * wins over none, a type column over the default (ул). Both naming types that differ is a problem.
+ */
+function readStreet(r: RecordReader, streetField: CanonicalField, typeField: CanonicalField): { street?: string; streetType: string } {
+  const cell = r.optional(streetField, street);
+  const column = r.optional(typeField, streetType);
+  if (cell?.abbreviation !== undefined && column !== undefined && cell.abbreviation !== column)
+    r.report(streetField, `names a street type other than ${typeField}`);
+  return { street: cell?.name, streetType: cell?.abbreviation ?? column ?? DEFAULT_STREET_TYPE };
+}
+
+/**
+ * The property's region, district, city or settlement and street. A settlement's word decides its
+ * level: `пгт Краснообск` in the city column is a settlement, `г. Бердск` in the settlement column a city.
+ */
+function readLocation(r: RecordReader): Draft<Pick<Deal, 'region' | 'district' | 'city' | 'settlement' | 'street' | 'streetType'>> {
+  const regionName = r.required('region', regionField);
+  const district = r.optional('district', districtField);
+  let city = r.optional('city', settlement);
+  let place = r.optional('settlement', settlement);
+  if (city?.abbreviation !== undefined && city.abbreviation !== 'г' && place === undefined) [city, place] = [undefined, city];
+  if (place?.abbreviation === 'г' && city === undefined) [city, place] = [place, undefined];
+  // `г. Москва` as the region and Москва as the city: the register files Moscow's objects under the region alone.
+  if (city && regionName && FEDERAL_CITIES.has(typeWordKey(regionName)) && sameName(city.name, regionName)) city = undefined;
+  return { region: regionName, district, city: city?.name, settlement: place?.name, ...readStreet(r, 'street', 'streetType') };
+}
+
 function readOwnerAddress(r: RecordReader, prefix: OwnerPrefix): OwnerAddress | undefined {
   const before = r.problems.length;
   const field = (suffix: OwnerFieldSuffix): CanonicalField => `${prefix}${suffix}`;
@@ -158,12 +198,12 @@ function readOwnerAddress(r: RecordReader, prefix: OwnerPrefix): OwnerAddress | 
     return undefined;
   }
   const ownerHouse = r.optional(houseField, house);
+  const ownerStreet = readStreet(r, field('Street'), field('StreetType'));
   const address: Draft<OwnerAddress> = {
     kind: 'structured',
-    region: r.optional(region, text),
-    city: r.optional(field('City'), text),
-    street: r.optional(field('Street'), text),
-    streetType: r.withDefault(field('StreetType'), text, DEFAULT_STREET_TYPE),
+    region: r.optional(region, regionField),
+    city: r.optional(field('City'), settlement)?.name,
+    ...ownerStreet,
     house: ownerHouse && houseName(ownerHouse.house, ownerHouse.building, ownerHouse.structure),
     ...flatParts,
   };
@@ -181,10 +221,10 @@ function readOwner(r: RecordReader, prefix: OwnerPrefix, date: Field<string>): O
     birthDate: r.required(field('BirthDate'), date),
     birthPlace: r.required(field('BirthPlace'), text),
     snils: r.required(field('Snils'), snils),
-    gender: r.required(field('Gender'), gender),
+    gender: r.required(field('Gender'), genderField),
     citizenship: r.withDefault(field('Citizenship'), text, DEFAULT_CITIZENSHIP),
   };
-  const type = r.withDefault(field('DocType'), docType, 'russPassport');
+  const type = r.withDefault(field('DocType'), docTypeField, 'russPassport');
   // Series and number have a fixed form only for a Russian passport; other documents vary.
   const passport = type === 'russPassport';
   const doc: Draft<Owner['doc']> = {
@@ -219,7 +259,7 @@ function readHouseAndApartment(r: RecordReader): Draft<Pick<Deal, 'house' | 'bui
   const building = inCell('building', 'корпус (building)');
   const structure = inCell('structure', 'строение (structure)');
   const flat = r.optional('apartment', apartment);
-  const typeColumn = r.optional('apartmentType', apartmentType);
+  const typeColumn = r.optional('apartmentType', apartmentTypeField);
   if (flat?.type !== undefined && typeColumn !== undefined && flat.type !== typeColumn)
     r.report('apartment', 'names a type (кв, ком, пом, бокс) other than apartmentType');
   return {
@@ -269,6 +309,20 @@ function repeatedDealId(firstRow: number, property: 'same' | 'different' | 'unkn
 }
 
 /**
+ * A combined address cell (`address`, through the mapping) as the cells of the separate columns
+ * (src/input/address-line.ts); a column the record has itself wins over the part of the line.
+ */
+function readAddressLine(record: DealRecord): { record: DealRecord; problem?: string } {
+  const line = record.address;
+  if (typeof line !== 'string' || line.trim() === '') return { record };
+  const cells: AddressCells | string = splitAddressLine(line);
+  if (typeof cells === 'string') return { record, problem: cells };
+  const filled: Record<string, string | undefined> = { ...record };
+  for (const [field, value] of Object.entries(cells)) if (!filled[field]?.trim()) filled[field] = value;
+  return { record: filled };
+}
+
+/**
  * A validator for the records of one file, in order: it remembers the dealIds it
  * has seen, so that a repeated id rejects every later occurrence.
  */
@@ -282,7 +336,9 @@ export function createDealValidator(options: DealValidatorOptions = {}): DealVal
     row += 1;
     // A record the reader could not make out has empty fields: "is required" for each would only hide its one problem.
     if (isUnreadable(record)) return { ok: false, problems: [] };
-    const r = new RecordReader(record);
+    const line = readAddressLine(record);
+    const r = new RecordReader(line.record);
+    if (line.problem !== undefined) r.report('address', line.problem);
     const id = r.required('dealId', dealId);
     const rawId = r.raw('dealId');
     // A repeated dealId is told after the property is read (it says whether the row is the same
@@ -291,17 +347,12 @@ export function createDealValidator(options: DealValidatorOptions = {}): DealVal
 
     const property = {
       dealId: id,
-      objectType: r.withDefault('objectType', objectType, 'flat'),
+      objectType: r.withDefault('objectType', objectTypeField, 'flat'),
       cadastralNumber: r.optional('cadastralNumber', cadastralNumber),
-      region: r.required('region', text),
-      district: r.optional('district', text),
-      city: r.optional('city', text),
-      settlement: r.optional('settlement', text),
-      street: r.optional('street', text),
-      streetType: r.withDefault('streetType', text, DEFAULT_STREET_TYPE),
+      ...readLocation(r),
       ...readHouseAndApartment(r),
       areaValue: r.optional('areaValue', positiveDecimal),
-      areaUnit: r.withDefault('areaUnit', areaUnit, 'кв.м'),
+      areaUnit: r.withDefault('areaUnit', areaUnitField, 'кв.м'),
     };
     if (rawId !== undefined) {
       const first = seen.first(rawId, row, propertyKeyOf(property));

@@ -2,6 +2,7 @@
  * Cadastre suggest: request checks and matching over the registry. Like the real service
  * it returns candidates, near house numbers included; choosing among them is the client's job.
  */
+import { STREET_TYPE_WORDS, typeWordTable } from '../realty/address-words.js';
 import type { ApiErrorBody } from '../realty/types.js';
 import { normaliseName, normaliseNumber } from './normalise.js';
 import type { RegistryObject } from './registry.js';
@@ -12,25 +13,9 @@ export const MAX_SUGGESTIONS = 50;
 const LEVELS = ['region', 'autonomousCounty', 'district', 'city', 'settlement'] as const;
 type Level = (typeof LEVELS)[number];
 
-/** Street-type words a client may leave in the street name ("ул. Ленина", "Мира проспект"). */
-const STREET_TYPES = new Set([
-  'ул',
-  'улица',
-  'пр-кт',
-  'проспект',
-  'пер',
-  'переулок',
-  'ш',
-  'шоссе',
-  'б-р',
-  'бульвар',
-  'пр',
-  'наб',
-  'набережная',
-  'пл',
-  'площадь',
-]);
-const GLUED_TYPE = /^(ул|пр-кт|пр|пер|ш|б-р|наб|пл)\.(\S+)$/;
+/** Street-type words a client may leave in the street name ("ул. Ленина", "Мира проспект"): the shared table. */
+const STREET_TYPES = typeWordTable(STREET_TYPE_WORDS);
+const GLUED_TYPE = /^([^\s.]+)\.(\S+)$/;
 
 interface IndexedObject {
   levels: Partial<Record<Level, string>>;
@@ -135,13 +120,13 @@ export function parseSuggestQuery(body: unknown): { query: SuggestQuery } | { er
 }
 
 function isStreetType(token: string): boolean {
-  return STREET_TYPES.has(token.replace(/\.$/, ''));
+  return STREET_TYPES.typeOf(token) !== undefined;
 }
 
 export function stripStreetType(name: string): string {
   const tokens = normaliseName(name).split(' ');
   const glued = GLUED_TYPE.exec(tokens[0] ?? '');
-  if (glued?.[2] !== undefined) tokens[0] = glued[2];
+  if (glued?.[2] !== undefined && isStreetType(glued[1]!)) tokens[0] = glued[2];
   while (tokens.length > 1 && isStreetType(tokens[0] ?? '')) tokens.shift();
   while (tokens.length > 1 && isStreetType(tokens[tokens.length - 1] ?? '')) tokens.pop();
   return tokens.join(' ');
