@@ -8,6 +8,8 @@
 //   Debian's postgresql installed with apt-get when it is not and this user may install packages;
 // - Debian's chromium at CHROMIUM_PATH (default /usr/bin/chromium) for the dashboard's
 //   browser test: installed with apt-get when this user may install packages.
+// - LibreOffice (`soffice`, Debian's libreoffice-calc-nogui) for the Excel round-trip tests, which
+//   open the written CSVs and workbooks in it: installed with apt-get likewise.
 // What it cannot do, it says in one sentence naming the command to run, and exits 1
 // before any test starts.
 import { spawnSync } from 'node:child_process';
@@ -41,6 +43,28 @@ export function chromiumPlan({ path, exists, root: isRoot, sudo, aptGet }) {
   return {
     kind: 'stop',
     sentence: `${path} is missing, and this user may not install packages: run \`sudo apt-get install -y chromium\`, then npm test again.`,
+  };
+}
+
+/**
+ * What to do about LibreOffice (the Excel round-trip tests open the written CSVs and workbooks
+ * in it, headless): nothing, install Debian's libreoffice-calc-nogui, or stop with a sentence.
+ * Pure, as above.
+ */
+export function libreofficePlan({ exists, root: isRoot, sudo, aptGet }) {
+  if (exists) return { kind: 'ok' };
+  const command = ['apt-get', 'install', '-y', '-qq', 'libreoffice-calc-nogui'];
+  if (!aptGet) {
+    return {
+      kind: 'stop',
+      sentence: `soffice (LibreOffice) is missing and this machine has no apt-get: install LibreOffice Calc so that \`soffice\` is on the PATH, then run npm test again.`,
+    };
+  }
+  if (isRoot) return { kind: 'install', prefix: [], command };
+  if (sudo) return { kind: 'install', prefix: ['sudo', '-n'], command };
+  return {
+    kind: 'stop',
+    sentence: `soffice (LibreOffice) is missing, and this user may not install packages: run \`sudo apt-get install -y libreoffice-calc-nogui\`, then npm test again.`,
   };
 }
 
@@ -198,6 +222,24 @@ async function main() {
       stop(
         `apt-get installed chromium but ${path} is still missing: set CHROMIUM_PATH to the installed binary (Debian's is /usr/bin/chromium).`,
       );
+  }
+
+  const office = libreofficePlan({
+    exists: has('soffice'),
+    root: process.getuid?.() === 0,
+    sudo: has('sudo') && spawnSync('sudo', ['-n', 'true'], { stdio: 'ignore' }).status === 0,
+    aptGet: has('apt-get'),
+  });
+  if (office.kind === 'stop') stop(office.sentence);
+  if (office.kind === 'install') {
+    say("soffice is missing; installing Debian's libreoffice-calc-nogui for the Excel round-trip tests (about a minute)...");
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    if (!run([...office.prefix, 'apt-get', 'update', '-qq'], env) || !run([...office.prefix, ...office.command], env)) {
+      stop(
+        `installing LibreOffice failed (see apt-get's output above): run \`sudo apt-get install -y libreoffice-calc-nogui\`, then npm test again.`,
+      );
+    }
+    if (!has('soffice')) stop('apt-get installed libreoffice-calc-nogui but soffice is still not on the PATH.');
   }
 }
 

@@ -14,6 +14,7 @@ export interface InputFlags {
   encoding: InputEncoding | 'auto';
   delimiter?: string;
   mapping?: string;
+  sheet?: string;
   rejects?: string;
   resubmit?: boolean;
   filesRoot?: string;
@@ -21,10 +22,11 @@ export interface InputFlags {
 
 export function addInputOptions(cmd: Command): Command {
   return cmd
-    .option('--format <csv|json|jsonl>', 'input format; default from the extension', parseFormatFlag)
+    .option('--format <csv|json|jsonl|xlsx>', 'input format; default from the extension', parseFormatFlag)
     .option('--encoding <auto|utf8|utf8-bom|windows-1251>', 'input encoding', parseEncodingFlag, 'auto')
     .option('--delimiter <auto|,|;|tab>', 'CSV delimiter', parseDelimiterFlag)
     .option('--mapping <map.json>', "a bank's own headers renamed to fields, and defaults")
+    .option('--sheet <name>', 'an Excel workbook (.xlsx): the sheet to read; default the first')
     .option(
       '--rejects <file>',
       'where refused records go (input format, encoding, delimiter); default <file stem>.rejects.<ext> beside the input',
@@ -43,6 +45,7 @@ export async function readingOptions(flags: InputFlags) {
     encoding: flags.encoding === 'auto' ? undefined : flags.encoding,
     delimiter: flags.delimiter,
     mapping: flags.mapping ? await loadMapping(flags.mapping) : undefined,
+    ...(flags.sheet !== undefined && { sheet: flags.sheet }),
     rejects: flags.rejects,
     filesRoot: flags.filesRoot,
   };

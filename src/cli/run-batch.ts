@@ -145,6 +145,7 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
       encoding: options.encoding,
       delimiter: options.delimiter,
       mapping: options.mapping,
+      ...(options.sheet !== undefined && { sheet: options.sheet }),
       rejects: options.rejects,
       ...(options.filesRoot !== undefined && { filesRoot: options.filesRoot }),
       retentionMs: options.retentionMs,

@@ -51,7 +51,12 @@ export const BAD_FORMAT = 'The format must be csv or jsonl.';
 type BatchParams = { Params: { id: string } };
 type ResultsQuery = BatchParams & { Querystring: { format?: string; excel?: string } };
 
-const ATTENTION_TYPES = { csv: 'text/csv', json: 'application/json', jsonl: 'application/x-ndjson' } as const;
+const ATTENTION_TYPES = {
+  csv: 'text/csv',
+  json: 'application/json',
+  jsonl: 'application/x-ndjson',
+  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+} as const;
 const FORMAT_BY_EXTENSION: Record<string, keyof typeof ATTENTION_TYPES> = {
   '.csv': 'csv',
   '.txt': 'csv',

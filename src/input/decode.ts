@@ -288,7 +288,8 @@ export function createEncoder(encoding: InputEncoding): Transform {
     decodeStrings: false,
     transform(chunk: string | Buffer, _encoding, callback) {
       const text = typeof chunk === 'string' ? chunk : chunk.toString('utf8');
-      callback(null, afterBom(cp1251 ? cp1251.write(text) : Buffer.from(text, 'utf8')));
+      // The rouble sign has no byte in Windows-1251: the hints' `2000 ₽` is written `2000 руб.`, not `2000 ?`.
+      callback(null, afterBom(cp1251 ? cp1251.write(text.replaceAll('₽', 'руб.')) : Buffer.from(text, 'utf8')));
     },
     flush(callback) {
       // The BOM goes out even when no record did: the rejects file is still recognisably UTF-8.

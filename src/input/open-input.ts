@@ -1,6 +1,6 @@
 /**
  * Opens a deals export of any accepted kind (CSV, JSON, JSON Lines; UTF-8, UTF-8
- * with BOM or Windows-1251) and streams its records keyed by canonical field
+ * with BOM or Windows-1251; an Excel workbook, read-xlsx.ts) and streams its records keyed by canonical field
  * names, each with what is needed to write it back unchanged into a rejects file.
  */
 import { createReadStream } from 'node:fs';
@@ -15,8 +15,9 @@ import { CsvLineGuard, MAX_LINE_BYTES, oversizedOf, type OversizedLine } from '.
 import { applyDefaults, OWN_COLUMNS, headerKey, resolveHeader, type Mapping } from './mapping.js';
 import { flattenRecord, readJsonLines, readJsonRecords } from './read-json.js';
 import { unreadableFields } from './unreadable.js';
+import { readXlsx } from './read-xlsx.js';
 
-export const INPUT_FORMATS = ['csv', 'json', 'jsonl'] as const;
+export const INPUT_FORMATS = ['csv', 'json', 'jsonl', 'xlsx'] as const;
 export type InputFormat = (typeof INPUT_FORMATS)[number];
 
 export interface InputOptions {
@@ -27,6 +28,8 @@ export interface InputOptions {
   /** CSV only. Undefined: detected among `,` `;` and tab. */
   delimiter?: string;
   mapping?: Mapping;
+  /** xlsx only: the sheet by name. Undefined: the first sheet. */
+  sheet?: string;
 }
 
 /** The record as the file had it: CSV cells, or a JSON record's text. */
@@ -54,6 +57,8 @@ export interface InputFile {
   delimiter: string;
   /** CSV: the line ending of the header line, kept in the rejects file. */
   lineEnding: '\n' | '\r\n';
+  /** xlsx: the sheet asked for (undefined: the first). */
+  sheet?: string;
   /** Bytes in the file, and read so far: progress and ETA. */
   size: number;
   bytesRead(): number;
@@ -70,6 +75,7 @@ const FORMAT_BY_EXTENSION: Record<string, InputFormat> = {
   '.json': 'json',
   '.jsonl': 'jsonl',
   '.ndjson': 'jsonl',
+  '.xlsx': 'xlsx',
 };
 const DELIMITERS = [',', ';', '\t'] as const;
 /** csv-parse keeps a record in memory while reading it: a bound, so a runaway quote cannot eat the heap. */
@@ -86,7 +92,7 @@ const MAX_UNKNOWN_LISTED = 100;
 export function parseFormatFlag(value: string): InputFormat {
   const format = value.trim().toLowerCase();
   if ((INPUT_FORMATS as readonly string[]).includes(format)) return format as InputFormat;
-  throw new UsageError(`--format ${JSON.stringify(value)} is not one of csv, json, jsonl.`);
+  throw new UsageError(`--format ${JSON.stringify(value)} is not one of csv, json, jsonl, xlsx.`);
 }
 
 export function parseDelimiterFlag(value: string): string | undefined {
@@ -97,8 +103,11 @@ export function parseDelimiterFlag(value: string): string | undefined {
 }
 
 export function formatOf(file: string): InputFormat {
-  const format = FORMAT_BY_EXTENSION[extname(file).toLowerCase()];
-  if (!format) throw new UsageError(`Cannot tell the format of ${file} from its extension: give --format csv, json or jsonl.`);
+  const ext = extname(file).toLowerCase();
+  const format = FORMAT_BY_EXTENSION[ext];
+  if (!format && (ext === '.xls' || ext === '.xlsb' || ext === '.ods'))
+    throw new UsageError(`${file} is a ${ext} workbook, which is not read: save it from Excel as .xlsx (Excel Workbook) or as CSV.`);
+  if (!format) throw new UsageError(`Cannot tell the format of ${file} from its extension: give --format csv, json, jsonl or xlsx.`);
   return format;
 }
 
@@ -243,13 +252,21 @@ export async function openInput(file: string, options: InputOptions = {}): Promi
     },
   );
   const format = options.format ?? formatOf(file);
-  const encoding = options.encoding ?? (await detectEncoding(file));
+  // A workbook is a zip: its text is UTF-8 inside, and nothing of it is sniffed.
+  const encoding = format === 'xlsx' ? 'utf8' : (options.encoding ?? (await detectEncoding(file)));
   const sniffed: Sniffed = format === 'csv' ? await sniffCsv(file) : { delimiter: ',', lineEnding: '\n', recordDelimiters: ['\n'] };
   const delimiter = options.delimiter ?? sniffed.delimiter;
   const { mapping } = options;
   const unknown = new Set<string>();
   let header: string[] | undefined;
   let decoder: ReturnType<typeof createDecoder> | undefined;
+  const workbook =
+    format === 'xlsx'
+      ? readXlsx(file, {
+          sheet: options.sheet,
+          isDateColumn: (names, i) => /Date$/.test(resolveHeader(names[i] ?? '', mapping) ?? ''),
+        })
+      : undefined;
 
   const noteUnknown = (name: string): void => {
     if (unknown.size < MAX_UNKNOWN_LISTED && name.trim() !== '' && !OWN_COLUMNS.has(headerKey(name))) unknown.add(name.trim());
@@ -354,6 +371,46 @@ export async function openInput(file: string, options: InputOptions = {}): Promi
     if (!columns) throw new InputError(`${file} is empty: a header row and at least one record are expected.`);
   }
 
+  /** A sheet's rows as a CSV's: the first row the header, a row wider than it refused, a shorter one padded. */
+  async function* xlsxRecords(): AsyncGenerator<InputRecord> {
+    let columns: Array<string | undefined> | undefined;
+    let layout: FieldLayout | undefined;
+    let row = 0;
+    for await (const cells of workbook!.rows()) {
+      if (!columns) {
+        if (cells.length > MAX_ROW_CELLS)
+          throw new InputError(`${file} cannot be read: its header row has more than ${number(MAX_ROW_CELLS)} cells.`);
+        header = cells;
+        columns = cells.map((h) => {
+          const field = OWN_COLUMNS.has(headerKey(h)) ? undefined : resolveHeader(h, mapping);
+          if (!field) noteUnknown(h);
+          return field;
+        });
+        if (!columns.some((c) => c !== undefined)) {
+          throw new InputError(
+            `${file} has no header row with known field names (the sheet's first row that is not blank is read as the header; --mapping renames a bank's own headers).`,
+          );
+        }
+        continue;
+      }
+      row++;
+      // Cells past the header's width that are blank are no cells (Excel keeps formatted blanks).
+      let width = cells.length;
+      while (width > columns.length && cells[width - 1]!.trim() === '') width--;
+      cells.length = width;
+      if (width > columns.length) {
+        const problem = { field: '(row)', message: `has ${width} cells where the header has ${columns.length}` };
+        yield { row, fields: unreadableFields(), raw: { kind: 'cells', cells }, problems: [problem] };
+        continue;
+      }
+      while (cells.length < columns.length) cells.push('');
+      const fields = fieldsOf((layout ??= fieldLayout(columns)), cells);
+      applyDefaults(fields, mapping);
+      yield { row, fields, raw: { kind: 'cells', cells }, problems: [] };
+    }
+    if (!columns) throw new InputError(`${file} is empty: a header row and at least one record are expected.`);
+  }
+
   async function* jsonRecords(): AsyncGenerator<InputRecord> {
     const items = format === 'json' ? readJsonRecords(decodedText(), file) : readJsonLines(decodedText(), file);
     for await (const item of items) {
@@ -383,10 +440,11 @@ export async function openInput(file: string, options: InputOptions = {}): Promi
     encoding,
     delimiter,
     lineEnding: sniffed.lineEnding,
+    ...(format === 'xlsx' && options.sheet !== undefined && { sheet: options.sheet }),
     size,
-    bytesRead: () => decoder?.bytesRead ?? 0,
+    bytesRead: () => workbook?.bytesRead() ?? decoder?.bytesRead ?? 0,
     header: () => header,
     unknownColumns: () => [...unknown],
-    records: () => (format === 'csv' ? csvRecords() : jsonRecords()),
+    records: () => (format === 'csv' ? csvRecords() : format === 'xlsx' ? xlsxRecords() : jsonRecords()),
   };
 }

@@ -11,7 +11,9 @@ import { basename, dirname, extname, join } from 'node:path';
 import { stringify, type Stringifier } from 'csv-stringify';
 import { OutputError } from '../errors.js';
 import { createAtomicFile, PRIVATE_FILE_MODE, type AtomicFile } from '../files/atomic-file.js';
-import { QUOTE_LINE_BREAKS, safeCell } from './csv-cell.js';
+import { createXlsxFile, type XlsxFile } from '../files/xlsx-file.js';
+import { excelCell, QUOTE_LINE_BREAKS, safeCell } from './csv-cell.js';
+import { isIdColumn } from './id-columns.js';
 import type { FieldProblem } from './deal.js';
 import { createEncoder } from './decode.js';
 import { headerKey, OWN_COLUMNS } from './mapping.js';
@@ -46,6 +48,12 @@ export interface RejectsWriter {
   close(): Promise<{ file: string; rows: number }>;
   abort(): Promise<void>;
 }
+
+/** Where a file of rows goes, written or opened: a CSV or JSON file, or a workbook. */
+type RowsTarget = Pick<AtomicFile, 'write' | 'commit' | 'abort'>;
+
+/** A path that names an Excel workbook: the rows are written as one. */
+export const isXlsxPath = (path: string): boolean => extname(path).toLowerCase() === '.xlsx';
 
 /** `<dir>/<stem>.rejects<ext>` beside the input. */
 export function defaultRejectsPath(input: string): string {
@@ -88,22 +96,52 @@ export interface RowsWriterOptions {
 export function createRowsWriter(file: string, input: InputFile, columns: readonly string[], options: RowsWriterOptions = {}): RowsWriter {
   let rows = 0;
   let target: AtomicFile | undefined;
+  let workbook: XlsxFile | undefined;
   let csv: Stringifier | undefined;
   /** CSV: the input's header cells that are columns of ours (a file of ours loaded again): left out. */
   let dropped = new Set<number>();
   let width = 0;
-  let opened: Promise<AtomicFile> | undefined;
+  let opened: Promise<RowsTarget> | undefined;
   let stopped = false;
+  const xlsxOut = isXlsxPath(file);
+  // A workbook's rows are cells too: written back as a workbook, or as a CSV Russian Excel opens.
+  const cellsIn = input.format === 'csv' || input.format === 'xlsx';
 
-  async function openFile(): Promise<AtomicFile> {
-    const excel = options.excel === true && input.format === 'csv';
+  /** The input's header less the columns of ours it had, noted in `dropped` and `width`. */
+  function ownHeader(): string[] {
+    const header = input.header() ?? [];
+    width = header.length;
+    dropped = new Set(header.flatMap((h, i) => (OWN_COLUMNS.has(headerKey(h)) ? [i] : [])));
+    return header.filter((_, i) => !dropped.has(i));
+  }
+
+  async function openFile(): Promise<RowsTarget> {
+    if (xlsxOut) {
+      if (!cellsIn)
+        throw new OutputError(
+          `${file} cannot be written as a workbook: the input ${input.file} is ${input.format.toUpperCase()}, whose records are no table; name a .${input.format} file.`,
+        );
+      const header = [...columns, ...ownHeader()];
+      // Created 0600: the rows are the input's own, owners' names and passports included.
+      workbook = await createXlsxFile(
+        file,
+        header.map((name) => ({ header: name, kind: name === ROW_COLUMN ? 'number' : 'text' })),
+        { mode: PRIVATE_FILE_MODE },
+      );
+      return workbook;
+    }
+    const excel = (options.excel === true && input.format === 'csv') || input.format === 'xlsx';
     const encoder = createEncoder(excel && input.encoding !== 'windows-1251' ? 'utf8-bom' : input.encoding);
-    if (input.format === 'csv') {
+    let ids: boolean[] = [];
+    if (cellsIn) {
       csv = stringify({
         delimiter: excel ? ';' : input.delimiter,
         record_delimiter: excel || input.lineEnding === '\r\n' ? 'windows' : 'unix',
         quoted_match: QUOTE_LINE_BREAKS,
-        cast: { string: safeCell },
+        // For Excel, ids stay text (csv-cell.ts); the header is never one.
+        cast: {
+          string: excel ? (value, context) => (context.records === 0 ? safeCell(value) : excelCell(value, ids[context.index])) : safeCell,
+        },
       });
     }
     // A pipe at its name (a FIFO beside the input) would hold the load until a reader came; a
@@ -116,10 +154,9 @@ export function createRowsWriter(file: string, input: InputFile, columns: readon
     // Created 0600: the refused rows are the input's own, owners' names and passports included.
     target = await createAtomicFile(file, { through: csv ? [csv, encoder] : [encoder], mode: PRIVATE_FILE_MODE });
     if (csv) {
-      const header = input.header() ?? [];
-      width = header.length;
-      dropped = new Set(header.flatMap((h, i) => (OWN_COLUMNS.has(headerKey(h)) ? [i] : [])));
-      await target.write([...columns, ...header.filter((_, i) => !dropped.has(i))]);
+      const header = [...columns, ...ownHeader()];
+      ids = header.map((name) => isIdColumn(name));
+      await target.write(header);
     } else if (input.format === 'json') {
       await target.write('[\n');
     }
@@ -131,7 +168,7 @@ export function createRowsWriter(file: string, input: InputFile, columns: readon
       if (stopped) throw new OutputError(`${file} was already closed; nothing more can be written to it.`);
       opened ??= openFile();
       const out = await opened;
-      if (csv && record.raw.kind === 'cells') {
+      if ((csv || workbook) && record.raw.kind === 'cells') {
         // A row wider than the header keeps every cell it has: those past the header stay at its end.
         const own = record.raw.cells.filter((_, i) => i >= width || !dropped.has(i));
         await out.write([...columns.map((name) => String(extra[name] ?? '')), ...own]);
@@ -156,7 +193,7 @@ export function createRowsWriter(file: string, input: InputFile, columns: readon
         if (input.format === 'json') await out.write('\n]\n');
         await out.commit();
       } catch (err) {
-        await target?.abort();
+        await (workbook ?? target)?.abort();
         throw err;
       }
       return { file, rows };
@@ -164,7 +201,7 @@ export function createRowsWriter(file: string, input: InputFile, columns: readon
     async abort() {
       stopped = true;
       await opened?.catch(() => undefined);
-      await target?.abort();
+      await (workbook ?? target)?.abort();
     },
   };
 }

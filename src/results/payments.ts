@@ -9,14 +9,16 @@
  * renamed).
  */
 import { createAtomicFile } from '../files/atomic-file.js';
+import { isXlsxPath } from '../input/rejects.js';
 import { csvSink } from './csv-sink.js';
+import { createTableFile, type TableFile } from './table-file.js';
 import { batchOutcomes } from '../outcomes/batch-outcomes.js';
 import { batchBank, readDocflowStatuses, rowDocflows } from '../ledger/docflows.js';
 import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { SUBMITTED_OUTCOMES, type OutcomeRecord } from '../outcomes/types.js';
-import { describeAge } from '../ledger/claim.js';
+import { describeStatesAge as describeFeedAge, START_A_FOLLOWER, type StatesAge } from '../feed/states-age.js';
 
 export const PAYMENT_COLUMNS = ['dealId', 'docflowId', 'uin', 'amount', 'payer', 'since'] as const;
 export type PaymentLine = Record<(typeof PAYMENT_COLUMNS)[number], string>;
@@ -29,7 +31,10 @@ export interface PaymentsOptions {
   batch: string;
   total: number;
   out: string;
-  /** For Russian Excel: BOM, `;`, CRLF. */
+  /**
+   * For Russian Excel: BOM, `;`, CRLF, ids as text (the default: the file is for the bank's
+   * accounting, read by a person); false: UTF-8 with `,`.
+   */
   excel?: boolean;
 }
 
@@ -67,15 +72,16 @@ export async function* waitingPayments(redis: Redis, keys: Keys, db: Database, b
 export async function writePayments(options: PaymentsOptions): Promise<{ file: string; rows: number; amount: number }> {
   const { out } = options;
   const jsonl = out.endsWith('.jsonl');
-  const sink = jsonl ? undefined : csvSink(PAYMENT_COLUMNS, options.excel);
-  const file = await createAtomicFile(out, { through: sink ? [sink] : [] });
+  const xlsx = isXlsxPath(out);
+  const sink = jsonl || xlsx ? undefined : csvSink(PAYMENT_COLUMNS, options.excel ?? true);
+  const file: TableFile = xlsx ? await createTableFile(out, PAYMENT_COLUMNS) : await createAtomicFile(out, { through: sink ? [sink] : [] });
   let rows = 0;
   let amount = 0;
   try {
     for await (const line of waitingPayments(options.redis, options.keys, options.db, options.batch, options.total)) {
       rows++;
       for (const part of line.amount.split(' ')) amount += Number(part) || 0;
-      await file.write(sink ? line : `${JSON.stringify(line)}\n`);
+      await file.write(sink || xlsx ? line : `${JSON.stringify(line)}\n`);
     }
     await file.commit();
   } catch (err) {
@@ -85,39 +91,11 @@ export async function writePayments(options: PaymentsOptions): Promise<{ file: s
   return { file: out, rows, amount };
 }
 
-/**
- * States older than this many of the follower's periods (its pause plus a read, as the feed row
- * keeps it), and at least `STALE_MIN_MS`, mean no follower reads the feed: a claim already
- * refuses past two (src/ledger/claim.ts); a busy follower may miss one or two.
- */
-export const STALE_PERIODS = 5;
-export const STALE_MIN_MS = 10_000;
-
-/** How old the docflows' states are: the news feed's last complete read, on the database's clock. */
-export interface StatesAge {
-  /** When the feed was last read to its end (ISO); absent when no follower ever read it. */
-  asOf?: string;
-  /** How long ago (ms). */
-  ageMs?: number;
-  /** Older than a few of the follower's periods, or never read: no follower seems to run. */
-  stale: boolean;
-}
-
-export async function readStatesAge(db: Database): Promise<StatesAge> {
-  const feed = await db.kysely.selectFrom('feed').select(['covered_at', 'poll_ms']).where('id', '=', 1).executeTakeFirst();
-  if (!feed) return { stale: true };
-  const coveredAt = Number(feed.covered_at);
-  const ageMs = Math.max(0, (await db.now()) - coveredAt);
-  const allowMs = Math.max(STALE_MIN_MS, STALE_PERIODS * Number(feed.poll_ms));
-  return { asOf: new Date(coveredAt).toISOString(), ageMs, stale: ageMs > allowMs };
-}
-
-const START_A_FOLLOWER = 'start one with `realty-batch track` (or `realty-batch work`, which follows the feed unless --no-track)';
+export { readStatesAge, STALE_MIN_MS, STALE_PERIODS, type StatesAge } from '../feed/states-age.js';
 
 /** One sentence for stderr: how old the states are, and, when no follower seems to run, which command runs one. */
 export function describeStatesAge(age: StatesAge): string {
   if (age.asOf === undefined)
     return `states: the news feed was never read, so no deal's payment is known; no follower seems to run: ${START_A_FOLLOWER}.`;
-  const when = `states as of ${age.asOf}, ${describeAge(age.ageMs ?? 0)} ago`;
-  return age.stale ? `${when}: no follower seems to run, so a deal paid since may still be listed; ${START_A_FOLLOWER}.` : `${when}.`;
+  return describeFeedAge(age, 'a deal paid since may still be listed');
 }

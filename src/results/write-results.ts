@@ -5,7 +5,9 @@
  * or disk failure part-way leaves the previous file as it was).
  */
 import { createAtomicFile, PRIVATE_FILE_MODE } from '../files/atomic-file.js';
+import { isXlsxPath } from '../input/rejects.js';
 import { csvSink } from './csv-sink.js';
+import { createTableFile, type TableFile } from './table-file.js';
 import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
@@ -47,18 +49,21 @@ export interface ResultsSummary {
 export async function writeResults(options: WriteResultsOptions): Promise<ResultsSummary> {
   const { out } = options;
   const jsonl = out.endsWith('.jsonl');
+  const xlsx = isXlsxPath(out);
   const counts = emptyCounts();
   const tally = createStateTally();
   let rows = 0;
   let duplicates = 0;
-  const sink = jsonl ? undefined : csvSink(RESULTS_FILE_COLUMNS, options.excel);
+  const sink = jsonl || xlsx ? undefined : csvSink(RESULTS_FILE_COLUMNS, options.excel);
   // Written beside `out` and renamed over it at the end: a failure part-way leaves the previous file.
   // Created 0600: a row's dealId and the gateway's texts are the bank's business alone.
-  const file = await createAtomicFile(out, { through: sink ? [sink] : [], signal: options.signal, mode: PRIVATE_FILE_MODE });
+  const file: TableFile = xlsx
+    ? await createTableFile(out, RESULTS_FILE_COLUMNS, { signal: options.signal, mode: PRIVATE_FILE_MODE })
+    : await createAtomicFile(out, { through: sink ? [sink] : [], signal: options.signal, mode: PRIVATE_FILE_MODE });
   let page: OutcomeRecord[] = [];
   const flush = async (): Promise<void> => {
     for (const record of await withOrigins(options.db, page)) {
-      if (sink) await file.write(Object.fromEntries(RESULTS_FILE_COLUMNS.map((c) => [c, record[c] ?? ''])));
+      if (sink || xlsx) await file.write(Object.fromEntries(RESULTS_FILE_COLUMNS.map((c) => [c, record[c] ?? ''])));
       else await file.write(`${JSON.stringify(Object.fromEntries(RESULTS_FILE_COLUMNS.map((c) => [c, record[c] ?? null])))}\n`);
     }
     page = [];

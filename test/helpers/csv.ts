@@ -1,6 +1,7 @@
 /** Reading the tool's CSV files in tests: results are plain (`,`), attention files Russian Excel's (`;`, BOM). */
 import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
+import { readCell } from '../../src/input/csv-cell.js';
 import { RESULT_COLUMNS } from '../../src/outcomes/types.js';
 
 export type CsvRow = Record<string, string>;
@@ -9,7 +10,13 @@ export type CsvRow = Record<string, string>;
 export function readCsvFile(file: string): CsvRow[] {
   const bytes = readFileSync(file);
   const header = bytes.toString('utf8').split(/\r?\n/, 1)[0]!;
-  return parse(bytes, { columns: true, bom: true, delimiter: header.includes(';') ? ';' : ',' }) as CsvRow[];
+  // Cells as the tool reads them back: an id Excel would turn into a number is written `="…"` (csv-cell.ts).
+  return parse(bytes, {
+    columns: true,
+    bom: true,
+    delimiter: header.includes(';') ? ';' : ',',
+    cast: (value) => readCell(value),
+  }) as CsvRow[];
 }
 
 /**
