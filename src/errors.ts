@@ -186,6 +186,20 @@ export class ApiNetworkError extends RealtyBatchError {
   }
 }
 
+/**
+ * The gateway's host could not be reached when a command started (src/cli/gateway-check.ts):
+ * names the url (never a session), exit 1, nothing loaded or sent.
+ */
+export class GatewayUnreachableError extends RealtyBatchError {
+  readonly code = 'ERR_GATEWAY_UNREACHABLE';
+
+  constructor(url: string, reason: string) {
+    super(
+      `The gateway at ${url} cannot be reached (${reason}): check REALTY_API_URL and the network, then run this command again; nothing was loaded or sent.`,
+    );
+  }
+}
+
 /** The gateway answered 2xx with a body that does not match the contract. */
 export class ApiResponseError extends RealtyBatchError {
   readonly code = 'ERR_API_RESPONSE';

@@ -153,7 +153,7 @@ export async function loadBatchWith(openContext: () => LoadContext, options: Loa
       opened === undefined
         ? undefined
         : async () => (await inputFingerprint(options.file, options)) === opened || (await fileSha256(options.file)) === opened;
-    await checkWhole(options.file, summary.read, before, sameContent);
+    await checkWhole(options.file, before, sameContent);
     if (context) await markLoaded(context, options, summary.read);
     loaded = true;
   } catch (err) {
@@ -220,18 +220,18 @@ async function openBatch(context: LoadContext, options: LoadRequest): Promise<{ 
 }
 
 /**
- * A file without a record, or one that changed while it was read, is refused. Changed by its
- * content: a file only touched (its time moved, its bytes the same as the fingerprint the batch
- * was opened with: `sameContent`) is the file that was read.
+ * A file that changed while it was read is refused. Changed by its content: a file only touched
+ * (its time moved, its bytes the same as the fingerprint the batch was opened with:
+ * `sameContent`) is the file that was read. A file with its header and no record (a JSON file
+ * with an empty array) is a night with no deals: a batch of none, said as "no deals" by the
+ * commands. A file without even a header (0 bytes) never gets here: the reader refuses it, since
+ * an export that wrote nothing at all is a failed one (docs/operations.md).
  */
 async function checkWhole(
   file: string,
-  read: number,
   before: Awaited<ReturnType<typeof fileState>>,
   sameContent: (() => Promise<boolean>) | undefined,
 ): Promise<void> {
-  // An export without a single deal is a broken export, not a quiet night: said loudly.
-  if (read === 0) throw new InputError(`${file} has no records: a header row and at least one record are expected.`);
   const after = await fileState(file);
   const touched = after.size === before.size && after.mtimeMs !== before.mtimeMs;
   if (after.size !== before.size || (touched && !(await sameContent?.()))) {
@@ -265,6 +265,7 @@ async function readRows(
       encoding: input.encoding,
       delimiter: input.delimiter,
       ...(options.mapping && { mapping: options.mapping }),
+      ...(input.sheet !== undefined && { sheet: input.sheet }),
     },
     ...(options.filesRoot !== undefined && { filesRoot: options.filesRoot }),
     chunkSize: Math.max(1, options.chunkSize ?? LOADER.chunkRows),

@@ -30,6 +30,7 @@ import { findMissingRows } from './missing-rows.js';
 import { DEAL_JOB, dealJobId, dealJobOptions, storedJobData, type DealJobData } from '../queue/job-data.js';
 import type { Keys } from '../redis/keys.js';
 import { openQueue } from '../queue/deal-queue.js';
+import { registryAnswerCouldDiffer, type RegistryQuery, type UnchangedRow } from './retry-unchanged.js';
 
 export const DEFAULT_RETRY_OUTCOMES: readonly Outcome[] = ['unavailable', 'failed'];
 /** Outcomes that cannot succeed unchanged: sent again only with --force. */
@@ -45,6 +46,8 @@ export interface RetryOptions {
   /** Also the rows with neither a job nor an outcome (their jobs were removed from outside). */
   missing?: boolean;
   force?: boolean;
+  /** The registry's query for a deal as read now: a not_found row asked otherwise is sent again (retry-unchanged.ts). */
+  registryQuery?: RegistryQuery;
   /** The batch input, when it is no longer where it was loaded from. */
   input?: string;
   /**
@@ -69,6 +72,8 @@ export interface RetrySummary {
   missing: number;
   /** Uncertain rows whose docflow the news feed found since: their outcome written, no job. */
   reconciled: number;
+  /** not_found and ambiguous rows whose question to the registry is unchanged: not sent again (without --force). */
+  unchanged: UnchangedRow[];
 }
 
 /** Outcomes of rows whose last try may have reached the gateway. */
@@ -91,7 +96,16 @@ export async function retryBatch(options: RetryOptions): Promise<RetrySummary> {
     for (const row of found.rows) selected.set(row, undefined);
     missing = found.count;
   }
-  const summary: RetrySummary = { batch, selected: selected.size, requeued: 0, alreadyGoing: 0, stillInvalid: 0, missing, reconciled: 0 };
+  const summary: RetrySummary = {
+    batch,
+    selected: selected.size,
+    requeued: 0,
+    alreadyGoing: 0,
+    stillInvalid: 0,
+    missing,
+    reconciled: 0,
+    unchanged: [],
+  };
   if (selected.size === 0) return summary;
 
   await profileFor(options, meta, batches);
@@ -100,7 +114,7 @@ export async function retryBatch(options: RetryOptions): Promise<RetrySummary> {
   if (selected.size === 0) return summary;
 
   await requeue(options, meta, selected, summary);
-  options.logger.info({ ...summary }, 'batch rows sent around again');
+  options.logger.info({ ...summary, unchanged: summary.unchanged.length }, 'batch rows sent around again');
   return summary;
 }
 
@@ -251,6 +265,11 @@ async function requeue(
       }
       if (result.deal.agreement.file && (await checkFiles(result.deal)).length > 0) {
         summary.stillInvalid++;
+        continue;
+      }
+      // The registry's answer to an unchanged question is the same answer: not asked again.
+      if (earlier && !registryAnswerCouldDiffer(earlier, result.deal, options)) {
+        summary.unchanged.push({ row: record.row, dealId: earlier.dealId, outcome: earlier.outcome });
         continue;
       }
       const id = dealJobId(batch, result.deal.dealId);

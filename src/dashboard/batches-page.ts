@@ -2,9 +2,9 @@
  * The batches page: server-rendered HTML, no script, no asset from elsewhere.
  * Every value passes through `escapeHtml`.
  */
-import { OUTCOMES, type Outcome } from '../outcomes/types.js';
+import { OUTCOMES, SUBMITTED_OUTCOMES, type Outcome } from '../outcomes/types.js';
 import type { BatchStatus } from '../batch/batch-status.js';
-import { describeStates } from '../outcomes/state-tally.js';
+import { describeRegistered, describeStates } from '../outcomes/state-tally.js';
 
 /** A value as page text: nothing for null or undefined, JSON for an object. */
 export function textOf(value: unknown): string {
@@ -73,7 +73,12 @@ function queueStates(status: BatchStatus): string {
 function loadState(status: BatchStatus): string {
   const state =
     escapeHtml(status.state) + (status.loaderDied ? ' <span class="attention">(its loader died: load the same input again)</span>' : '');
-  if (status.registered) return `${state}, <span class="done">registered</span>`;
+  if (status.registered) {
+    // Green only when every row reached the registry and was registered: rows never filed are not a registration.
+    const filed = OUTCOMES.filter((o) => SUBMITTED_OUTCOMES.has(o)).reduce((sum, o) => sum + (status.outcomes[o] ?? 0), 0);
+    const registered = describeRegistered({ total: status.total, filed, states: status.states });
+    return `${state}, <span class="${registered.whole ? 'done' : 'attention'}">${escapeHtml(registered.text)}</span>`;
+  }
   return status.done ? `${state}, <span class="done">done</span>` : state;
 }
 

@@ -68,6 +68,30 @@ export function describeStates(status: Omit<StateCounts, 'registered'>, now = Da
   return `${parts.join(', ')}${oldest ? `; oldest unfinished: row ${oldest.row}, since ${oldest.since} (${age})` : ''}`;
 }
 
+/** A finished batch's rows: how many, how many reached the registry (a submitted outcome), and their docflows' states. */
+export interface RegistrationCounts {
+  total: number;
+  filed: number;
+  states: Record<string, number>;
+}
+
+/**
+ * What a batch whose docflows are all final (`registered`) got at the registry, without
+ * calling a batch with rows that never reached it registered: `registered` when every row's
+ * deal was filed and completed, else `registered 28 of 41; 13 never filed` (and the docflows
+ * the registry refused: `2 refused by the registry`).
+ */
+export function describeRegistered(counts: RegistrationCounts): { text: string; whole: boolean } {
+  const completed = counts.states.completed ?? 0;
+  const refused = counts.states.error ?? 0;
+  const neverFiled = Math.max(0, counts.total - counts.filed);
+  if (neverFiled === 0 && refused === 0) return { text: 'registered', whole: true };
+  const parts = [`registered ${completed} of ${counts.total}`];
+  if (neverFiled > 0) parts.push(`${neverFiled} never filed`);
+  if (refused > 0) parts.push(`${refused} refused by the registry`);
+  return { text: parts.join('; '), whole: false };
+}
+
 /** `4d 2h`, `3h 12m`, `12m`, `40s`. */
 function ageOf(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));

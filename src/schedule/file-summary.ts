@@ -41,6 +41,8 @@ export function describe(s: FileSummary): string {
   if (s.status === 'duplicate')
     return `${s.file}: the same content ran before as ${s.earlier?.file} (batch ${s.earlier?.batch}); not run again`;
   if (s.status === 'failed') return `${s.file}: not run: ${s.error}`;
+  // A header and no record: a quiet night, done (docs/operations.md).
+  if (s.status === 'done' && s.rows === 0) return `${s.file} → batch ${s.batch}: no deals (a header and no record), exit ${s.exitStatus}`;
   const counts = Object.entries(s.outcomes ?? {})
     .map(([o, n]) => `${o} ${n}`)
     .join(', ');

@@ -51,6 +51,9 @@ import {
   type Snapshot,
 } from './safe-files.js';
 import type { TickData } from './scheduler.js';
+import { loadMapping } from '../input/mapping.js';
+import { parseEncodingFlag } from '../input/decode.js';
+import { parseFormatFlag, type InputOptions } from '../input/open-input.js';
 
 export interface TickContext {
   redis: Redis;
@@ -172,6 +175,7 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
       return await finish({ status: 'failed', exitStatus: 1, error, ...(made && { batch: id }) }, 'failed');
     }
     return await withStaging(data.outbox, async (stage) => {
+      const reading = await tickReading(data.reading);
       const load = await loadBatch({
         file,
         batch: id,
@@ -181,7 +185,8 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
         keys,
         db,
         logger: log,
-        fingerprint: snap.sha256,
+        // Read with options, the batch's fingerprint names the content and the options (the load computes it).
+        ...(reading ? reading : { fingerprint: snap.sha256 }),
         rejects: join(stage, rejectsName),
         // The schedule's --files-root, as `load --files-root` would take it (kept with the batch for retry).
         ...(data.filesRoot !== undefined && { filesRoot: data.filesRoot }),
@@ -307,4 +312,19 @@ async function abandonBatch(ctx: TickContext, batch: string, why: string, log: L
   } finally {
     await queue.close();
   }
+}
+
+/** The schedule's reading flags as the load takes them, its mapping file read now; undefined when it has none. */
+async function tickReading(stored: TickData['reading']): Promise<InputOptions | undefined> {
+  if (!stored) return undefined;
+  const reading: InputOptions = {};
+  if (stored.format !== undefined) reading.format = parseFormatFlag(stored.format);
+  if (stored.encoding !== undefined) {
+    const encoding = parseEncodingFlag(stored.encoding);
+    if (encoding !== 'auto') reading.encoding = encoding;
+  }
+  if (stored.delimiter !== undefined) reading.delimiter = stored.delimiter;
+  if (stored.sheet !== undefined) reading.sheet = stored.sheet;
+  if (stored.mapping !== undefined) reading.mapping = await loadMapping(stored.mapping);
+  return reading;
 }

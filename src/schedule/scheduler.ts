@@ -45,6 +45,20 @@ export interface TickData {
    * agreementSignatureFiles by absolute path under it (else only inside the inbox's folder tree).
    */
   filesRoot?: string;
+  /**
+   * How each file is read, as `run` reads it (`--format`, `--encoding`, `--delimiter`, `--sheet`,
+   * and `--mapping`: its absolute path, read again at each tick). Absent: detected per file.
+   */
+  reading?: TickReading;
+}
+
+/** A schedule's reading flags, as stored with it. */
+export interface TickReading {
+  format?: string;
+  encoding?: string;
+  delimiter?: string;
+  sheet?: string;
+  mapping?: string;
 }
 
 export interface ScheduleOptions extends Omit<TickData, 'name'> {
@@ -141,6 +155,8 @@ export async function upsertSchedule(redis: Redis, keys: Keys, options: Schedule
   if (options.deadline !== undefined) data.deadline = options.deadline;
   if (options.tz !== undefined) data.tz = options.tz;
   if (options.filesRoot !== undefined) data.filesRoot = resolve(options.filesRoot);
+  const reading = storedReading(options.reading);
+  if (reading) data.reading = reading;
   const queue = scheduleQueue(redis, keys);
   try {
     await queue.upsertJobScheduler(
@@ -193,4 +209,11 @@ export async function removeSchedule(redis: Redis, keys: Keys, name: string): Pr
   } finally {
     await queue.close();
   }
+}
+
+/** The reading flags given (the mapping's path made absolute), or undefined when none was. */
+function storedReading(given: TickReading | undefined): TickReading | undefined {
+  const reading = Object.fromEntries(Object.entries(given ?? {}).filter(([, v]) => v !== undefined)) as TickReading;
+  if (reading.mapping !== undefined) reading.mapping = resolve(reading.mapping);
+  return Object.keys(reading).length > 0 ? reading : undefined;
 }

@@ -1,5 +1,6 @@
 /** How a failure of a deal job's gateway call (or of a step before it) ends: retried, held, paused, or the row's outcome. */
 import { DelayedError, RateLimitError, UnrecoverableError, WaitingError } from 'bullmq';
+import { ApiNetworkError } from '../errors.js';
 import { isDatabaseOutage } from '../db/database.js';
 import { FeedNotCompleteError } from '../ledger/claim.js';
 import { decide, describeApiError } from './decide.js';
@@ -14,6 +15,13 @@ const DATABASE_LOG_MS = 30_000;
 let databaseLoggedAt = 0;
 /** When each worker (its logger) last said the feed is not known complete. */
 const feedLoggedAt = new WeakMap<object, number>();
+/**
+ * A gateway that does not answer (refused, reset, timed out) fails every deal the same way: one
+ * warn line a worker a minute says so with how many tries failed so, not a line per try
+ * (issue 40, point 7: an hour of ECONNREFUSED lines). Each try's own line goes to debug.
+ */
+const NO_ANSWER_LOG_MS = 60_000;
+const noAnswerLogged = new WeakMap<object, { at: number; since: number }>();
 /** A deal waiting for the feed looks again after this, doubled per wait, at most FEED_HOLD_MAX_MS (ms, before jitter). */
 const FEED_HOLD_MAX_MS = 30_000;
 
@@ -47,21 +55,18 @@ export function failure(run: DealRun, err: unknown, uncertain: boolean): Decisio
     // The breaker is open: the gateway is down for everyone, not for this deal. It waits for
     // the cool-down without spending a try, as many times as it has tries: a gateway down for
     // good still ends the row (unavailable or failed), not a run that never ends.
+    // At debug: the breaker's own line says the gateway is down once; a line per deal held would be a flood.
     run
       .log()
-      .info(
+      .debug(
         { errorCode: described.errorCode, httpStatus: described.httpStatus, holds: holds + 1 },
         'gateway down (breaker open): waiting without spending a try',
       );
     return { kind: 'delay', ms: hold - Date.now() + Math.round(Math.random() * 1000), patch: { holds: holds + 1 } };
   }
   if (decision.action === 'retry' && attempt < ctx.attempts) {
-    run
-      .log()
-      .warn(
-        { errorCode: described.errorCode, httpStatus: described.httpStatus, attemptsLeft: ctx.attempts - attempt, uncertain },
-        'transient failure, will retry',
-      );
+    const line = { errorCode: described.errorCode, httpStatus: described.httpStatus, attemptsLeft: ctx.attempts - attempt, uncertain };
+    logRetry(run, err, line);
     // BullMQ keeps the message and the stack (which repeats the message), never the cause,
     // which stays in memory for the backoff strategy (a 429's Retry-After).
     return { kind: 'fail', error: new Error(described.errorMessage, { cause: err }) };
@@ -79,6 +84,30 @@ export function failure(run: DealRun, err: unknown, uncertain: boolean): Decisio
     return { kind: 'delay', ms: 1000, patch: { exhausted: { ...fields, outcome: outcome === 'unavailable' ? 'unavailable' : 'failed' } } };
   }
   return { kind: 'outcome', fields, ledger: run.ledger() };
+}
+
+/** A try that failed and will be retried: a line each, but one a minute for a gateway that does not answer. */
+function logRetry(run: DealRun, err: unknown, line: Record<string, unknown>): void {
+  if (!(err instanceof ApiNetworkError)) {
+    run.log().warn(line, 'transient failure, will retry');
+    return;
+  }
+  const now = Date.now();
+  const seen = noAnswerLogged.get(run.ctx.logger) ?? { at: 0, since: 0 };
+  seen.since++;
+  noAnswerLogged.set(run.ctx.logger, seen);
+  if (now - seen.at < NO_ANSWER_LOG_MS) {
+    run.log().debug(line, 'transient failure, will retry');
+    return;
+  }
+  run
+    .log()
+    .warn(
+      { ...line, failedTriesSinceLastLine: seen.since },
+      'the gateway does not answer (transient failure, will retry): deals wait for their next try; one line a minute while it lasts',
+    );
+  seen.at = now;
+  seen.since = 0;
 }
 
 /** BullMQ's signals, and a run that lost its job: thrown on as they are, never a failure of the deal. */

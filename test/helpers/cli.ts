@@ -5,6 +5,23 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CLI = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
 
+/**
+ * The environment a CLI child starts with: the test process's, without what a caller's shell may
+ * have set for a deployment (REALTY_*, REDIS_URL, LOG_LEVEL, DATABASE_URL), then what the test gives.
+ * A developer who exported REALTY_PREFIX for the demo would otherwise run every child against it,
+ * and an `--env-file` could not say where to look. The test machinery's own REALTY_TEST_* stay.
+ * DATABASE_URL is empty rather than unset unless the test gives one, so that a `.env` in the
+ * working folder cannot give one either (test/helpers/database.ts).
+ */
+export function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const inherited: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (/^REALTY_(?!TEST_)/.test(name) || name === 'REDIS_URL' || name === 'LOG_LEVEL' || name === 'DATABASE_URL') continue;
+    inherited[name] = value;
+  }
+  return { ...inherited, DATABASE_URL: '', ...env };
+}
+
 export interface CliResult {
   code: number | null;
   stdout: string;
@@ -15,7 +32,7 @@ export function runCli(args: string[], env: Record<string, string>, timeoutMs = 
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       cwd: ROOT,
-      env: { ...process.env, ...env },
+      env: childEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -48,7 +65,7 @@ export function runCliOnTerminal(
   return new Promise((resolve, reject) => {
     const child = spawn('script', ['-qfec', command, '/dev/null'], {
       cwd: options.cwd ?? ROOT,
-      env: { ...process.env, ...env },
+      env: childEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

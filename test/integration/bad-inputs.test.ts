@@ -127,7 +127,6 @@ describe('bad inputs end in one clear sentence or in refused rows, never a crash
 
   it.each([
     ['empty.csv', /is empty/],
-    ['header-only.csv', /has no records/],
     ['garbage.csv', /no header row with known field names|not valid UTF-8|mixes UTF-8/],
     ['truncated-utf8.csv', /not valid UTF-8 near byte \d+|mixes UTF-8 text with bytes that are not UTF-8 \(near byte \d+\)/],
     ['unbalanced-quotes.csv', /cannot be read as CSV near line \d+/],
@@ -140,6 +139,14 @@ describe('bad inputs end in one clear sentence or in refused rows, never a crash
     oneSentence(result.stderr);
     expect(result.stderr).toMatch(message);
     expect(await jobsOf(batch)).toEqual([]);
+  });
+
+  it('loads header-only.csv as a night with no deals: exit 0, nothing enqueued (issue 40, point 7)', async () => {
+    const result = await load(join(BAD, 'header-only.csv'), prefix, 'header-only');
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('read 0, valid 0, invalid 0, enqueued 0');
+    expect(await jobsOf('header-only')).toEqual([]);
   });
 
   /** The refused rows of a load's rejects file: row and errors. */

@@ -184,6 +184,8 @@ describe('a late or short news feed', () => {
       expect(l.errorMessage).toMatch(/two docflows/);
     }
     expect(first.code, first.err).toBe(3);
+    // The run followed the feed while it ran; nothing does after it (issue 40, point 5): said.
+    expect(first.err).toMatch(/nothing follows the news feed from now on: .*`realty-batch track`/);
     expect(first.err).toMatch(/two docflows at the gateway \(DUPLICATE_DOCFLOW/);
     const attention = parse(readFileSync(join(dir, 'late.attention.csv')), { columns: true, bom: true, delimiter: ';' }) as Line[];
     expect(
@@ -198,6 +200,8 @@ describe('a late or short news feed', () => {
     expect(status.stderr).toContain(`${flagged.length === 1 ? '1 row has' : `${flagged.length} rows have`} a deal with two docflows`);
     for (const l of flagged) expect(status.stderr).toContain(`${l.docflowId} and ${l.otherDocflowId}`);
     // The lag measured on our clock: at least the sandbox's 3 s.
+    // How old the states are, on our clock: read a moment ago, when the run ended.
+    expect(status.stdout).toMatch(/^ {2}states as of \S+, \d+ (ms|s) ago/m);
     const lag = /news feed lag: (\d+) ms/.exec(status.stdout);
     expect(lag, status.stdout).not.toBeNull();
     expect(Number(lag![1])).toBeGreaterThanOrEqual(2900);

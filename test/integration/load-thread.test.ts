@@ -117,13 +117,7 @@ describe('a load read in a thread of its own (the build)', () => {
 
   it('stops on a broken file with the same error, class and all, as a load read here', async () => {
     const bad = join(ROOT, 'test/fixtures/bad');
-    for (const [i, name] of [
-      'unbalanced-quotes.csv',
-      'truncated-utf8.csv',
-      'garbage.csv',
-      'not-an-array.json',
-      'header-only.csv',
-    ].entries()) {
+    for (const [i, name] of ['unbalanced-quotes.csv', 'truncated-utf8.csv', 'garbage.csv', 'not-an-array.json', 'empty.csv'].entries()) {
       const failures = await Promise.all(
         (['thread', 'here'] as const).map((how) =>
           loading

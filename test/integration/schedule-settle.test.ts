@@ -15,7 +15,8 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { createDealWorker, type DealWorker } from '../../src/worker/create-worker.js';
 import { createDealProcessor } from '../../jobs/deal.js';
 import { ROOT } from '../helpers/cli.js';
-import { csvText, ROWS } from '../helpers/fixtures.js';
+import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
+import iconv from 'iconv-lite';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { useTestDatabase } from '../helpers/test-db.js';
 import { batchRow } from '../helpers/batch-rows.js';
@@ -203,5 +204,22 @@ describe('when a tick takes a file of the inbox', () => {
     expect((await batchRow(store.db, batch))?.state).toBe('failed');
     expect(docflowsPerDeal('W')).toEqual([]);
     expect(existsSync(file)).toBe(true);
+  });
+
+  it("reads each file as run would with the schedule's --mapping, --encoding and --delimiter (issue 40, point 8)", async () => {
+    startWorker();
+    const data: TickData = { ...(await folders('mapped')), settleMs: 0 };
+    const header = HEADER.map((h) => (h === 'dealId' ? 'Номер сделки' : h));
+    const rows = ROWS.slice(0, 3).map((r) => [`M-${r[0]}`, ...r.slice(1)]);
+    const file = join(data.inbox, 'bank-m.csv');
+    await writeFile(file, iconv.encode(csvText(rows, { header, delimiter: ';', eol: '\r\n' }), 'win1251'));
+    const past = new Date(Date.now() - 5000);
+    await utimes(file, past, past);
+    const mapping = join(dir, 'mapped-map.json');
+    await writeFile(mapping, JSON.stringify({ columns: { 'Номер сделки': 'dealId' } }));
+    const done = await tick({ ...data, reading: { mapping, encoding: 'windows-1251', delimiter: ';' } });
+    expect(done.files).toMatchObject([{ file: 'bank-m.csv', status: 'done', rows: 3 }]);
+    const results = parse(readFileSync(join(data.outbox, 'bank-m.csv.results.csv')), { columns: true }) as Array<Record<string, string>>;
+    expect(results.map((r) => [r.dealId, r.outcome])).toEqual(rows.map((r) => [r[0], 'queued']));
   });
 });

@@ -44,7 +44,7 @@ describe('the batches page', () => {
     );
     expect(running).toContain('<span class="attention">sent 1, suspended 2 (payment 2)</span>');
     const registered = renderBatchesPage(
-      [status({ outcomes: { queued: 3 }, done: true, registered: true, states: { completed: 3 } })],
+      [status({ total: 3, outcomes: { queued: 3 }, done: true, registered: true, states: { completed: 3 } })],
       OPTIONS,
     );
     expect(registered).toContain('<span class="done">registered</span>');

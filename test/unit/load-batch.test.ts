@@ -5,7 +5,7 @@
  * its jobs by job id, its row index and outcomes, the ledger, the metrics. The same
  * paths over Redis are in load.test.ts, load-edges.test.ts and never-twice.test.ts.
  */
-import { existsSync, readFileSync, utimesSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -511,14 +511,34 @@ describe('loadBatch over a fake load context (no Redis)', () => {
     expectClosed(fake);
   });
 
-  it('a file without a record is refused, and the batch it opened is failed', async () => {
-    const empty = join(dir, 'empty.csv');
-    await writeFile(empty, csvText([]));
+  it('a file of its header and no record is a night with no deals: a loaded batch of none, no job (issue 40, point 7)', async () => {
+    const headerOnly = join(dir, 'header-only.csv');
+    await writeFile(headerOnly, csvText([]));
     const fake = fakeRedis();
 
-    await expect(load(fake, empty)).rejects.toThrow(
-      new InputError(`${empty} has no records: a header row and at least one record are expected.`),
-    );
+    expect(await load(fake, headerOnly)).toMatchObject({ read: 0, valid: 0, invalid: 0, enqueued: 0 });
+    expect(fake.world.batches.get('b')).toMatchObject({ state: 'loaded', total: 0 });
+    expect(fake.jobsOf('b')).toEqual([]);
+    expectClosed(fake);
+    // A JSON export of no deals: an empty array, or an object with an empty "deals".
+    for (const [name, text] of [
+      ['none.json', '[]'],
+      ['none-object.json', '{"exportedAt": "2026-11-20", "deals": []}'],
+    ] as const) {
+      const json = join(dir, name);
+      await writeFile(json, text);
+      expect(await load(fakeRedis(), json), name).toMatchObject({ read: 0, enqueued: 0 });
+    }
+  });
+
+  it('a file without even a header (0 bytes, what a failed export leaves) is refused, and the batch it opened is failed', async () => {
+    const empty = join(dir, 'empty.csv');
+    await writeFile(empty, '');
+    const fake = fakeRedis();
+
+    const refused = load(fake, empty);
+    await expect(refused).rejects.toBeInstanceOf(InputError);
+    await expect(refused).rejects.toThrow(`${empty} is empty`);
     expect(fake.world.batches.get('b')?.state).toBe('failed');
     expect(fake.world.released).toEqual([]);
   });
@@ -531,8 +551,8 @@ describe('loadBatch over a fake load context (no Redis)', () => {
     const onProgress = () => {
       if (touched) return;
       touched = true;
-      // Another process still writing it: its modification time moves on.
-      utimesSync(growing, new Date(), new Date(Date.now() + 60_000));
+      // Another process still writing it: its bytes grow (a file only touched is the same file: input-touched.test.ts).
+      appendFileSync(growing, 'MSK-2026-009999,');
     };
 
     await expect(load(fake, growing, { chunkSize: 5, onProgress })).rejects.toThrow(/changed while it was read/);

@@ -1,4 +1,5 @@
 /** `realty-batch results <batch> --out <file>`: (re)write a batch's results file from its stored outcomes. */
+import { describeStatesAge, readStatesAge } from '../../feed/states-age.js';
 import type { Command } from 'commander';
 import { createBatchStore, noSuchBatch } from '../../batch/batch-store.js';
 import { exitCodeFor } from '../../batch/exit-code.js';
@@ -54,6 +55,13 @@ export function registerResultsCommand(program: Command, context: CliContext): C
           const summary = await writeResults({ redis, keys: env.keys, db, batch, total: meta.total, out, excel });
           printCounts(batch, summary.counts);
           console.log(`results: ${summary.file} (${rows(summary.rows)})`);
+          // The state columns are as fresh as the feed's last complete read: said on stderr when they are old.
+          const age = await readStatesAge(db, redis, env.keys);
+          if (age.stale) console.error(`results: ${describeStatesAge(age)}`);
+          if (summary.duplicates > 0)
+            console.error(
+              `realty-batch: ${rows(summary.duplicates)} ${summary.duplicates === 1 ? 'has' : 'have'} a deal with two docflows at the gateway (DUPLICATE_DOCFLOW, otherDocflowId in the results file): cancel one of each pair at the gateway`,
+            );
           if (opts.attention) {
             const attention = await writeAttention({
               redis,

@@ -9,11 +9,13 @@ import { requireNoEviction } from '../../redis/connection.js';
 import { LANG_HELP, langFlag, onShutdownSignals, type CliContext } from '../common.js';
 import { addInputOptions, checkBatch, readingOptions, type InputFlags, defaultResultsPath } from '../input-options.js';
 import { printCounts, printLoad, rows } from '../print.js';
+import { checkGatewayReachable } from '../gateway-check.js';
 import { createProgress } from '../progress.js';
 import { formatDuration, formatRate } from '../progress-format.js';
 import type { RunResult } from '../run-batch.js';
 import { bindToGateway, withDatabase } from '../with-database.js';
 import { withRedis } from '../with-redis.js';
+import { describeFollowingFromNow } from '../../feed/states-age.js';
 import { addWorkerOptions, dealWorkerSettings, type WorkerFlags } from '../worker-options.js';
 
 export interface RunFlags extends InputFlags, WorkerFlags {
@@ -53,6 +55,8 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
     const gateway = requireGateway(env.config);
     const reading = await readingOptions(opts);
     const profile = await loadProfile(opts.profile);
+    // A wrong REALTY_API_URL stops here in one sentence, before anything is opened or loaded.
+    await checkGatewayReachable(gateway.apiUrl, opts.timeoutMs);
     // Signals are ours from the start: a SIGTERM while connecting must not kill the process raw.
     const shutdown = onShutdownSignals();
     const result = await withDatabase(env, (db) =>
@@ -71,7 +75,7 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
           const loading = createProgress('load', { unit: 'bytes', logger: env.logger });
           const progress = createProgress('run ', { unit: 'rows', logger: env.logger });
           try {
-            return await runBatch({
+            const ran = await runBatch({
               file,
               profile,
               profileFile: resolve(opts.profile),
@@ -99,6 +103,8 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
                 progress.update({ value: done, total, rows: done, waiting });
               },
             });
+            // This process followed the feed until now: who does from now on (states go stale without one).
+            return { ...ran, following: await describeFollowingFromNow(redis, env.keys) };
           } finally {
             loading.stop();
             progress.stop();
@@ -113,9 +119,12 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
 }
 
 /** The run's summary on stdout; why it stopped early, if it did, on stderr. */
-function printRun(result: RunResult, profile: string): void {
+function printRun(result: RunResult & { following: string }, profile: string): void {
+  console.error(`realty-batch: ${result.following}`);
   printLoad(result.load);
   printCounts(result.batch, result.results.counts);
+  // A header and no record: a quiet night, not a broken export (docs/operations.md).
+  if (result.load.read === 0) console.log(`no deals: ${result.load.file} holds no record; nothing was sent`);
   console.log(`results: ${result.results.file} (${rows(result.results.rows)})`);
   if (result.results.duplicates > 0)
     console.error(

@@ -9,6 +9,9 @@ import type { Lang } from '../../config.js';
 import { UsageError } from '../../errors.js';
 import { parseTickDeadline } from '../../batch/deadline.js';
 import { loadProfile } from '../../input/profile.js';
+import { loadMapping } from '../../input/mapping.js';
+import { parseEncodingFlag, type InputEncoding } from '../../input/decode.js';
+import { parseDelimiterFlag, parseFormatFlag, type InputFormat } from '../../input/open-input.js';
 import {
   checkFoldersApart,
   checkReadySuffix,
@@ -38,6 +41,12 @@ export interface ScheduleAddFlags {
   reportCron?: string;
   deadline?: string;
   filesRoot?: string;
+  /** Reading flags, as `run` takes them. */
+  format?: InputFormat;
+  encoding?: InputEncoding | 'auto';
+  delimiter?: string;
+  mapping?: string;
+  sheet?: string;
 }
 
 export interface ScheduleRemoveFlags {
@@ -74,30 +83,38 @@ function addScheduleOptions(cmd: Command, required: boolean): Command {
   needed('--outbox <dir>', 'where <file>.results.csv, .attention.csv and .summary.json land');
   needed('--profile <bank.json>', 'the bank profile');
   needed('--cron <expr>', 'five fields, or six with seconds first (e.g. "0 30 1 * * *")');
-  return cmd
-    .option('--operator <name>', 'who adds (or removes) it, for the audit of operator actions (default: the OS user)')
-    .option('--tz <zone>', 'time zone of the cron, e.g. Europe/Moscow')
-    .option('--notify-url <url>', "POST each run's summary (JSON) to this webhook, with retries")
-    .option('--name <name>', "the schedule's name (default: from the inbox path)")
-    .option('--ready-suffix <suffix>', 'take <file> only once <file><suffix> exists (e.g. .ready); the marker goes with its file')
-    .option(
-      '--settle-ms <n>',
-      'without --ready-suffix: take a file once it stayed unchanged this long (default 60000)',
-      nonNegativeInt('--settle-ms'),
-    )
-    .option('--lang <ru|en>', `${LANG_HELP}; stored with the schedule`, langFlag)
-    .option(
-      '--report-cron <expr>',
-      'also write a morning report (report-<date>.json and .csv in the outbox, and to --notify-url) of where the recent batches stand at the registry',
-    )
-    .option(
-      '--files-root <dir>',
-      "each tick's rows may name agreementFile and agreementSignatureFiles by absolute path, and they may lie under <dir> (default: only inside the inbox's folder)",
-    )
-    .option(
-      '--deadline <when>',
-      "each tick stops waiting then: a clock time (06:00, in --tz) or a duration from the tick's start (5h); unfinished rows are written pending and their file waits in the inbox for the next tick",
-    );
+  return (
+    cmd
+      .option('--operator <name>', 'who adds (or removes) it, for the audit of operator actions (default: the OS user)')
+      .option('--tz <zone>', 'time zone of the cron, e.g. Europe/Moscow')
+      .option('--notify-url <url>', "POST each run's summary (JSON) to this webhook, with retries")
+      .option('--name <name>', "the schedule's name (default: from the inbox path)")
+      .option('--ready-suffix <suffix>', 'take <file> only once <file><suffix> exists (e.g. .ready); the marker goes with its file')
+      .option(
+        '--settle-ms <n>',
+        'without --ready-suffix: take a file once it stayed unchanged this long (default 60000)',
+        nonNegativeInt('--settle-ms'),
+      )
+      .option('--lang <ru|en>', `${LANG_HELP}; stored with the schedule`, langFlag)
+      .option(
+        '--report-cron <expr>',
+        'also write a morning report (report-<date>.json and .csv in the outbox, and to --notify-url) of where the recent batches stand at the registry',
+      )
+      .option(
+        '--files-root <dir>',
+        "each tick's rows may name agreementFile and agreementSignatureFiles by absolute path, and they may lie under <dir> (default: only inside the inbox's folder)",
+      )
+      .option(
+        '--deadline <when>',
+        "each tick stops waiting then: a clock time (06:00, in --tz) or a duration from the tick's start (5h); unfinished rows are written pending and their file waits in the inbox for the next tick",
+      )
+      // Each file read as `run` reads it (docs/input-format.md); the mapping file is read again at every tick.
+      .option('--format <format>', "every file's format, as run's --format; default from each file's extension", parseFormatFlag)
+      .option('--encoding <auto|utf8|utf8-bom|windows-1251>', "every file's encoding, as run's --encoding", parseEncodingFlag)
+      .option('--delimiter <auto|,|;|tab>', "CSV files' delimiter, as run's --delimiter", parseDelimiterFlag)
+      .option('--mapping <map.json>', "a bank's own headers renamed to fields, defaults and values, as run's --mapping")
+      .option('--sheet <name>', 'xlsx files: the sheet to read (default: the first)')
+  );
 }
 
 export function registerScheduleCommand(program: Command, context: CliContext): Command {
@@ -162,6 +179,8 @@ async function add(env: Env, opts: ScheduleAddFlags): Promise<void> {
   if (opts.readySuffix !== undefined) checkReadySuffix(opts.readySuffix);
   if (opts.notifyUrl && !/^https?:\/\//.test(opts.notifyUrl)) throw new UsageError(`--notify-url ${opts.notifyUrl} is not an http(s) url.`);
   await loadProfile(opts.profile);
+  // Read now, not at 3 a.m.: a mapping that does not parse would refuse every file of every tick.
+  if (opts.mapping !== undefined) await loadMapping(opts.mapping);
   const deadline = opts.deadline === undefined ? undefined : parseTickDeadline(opts.deadline);
   const info = await withDatabase(env, (db) =>
     withRedis(env, async (redis) => {
@@ -181,6 +200,13 @@ async function add(env: Env, opts: ScheduleAddFlags): Promise<void> {
         reportCron: opts.reportCron,
         ...(deadline && { deadline }),
         ...(opts.filesRoot !== undefined && { filesRoot: opts.filesRoot }),
+        reading: {
+          format: opts.format,
+          encoding: opts.encoding === 'auto' ? undefined : opts.encoding,
+          delimiter: opts.delimiter,
+          sheet: opts.sheet,
+          mapping: opts.mapping,
+        },
       });
       await recordAction(db, {
         who: commandOperator(opts.operator),

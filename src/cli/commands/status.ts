@@ -4,8 +4,8 @@ import { createBatchStore } from '../../batch/batch-store.js';
 import { batchStatus, WAITING_ROWS, type BatchStatus } from '../../batch/batch-status.js';
 import { needsAttention } from '../../batch/exit-code.js';
 import { describeMissing } from '../../batch/missing-rows.js';
-import { emptyCounts } from '../../outcomes/types.js';
-import { describeStates } from '../../outcomes/state-tally.js';
+import { emptyCounts, SUBMITTED_OUTCOMES } from '../../outcomes/types.js';
+import { describeRegistered, describeStates } from '../../outcomes/state-tally.js';
 import type { RedisClient } from '../../redis/connection.js';
 import type { CliContext, Env } from '../common.js';
 import { printCounts, rows } from '../print.js';
@@ -14,6 +14,7 @@ import { withDatabase } from '../with-database.js';
 import { describeRestore } from '../../ledger/restore.js';
 import { withRedis } from '../with-redis.js';
 import { readFeedState, type FeedState } from '../../feed/feed-store.js';
+import { describeStatesAge, readStatesAge } from '../../feed/states-age.js';
 import { lagAllowance } from '../../ledger/feed-lag.js';
 
 /** Waiting rows printed one a line; the rest are counted. */
@@ -71,6 +72,13 @@ export function printDuplicates(duplicates: BatchStatus['duplicates']): void {
   if (duplicates.length > WAITING_SHOWN) console.error(`  and ${duplicates.length - WAITING_SHOWN} more (the results file names each)`);
 }
 
+/** "yes", or "registered 28 of 41; 13 never filed" when rows never reached the registry or were refused there. */
+function registeredText(status: BatchStatus): string {
+  const filed = [...SUBMITTED_OUTCOMES].reduce((sum, o) => sum + (status.outcomes[o] ?? 0), 0);
+  const registered = describeRegistered({ total: status.total, filed, states: status.states });
+  return registered.whole ? 'yes' : registered.text;
+}
+
 /** The feed's lag as the follower measured it (src/ledger/feed-lag.ts). */
 function printLag(lag: FeedState['lag']): void {
   if (!lag) return;
@@ -86,8 +94,9 @@ async function printBatch(redis: RedisClient, db: Database, env: Env, batch: str
   // Loud, on stderr whatever the form: a deal filed twice is never only a number in a JSON field.
   printDuplicates(status.duplicates);
   const lag = (await readFeedState(db)).lag;
+  const age = await readStatesAge(db, redis, env.keys);
   if (opts.json) {
-    console.log(JSON.stringify({ ...status, ...(lag && { feedLag: lag }) }));
+    console.log(JSON.stringify({ ...status, ...(lag && { feedLag: lag }), statesAge: age }));
     return exitCode;
   }
   printCounts(batch, { ...emptyCounts(), ...status.outcomes });
@@ -95,11 +104,12 @@ async function printBatch(redis: RedisClient, db: Database, env: Env, batch: str
     .map(([s, n]) => `${s} ${n}`)
     .join(', ');
   console.log(
-    `  load: ${status.state}${status.loaderDied ? ' (its loader died: load the same input again to resume)' : ''}; done: ${status.done ? 'yes' : 'no'}; registered: ${status.registered ? 'yes' : 'no'}`,
+    `  load: ${status.state}${status.loaderDied ? ' (its loader died: load the same input again to resume)' : ''}; done: ${status.done ? 'yes' : 'no'}; registered: ${status.registered ? registeredText(status) : 'no'}`,
   );
   if (queue) console.log(`  unfinished rows in the queue: ${queue}`);
   const registry = describeStates(status);
   if (registry) console.log(`  at the registry: ${registry}`);
+  console.log(`  ${describeStatesAge(age)}`);
   printLag(lag);
   if (status.waiting && status.waiting.count > 0) {
     // A try past due waits for a worker to take it: none runs, or all are busy.

@@ -9,6 +9,7 @@ import { DEFAULT_FEED_POLL_MS, startFeedFollower } from '../../feed/follower.js'
 import { requireNoEviction } from '../../redis/connection.js';
 import { aborted, onShutdownSignals, positiveInt, type CliContext } from '../common.js';
 import { commandOperator, recordAction } from '../../db/operator-actions.js';
+import { checkGatewayReachable } from '../gateway-check.js';
 import { bindToGateway, withDatabase } from '../with-database.js';
 import { withRedis } from '../with-redis.js';
 
@@ -48,6 +49,8 @@ export function registerTrackCommand(program: Command, context: CliContext): Com
         return;
       }
       const gateway = requireGateway(env.config);
+      // A wrong REALTY_API_URL stops the follower at its start in one sentence.
+      await checkGatewayReachable(gateway.apiUrl, opts.timeoutMs);
       const shutdown = onShutdownSignals();
       await withDatabase(env, (db) =>
         withRedis(

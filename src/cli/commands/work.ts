@@ -4,6 +4,7 @@ import { requireGateway } from '../../config.js';
 import { requireNoEviction } from '../../redis/connection.js';
 import { TUNABLES } from '../../config.js';
 import { aborted, nonNegativeInt, onShutdownSignals, type CliContext } from '../common.js';
+import { checkGatewayReachable } from '../gateway-check.js';
 import { bindToGateway, withDatabase } from '../with-database.js';
 import { withRedis } from '../with-redis.js';
 import { addWorkerOptions, dealWorkerSettings, type WorkerFlags } from '../worker-options.js';
@@ -21,6 +22,8 @@ export function registerWorkCommand(program: Command, context: CliContext): Comm
     const opts = cmd.opts<WorkFlags>();
     const env = context.environment();
     const gateway = requireGateway(env.config);
+    // A wrong REALTY_API_URL stops the worker at its start in one sentence, not one line per deal all night.
+    await checkGatewayReachable(gateway.apiUrl, opts.timeoutMs);
     const shutdown = onShutdownSignals();
     await withDatabase(env, (db) =>
       withRedis(
