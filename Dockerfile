@@ -1,7 +1,7 @@
 # realty-batch: build with dev dependencies, run with production ones only, as a non-root user.
 FROM node:20-slim AS build
 WORKDIR /app
-COPY package.json package-lock.json ./
+COPY package.json npm-shrinkwrap.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
@@ -11,7 +11,7 @@ RUN npm run build
 FROM node:20-slim
 ENV NODE_ENV=production
 WORKDIR /app
-COPY package.json package-lock.json ./
+COPY package.json npm-shrinkwrap.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY samples ./samples

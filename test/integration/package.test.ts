@@ -71,6 +71,8 @@ describe('the npm package', () => {
       'samples/bank-profile.json',
       'samples/registry.json',
       'docs/input-format.md',
+      // The tested dependency tree: `npm install -g` of the package installs exactly it.
+      'npm-shrinkwrap.json',
     ]) {
       expect(paths, needed).toContain(needed);
     }

@@ -15,7 +15,7 @@ interface LockPackage {
   os?: string[];
 }
 
-const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockPackage> };
+const lock = JSON.parse(readFileSync(join(ROOT, 'npm-shrinkwrap.json'), 'utf8')) as { packages: Record<string, LockPackage> };
 
 describe('the locked dependencies', () => {
   it("each accept this Node's version in their engines", () => {
