@@ -145,7 +145,11 @@ function unitFile(text: string): Map<string, Map<string, string[]>> {
   }
   return sections;
 }
-const UNITS = { work: 'realty-batch-work.service', dashboard: 'realty-batch-dashboard.service', track: 'realty-batch-track.service' } as const;
+const UNITS = {
+  work: 'realty-batch-work.service',
+  dashboard: 'realty-batch-dashboard.service',
+  track: 'realty-batch-track.service',
+} as const;
 const units = Object.fromEntries(Object.entries(UNITS).map(([command, file]) => [command, unitFile(read(`systemd/${file}`))])) as Record<
   keyof typeof UNITS,
   ReturnType<typeof unitFile>

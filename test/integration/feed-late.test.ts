@@ -185,7 +185,7 @@ describe('a late or short news feed', () => {
     }
     expect(first.code, first.err).toBe(3);
     // The run followed the feed while it ran; nothing does after it (issue 40, point 5): said.
-    expect(first.err).toMatch(/nothing follows the news feed from now on: .*`realty-batch track`/);
+    expect(first.out).toMatch(/^feed: nothing follows the news feed from now on: .*`realty-batch track`/m);
     expect(first.err).toMatch(/two docflows at the gateway \(DUPLICATE_DOCFLOW/);
     const attention = parse(readFileSync(join(dir, 'late.attention.csv')), { columns: true, bom: true, delimiter: ';' }) as Line[];
     expect(

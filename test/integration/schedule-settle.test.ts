@@ -210,7 +210,7 @@ describe('when a tick takes a file of the inbox', () => {
     startWorker();
     const data: TickData = { ...(await folders('mapped')), settleMs: 0 };
     const header = HEADER.map((h) => (h === 'dealId' ? 'Номер сделки' : h));
-    const rows = ROWS.slice(0, 3).map((r) => [`M-${r[0]}`, ...r.slice(1)]);
+    const rows = ROWS.slice(0, 3).map((r) => [`MAP-${r[0]}`, ...r.slice(1)]);
     const file = join(data.inbox, 'bank-m.csv');
     await writeFile(file, iconv.encode(csvText(rows, { header, delimiter: ';', eol: '\r\n' }), 'win1251'));
     const past = new Date(Date.now() - 5000);

@@ -120,12 +120,13 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
 
 /** The run's summary on stdout; why it stopped early, if it did, on stderr. */
 function printRun(result: RunResult & { following: string }, profile: string): void {
-  console.error(`realty-batch: ${result.following}`);
   printLoad(result.load);
   printCounts(result.batch, result.results.counts);
   // A header and no record: a quiet night, not a broken export (docs/operations.md).
   if (result.load.read === 0) console.log(`no deals: ${result.load.file} holds no record; nothing was sent`);
   console.log(`results: ${result.results.file} (${rows(result.results.rows)})`);
+  // Who keeps the states fresh once this run exits (a summary line, not an error).
+  console.log(`feed: ${result.following}`);
   if (result.results.duplicates > 0)
     console.error(
       `realty-batch: ${rows(result.results.duplicates)} ${result.results.duplicates === 1 ? 'has' : 'have'} a deal with two docflows at the gateway (DUPLICATE_DOCFLOW, otherDocflowId in the results file): cancel one of each pair at the gateway (realty-batch status ${result.batch} lists them)`,
