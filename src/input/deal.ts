@@ -54,6 +54,8 @@ export interface Deal {
   district?: string;
   city?: string;
   settlement?: string;
+  /** The settlement's type as the register abbreviates it (`пгт`, `рп`, `с`, `д`, `п`), when the row's word named one. */
+  settlementType?: string;
   street?: string;
   streetType: string;
   house: string;

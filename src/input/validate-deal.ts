@@ -172,7 +172,9 @@ function readStreet(r: RecordReader, streetField: CanonicalField, typeField: Can
  * The property's region, district, city or settlement and street. A settlement's word decides its
  * level: `пгт Краснообск` in the city column is a settlement, `г. Бердск` in the settlement column a city.
  */
-function readLocation(r: RecordReader): Draft<Pick<Deal, 'region' | 'district' | 'city' | 'settlement' | 'street' | 'streetType'>> {
+function readLocation(
+  r: RecordReader,
+): Draft<Pick<Deal, 'region' | 'district' | 'city' | 'settlement' | 'settlementType' | 'street' | 'streetType'>> {
   const regionName = r.required('region', regionField);
   const district = r.optional('district', districtField);
   let city = r.optional('city', settlement);
@@ -181,7 +183,14 @@ function readLocation(r: RecordReader): Draft<Pick<Deal, 'region' | 'district' |
   if (place?.abbreviation === 'г' && city === undefined) [city, place] = [place, undefined];
   // `г. Москва` as the region and Москва as the city: the register files Moscow's objects under the region alone.
   if (city && regionName && FEDERAL_CITIES.has(typeWordKey(regionName)) && sameName(city.name, regionName)) city = undefined;
-  return { region: regionName, district, city: city?.name, settlement: place?.name, ...readStreet(r, 'street', 'streetType') };
+  return {
+    region: regionName,
+    district,
+    city: city?.name,
+    settlement: place?.name,
+    ...(place?.abbreviation !== undefined && { settlementType: place.abbreviation }),
+    ...readStreet(r, 'street', 'streetType'),
+  };
 }
 
 function readOwnerAddress(r: RecordReader, prefix: OwnerPrefix): OwnerAddress | undefined {

@@ -63,6 +63,8 @@ const KEYS = [
   'contentType',
   'size',
   'sha256',
+  'settlementType',
+  'inode',
 ] as const;
 
 const PLACE: ReadonlyMap<string, number> = new Map(KEYS.map((key, i) => [key, i]));

@@ -62,7 +62,8 @@ export function buildEncumbranceRequest(
 function propertyAddress(deal: Deal): StructuredAddress {
   const address: StructuredAddress = { region: deal.region };
   const locality = deal.city ?? deal.settlement;
-  if (locality) address.city = { name: locality, abbreviation: deal.city ? 'г' : 'п' };
+  // A settlement's own type when its row named one (рп, пгт, с, д), else the register's generic п.
+  if (locality) address.city = { name: locality, abbreviation: deal.city ? 'г' : (deal.settlementType ?? 'п') };
   if (deal.street) address.street = { name: deal.street, abbreviation: deal.streetType };
   address.house = { name: houseName(deal.house, deal.building, deal.structure), type: 'д' };
   if (deal.apartment) address.apartment = { type: deal.apartmentType, name: deal.apartment };

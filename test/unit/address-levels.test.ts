@@ -198,7 +198,11 @@ describe('the loader gives the contract a name and its abbreviation apart', () =
 
   it('moves a settlement written in the city column to settlement, and a city in the settlement column to city', () => {
     const краснообск = validate({ region: 'Новосибирская область', district: 'Новосибирский р-н', city: 'рп. Краснообск' });
-    expect(краснообск.ok && краснообск.deal).toMatchObject({ district: 'Новосибирский район', settlement: 'Краснообск' });
+    expect(краснообск.ok && краснообск.deal).toMatchObject({
+      district: 'Новосибирский район',
+      settlement: 'Краснообск',
+      settlementType: 'рп',
+    });
     expect(краснообск.ok && краснообск.deal.city).toBeUndefined();
     const бердск = validate({ region: 'Новосибирская область', settlement: 'г. Бердск' });
     expect(бердск.ok && бердск.deal).toMatchObject({ city: 'Бердск' });

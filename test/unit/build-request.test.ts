@@ -90,6 +90,15 @@ describe('the encumbrance_request a deal becomes', () => {
     );
   });
 
+  it("names a settlement by its own type when the row's word gave one (пгт, рп, с, д), else п, and a city г", () => {
+    const { city: _city, ...rest } = deal;
+    const at = (d: Deal) => JSON.stringify(buildEncumbranceRequest(d, '47:14:1203001:814', profileOfExample(), 'https://host'));
+    expect(at({ ...rest, settlement: 'Краснообск', settlementType: 'пгт' })).toContain('"city":{"name":"Краснообск","abbreviation":"пгт"}');
+    expect(at({ ...rest, settlement: 'Кольцово', settlementType: 'рп' })).toContain('"city":{"name":"Кольцово","abbreviation":"рп"}');
+    expect(at({ ...rest, settlement: 'Ивановка' })).toContain('"city":{"name":"Ивановка","abbreviation":"п"}');
+    expect(at(deal)).toContain('"city":{"name":"Новосибирск","abbreviation":"г"}');
+  });
+
   it('sends no signatures when the deal has none, so the gateway suspends it', () => {
     const built = buildEncumbranceRequest(
       { ...deal, agreement: { ...deal.agreement, signatureIds: [] } },
