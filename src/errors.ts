@@ -8,7 +8,7 @@ import type { FieldProblem } from './input/deal.js';
 
 export abstract class RealtyBatchError extends Error {
   abstract readonly code: string;
-  /** The CLI's exit code when this error ends a command (README, Outcomes). */
+  /** The CLI's exit code when this error ends a command (docs/results.md, "Exit codes"). */
   readonly exitCode: number = 1;
 
   constructor(message: string, options?: { cause?: unknown }) {

@@ -1,4 +1,4 @@
-/** The exit codes (README, Outcomes), from a batch's counts of outcomes. */
+/** The exit codes (docs/results.md, "Exit codes"), from a batch's counts of outcomes. */
 import { SUBMITTED_OUTCOMES, type Outcome } from '../outcomes/types.js';
 
 /** Rows whose outcome needs a person (anything but submitted or still pending). */
@@ -7,7 +7,7 @@ export function needsAttention(counts: Record<Outcome, number>): boolean {
 }
 
 /**
- * README, Outcomes: 0 every row submitted; 3 done but some need attention (a refused row, or a
+ * docs/results.md, "Exit codes": 0 every row submitted; 3 done but some need attention (a refused row, or a
  * deal with two docflows at the gateway: `duplicates`, DUPLICATE_DOCFLOW); 1 could not finish.
  */
 export function exitCodeFor(counts: Record<Outcome, number>, duplicates = 0): 0 | 1 | 3 {

@@ -82,7 +82,7 @@ function loadState(status: BatchStatus): string {
   return status.done ? `${state}, <span class="done">done</span>` : state;
 }
 
-/** Where the batch's docflows stand at the registry (README, "The life of a deal"); refusals and requirements stand out. */
+/** Where the batch's docflows stand at the registry (docs/operations.md, "The life of a deal"); refusals and requirements stand out. */
 function registry(status: BatchStatus): string {
   const text = describeStates(status);
   if (!text) return '<span class="muted">—</span>';

@@ -1,6 +1,6 @@
 /**
- * What a news item says of its docflow, in the few fields the bank acts on (README, "The
- * life of a deal"): its state, the requirement it waits for (a signature, a payment: its
+ * What a news item says of its docflow, in the few fields the bank acts on (docs/operations.md,
+ * "The life of a deal"): its state, the requirement it waits for (a signature, a payment: its
  * uin, amount and payer), and the registry's error. The gateway's shapes are read
  * loosely (docs/gateway.md, "After creation"): any part may be missing, unknown extras are
  * ignored. Nothing personal leaves here: a payer who is a person becomes initials, and an

@@ -1,6 +1,6 @@
 /**
  * A deal as the worker side sees it: one validated, normalised input record
- * (README, Input). Dates are YYYY-MM-DD, SNILS digits only, gender
+ * (docs/input-format.md). Dates are YYYY-MM-DD, SNILS digits only, gender
  * male/female, optional fields absent rather than empty.
  */
 

@@ -3,7 +3,7 @@
  * with, what it means and what an operator does about it. The codes this project writes
  * itself are constants of this table (`ERROR_CODES.ERR_UNCERTAIN.code`); the gateway's own
  * codes, and the low-level reasons of a call that got no answer, pass through as they
- * came (the last three entries describe them). README's "Error codes" section has a row
+ * came (the last three entries describe them). docs/results.md's "Error codes" section has a row
  * for each entry (test/unit/error-codes.test.ts holds both to it).
  */
 import type { Outcome } from './types.js';

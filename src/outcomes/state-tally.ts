@@ -1,5 +1,5 @@
 /**
- * A batch's rows by docflow state (README, "The life of a deal"), counted as `status`,
+ * A batch's rows by docflow state (docs/operations.md, "The life of a deal"), counted as `status`,
  * the scheduler's summary and the dashboard walk its outcomes: how many docflows stand
  * in each state, what the suspended ones wait for, whether every row is final (the batch
  * is `registered`), and the oldest row still on its way.

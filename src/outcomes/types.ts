@@ -1,5 +1,5 @@
 /**
- * The outcomes (README, Outcomes): exactly one per input row. Vocabulary only (no I/O):
+ * The outcomes (docs/results.md, "Outcomes"): exactly one per input row. Vocabulary only (no I/O):
  * the ledger, the stores and the files all speak it.
  */
 

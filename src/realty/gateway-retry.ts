@@ -1,6 +1,6 @@
 /**
  * The error policy of every call after creation (`documents`, and later `sign`), the same
- * as creation's (README, "What each answer becomes"): no answer, 408, 429, 5xx and 501
+ * as creation's (docs/results.md, "What each answer becomes"): no answer, 408, 429, 5xx and 501
  * are tried again with exponential backoff and jitter (429 waits its Retry-After); 401
  * stops the command (the session is refused: nothing else would pass either); any other
  * answer is that docflow's own failure, not tried again.

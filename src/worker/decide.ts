@@ -1,7 +1,7 @@
 /**
  * What to do with a gateway failure: one small pure function of the error and
  * the attempt, and one for the delay. Both are unit-tested against the table in
- * README ("What each answer becomes").
+ * docs/results.md ("What each answer becomes").
  */
 import { ApiHttpError, ApiNetworkError, ApiResponseError, DocumentChangedError, LoginRefusedError } from '../errors.js';
 import { ERROR_CODES, httpStatusCode } from '../outcomes/error-codes.js';

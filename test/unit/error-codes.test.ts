@@ -1,7 +1,7 @@
 /**
  * ERROR_CODES is the one table of the codes an outcome carries: every code the source
  * writes or reads is in it, the processor and the stores write none but its constants,
- * and README's "Error codes" section has a row for each.
+ * and docs/results.md's "Error codes" section has a row for each.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -63,11 +63,11 @@ describe('ERROR_CODES', () => {
     }
   });
 
-  it("has a row in README's Error codes section for every code", () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const start = readme.search(/^## Error codes$/m);
-    expect(start, 'README.md has a "## Error codes" section').toBeGreaterThanOrEqual(0);
-    const rest = readme.slice(start + 1);
+  it("has a row in docs/results.md's Error codes section for every code", () => {
+    const manual = readFileSync(join(ROOT, 'docs', 'results.md'), 'utf8');
+    const start = manual.search(/^## Error codes$/m);
+    expect(start, 'docs/results.md has a "## Error codes" section').toBeGreaterThanOrEqual(0);
+    const rest = manual.slice(start + 1);
     const next = rest.search(/^## /m);
     const section = next < 0 ? rest : rest.slice(0, next);
     const missing = [...CODES].filter((code) => !section.includes(`| \`${code}\` |`));
