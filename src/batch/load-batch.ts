@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Queue } from 'bullmq';
-import { LOADER } from '../config.js';
+import { LOADER, type Lang } from '../config.js';
 import type { Database } from '../db/database.js';
 import { deploymentOf } from '../db/deployment.js';
 import { InputError } from '../errors.js';
@@ -44,6 +44,8 @@ export interface LoadRequest extends InputOptions {
   fingerprint?: string;
   /** Where refused records go; default `<stem>.rejects<ext>` beside the input. */
   rejects?: string;
+  /** The rejects file's language (`--lang`): `ru` names its columns and words its problems in Russian. */
+  lang?: Lang;
   /** `--files-root`: rows may name files by absolute path, and files may live under it (else only in the input's folder tree). */
   filesRoot?: string;
   /** How long the batch's outcomes stay in Redis after the load (default 30 days). */
@@ -109,10 +111,11 @@ export async function loadBatchWith(openContext: () => LoadContext, options: Loa
   const input = await openInput(options.file, options);
   // The header comes with the first chunk when a thread reads the file (read-rows.ts).
   let header: string[] | undefined;
-  const rejects = createRejectsWriter(options.rejects ?? defaultRejectsPath(options.file), {
-    ...input,
-    header: () => header ?? input.header(),
-  });
+  const rejects = createRejectsWriter(
+    options.rejects ?? defaultRejectsPath(options.file),
+    { ...input, header: () => header ?? input.header() },
+    { lang: options.lang },
+  );
   const context = options.dryRun ? undefined : openContext();
   const summary = emptySummary(options, input);
   const before = await fileState(options.file);

@@ -34,14 +34,15 @@ export function share(name: string) {
   };
 }
 
-/** `--lang ru|en`: the attention file's hints. */
+/** `--lang ru|en`: the language of the files for a person (the attention and rejects files, payments, results for Excel). */
 export function langFlag(value: string): Lang {
   const lang = value.trim().toLowerCase();
   if ((LANGS as readonly string[]).includes(lang)) return lang as Lang;
   throw new InvalidArgumentError(`--lang must be one of ${LANGS.join(', ')}.`);
 }
 
-export const LANG_HELP = "the attention file's hints: ru or en (default: from the locale, LC_ALL, LC_MESSAGES or LANG)";
+export const LANG_HELP =
+  'the language of the files for a person, ru or en (default: from the locale, LC_ALL, LC_MESSAGES or LANG): ru gives the attention and rejects files, payments, and results written --excel or as .xlsx Russian headers, outcome and state names, hints and error descriptions; the plain results CSV and JSONL keep English codes';
 
 /** What a command runs with: the configuration, the logger, the keys, and how it reaches Redis. */
 export interface Env {

@@ -147,6 +147,7 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
       mapping: options.mapping,
       ...(options.sheet !== undefined && { sheet: options.sheet }),
       rejects: options.rejects,
+      lang: options.lang,
       ...(options.filesRoot !== undefined && { filesRoot: options.filesRoot }),
       retentionMs: options.retentionMs,
       onProgress: options.onLoadProgress,
@@ -190,6 +191,7 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
     total: load.read,
     out: options.out,
     excel: options.excel,
+    lang: options.lang,
     ...(notes && { pendingMessage: notes.errors }),
   });
   const attention = options.attention

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { canonicalFieldName, type CanonicalField } from './fields.js';
+import { OWN_COLUMN_HEADERS_RU } from './own-columns.js';
 import { ENUMERATION_VALUES, valueKey } from './value-words.js';
 
 /**
@@ -31,10 +32,13 @@ export interface Mapping {
 /**
  * Columns a file of ours carries before the data (the rejects file's `row` and `errors`,
  * the attention file's `row`, `outcome`, `hint` and `errors`; older files had the last
- * three after it): wherever they stand, ignored on input, never read as a deal field
- * (not even through the mapping), never listed as unknown.
+ * three after it), by their English names and by the Russian ones `--lang ru` writes
+ * (own-columns.ts): wherever they stand, ignored on input, never read as a deal field
+ * (not even through the mapping), never listed as unknown. Lower-cased, as `headerKey` reads.
  */
-export const OWN_COLUMNS: ReadonlySet<string> = new Set(['row', 'outcome', 'hint', 'errors']);
+export const OWN_COLUMNS: ReadonlySet<string> = new Set(
+  Object.entries(OWN_COLUMN_HEADERS_RU).flatMap(([name, russian]) => [name.toLowerCase(), russian.toLowerCase()]),
+);
 
 const mappingSchema = z.strictObject({
   columns: z.record(z.string(), z.string()).default({}),

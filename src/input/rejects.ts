@@ -14,10 +14,13 @@ import { createAtomicFile, PRIVATE_FILE_MODE, type AtomicFile } from '../files/a
 import { createXlsxFile, type XlsxFile } from '../files/xlsx-file.js';
 import { excelCell, QUOTE_LINE_BREAKS, safeCell } from './csv-cell.js';
 import { isIdColumn } from './id-columns.js';
+import type { Lang } from '../config.js';
 import type { FieldProblem } from './deal.js';
 import { createEncoder } from './decode.js';
 import { headerKey, OWN_COLUMNS } from './mapping.js';
 import type { InputFile, InputRecord } from './open-input.js';
+import { OWN_COLUMN_HEADERS_RU, type OwnColumn } from './own-columns.js';
+import { formatProblemsRu } from './problems-ru.js';
 
 export const ROW_COLUMN = 'row';
 export const ERRORS_COLUMN = 'errors';
@@ -65,11 +68,21 @@ export function formatProblems(problems: readonly FieldProblem[]): string {
   return problems.map((p) => `${p.field}: ${p.message}`).join('; ');
 }
 
-/** The rejects file: `row`, `errors`, then the refused records. */
-export function createRejectsWriter(file: string, input: InputFile): RejectsWriter {
-  const writer = createRowsWriter(file, input, REJECTS_COLUMNS);
+/** The headers of columns of ours in `lang`: their Russian names for `ru` (own-columns.ts), their names for English. */
+export function ownHeaders(columns: readonly OwnColumn[], lang: Lang | undefined): readonly string[] {
+  return lang === 'ru' ? columns.map((c) => OWN_COLUMN_HEADERS_RU[c]) : columns;
+}
+
+/**
+ * The rejects file: `row`, `errors`, then the refused records. `lang: 'ru'` words the problems
+ * in Russian and, in a table (CSV or workbook), names the two columns so; JSON keeps its keys.
+ */
+export function createRejectsWriter(file: string, input: InputFile, options: { lang?: Lang | undefined } = {}): RejectsWriter {
+  const russian = options.lang === 'ru';
+  const writer = createRowsWriter(file, input, REJECTS_COLUMNS, { headers: ownHeaders(REJECTS_COLUMNS, options.lang) });
+  const format = russian ? formatProblemsRu : formatProblems;
   return {
-    write: (record, problems) => writer.write(record, { [ROW_COLUMN]: record.row, [ERRORS_COLUMN]: formatProblems(problems) }),
+    write: (record, problems) => writer.write(record, { [ROW_COLUMN]: record.row, [ERRORS_COLUMN]: format(problems) }),
     close: () => writer.close(),
     abort: () => writer.abort(),
   };
@@ -91,6 +104,11 @@ export interface RowsWriterOptions {
    * reads it back unchanged: it detects the BOM and the `;`. JSON inputs stay JSON.
    */
   excel?: boolean;
+  /**
+   * What the header row of a CSV or workbook says of each of `columns` (`--lang ru`'s names,
+   * which the loader knows too); the names themselves when not given. JSON keeps the names.
+   */
+  headers?: readonly string[];
 }
 
 export function createRowsWriter(file: string, input: InputFile, columns: readonly string[], options: RowsWriterOptions = {}): RowsWriter {
@@ -104,6 +122,7 @@ export function createRowsWriter(file: string, input: InputFile, columns: readon
   let opened: Promise<RowsTarget> | undefined;
   let stopped = false;
   const xlsxOut = isXlsxPath(file);
+  const oursAsShown = columns.map((name, i) => options.headers?.[i] ?? name);
   // A workbook's rows are cells too: written back as a workbook, or as a CSV Russian Excel opens.
   const cellsIn = input.format === 'csv' || input.format === 'xlsx';
 
@@ -121,11 +140,11 @@ export function createRowsWriter(file: string, input: InputFile, columns: readon
         throw new OutputError(
           `${file} cannot be written as a workbook: the input ${input.file} is ${input.format.toUpperCase()}, whose records are no table; name a .${input.format} file.`,
         );
-      const header = [...columns, ...ownHeader()];
+      const header = [...oursAsShown, ...ownHeader()];
       // Created 0600: the rows are the input's own, owners' names and passports included.
       workbook = await createXlsxFile(
         file,
-        header.map((name) => ({ header: name, kind: name === ROW_COLUMN ? 'number' : 'text' })),
+        header.map((name, i) => ({ header: name, kind: columns[i] === ROW_COLUMN ? 'number' : 'text' })),
         { mode: PRIVATE_FILE_MODE },
       );
       return workbook;
@@ -154,9 +173,9 @@ export function createRowsWriter(file: string, input: InputFile, columns: readon
     // Created 0600: the refused rows are the input's own, owners' names and passports included.
     target = await createAtomicFile(file, { through: csv ? [csv, encoder] : [encoder], mode: PRIVATE_FILE_MODE });
     if (csv) {
-      const header = [...columns, ...ownHeader()];
-      ids = header.map((name) => isIdColumn(name));
-      await target.write(header);
+      const own = ownHeader();
+      ids = [...columns, ...own].map((name) => isIdColumn(name));
+      await target.write([...oursAsShown, ...own]);
     } else if (input.format === 'json') {
       await target.write('[\n');
     }

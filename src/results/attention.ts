@@ -1,8 +1,9 @@
 /**
  * The attention file: every row that needs a person, in the input's own format,
  * its columns after four of ours: `row` (its number in the input), `outcome`,
- * `hint` (in Russian or English) and `errors`. Fixed and loaded again as it is,
- * its rows run: the loader ignores the four columns. People open it in Excel, so
+ * `hint` and `errors`, all four named and written in Russian under `--lang ru`
+ * (russian.ts). Fixed and loaded again as it is, its rows run: the loader ignores
+ * the four columns by either name. People open it in Excel, so
  * a CSV one is written as Russian Excel opens it (`;`, CRLF, UTF-8 with a BOM)
  * unless `asInput` keeps the input's own delimiter, encoding and line ending.
  *
@@ -12,16 +13,17 @@
 import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Lang } from '../config.js';
-import { createRowsWriter } from '../input/rejects.js';
+import { createRowsWriter, ownHeaders } from '../input/rejects.js';
 import { reopenInput } from '../input/reading.js';
 import { createBatchStore, noSuchBatch } from '../batch/batch-store.js';
 import { createOutcomeStore } from '../outcomes/store.js';
 import { withStatus } from '../outcomes/batch-outcomes.js';
-import { ATTENTION_OUTCOMES, type OutcomeRecord } from '../outcomes/types.js';
+import { ATTENTION_OUTCOMES, type Outcome, type OutcomeRecord } from '../outcomes/types.js';
 import { batchBank, readDocflowStatuses, rowDocflows } from '../ledger/docflows.js';
 import type { Keys } from '../redis/keys.js';
 import { duplicateHintFor, hintFor, stateHintFor } from './hints.js';
 import { DUPLICATE_CODE } from '../db/duplicates.js';
+import { errorTextRu, OUTCOME_NAMES_RU } from './russian.js';
 
 /**
  * A submitted row whose docflow waits for the bank (a signature, a payment) or that the
@@ -43,7 +45,10 @@ export interface AttentionOptions {
   out: string;
   /** The input, when it is no longer where the batch was loaded from. */
   input?: string;
-  /** The hints' language; English when not given. */
+  /**
+   * The language of the hints and, for Russian, of our columns' headers (in a CSV or workbook),
+   * the outcome names and the errors' phrases (russian.ts); English when not given.
+   */
   lang?: Lang;
   /** A CSV input's own delimiter, encoding and line ending instead of Russian Excel's form. */
   asInput?: boolean;
@@ -61,7 +66,14 @@ export async function writeAttention(options: AttentionOptions): Promise<{ file:
   const input = await reopenInput(meta, options.input);
   const store = createOutcomeStore(redis, keys, { db });
   // Written even when no row needs a person: an empty attention file says so.
-  const writer = createRowsWriter(options.out, input, ATTENTION_COLUMNS, { always: true, excel: !options.asInput });
+  const russian = options.lang === 'ru';
+  const writer = createRowsWriter(options.out, input, ATTENTION_COLUMNS, {
+    always: true,
+    excel: !options.asInput,
+    headers: ownHeaders(ATTENTION_COLUMNS, options.lang),
+  });
+  const name = (outcome: Outcome): string => (russian ? OUTCOME_NAMES_RU[outcome] : outcome);
+  const errorsOf = (record: Parameters<typeof errorTextRu>[0]): string => (russian ? errorTextRu(record) : (record.errorMessage ?? ''));
   let page: Array<OutcomeRecord | undefined> = [];
   let pageStart = 1;
   try {
@@ -77,31 +89,32 @@ export async function writeAttention(options: AttentionOptions): Promise<{ file:
         if (options.pending)
           await writer.write(record, {
             row: record.row,
-            outcome: 'pending',
+            outcome: name('pending'),
             hint: options.pending.hint,
-            errors: options.pending.errors(record.row),
+            errors: errorsOf({ outcome: 'pending', errorMessage: options.pending.errors(record.row) }),
           });
         continue;
       }
       if (outcome.errorCode === DUPLICATE_CODE) {
         await writer.write(record, {
           row: record.row,
-          outcome: outcome.outcome,
+          outcome: name(outcome.outcome),
           hint: duplicateHintFor(outcome, options.lang),
-          errors: outcome.errorMessage ?? '',
+          errors: errorsOf(outcome),
         });
       } else if (ATTENTION_OUTCOMES.has(outcome.outcome)) {
         await writer.write(record, {
           row: record.row,
-          outcome: outcome.outcome,
+          outcome: name(outcome.outcome),
           hint: hintFor(outcome, batch, options.lang),
-          errors: outcome.errorMessage ?? '',
+          errors: errorsOf(outcome),
         });
       } else if (stateNeedsAttention(outcome)) {
         await writer.write(record, {
           row: record.row,
-          outcome: outcome.outcome,
+          outcome: name(outcome.outcome),
           hint: stateHintFor(outcome, batch, options.lang),
+          // The registry's own words, as it wrote them.
           errors: outcome.registryError ?? '',
         });
       }

@@ -10,10 +10,11 @@ import { stringify, type Stringifier } from 'csv-stringify';
 import { excelCell, QUOTE_LINE_BREAKS, safeCell } from '../input/csv-cell.js';
 import { isIdColumn } from '../input/id-columns.js';
 
-export function csvSink(columns: readonly string[], excel = false): Stringifier {
+/** `headers`: what the header row says of each column (`--lang ru`'s names); the columns' own names when not given. */
+export function csvSink(columns: readonly string[], excel = false, headers: readonly string[] = columns): Stringifier {
   return stringify({
     header: true,
-    columns: [...columns],
+    columns: columns.map((key, i) => ({ key, header: headers[i] ?? key })),
     bom: excel,
     delimiter: excel ? ';' : ',',
     record_delimiter: excel ? '\r\n' : '\n',

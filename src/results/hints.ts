@@ -1,11 +1,16 @@
 /**
  * What a bank clerk should do with a row that needs a person, in a sentence, in
- * Russian or English (`--lang`). Column names, commands and batch ids stay as
- * they are in both: the clerk types them.
+ * Russian or English (`--lang`). The input's column names, commands and batch ids
+ * stay as they are in both: the clerk types them. Our own errors column is named as the
+ * file's header names it (`errors`, or «Ошибки» in a Russian file).
  */
 import type { Lang } from '../config.js';
 import { ERROR_CODES } from '../outcomes/error-codes.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
+import { OWN_COLUMN_HEADERS_RU } from '../input/own-columns.js';
+
+/** The Russian attention file's errors column, as its header names it. */
+const ERRORS = `«${OWN_COLUMN_HEADERS_RU.errors}»`;
 
 export function hintFor(record: OutcomeRecord, batch: string, lang: Lang = 'en'): string {
   return lang === 'ru' ? russianHint(record, batch) : englishHint(record, batch);
@@ -63,12 +68,12 @@ function russianHint(record: OutcomeRecord, batch: string): string {
   switch (record.outcome) {
     case 'invalid':
       if (record.errorCode === ERROR_CODES.DEAL_ID_CONFLICT.code)
-        return 'этот dealId принадлежит другому объекту (см. колонку errors): присвойте сделке собственный dealId, исправьте остальные поля, указанные в колонке errors, и загрузите этот файл снова';
+        return `этот dealId принадлежит другому объекту (см. колонку ${ERRORS}): присвойте сделке собственный dealId, исправьте остальные поля, указанные в колонке ${ERRORS}, и загрузите этот файл снова`;
       if (record.errorCode === ERROR_CODES.DUPLICATE_ROW.code)
         return `эта строка повторяет строку ${repeatedRow(record)} (та же сделка по тому же объекту), по которой сделка и подаётся: удалите эту строку`;
       if (record.errorCode === ERROR_CODES.DOCUMENT_CHANGED.code)
-        return `файл, указанный в колонке errors, изменился на диске после загрузки, поэтому ничего не отправлено: проверьте, что это нужный файл, и загрузите этот файл снова (или выполните: realty-batch retry ${batch} --outcome invalid --force)`;
-      return 'исправьте поля, указанные в колонке errors, и загрузите этот файл снова';
+        return `файл, указанный в колонке ${ERRORS}, изменился на диске после загрузки, поэтому ничего не отправлено: проверьте, что это нужный файл, и загрузите этот файл снова (или выполните: realty-batch retry ${batch} --outcome invalid --force)`;
+      return `исправьте поля, указанные в колонке ${ERRORS}, и загрузите этот файл снова`;
     case 'not_found':
       return numbers
         ? `в реестре нет объекта точно по этому адресу (ближайшие: ${numbers}); исправьте адрес или укажите верный кадастровый номер в колонке cadastralNumber`
@@ -76,9 +81,9 @@ function russianHint(record: OutcomeRecord, batch: string): string {
     case 'ambiguous':
       return numbers
         ? `укажите в колонке cadastralNumber один из кадастровых номеров: ${numbers}`
-        : 'укажите в колонке cadastralNumber один из кадастровых номеров, перечисленных в колонке errors';
+        : `укажите в колонке cadastralNumber один из кадастровых номеров, перечисленных в колонке ${ERRORS}`;
     case 'rejected':
-      return 'реестр отклонил запрос; исправьте то, что указано в колонке errors, и загрузите этот файл снова';
+      return `реестр отклонил запрос; исправьте то, что указано в колонке ${ERRORS}, и загрузите этот файл снова`;
     case 'forbidden':
       return (
         'учётной записи банка не разрешено подавать эту сделку; запросите доступ у администратора реестра, затем выполните: realty-batch retry ' +
@@ -105,8 +110,8 @@ export function duplicateHintFor(record: OutcomeRecord, lang: Lang = 'en'): stri
 }
 
 /**
- * What the bank does for a docflow that waits for it or that the registry refused (README,
- * "The life of a deal"). Loading the row again sends nothing: the ledger holds its docflow.
+ * What the bank does for a docflow that waits for it or that the registry refused
+ * (docs/operations.md, "The life of a deal"). Loading the row again sends nothing: the ledger holds its docflow.
  */
 export function stateHintFor(record: OutcomeRecord, batch: string, lang: Lang = 'en'): string {
   const docflow = record.docflowId ?? '';
@@ -115,7 +120,7 @@ export function stateHintFor(record: OutcomeRecord, batch: string, lang: Lang = 
     .join(', ');
   if (lang === 'ru') {
     if (record.state === 'error')
-      return `реестр отказал в регистрации (колонка errors); исправьте сделку и загрузите этот файл снова с --resubmit`;
+      return `реестр отказал в регистрации (колонка ${ERRORS}); исправьте сделку и загрузите этот файл снова с --resubmit`;
     if (record.requirement === 'payment')
       return `реестр ждёт оплаты госпошлины (${payment}); список платежей: realty-batch payments ${batch} --out payments.csv; после оплаты сделка пойдёт дальше сама`;
     if (record.requirement === 'signature')

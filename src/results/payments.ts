@@ -19,6 +19,8 @@ import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { SUBMITTED_OUTCOMES, type OutcomeRecord } from '../outcomes/types.js';
 import { describeStatesAge as describeFeedAge, START_A_FOLLOWER, type StatesAge } from '../feed/states-age.js';
+import type { Lang } from '../config.js';
+import { columnHeaders } from './russian.js';
 
 export const PAYMENT_COLUMNS = ['dealId', 'docflowId', 'uin', 'amount', 'payer', 'since'] as const;
 export type PaymentLine = Record<(typeof PAYMENT_COLUMNS)[number], string>;
@@ -36,6 +38,8 @@ export interface PaymentsOptions {
    * accounting, read by a person); false: UTF-8 with `,`.
    */
   excel?: boolean;
+  /** The headers' language in Excel's CSV and in a workbook (russian.ts); JSON Lines and the plain CSV keep the names. */
+  lang?: Lang;
 }
 
 /** The batch's deals that wait for a payment, in input order; a docflow two rows share is listed once. */
@@ -73,8 +77,12 @@ export async function writePayments(options: PaymentsOptions): Promise<{ file: s
   const { out } = options;
   const jsonl = out.endsWith('.jsonl');
   const xlsx = isXlsxPath(out);
-  const sink = jsonl || xlsx ? undefined : csvSink(PAYMENT_COLUMNS, options.excel ?? true);
-  const file: TableFile = xlsx ? await createTableFile(out, PAYMENT_COLUMNS) : await createAtomicFile(out, { through: sink ? [sink] : [] });
+  const excel = options.excel ?? true;
+  const headers = columnHeaders(PAYMENT_COLUMNS, !jsonl && (xlsx || excel) ? options.lang : 'en');
+  const sink = jsonl || xlsx ? undefined : csvSink(PAYMENT_COLUMNS, excel, headers);
+  const file: TableFile = xlsx
+    ? await createTableFile(out, PAYMENT_COLUMNS, { headers })
+    : await createAtomicFile(out, { through: sink ? [sink] : [] });
   let rows = 0;
   let amount = 0;
   try {

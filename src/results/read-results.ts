@@ -1,7 +1,9 @@
 /**
  * A results file read back (`realty-batch ledger import`): the CSV the tool writes (`,` and LF,
  * or `--excel`'s BOM, `;` and CRLF, cells a spreadsheet would run defused with a `'`) or its
- * JSONL form, one object a row, as the column names and each row's cells as text.
+ * JSONL form, one object a row, as the column names and each row's cells as text. A file
+ * written for a Russian reader (`--excel --lang ru`) reads as the same file in English: its
+ * headers as the column names, its outcome, state and requirement names as the codes (russian.ts).
  */
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -9,6 +11,7 @@ import { createInterface } from 'node:readline';
 import { parse } from 'csv-parse';
 import { readCell } from '../input/csv-cell.js';
 import { InputError } from '../errors.js';
+import { codesOfColumn, columnOfHeader } from './russian.js';
 
 export interface ResultsLine {
   /** The line's number in the file, the header being line 1 of a CSV. */
@@ -47,13 +50,18 @@ export function readResultsFile(file: string): ResultsFileReader {
     );
     // Each read starts at the file's first line, its header.
     let columns: string[] | undefined;
+    let codes: Array<ReadonlyMap<string, string> | undefined> = [];
     for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
       if (!columns) {
-        header = columns = record.map((h) => h.trim());
+        header = columns = record.map((h) => columnOfHeader(h.trim()));
+        codes = columns.map(codesOfColumn);
         continue;
       }
       const cells: Record<string, string> = {};
-      columns.forEach((h, i) => (cells[h] = readCell(record[i] ?? '')));
+      columns.forEach((h, i) => {
+        const cell = readCell(record[i] ?? '');
+        cells[h] = codes[i]?.get(cell.trim().toLowerCase()) ?? cell;
+      });
       yield { line: info.lines, cells };
     }
   };

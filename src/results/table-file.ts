@@ -22,11 +22,12 @@ export interface TableFile {
 export async function createTableFile(
   path: string,
   columns: readonly string[],
-  options: { signal?: AbortSignal | undefined; mode?: number } = {},
+  options: { signal?: AbortSignal | undefined; mode?: number; headers?: readonly string[] } = {},
 ): Promise<TableFile> {
   const file = await createXlsxFile(
     path,
-    columns.map((header) => ({ header, kind: kindOf(header) })),
+    // The kind goes by the column's name; the header row may say it in another language.
+    columns.map((column, i) => ({ header: options.headers?.[i] ?? column, kind: kindOf(column) })),
     { ...(options.signal && { signal: options.signal }), ...(options.mode !== undefined && { mode: options.mode }) },
   );
   return {

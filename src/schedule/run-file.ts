@@ -188,6 +188,7 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
         // Read with options, the batch's fingerprint names the content and the options (the load computes it).
         ...(reading ? reading : { fingerprint: snap.sha256 }),
         rejects: join(stage, rejectsName),
+        lang: data.lang,
         // The schedule's --files-root, as `load --files-root` would take it (kept with the batch for retry).
         ...(data.filesRoot !== undefined && { filesRoot: data.filesRoot }),
       }).finally(() => redis.hdel(loading, snap.sha256));
@@ -233,6 +234,7 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
         total: load.read,
         out: join(stage, 'results.csv'),
         excel: profile.excel,
+        lang: data.lang,
         ...(pending && { pendingMessage: pending.errors }),
       });
       // The attention file reads the input again: before it moves.

@@ -7,7 +7,8 @@ export const CLI = fileURLToPath(new URL('../../dist/src/cli/main.js', import.me
 
 /**
  * The environment a CLI child starts with: the test process's, without what a caller's shell may
- * have set for a deployment (REALTY_*, REDIS_URL, LOG_LEVEL, DATABASE_URL), then what the test gives.
+ * have set for a deployment (REALTY_*, REDIS_URL, LOG_LEVEL, DATABASE_URL) or its locale (LANG, LC_ALL,
+ * LC_MESSAGES: the files' language), then what the test gives.
  * A developer who exported REALTY_PREFIX for the demo would otherwise run every child against it,
  * and an `--env-file` could not say where to look. The test machinery's own REALTY_TEST_* stay.
  * DATABASE_URL is empty rather than unset unless the test gives one, so that a `.env` in the
@@ -17,6 +18,8 @@ export function childEnv(env: Record<string, string | undefined>): NodeJS.Proces
   const inherited: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) {
     if (/^REALTY_(?!TEST_)/.test(name) || name === 'REDIS_URL' || name === 'LOG_LEVEL' || name === 'DATABASE_URL') continue;
+    // The locale picks the language of the files for a person (--lang's default): a Russian shell would change them.
+    if (name === 'LANG' || name === 'LC_ALL' || name === 'LC_MESSAGES') continue;
     inherited[name] = value;
   }
   return { ...inherited, DATABASE_URL: '', ...env };

@@ -7,12 +7,15 @@ import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import { describe, it, expect, beforeAll, afterAll, afterEach } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { childEnv, CLI, ROOT, runCli } from '../helpers/cli.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { runOutcome } from '../helpers/csv.js';
 import { openTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { outcomeCount } from '../helpers/outcomes.js';
+import { OWN_COLUMN_HEADERS_RU } from '../../src/input/own-columns.js';
+import type { Outcome } from '../../src/outcomes/types.js';
+import { OUTCOME_NAMES_RU } from '../../src/results/russian.js';
 
 type Row = Record<string, string>;
 const CRIMEA = 'Республика Крым';
@@ -72,7 +75,7 @@ describe('operations: results, attention file, retry, status', { timeout: 90_000
         ],
         {
           cwd: ROOT,
-          env: { ...process.env, ...env },
+          env: childEnv(env),
           stdio: 'ignore',
         },
       );
@@ -232,8 +235,16 @@ describe('operations: results, attention file, retry, status', { timeout: 90_000
     const russian = join(dir, 'attention-ru.csv');
     const byFlag = await ops.cli(['results', 'day1', '--out', join(dir, 'day1-again.csv'), '--attention', russian, '--lang', 'ru']);
     expect(byFlag.stderr).toBe('');
-    const ru = readAttention(russian);
-    expect(ru.map((r) => [r.row, r.outcome, r.errors])).toEqual(rows.map((r) => [r.row, r.outcome, r.errors]));
+    // Our columns, the outcome names and the errors' phrases in Russian too; the same rows.
+    const ru = readAttention(russian).map((r): Row => ({
+      ...r,
+      row: r[OWN_COLUMN_HEADERS_RU.row]!,
+      outcome: r[OWN_COLUMN_HEADERS_RU.outcome]!,
+      hint: r[OWN_COLUMN_HEADERS_RU.hint]!,
+      errors: r[OWN_COLUMN_HEADERS_RU.errors]!,
+    }));
+    expect(ru.map((r) => [r.row, r.outcome])).toEqual(rows.map((r) => [r.row, OUTCOME_NAMES_RU[r.outcome as Outcome]]));
+    ru.forEach((r, i) => expect(r.errors === '', r.row).toBe(rows[i]!.errors === ''));
     expect(ru.find((r) => r.dealId === 'EKB-2026-000315')!.hint).toMatch(
       /^укажите в колонке cadastralNumber один из кадастровых номеров: \d{2}:\d{2}:\d{6,7}:\d+, \d{2}:\d{2}:\d{6,7}:\d+$/,
     );

@@ -11,10 +11,12 @@ import { createLogger } from '../../src/logger.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { inboxKey, runTick, type FileSummary } from '../../src/schedule/run-tick.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { childEnv, CLI, ROOT, runCli } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { useTestDatabase } from '../helpers/test-db.js';
+import { OWN_COLUMN_HEADERS_RU } from '../../src/input/own-columns.js';
+import { OUTCOME_NAMES_RU } from '../../src/results/russian.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 /** The samples under new deal ids, so that each file's deals are its own. */
@@ -112,7 +114,7 @@ describe('nightly runs from an inbox, with a cron every two seconds', () => {
     expect(again.code).toBe(0);
     worker = spawn(process.execPath, [CLI, 'work', '--attempts', '2', '--backoff-ms', '50'], {
       cwd: ROOT,
-      env: { ...process.env, ...env },
+      env: childEnv(env),
       stdio: ['ignore', 'ignore', 'pipe'],
     });
   });
@@ -154,10 +156,11 @@ describe('nightly runs from an inbox, with a cron every two seconds', () => {
       >;
       // The 7 rows refused, and the 4 docflows that wait for the applicants' signatures (201 at creation).
       expect(attention).toHaveLength(11);
-      expect(attention.filter((r) => r.outcome === 'suspended')).toHaveLength(4);
-      // row, outcome, hint and errors first; the hints in Russian, as the schedule was added with --lang ru.
-      expect(Object.keys(attention[0]!).slice(0, 5)).toEqual(['row', 'outcome', 'hint', 'errors', 'dealId']);
-      for (const r of attention) expect(r.hint).toMatch(/[а-яё]{3}/);
+      const { row, outcome, hint, errors } = OWN_COLUMN_HEADERS_RU;
+      expect(attention.filter((r) => r[outcome] === OUTCOME_NAMES_RU.suspended)).toHaveLength(4);
+      // row, outcome, hint and errors first, named and written in Russian, as the schedule was added with --lang ru.
+      expect(Object.keys(attention[0]!).slice(0, 5)).toEqual([row, outcome, hint, errors, 'dealId']);
+      for (const r of attention) expect(r[hint]).toMatch(/[а-яё]{3}/);
       expect(existsSync(join(inbox, '.realty', 'processed', name))).toBe(true);
     }
     expect(summaryOf(outbox, 'bank-a.csv')!.batch).not.toBe(summaryOf(outbox, 'bank-b.csv')!.batch);

@@ -6,7 +6,8 @@ import { loadBatch } from '../../batch/load-batch.js';
 import { inputFingerprint } from '../../input/reading.js';
 import { loadProfile } from '../../input/profile.js';
 import { requireNoEviction } from '../../redis/connection.js';
-import type { CliContext } from '../common.js';
+import type { Lang } from '../../config.js';
+import { LANG_HELP, langFlag, type CliContext } from '../common.js';
 import { addInputOptions, checkBatch, readingOptions, type InputFlags } from '../input-options.js';
 import { printLoad } from '../print.js';
 import { withBoundedHeap } from '../heap-growth.js';
@@ -19,6 +20,7 @@ export interface LoadFlags extends InputFlags {
   batch?: string;
   dryRun?: boolean;
   json?: boolean;
+  lang?: Lang;
 }
 
 export function registerLoadCommand(program: Command, context: CliContext): Command {
@@ -29,7 +31,8 @@ export function registerLoadCommand(program: Command, context: CliContext): Comm
     .requiredOption('--profile <bank.json>', 'the bank profile')
     .option('--batch <id>', 'batch id; default <file stem>-<12 hex of its sha256>, so the same file resumes its batch')
     .option('--dry-run', 'validate and write the rejects file; enqueue nothing')
-    .option('--json', 'print the summary as one JSON object');
+    .option('--json', 'print the summary as one JSON object')
+    .option('--lang <ru|en>', LANG_HELP, langFlag);
   return addInputOptions(command).action(async (file: string, _flags: unknown, cmd: Command) => {
     const opts = cmd.opts<LoadFlags>();
     checkBatch(opts.batch);
@@ -57,6 +60,7 @@ export function registerLoadCommand(program: Command, context: CliContext): Comm
               ...reading,
               resubmit: opts.resubmit,
               dryRun: opts.dryRun,
+              lang: opts.lang ?? env.config.lang,
               retentionMs: env.config.retentionMs,
               onProgress: ({ rows, bytes, size }) => progress.update({ value: bytes, total: size, rows }),
             }),

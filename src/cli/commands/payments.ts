@@ -3,7 +3,8 @@ import type { Command } from 'commander';
 import { createBatchStore, noSuchBatch } from '../../batch/batch-store.js';
 import { UsageError } from '../../errors.js';
 import { describeStatesAge, readStatesAge, writePayments } from '../../results/payments.js';
-import type { CliContext } from '../common.js';
+import type { Lang } from '../../config.js';
+import { LANG_HELP, langFlag, type CliContext } from '../common.js';
 import { checkBatch, defaultResultsPath } from '../input-options.js';
 import { withDatabase } from '../with-database.js';
 import { withRedis } from '../with-redis.js';
@@ -12,6 +13,7 @@ interface PaymentsFlags {
   out?: string;
   excel?: boolean;
   json?: boolean;
+  lang?: Lang;
 }
 
 export function registerPaymentsCommand(program: Command, context: CliContext): Command {
@@ -22,6 +24,7 @@ export function registerPaymentsCommand(program: Command, context: CliContext): 
     .option('--out <file>', "the payments file (.csv, or .jsonl); default <input stem>.payments.csv beside the batch's input")
     .option('--excel', 'write for Russian Excel (BOM, ";", CRLF)')
     .option('--json', 'print the summary as one JSON object: file, rows, amount, statesAsOf, statesAgeMs, statesStale')
+    .option('--lang <ru|en>', LANG_HELP, langFlag)
     .action(async (batch: string, _flags: unknown, cmd: Command) => {
       const opts = cmd.opts<PaymentsFlags>();
       checkBatch(batch);
@@ -32,7 +35,16 @@ export function registerPaymentsCommand(program: Command, context: CliContext): 
           if (!meta) throw noSuchBatch(redis, env.keys, batch);
           if (meta.total === undefined) throw new UsageError(`Batch ${batch} is still loading: its total is not known yet.`);
           const out = opts.out ?? defaultResultsPath(meta.file, 'payments');
-          const summary = await writePayments({ redis, keys: env.keys, db, batch, total: meta.total, out, excel: opts.excel });
+          const summary = await writePayments({
+            redis,
+            keys: env.keys,
+            db,
+            batch,
+            total: meta.total,
+            out,
+            excel: opts.excel,
+            lang: opts.lang ?? env.config.lang,
+          });
           // The file is as new as the feed's last complete read: a deal paid since is still in it.
           const age = await readStatesAge(db);
           console.error(`payments: ${describeStatesAge(age)}`);

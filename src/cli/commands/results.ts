@@ -29,7 +29,7 @@ export function registerResultsCommand(program: Command, context: CliContext): C
     .argument('<batch>', 'batch id')
     .option(
       '--out <file>',
-      "the results file (.csv, or .jsonl); default <input stem>.results.csv beside the batch's input, as run writes it",
+      "the results file (.csv, .xlsx or .jsonl); default <input stem>.results.csv beside the batch's input, as run writes it; a plain .csv or .jsonl keeps English codes whatever --lang says",
     )
     .option('--excel', 'write for Russian Excel (BOM, ";", CRLF); the default when the batch\'s profile says "excel": true')
     .option('--no-excel', 'write UTF-8 with "," even when the profile says "excel": true')
@@ -52,7 +52,8 @@ export function registerResultsCommand(program: Command, context: CliContext): C
           const out = opts.out ?? defaultResultsPath(meta.file);
           // The bank's profile may ask for Excel's form; a flag wins.
           const excel = opts.excel ?? (await store.profile(batch))?.excel;
-          const summary = await writeResults({ redis, keys: env.keys, db, batch, total: meta.total, out, excel });
+          const lang = opts.lang ?? env.config.lang;
+          const summary = await writeResults({ redis, keys: env.keys, db, batch, total: meta.total, out, excel, lang });
           printCounts(batch, summary.counts);
           console.log(`results: ${summary.file} (${rows(summary.rows)})`);
           // The state columns are as fresh as the feed's last complete read: said on stderr when they are old.
@@ -70,7 +71,7 @@ export function registerResultsCommand(program: Command, context: CliContext): C
               batch,
               out: opts.attention,
               input: opts.input,
-              lang: opts.lang ?? env.config.lang,
+              lang,
               asInput: opts.attentionAsInput,
             });
             console.log(`attention: ${attention.file} (${rows(attention.rows)} ${attention.rows === 1 ? 'needs' : 'need'} a person)`);
