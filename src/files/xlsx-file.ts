@@ -7,7 +7,7 @@
  * A workbook written so loads back as it was (read-xlsx.ts).
  */
 import { PassThrough } from 'node:stream';
-import ExcelJS from 'exceljs';
+import type ExcelJS from 'exceljs';
 import { createAtomicFile } from './atomic-file.js';
 
 export type XlsxColumnKind = 'text' | 'date' | 'number';
@@ -81,14 +81,24 @@ function widthOf(column: XlsxColumn, rows: ReadonlyArray<readonly string[]>, i: 
   return Math.min(MAX_WIDTH, Math.max(MIN_WIDTH, width + 2));
 }
 
+/**
+ * exceljs, imported when a workbook is first read or written: it and what it pulls in (jszip,
+ * archiver, unzipper, bluebird: about 500 modules) cost every command about 0.3 s of start-up,
+ * and most commands never touch a workbook.
+ */
+export function loadExcel(): Promise<{ default: typeof ExcelJS }> {
+  return import('exceljs');
+}
+
 export async function createXlsxFile(path: string, columns: readonly XlsxColumn[], options: XlsxFileOptions = {}): Promise<XlsxFile> {
+  const { default: excel } = await loadExcel();
   const zip = new PassThrough();
   const file = await createAtomicFile(path, {
     through: [zip],
     ...(options.mode !== undefined && { mode: options.mode }),
     ...(options.signal && { signal: options.signal }),
   });
-  const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: zip, useStyles: true, useSharedStrings: false });
+  const workbook = new excel.stream.xlsx.WorkbookWriter({ stream: zip, useStyles: true, useSharedStrings: false });
   const sheet = workbook.addWorksheet(options.sheet ?? 'Sheet1', { views: [{ state: 'frozen', ySplit: 1, xSplit: 0 }] });
   let pending: Array<readonly string[]> | undefined = [];
   let failure: Error | undefined;

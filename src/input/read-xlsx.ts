@@ -10,7 +10,8 @@
  */
 import { createReadStream } from 'node:fs';
 import { PassThrough } from 'node:stream';
-import ExcelJS from 'exceljs';
+import type ExcelJS from 'exceljs';
+import { loadExcel } from '../files/xlsx-file.js';
 import { InputError } from '../errors.js';
 
 export interface XlsxReadOptions {
@@ -117,6 +118,7 @@ export function readXlsx(file: string, options: XlsxReadOptions = {}): XlsxRows 
   return {
     bytesRead: () => bytes,
     async *rows() {
+      const { default: excel } = await loadExcel();
       const source = createReadStream(file);
       const counted = new PassThrough();
       source.on('data', (chunk: string | Buffer) => {
@@ -124,7 +126,7 @@ export function readXlsx(file: string, options: XlsxReadOptions = {}): XlsxRows 
       });
       source.once('error', (err) => counted.destroy(err));
       source.pipe(counted);
-      const reader = new ExcelJS.stream.xlsx.WorkbookReader(counted, {
+      const reader = new excel.stream.xlsx.WorkbookReader(counted, {
         worksheets: 'emit',
         sharedStrings: 'cache',
         // Kept for the number formats: a number shown as a date is read as one.
