@@ -1,4 +1,15 @@
 import { defineConfig } from 'vitest/config';
+import { LongestFirst } from './test/sequencer.js';
+
+// The tests run the same whatever the caller's shell holds. What a shell may have set for a
+// deployment (REALTY_PREFIX from the demo's hints, LOG_LEVEL, DATABASE_URL) or its locale (the
+// language of the files for a person) is dropped here, before the test processes are made, so
+// neither the tests nor the commands they start see it. REDIS_URL stays: it says where the
+// tests' Redis is. Tests give what they mean (test/helpers/cli.ts childEnv).
+for (const name of Object.keys(process.env)) {
+  if (/^REALTY_(?!TEST_)/.test(name) || ['LOG_LEVEL', 'DATABASE_URL', 'LC_ALL', 'LC_MESSAGES'].includes(name)) delete process.env[name];
+}
+process.env.LANG = 'C.UTF-8';
 
 export default defineConfig({
   test: {
@@ -15,6 +26,8 @@ export default defineConfig({
     // integration files spend most of their time waiting for the sandbox, a child process or
     // a timer. Three at a time keep both cores busy.
     maxWorkers: 3,
+    // The longest files first, on a fresh clone too (test/durations.json).
+    sequence: { sequencer: LongestFirst },
     // Fails the run when a test left keys under a prefix it made (test/redis-keys-guard.ts), or a
     // PostgreSQL database; makes the run's PostgreSQL template once (test/postgres-template.ts).
     globalSetup: ['test/redis-keys-guard.ts', 'test/postgres-template.ts'],

@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI, ROOT } from '../helpers/cli.js';
+import { childEnv, CLI, ROOT } from '../helpers/cli.js';
 
 export interface Crash {
   name: string;
@@ -59,7 +59,7 @@ export function createWorkerFleet(options: { args: string[]; env: Record<string,
     try {
       child = spawn(process.execPath, [CLI, 'work', ...options.args], {
         cwd: ROOT,
-        env: { ...process.env, ...options.env },
+        env: childEnv(options.env ?? {}),
         stdio: ['ignore', fd, fd],
       });
     } finally {

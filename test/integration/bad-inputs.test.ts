@@ -7,7 +7,7 @@ import { parse } from 'csv-parse/sync';
 import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createKeys } from '../../src/redis/keys.js';
-import { CLI, ROOT } from '../helpers/cli.js';
+import { childEnv, CLI, ROOT } from '../helpers/cli.js';
 import { csvText, HEADER, records, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 
@@ -42,7 +42,7 @@ function load(file: string, prefix: string, batch: string, profile = 'samples/ba
       ],
       {
         cwd: ROOT,
-        env: { ...process.env, REDIS_URL, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent' },
+        env: childEnv({ REDIS_URL, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent' }),
       },
     );
     let stdout = '';

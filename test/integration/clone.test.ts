@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers/cli.js';
+import { childEnv, ROOT } from '../helpers/cli.js';
 
 describe('a clone of the repository alone in its folder', () => {
   let lonely: string;
@@ -32,7 +32,7 @@ describe('a clone of the repository alone in its folder', () => {
       cwd: clone,
       encoding: 'utf8',
       // A state folder of its own: a database the clone's commands make never meets this tree's.
-      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', CI: '1', XDG_STATE_HOME: state },
+      env: childEnv({ NO_COLOR: '1', FORCE_COLOR: '0', CI: '1', XDG_STATE_HOME: state }),
       timeout: 240_000,
     });
     rmSync(state, { recursive: true, force: true });

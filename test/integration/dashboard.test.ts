@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 import { createMetricsRecorder, DURATION_BUCKETS } from '../../src/metrics/recorder.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { DEAL_JOB, dealJobId, type DealJobData } from '../../src/queue/job-data.js';
-import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { childEnv, CLI, ROOT, runCli } from '../helpers/cli.js';
 import {
   basic,
   call,
@@ -523,7 +523,7 @@ describe('realty-batch dashboard', () => {
   it('with --no-auth listens on 127.0.0.1 only, serves without credentials, and stops on SIGTERM', async () => {
     const child = spawn(process.execPath, [CLI, 'dashboard', '--no-auth', '--port', '0'], {
       cwd: ROOT,
-      env: { ...process.env, ...env() },
+      env: childEnv(env()),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRealtyClient } from '../../src/realty/client.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { childEnv, CLI, ROOT, runCli } from '../helpers/cli.js';
 import { readCsvFile, type CsvRow } from '../helpers/csv.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -79,7 +79,7 @@ describe('the life of a deal after creation', () => {
     );
     expect(run.code).toBe(3);
     // The night's run is over; the fleet's follower goes on in `track`.
-    tracker = spawn(process.execPath, [CLI, 'track', '--poll-ms', '50'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: 'ignore' });
+    tracker = spawn(process.execPath, [CLI, 'track', '--poll-ms', '50'], { cwd: ROOT, env: childEnv(env), stdio: 'ignore' });
 
     // Every docflow settles: completed, error, or suspended on what the bank must do.
     const settled = await waitFor(async () => {

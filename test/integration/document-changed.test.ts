@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { createKeys } from '../../src/redis/keys.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { childEnv, CLI, ROOT, runCli } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -73,7 +73,7 @@ describe('a document that changed between the load and its upload', () => {
     workers.push(
       spawn(process.execPath, [CLI, 'work', '--concurrency', '2', '--attempts', '3', '--backoff-ms', '50'], {
         cwd: ROOT,
-        env: { ...process.env, ...env() },
+        env: childEnv(env()),
         stdio: 'ignore',
       }),
     );

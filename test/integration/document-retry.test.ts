@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, expect, afterEach } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { childEnv, CLI, ROOT, runCli } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -63,7 +63,7 @@ describe('retry of a file row whose input was moved', () => {
     expect(loaded.code).toBe(0);
     worker = spawn(process.execPath, [CLI, 'work', '--concurrency', '2', '--attempts', '2', '--backoff-ms', '50'], {
       cwd: ROOT,
-      env: { ...process.env, ...env },
+      env: childEnv(env),
       stdio: 'ignore',
     });
     await waitFor(async () => (await outcome()) === 'unavailable', { ...POLL, what: 'the row unavailable' });

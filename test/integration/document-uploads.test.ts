@@ -13,7 +13,7 @@ import { Redis } from 'ioredis';
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { createKeys } from '../../src/redis/keys.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { childEnv, CLI, ROOT, runCli } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -56,7 +56,7 @@ describe('documents by path', () => {
   const startWorker = (extra: string[] = []) => {
     const child = spawn(process.execPath, [CLI, 'work', '--concurrency', '4', '--lock-ms', '1500', ...extra], {
       cwd: ROOT,
-      env: { ...process.env, ...env() },
+      env: childEnv(env()),
       stdio: 'ignore',
     });
     workers.push(child);

@@ -21,7 +21,7 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { NEWS_PATH } from '../../src/realty/types.js';
 import { parseRequestId } from '../../src/ledger/entry.js';
 import { generateDeals } from '../chaos/generate-deals.js';
-import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { childEnv, CLI, ROOT, runCli } from '../helpers/cli.js';
 import { csvText } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { useTestDatabase } from '../helpers/test-db.js';
@@ -72,7 +72,7 @@ function command(args: string[], env: Record<string, string>): Promise<{ code: n
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       cwd: ROOT,
-      env: { ...process.env, ...env },
+      env: childEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { createKeys } from '../../src/redis/keys.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { childEnv, CLI, ROOT, runCli } from '../helpers/cli.js';
 import { csvText, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, keysOf, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -58,7 +58,7 @@ describe('a fleet that logs in itself (REALTY_LOGIN, REALTY_PASSWORD, REALTY_ACC
     // the feed is known complete, so its reads share the fleet's session and meet its expiry too.
     const child = spawn(process.execPath, [CLI, 'work', '--concurrency', '4', '--attempts', '3', '--backoff-ms', '100'], {
       cwd: ROOT,
-      env: { ...process.env, ...env() },
+      env: childEnv(env()),
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';

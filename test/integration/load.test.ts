@@ -15,7 +15,7 @@ import { createLogger } from '../../src/logger.js';
 import type { DealJobData } from '../../src/queue/job-data.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { loadBatch, type LoadOptions } from '../../src/batch/load-batch.js';
-import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { childEnv, CLI, ROOT, runCli } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS, SAMPLE_INVALID, SAMPLE_READ, writeFixtures, type Fixture } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -156,7 +156,7 @@ describe('loading the files banks really produce', () => {
     const child = spawn(
       process.execPath,
       [CLI, 'load', big, '--profile', 'samples/bank-profile.json', '--batch', 'killed', '--rejects', join(dir, 'killed.rejects.csv')],
-      { cwd: ROOT, env: { ...process.env, ...env }, stdio: 'ignore' },
+      { cwd: ROOT, env: childEnv(env), stdio: 'ignore' },
     );
     const exited = new Promise((resolve) => child.once('exit', resolve));
     const jobKeys = () => redis.keys(`${keys.bullPrefix}:${keys.queueName}:killed.*`);

@@ -19,7 +19,7 @@ import { createKeys } from '../../src/redis/keys.js';
 import type { MorningReport } from '../../src/schedule/morning-report.js';
 import { scheduleQueue } from '../../src/schedule/scheduler.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { childEnv, CLI, ROOT, runCli } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -160,7 +160,7 @@ describe('the morning report', { timeout: 90_000 }, () => {
     expect((await runBatch('samples/deals.csv', 'deals')).code).toBe(3);
     const tracker = spawn(process.execPath, [CLI, 'track', '--poll-ms', '50'], {
       cwd: ROOT,
-      env: { ...process.env, ...env },
+      env: childEnv(env),
       stdio: 'ignore',
     });
     children.push(tracker);
@@ -179,7 +179,7 @@ describe('the morning report', { timeout: 90_000 }, () => {
 
     // The report every second, run by a `work` process (the schedule queue's `report` jobs).
     expect((await add('--cron', '0 3 * * *', '--report-cron', '* * * * * *', '--notify-url', hookUrl)).code).toBe(0);
-    const worker = spawn(process.execPath, [CLI, 'work'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: 'ignore' });
+    const worker = spawn(process.execPath, [CLI, 'work'], { cwd: ROOT, env: childEnv(env), stdio: 'ignore' });
     children.push(worker);
 
     const reported = (want: (r: MorningReport) => boolean, what: string) =>

@@ -24,7 +24,7 @@ import { filterMatcher } from '../../src/privacy/name-filter.js';
 import { loadProfile } from '../../src/input/profile.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { childEnv, CLI, ROOT, runCli } from '../helpers/cli.js';
 import { csvText } from '../helpers/fixtures.js';
 import { hostileRow, leftOf, registryText, SPELLINGS, type Spelling } from '../helpers/hostile-spellings.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
@@ -182,7 +182,7 @@ describe('hostile spellings of a row person, through the feed, the creation erro
     // The night is over; the fleet's follower goes on, and sees every `f` docflow refused by the registry.
     tracker = spawn(process.execPath, [CLI, 'track', '--poll-ms', '50'], {
       cwd: ROOT,
-      env: { ...process.env, ...env },
+      env: childEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let trackLogs = '';

@@ -13,7 +13,7 @@ import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain ES module of the scripts folder, with no type declarations.
 import { chromiumPlan, postgresPlan, redisPlan } from '../../scripts/prepare-tests.mjs';
-import { ROOT } from '../helpers/cli.js';
+import { childEnv, ROOT } from '../helpers/cli.js';
 import { freePort } from '../helpers/ports.js';
 
 const SCRIPT = join(ROOT, 'scripts/prepare-tests.mjs');
@@ -66,7 +66,7 @@ describe('what npm test does about chromium', () => {
     return spawnSync(process.execPath, [SCRIPT], {
       cwd: ROOT,
       encoding: 'utf8',
-      env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, CHROMIUM_PATH: chromium },
+      env: childEnv({ PATH: `${bin}:${process.env.PATH ?? ''}`, CHROMIUM_PATH: chromium }),
     });
   }
 
@@ -117,7 +117,7 @@ describe('what npm test does about Redis', () => {
     const r = spawnSync(process.execPath, [SCRIPT], {
       cwd: ROOT,
       encoding: 'utf8',
-      env: { ...process.env, REDIS_URL: `redis://127.0.0.1:${port}`, CHROMIUM_PATH: process.execPath },
+      env: childEnv({ REDIS_URL: `redis://127.0.0.1:${port}`, CHROMIUM_PATH: process.execPath }),
     });
     const redis = new Redis({ port, lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
     redis.on('error', () => undefined);
@@ -189,7 +189,7 @@ describe('what npm test does about PostgreSQL', () => {
     const r = spawnSync(process.execPath, [SCRIPT], {
       cwd: ROOT,
       encoding: 'utf8',
-      env: { ...process.env, TEST_POSTGRES_URL: url.toString(), CHROMIUM_PATH: process.execPath },
+      env: childEnv({ TEST_POSTGRES_URL: url.toString(), CHROMIUM_PATH: process.execPath }),
     });
     expect(r.status).toBe(1);
     expect(r.stderr.trim().split('\n')).toEqual([

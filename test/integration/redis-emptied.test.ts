@@ -14,7 +14,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { generateDeals } from '../chaos/generate-deals.js';
-import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { childEnv, CLI, ROOT, runCli } from '../helpers/cli.js';
 import { csvText } from '../helpers/fixtures.js';
 import { ledgerRows } from '../helpers/ledger-rows.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/private-redis.js';
@@ -31,7 +31,7 @@ function runCommand(
 ): { child: ChildProcess; exit: Promise<{ code: number | null; err: string }> } {
   const child = spawn(process.execPath, [CLI, ...args], {
     cwd: ROOT,
-    env: { ...process.env, ...env },
+    env: childEnv(env),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let err = '';

@@ -7,7 +7,7 @@ import { parse } from 'csv-parse/sync';
 import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import { CLI, ROOT } from '../helpers/cli.js';
+import { childEnv, CLI, ROOT } from '../helpers/cli.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/private-redis.js';
 import { csvText, ROWS } from '../helpers/fixtures.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -26,7 +26,7 @@ interface Proc {
 }
 
 function start(args: string[], env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadProfile } from '../../src/input/profile.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { childEnv, CLI, ROOT, runCli } from '../helpers/cli.js';
 import { readCsvFile } from '../helpers/csv.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -43,7 +43,7 @@ describe('the attention file loaded again with --resubmit', { timeout: 120_000 }
       env,
     );
     expect(night.code).toBe(3);
-    tracker = spawn(process.execPath, [CLI, 'track', '--poll-ms', '50'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: 'ignore' });
+    tracker = spawn(process.execPath, [CLI, 'track', '--poll-ms', '50'], { cwd: ROOT, env: childEnv(env), stdio: 'ignore' });
     // Every docflow settles: completed, error, or suspended on what the bank must do.
     await waitFor(
       async () => {

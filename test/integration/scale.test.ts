@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createKeys } from '../../src/redis/keys.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { childEnv, CLI, ROOT, runCli } from '../helpers/cli.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { readCsvFile, runOutcome } from '../helpers/csv.js';
@@ -56,7 +56,7 @@ describe('load, work, results and status as separate processes', () => {
       workers.push(
         spawn(process.execPath, [CLI, 'work', '--concurrency', '3', ...flags], {
           cwd: ROOT,
-          env: { ...process.env, ...env(prefix) },
+          env: childEnv(env(prefix)),
           stdio: 'ignore',
         }),
       );

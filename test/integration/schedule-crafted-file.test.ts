@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKeys } from '../../src/redis/keys.js';
 import { inboxKey, type FileSummary } from '../../src/schedule/run-tick.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { childEnv, CLI, ROOT, runCli } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -82,7 +82,7 @@ describe('a crafted file in an inbox served by two workers', { timeout: 120_000 
       workers.push(
         spawn(process.execPath, [CLI, 'work', '--attempts', '2', '--backoff-ms', '50'], {
           cwd: ROOT,
-          env: { ...process.env, ...env },
+          env: childEnv(env),
           stdio: 'ignore',
         }),
       );

@@ -11,7 +11,7 @@ import { createKeys } from '../../src/redis/keys.js';
 import { runTick } from '../../src/schedule/run-tick.js';
 import { listSchedules } from '../../src/schedule/scheduler.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { childEnv, CLI, ROOT, runCli } from '../helpers/cli.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { readCsvFile } from '../helpers/csv.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -92,7 +92,7 @@ describe('schedule add --deadline: a nightly tick that must end before the morni
     async () => {
       worker = spawn(process.execPath, [CLI, 'work', '--attempts', '8', '--backoff-ms', '600000'], {
         cwd: ROOT,
-        env: { ...process.env, ...env },
+        env: childEnv(env),
         stdio: 'ignore',
       });
       const inbox = join(dir, 'in-b');

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { childEnv, CLI, ROOT, runCli } from '../helpers/cli.js';
 import { readCsvFile, type CsvRow } from '../helpers/csv.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { TEST_SIGNATURE } from '../helpers/signatures.js';
@@ -66,7 +66,7 @@ describe('the signing round trip', () => {
       120_000,
     );
     expect(run.code).toBe(3);
-    tracker = spawn(process.execPath, [CLI, 'track', '--poll-ms', '50'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: 'ignore' });
+    tracker = spawn(process.execPath, [CLI, 'track', '--poll-ms', '50'], { cwd: ROOT, env: childEnv(env), stdio: 'ignore' });
     await waitFor(async () => (await status()).waitingFor.signature === 4, poll('four deals waiting for signatures'));
     const suspended = (await results()).filter((r) => r.state === 'suspended' && r.requirement === 'signature');
     expect(suspended).toHaveLength(4);

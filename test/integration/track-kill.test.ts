@@ -14,7 +14,7 @@ import { readFeedState } from '../../src/feed/feed-store.js';
 import { readDocflowStatuses } from '../../src/ledger/docflows.js';
 import { parseRequestId } from '../../src/ledger/entry.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { childEnv, CLI, ROOT, runCli } from '../helpers/cli.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { AUTH, SESSION } from '../helpers/sandbox-http.js';
 import { useTestDatabase } from '../helpers/test-db.js';
@@ -40,7 +40,7 @@ describe('track: one follower for the fleet, killed mid-feed', () => {
   const track = (): Tracker => {
     const child = spawn(process.execPath, [CLI, 'track', '--poll-ms', '50'], {
       cwd: ROOT,
-      env: { ...process.env, ...env, LOG_LEVEL: 'info' },
+      env: childEnv({ ...env, LOG_LEVEL: 'info' }),
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let text = '';

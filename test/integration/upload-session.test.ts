@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { childEnv, CLI, ROOT, runCli } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -68,7 +68,7 @@ describe('an upload after the fleet session expired', () => {
     // No follower: the upload is the row's first gateway call (its cadastral number is given), so it meets the expiry.
     worker = spawn(process.execPath, [CLI, 'work', '--concurrency', '2', '--attempts', '3', '--backoff-ms', '100', '--no-track'], {
       cwd: ROOT,
-      env: { ...process.env, ...env() },
+      env: childEnv(env()),
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     stderr = '';

@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { createKeys } from '../../src/redis/keys.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import { CLI, ROOT, runCli } from '../helpers/cli.js';
+import { childEnv, CLI, ROOT, runCli } from '../helpers/cli.js';
 import { csvText, ROWS } from '../helpers/fixtures.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -36,7 +36,7 @@ describe('separate worker processes', () => {
       [CLI, 'work', '--concurrency', '4', '--attempts', '3', '--backoff-ms', '100', '--lock-ms', '1500', ...extra],
       {
         cwd: ROOT,
-        env: { ...process.env, ...env(session) },
+        env: childEnv(env(session)),
         stdio: 'ignore',
       },
     );
