@@ -10,7 +10,7 @@ import type { Selectable } from 'kysely';
 import type { DocflowRow, DuplicateRow, FeedTable, LedgerRow } from '../db/schema.js';
 import type { NewsItem } from '../realty/types.js';
 import { parseRequestId, requestIdOf, type DocflowType } from '../ledger/entry.js';
-import { keyString, NO_TRY, type LedgerKey } from '../ledger/rows.js';
+import { keyString, NO_TRY, updateRow, type LedgerKey } from '../ledger/rows.js';
 import type { NameMatcher } from '../privacy/name-filter.js';
 import { databaseIdOf, evidence, itemsBehind, RESTORE_ALERT_MS, type Witness } from '../ledger/restore.js';
 import { statusOfItem } from './item-status.js';
@@ -205,13 +205,7 @@ export async function decidePage(
       if (e.batch !== '') triesAbove.push(evidence.tryAbove(rid, e.n));
       if (await ourBank(ours.bank)) lacking++;
       const row = wellFormedRow({ ...newEntry(ours, docflowId, item, now), cn: e.cn, addr: e.addr, pf: e.pf });
-      await trx
-        .updateTable('ledger')
-        .set(row)
-        .where('bank', '=', e.bank)
-        .where('type', '=', e.type)
-        .where('deal_id', '=', e.deal_id)
-        .execute();
+      await updateRow(trx, ours, row);
       entries.set(keyString(ours), row);
       out.resolved++;
       follow(item, base);
@@ -248,13 +242,7 @@ export async function decidePage(
       answered_at: null,
       updated_at: now,
     };
-    await trx
-      .updateTable('ledger')
-      .set(submitted)
-      .where('bank', '=', key.bank)
-      .where('type', '=', key.type)
-      .where('deal_id', '=', key.dealId)
-      .execute();
+    await updateRow(trx, key, submitted);
     entries.set(keyString(key), { ...e, ...submitted });
     out.resolved++;
     out.settled.push({ batch: e.batch, row: e.row, job: e.job, outcome, docflowId, date: item.date });

@@ -272,6 +272,26 @@ export async function openInput(file: string, options: InputOptions = {}): Promi
     if (unknown.size < MAX_UNKNOWN_LISTED && name.trim() !== '' && !OWN_COLUMNS.has(headerKey(name))) unknown.add(name.trim());
   };
 
+  /**
+   * A CSV's or a sheet's header row as the fields of its columns (`where`: which row was read as
+   * the header, for the sentence): the columns the tool adds to its own files are no fields, the
+   * others are named by the mapping or the built-in names; a row that names none is no header.
+   */
+  const headerFields = (cells: string[], where: string): Array<string | undefined> => {
+    header = cells;
+    const fields = cells.map((h) => {
+      const field = OWN_COLUMNS.has(headerKey(h)) ? undefined : resolveHeader(h, mapping);
+      if (!field) noteUnknown(h);
+      return field;
+    });
+    if (!fields.some((c) => c !== undefined)) {
+      throw new InputError(
+        `${file} has no header row with known field names (${where} is read as the header; --mapping renames a bank's own headers).`,
+      );
+    }
+    return fields;
+  };
+
   /** The file's text; `bytes`: UTF-8 checked and left as bytes, for csv-parse (decode.ts). */
   function decodedText(bytes = false): NodeJS.ReadableStream {
     decoder = bytes ? createCheckedBytes(encoding, file) : createDecoder(encoding, file);
@@ -314,17 +334,7 @@ export async function openInput(file: string, options: InputOptions = {}): Promi
         if (!columns) {
           if (over) throw new InputError(`${file} cannot be read as CSV: its header line ${oversizedProblem(over, 'a header')}.`);
           for (let i = 0; i < cells.length; i++) cells[i] = readCell(cells[i]!);
-          header = cells;
-          columns = cells.map((h) => {
-            const field = OWN_COLUMNS.has(headerKey(h)) ? undefined : resolveHeader(h, mapping);
-            if (!field) noteUnknown(h);
-            return field;
-          });
-          if (!columns.some((c) => c !== undefined)) {
-            throw new InputError(
-              `${file} has no header row with known field names (the first line is read as the header; --mapping renames a bank's own headers).`,
-            );
-          }
+          columns = headerFields(cells, 'the first line');
           continue;
         }
         if (over) {
@@ -380,17 +390,7 @@ export async function openInput(file: string, options: InputOptions = {}): Promi
       if (!columns) {
         if (cells.length > MAX_ROW_CELLS)
           throw new InputError(`${file} cannot be read: its header row has more than ${number(MAX_ROW_CELLS)} cells.`);
-        header = cells;
-        columns = cells.map((h) => {
-          const field = OWN_COLUMNS.has(headerKey(h)) ? undefined : resolveHeader(h, mapping);
-          if (!field) noteUnknown(h);
-          return field;
-        });
-        if (!columns.some((c) => c !== undefined)) {
-          throw new InputError(
-            `${file} has no header row with known field names (the sheet's first row that is not blank is read as the header; --mapping renames a bank's own headers).`,
-          );
-        }
+        columns = headerFields(cells, "the sheet's first row that is not blank");
         continue;
       }
       row++;

@@ -99,8 +99,6 @@ export async function writePayments(options: PaymentsOptions): Promise<{ file: s
   return { file: out, rows, amount };
 }
 
-export { readStatesAge, STALE_MIN_MS, STALE_PERIODS, type StatesAge } from '../feed/states-age.js';
-
 /** One sentence for stderr: how old the states are, and, when no follower seems to run, which command runs one. */
 export function describeStatesAge(age: StatesAge): string {
   if (age.asOf === undefined)

@@ -2,7 +2,8 @@
 import type { Command } from 'commander';
 import { createBatchStore, noSuchBatch } from '../../batch/batch-store.js';
 import { UsageError } from '../../errors.js';
-import { describeStatesAge, readStatesAge, writePayments } from '../../results/payments.js';
+import { describeStatesAge, writePayments } from '../../results/payments.js';
+import { readStatesAge } from '../../feed/states-age.js';
 import type { Lang } from '../../config.js';
 import { LANG_HELP, langFlag, type CliContext } from '../common.js';
 import { checkBatch, defaultResultsPath } from '../input-options.js';
