@@ -10,6 +10,7 @@ import { databaseTargetOf, type DatabaseTarget } from './db/location.js';
 import { ConfigError } from './errors.js';
 import type { RedisTarget } from './redis/connection.js';
 import type { Credentials } from './realty/session.js';
+import { LANGS, type Lang } from './input/lang.js';
 
 export const SECOND = 1000;
 export const MINUTE = 60 * SECOND;
@@ -28,9 +29,8 @@ export const DEFAULTS = Object.freeze({
   ledgerDays: 1830,
 });
 
-/** The languages of the attention file's hints (`--lang`). */
-export const LANGS = ['ru', 'en'] as const;
-export type Lang = (typeof LANGS)[number];
+/** The languages of the files for a person (`--lang`): kept below, where the loader takes them too. */
+export { LANGS, type Lang };
 
 /**
  * The language of the locale: `ru` when the first of LC_ALL, LC_MESSAGES and LANG that is

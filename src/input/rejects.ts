@@ -14,7 +14,7 @@ import { createAtomicFile, PRIVATE_FILE_MODE, type AtomicFile } from '../files/a
 import { createXlsxFile, type XlsxFile } from '../files/xlsx-file.js';
 import { excelCell, QUOTE_LINE_BREAKS, safeCell } from './csv-cell.js';
 import { isIdColumn } from './id-columns.js';
-import type { Lang } from '../config.js';
+import type { Lang } from './lang.js';
 import type { FieldProblem } from './deal.js';
 import { createEncoder } from './decode.js';
 import { headerKey, OWN_COLUMNS } from './mapping.js';
