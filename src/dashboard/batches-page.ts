@@ -5,6 +5,7 @@
 import { OUTCOMES, SUBMITTED_OUTCOMES, type Outcome } from '../outcomes/types.js';
 import type { BatchStatus } from '../batch/batch-status.js';
 import { describeRegistered, describeStates } from '../outcomes/state-tally.js';
+import { describeStatesAge, type StatesAge } from '../feed/states-age.js';
 
 /** A value as page text: nothing for null or undefined, JSON for an object. */
 export function textOf(value: unknown): string {
@@ -35,6 +36,8 @@ export interface BatchesPageOptions {
   /** Batches that could not be read (their ids), shown apart. */
   unreadable?: string[];
   generatedAt?: Date;
+  /** How old the docflows' states are and whether a follower keeps them fresh (src/feed/states-age.ts). */
+  statesAge?: StatesAge;
 }
 
 const STYLE = `
@@ -131,6 +134,16 @@ function row(status: BatchStatus): string {
 </tr>`;
 }
 
+/**
+ * How old the "at the registry" column is: the news feed's last complete read, and, when no
+ * follower reads it (a night run from cron that exited), that signatures, payments and
+ * registrations since are not shown, standing out.
+ */
+function statesLine(age: StatesAge | undefined): string {
+  if (!age) return '';
+  return `<p class="${age.stale ? 'attention' : 'muted'}" id="states-age">${escapeHtml(describeStatesAge(age))}</p>`;
+}
+
 export function renderBatchesPage(statuses: readonly BatchStatus[], options: BatchesPageOptions): string {
   const board = `${options.boardPath}/queue/${encodeURIComponent(options.queueName)}`;
   const unreadable = options.unreadable?.length
@@ -159,6 +172,7 @@ ${statuses.map(row).join('\n')}
 <p class="muted">Batches in Redis, newest first (at most ${escapeHtml(options.limit)})${options.generatedAt ? `, as of ${escapeHtml(options.generatedAt.toISOString())}` : ''}.
 A row's outcome is the record; to send rows that ended <code>unavailable</code> or <code>failed</code> again, run <code>realty-batch retry &lt;batch&gt;</code>
 (a finished job holds no deal any more, so retrying it on the queue page cannot send it).</p>
+${statesLine(options.statesAge)}
 ${unreadable}
 ${body}
 </body>

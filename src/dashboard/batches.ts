@@ -19,6 +19,7 @@ import { writeAttention } from '../results/attention.js';
 import { batchStatus, type BatchStatus } from '../batch/batch-status.js';
 import { writeResults } from '../results/write-results.js';
 import { renderBatchesPage } from './batches-page.js';
+import { readStatesAge } from '../feed/states-age.js';
 
 /** The page lists at most this many batches, newest first. */
 export const MAX_BATCHES = 100;
@@ -151,6 +152,7 @@ export function batchesRoutes(options: BatchesRoutesOptions) {
         limit: MAX_BATCHES,
         unreadable,
         generatedAt: new Date(),
+        statesAge: await readStatesAge(db, redis, keys),
       });
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(html);
     });

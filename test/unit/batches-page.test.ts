@@ -58,4 +58,20 @@ describe('the batches page', () => {
     );
     expect(html).toContain('<span class="attention">two docflows at the gateway (DUPLICATE_DOCFLOW)&nbsp;1</span>');
   });
+
+  it('says how old the registry states are, standing out when no follower reads the news feed', () => {
+    const fresh = renderBatchesPage([status({})], {
+      ...OPTIONS,
+      statesAge: { asOf: '2026-11-24T07:00:00.000Z', ageMs: 2_000, stale: false, follower: true },
+    });
+    expect(fresh).toContain('<p class="muted" id="states-age">states as of 2026-11-24T07:00:00.000Z, 2000 ms ago.</p>');
+    const stale = renderBatchesPage([status({})], {
+      ...OPTIONS,
+      statesAge: { asOf: '2026-11-24T01:41:00.000Z', ageMs: 5 * 3_600_000, stale: true, follower: false },
+    });
+    expect(stale).toMatch(/<p class="attention" id="states-age">states as of 2026-11-24T01:41:00.000Z, [^<]*ago: no follower seems to run/);
+    expect(stale).toContain('realty-batch track');
+    const never = renderBatchesPage([], { ...OPTIONS, statesAge: { stale: true, follower: false } });
+    expect(never).toContain('the news feed was never read');
+  });
 });
