@@ -9,6 +9,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { defaultBatchId } from '../../src/batch/batch-id.js';
 import { createLogger } from '../../src/logger.js';
 import { createKeys } from '../../src/redis/keys.js';
+import { createXlsxFile } from '../../src/files/xlsx-file.js';
 import { runTick } from '../../src/schedule/run-tick.js';
 import type { TickData } from '../../src/schedule/scheduler.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
@@ -221,5 +222,25 @@ describe('when a tick takes a file of the inbox', () => {
     expect(done.files).toMatchObject([{ file: 'bank-m.csv', status: 'done', rows: 3 }]);
     const results = parse(readFileSync(join(data.outbox, 'bank-m.csv.results.csv')), { columns: true }) as Array<Record<string, string>>;
     expect(results.map((r) => [r.dealId, r.outcome])).toEqual(rows.map((r) => [r[0], 'queued']));
+  });
+
+  it('runs an Excel workbook dropped in the inbox as run would, its sheet read as the header and rows (issue 40, point 1)', async () => {
+    startWorker();
+    const data: TickData = { ...(await folders('workbook')), settleMs: 0 };
+    const rows = ROWS.slice(0, 3).map((r) => [`XLS-${r[0]}`, ...r.slice(1)]);
+    const file = join(data.inbox, 'bank-x.xlsx');
+    const workbook = await createXlsxFile(
+      file,
+      HEADER.map((header) => ({ header })),
+    );
+    for (const row of rows) await workbook.write(row);
+    await workbook.commit();
+    const past = new Date(Date.now() - 5000);
+    await utimes(file, past, past);
+    const done = await tick(data);
+    expect(done.files).toMatchObject([{ file: 'bank-x.xlsx', status: 'done', rows: 3 }]);
+    const results = parse(readFileSync(join(data.outbox, 'bank-x.xlsx.results.csv')), { columns: true }) as Array<Record<string, string>>;
+    expect(results.map((r) => [r.dealId, r.outcome])).toEqual(rows.map((r) => [r[0], 'queued']));
+    expect(docflowsPerDeal('XLS')).toEqual([1, 1, 1]);
   });
 });
