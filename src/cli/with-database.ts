@@ -4,7 +4,7 @@
  * so none runs on a schema older than its code, and none on a newer one (migrate refuses it).
  */
 import { isDatabaseOutage, openDatabase, type Database } from '../db/database.js';
-import { bindDeployment } from '../db/deployment.js';
+import { bindDeployment, checkDeployment } from '../db/deployment.js';
 import { migrate } from '../db/migrate.js';
 import { DatabaseError, RealtyBatchError } from '../errors.js';
 import { reasonOf } from '../files/atomic-file.js';
@@ -68,4 +68,15 @@ function unusable(db: Database, err: unknown, migrating: boolean): unknown {
  */
 export async function bindToGateway(db: Database, env: Env, gateway: { apiUrl: string }): Promise<void> {
   await bindDeployment(db, { prefix: env.config.prefix, gatewayUrl: gateway.apiUrl, account: env.config.credentials?.accountId ?? '' });
+}
+
+/**
+ * For a command that queues work without talking to the gateway (`load`, `retry`): refuses in
+ * one sentence a database that is the ledger of another gateway or account than REALTY_API_URL
+ * and REALTY_ACCOUNT_ID say, when they are set. Binds nothing: the first command that talks to
+ * the gateway does.
+ */
+export async function refuseOtherGateway(db: Database, env: Env): Promise<void> {
+  if (env.config.apiUrl === undefined) return;
+  await checkDeployment(db, { prefix: env.config.prefix, gatewayUrl: env.config.apiUrl, account: env.config.credentials?.accountId ?? '' });
 }

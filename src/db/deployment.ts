@@ -38,16 +38,7 @@ export async function deploymentOf(db: Database, prefix: string): Promise<Deploy
 export async function bindDeployment(db: Database, to: { prefix: string; gatewayUrl: string; account: string }): Promise<string> {
   const d = await deploymentOf(db, to.prefix);
   const url = normalUrl(to.gatewayUrl);
-  if (d.gatewayUrl !== '' && d.gatewayUrl !== url) {
-    throw new DatabaseError(
-      `The database ${db.where} is the ledger of the deployment on ${d.gatewayUrl}, and this process is configured for ${url}: point DATABASE_URL at this deployment's database, or REALTY_API_URL at the gateway the ledger belongs to.`,
-    );
-  }
-  if (d.account !== '' && to.account !== '' && d.account !== to.account) {
-    throw new DatabaseError(
-      `The database ${db.where} is the ledger of gateway account ${d.account}, and this process logs in as account ${to.account}: point DATABASE_URL at that account's database, or REALTY_ACCOUNT_ID at the account the ledger belongs to.`,
-    );
-  }
+  refuseOther(db, d, url, to.account);
   if (d.gatewayUrl === '' || (d.account === '' && to.account !== '')) {
     // First bound here (or the account learnt now): only while nobody bound it otherwise meanwhile.
     await db.kysely
@@ -59,6 +50,29 @@ export async function bindDeployment(db: Database, to: { prefix: string; gateway
     return bindDeployment(db, { ...to, gatewayUrl: url, account: to.account });
   }
   return d.databaseId;
+}
+
+/**
+ * Checks, without binding, that the database is not the ledger of another gateway or account
+ * than this process is configured for: `load` and `retry` put jobs in the queue for workers of
+ * this configuration, which would refuse them (or the operator has the wrong DATABASE_URL).
+ */
+export async function checkDeployment(db: Database, to: { prefix: string; gatewayUrl: string; account: string }): Promise<void> {
+  refuseOther(db, await deploymentOf(db, to.prefix), normalUrl(to.gatewayUrl), to.account);
+}
+
+/** Refuses, in one sentence, a database bound to another gateway URL or account than `url` and `account`. */
+function refuseOther(db: Database, d: Deployment, url: string, account: string): void {
+  if (d.gatewayUrl !== '' && d.gatewayUrl !== url) {
+    throw new DatabaseError(
+      `The database ${db.where} is the ledger of the deployment on ${d.gatewayUrl}, and this process is configured for ${url}: point DATABASE_URL at this deployment's database, or REALTY_API_URL at the gateway the ledger belongs to.`,
+    );
+  }
+  if (d.account !== '' && account !== '' && d.account !== account) {
+    throw new DatabaseError(
+      `The database ${db.where} is the ledger of gateway account ${d.account}, and this process logs in as account ${account}: point DATABASE_URL at that account's database, or REALTY_ACCOUNT_ID at the account the ledger belongs to.`,
+    );
+  }
 }
 
 async function read(db: Database): Promise<Deployment | undefined> {

@@ -74,6 +74,18 @@ describe('one ledger per deployment', () => {
     expect(wrong.stderr).toContain(`is the ledger of the deployment on ${sandbox.url}, and this process is configured for ${other.url}`);
     expect(other.stats().docflowsCreated).toBe(0);
     expect(other.stats().suggestCalls).toBe(0);
+
+    // load and retry talk to no gateway, but queue work for this configuration's workers: refused alike, nothing queued.
+    const load = await runCli(
+      ['load', join(dir, 'deals.csv'), '--profile', 'samples/bank-profile.json', '--batch', 'elsewhere'],
+      env(other.url),
+    );
+    expect(load.code).toBe(1);
+    expect(load.stderr).toContain(`is the ledger of the deployment on ${sandbox.url}, and this process is configured for ${other.url}`);
+    expect(await store.db.kysely.selectFrom('batches').select('id').where('id', '=', 'elsewhere').executeTakeFirst()).toBeUndefined();
+    const retry = await runCli(['retry', 'first'], env(other.url));
+    expect(retry.code).toBe(1);
+    expect(retry.stderr).toContain(`is the ledger of the deployment on ${sandbox.url}`);
   });
 
   it("leaves the jobs of a batch loaded into another database to that database's workers", async () => {

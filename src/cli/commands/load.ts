@@ -12,7 +12,7 @@ import { addInputOptions, checkBatch, readingOptions, type InputFlags } from '..
 import { printLoad } from '../print.js';
 import { withBoundedHeap } from '../heap-growth.js';
 import { createProgress } from '../progress.js';
-import { withDatabase } from '../with-database.js';
+import { refuseOtherGateway, withDatabase } from '../with-database.js';
 import { withRedis } from '../with-redis.js';
 
 export interface LoadFlags extends InputFlags {
@@ -43,6 +43,7 @@ export function registerLoadCommand(program: Command, context: CliContext): Comm
     const batch = opts.batch ?? defaultBatchId(file, fingerprint);
     const summary = await withDatabase(env, (db) =>
       withRedis(env, async (redis) => {
+        await refuseOtherGateway(db, env);
         const progress = createProgress('load', { unit: 'bytes', logger: env.logger });
         try {
           if (!opts.dryRun) await requireNoEviction(redis, env.config.redis);

@@ -11,7 +11,7 @@ import type { CliContext, Env } from '../common.js';
 import { checkBatch } from '../input-options.js';
 import { rows } from '../print.js';
 import { commandOperator, recordAction } from '../../db/operator-actions.js';
-import { withDatabase } from '../with-database.js';
+import { refuseOtherGateway, withDatabase } from '../with-database.js';
 import { withRedis } from '../with-redis.js';
 
 export interface RetryFlags {
@@ -48,6 +48,7 @@ export function registerRetryCommand(program: Command, context: CliContext): Com
       const profile = opts.profile === undefined ? undefined : { file: opts.profile, profile: await loadProfile(opts.profile) };
       const { summary, workers } = await withDatabase(env, (db) =>
         withRedis(env, async (redis) => {
+          await refuseOtherGateway(db, env);
           const summary = await retryBatch({
             redis,
             keys: env.keys,
