@@ -4,7 +4,7 @@
  * asks first after a night that went wrong; never personal data, only ids and the action.
  */
 import { userInfo } from 'node:os';
-import type { Database } from './database.js';
+import type { Database, Trx } from './database.js';
 
 export interface OperatorAction {
   /** The dashboard's login, `--operator`, or the OS user. */
@@ -35,7 +35,12 @@ export function commandOperator(flag?: string): string {
 }
 
 export async function recordAction(db: Database, action: OperatorAction): Promise<void> {
-  await db.kysely
+  await recordActionIn(db.kysely, action);
+}
+
+/** `recordAction` inside a transaction: the action is kept with the change it made, or neither. */
+export async function recordActionIn(trx: Trx, action: OperatorAction): Promise<void> {
+  await trx
     .insertInto('operator_actions')
     .values({
       at: new Date().toISOString(),

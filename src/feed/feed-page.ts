@@ -15,6 +15,7 @@ import type { NameMatcher } from '../privacy/name-filter.js';
 import { databaseIdOf, evidence, itemsBehind, RESTORE_ALERT_MS, type Witness } from '../ledger/restore.js';
 import { statusOfItem } from './item-status.js';
 import { recordDuplicate, type DuplicateHow } from '../db/duplicates.js';
+import { recordActionIn } from '../db/operator-actions.js';
 
 /** A page as the follower read it. */
 export interface PageToStore {
@@ -52,6 +53,17 @@ export interface Stored {
   lags: number[];
   /** Docflows a deal should not have, first seen on this page (src/db/duplicates.ts). */
   duplicates: DuplicateRow[];
+  /** Tries an operator resolved as having no docflow (`ledger --resolve-none`) whose docflow this page shows: the feed's evidence was kept. */
+  overruled: Overruled[];
+}
+
+/** An operator's "no docflow" for a try, overruled by the feed. */
+export interface Overruled {
+  batch: string;
+  row: number;
+  dealId: string;
+  requestId: string;
+  docflowId: string;
 }
 
 /** The page's decisions, in its transaction. */
@@ -114,6 +126,7 @@ export async function decidePage(
     witness: { databaseId, items: 0 },
     lags: [],
     duplicates: [],
+    overruled: [],
   };
   const seenAt = page.receivedAt ?? now;
   /** A docflow the deal should not have: recorded once, followed like any other. */
@@ -230,6 +243,7 @@ export async function decidePage(
   const foundForTry = async (e: LedgerRow, item: NewsItem, docflowId: string): Promise<void> => {
     const outcome = item.docflow.state === 'suspended' ? 'suspended' : 'queued';
     const key: LedgerKey = { bank: e.bank, type: e.type as DocflowType, dealId: e.deal_id };
+    if (e.state === 'idle' && e.via === 'operator') await overrule(e, item, docflowId);
     const submitted = {
       ...NO_TRY,
       prev: null,
@@ -247,6 +261,22 @@ export async function decidePage(
     out.resolved++;
     out.settled.push({ batch: e.batch, row: e.row, job: e.job, outcome, docflowId, date: item.date });
     follow(item, { bank: e.bank, type: e.type, deal_id: e.deal_id, n: e.n, request_id: item.docflow.requestId ?? '' });
+  };
+  /**
+   * The feed shows a docflow for a try an operator resolved as having none: the feed's evidence
+   * outranks the guess (the deal has this docflow, and is not sent again), and the conflict is
+   * said: in the audit of operator actions, in the same commit, and by the follower's error line.
+   */
+  const overrule = async (e: LedgerRow, item: NewsItem, docflowId: string): Promise<void> => {
+    const requestId = item.docflow.requestId ?? '';
+    out.overruled.push({ batch: e.batch, row: e.row, dealId: e.deal_id, requestId, docflowId });
+    await recordActionIn(trx, {
+      who: 'news feed',
+      action: 'overrules ledger --resolve-none',
+      ...(e.batch !== '' && { batch: e.batch }),
+      dealId: e.deal_id,
+      detail: `the feed shows docflow ${docflowId} for ${requestId}, which an operator resolved as having none: the deal has this docflow and is not sent again`,
+    });
   };
   for (const { item, ours } of items) await take(item, ours);
 

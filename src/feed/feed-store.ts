@@ -28,7 +28,7 @@ import { keyString } from '../ledger/rows.js';
 import { filterMatcher, type NameMatcher } from '../privacy/name-filter.js';
 import { raiseWitness, readWitness } from '../ledger/restore.js';
 import { hasRegistryError } from './item-status.js';
-import { decidePage, type PageToStore } from './feed-page.js';
+import { decidePage, type Overruled, type PageToStore } from './feed-page.js';
 
 export type { PageToStore };
 
@@ -94,6 +94,8 @@ export type StoreResult =
       lags: number[];
       /** Docflows a deal should not have, first seen on this page (src/db/duplicates.ts). */
       duplicates: DuplicateRow[];
+      /** Tries an operator said had no docflow, whose docflow this page showed (feed-page.ts). */
+      overruled: Overruled[];
     };
 
 /**
@@ -157,9 +159,9 @@ export async function storeRead(redis: Redis, keys: Keys, db: Database, page: Pa
   });
   if (stored === 'moved') return { result: { kind: 'moved' } };
   await raiseWitness(redis, keys, stored.witness);
-  const { resolved, unknown, conflicts, complete, restore, lags, duplicates } = stored;
+  const { resolved, unknown, conflicts, complete, restore, lags, duplicates, overruled } = stored;
   return {
-    result: { kind: 'stored', resolved, unknown, conflicts, complete, wake, lags, duplicates, ...(restore && { restore }) },
+    result: { kind: 'stored', resolved, unknown, conflicts, complete, wake, lags, duplicates, overruled, ...(restore && { restore }) },
     now,
   };
 }

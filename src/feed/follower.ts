@@ -198,6 +198,11 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
         { dealBatch: d.batch, row: d.row, docflowId: d.docflow_id, keptDocflowId: d.kept_docflow_id, requestId: d.request_id, how: d.how },
         'a deal has two docflows at the gateway (DUPLICATE_DOCFLOW): both are followed; one must be cancelled',
       );
+    for (const o of stored.overruled)
+      log.error(
+        { dealBatch: o.batch, row: o.row, dealId: o.dealId, docflowId: o.docflowId, requestId: o.requestId },
+        "the news feed shows a docflow for a try an operator resolved as having none (ledger --resolve-none): the feed's evidence is kept, the deal has this docflow and is not sent again",
+      );
     // Their rows sleep until their try's end plus --feed-lag-ms: run them now.
     waker.wake(stored.wake);
     return stored.complete ? 'complete' : 'more';

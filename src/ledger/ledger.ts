@@ -193,7 +193,8 @@ export function createLedger(redis: Redis, keys: Keys, db: Database, options: Le
         if (!e || (e.state !== 'sending' && e.state !== 'idle')) return 'not-waiting' as const;
         if (e.state === 'sending' && e.end_at === null && now < Number(e.try_at ?? 0) + (e.timeout_ms ?? 0)) return 'in-flight' as const;
         if (answer === 'none') {
-          await updateRow(trx, key, { state: 'idle', ...NO_TRY, updated_at: now });
+          // `via`: an operator said so; a docflow of this try the feed shows later overrules it, loudly (feed-page.ts).
+          await updateRow(trx, key, { state: 'idle', ...NO_TRY, via: 'operator', updated_at: now });
           return 'resolved' as const;
         }
         await submitRow(trx, key, { docflowId: answer.docflowId, outcome: answer.outcome, at, via: 'operator' }, now);

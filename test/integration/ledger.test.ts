@@ -232,6 +232,43 @@ describe.each(['sqlite', 'postgres'] as const)('the ledger on %s', (engine) => {
     expect(await ledger.resolve(BANK, 'D-1', 'none')).toBe('not-waiting');
   });
 
+  it('lets the feed overrule an operator\'s "no docflow" for a try, and says so in the audit and the page\'s answer', async () => {
+    const ledger = createLedger(redis, keys, db, options);
+    const t = await now();
+    await feedAt(t, t);
+    expect(await ledger.claim(request())).toMatchObject({ kind: 'send' });
+    await ledger.settle(BANK, 'D-1', rid('D-1'), 'a', 1, 'run-1', 'uncertain');
+    // The operator looked at the gateway too early and said the try made nothing.
+    expect(await ledger.resolve(BANK, 'D-1', 'none')).toBe('resolved');
+    expect(await entry()).toMatchObject({ state: 'idle', via: 'operator' });
+    // The feed then shows that try's docflow: the deal has it, and the guess is reported, not kept.
+    const stored = await feedShows(t + 1000, 'df-late', 'queued', 'D-1', '2026-11-24T01:00:00.000Z');
+    expect(stored).toMatchObject({
+      kind: 'stored',
+      resolved: 1,
+      overruled: [{ batch: 'a', row: 1, dealId: 'D-1', requestId: rid('D-1'), docflowId: 'df-late' }],
+    });
+    expect(await entry()).toMatchObject({ state: 'submitted', docflow_id: 'df-late', via: 'feed' });
+    const audit = await db.kysely.selectFrom('operator_actions').selectAll().where('deal_id', '=', 'D-1').execute();
+    expect(audit).toMatchObject([
+      { who: 'news feed', action: 'overrules ledger --resolve-none', batch: 'a', detail: expect.stringContaining('df-late') },
+    ]);
+    // A try the feed answers with no operator's word before it is no conflict.
+    expect(await ledger.claim(request({ dealId: 'D-2', row: 2, nonce: 'run-2' }))).toMatchObject({ kind: 'send' });
+    await ledger.settle(BANK, 'D-2', rid('D-2'), 'a', 2, 'run-2', 'uncertain');
+    const next: NewsItem = {
+      token: '2',
+      date: '2026-11-24T01:00:00.000Z',
+      docflow: { docflowId: 'df-2', state: 'queued', requestId: rid('D-2') },
+    };
+    expect(
+      await storePage(redis, keys, db, { lockToken: 'me', after: '1', lastToken: '2', readAt: t + 2000, items: [next] }),
+    ).toMatchObject({
+      resolved: 1,
+      overruled: [],
+    });
+  });
+
   it('gives a row its own docflow again, another row already_submitted, and a --resubmit row the next number with the earlier docflow kept aside', async () => {
     const ledger = createLedger(redis, keys, db, options);
     const store = createOutcomeStore(redis, keys, { db });
@@ -475,6 +512,7 @@ describe.each(['sqlite', 'postgres'] as const)('the ledger on %s', (engine) => {
       wake: [request().job],
       lags: [],
       duplicates: [],
+      overruled: [],
     });
     expect(await entry()).toMatchObject({ state: 'submitted', docflow_id: 'df-9', outcome: 'suspended', via: 'feed' });
     expect(await docflowRow(db, 'df-9')).toMatchObject({ bank: BANK, deal_id: 'D-1', n: 0, request_id: rid('D-1'), st: 'suspended' });
