@@ -16,23 +16,37 @@ describe('load, work, results and status as separate processes', () => {
   const prefix = uniquePrefix('fleet');
   const single = uniquePrefix('single');
   let sandbox: RunningSandbox;
+  /**
+   * The single run's own gateway: the same bank's same deals filed by two deployments on one
+   * gateway account are two docflows per requestId, which each deployment's follower rightly
+   * reports as DUPLICATE_DOCFLOW once its feed shows the other's.
+   */
+  let alone: RunningSandbox;
   let dir: string;
   const workers: ChildProcess[] = [];
 
   beforeAll(async () => {
     sandbox = await startSandbox({ sessions: ['s'], latencyMs: 100, egronRegions: ['Республика Крым'] });
+    alone = await startSandbox({ sessions: ['s'], latencyMs: 100, egronRegions: ['Республика Крым'] });
     dir = await mkdtemp(join(tmpdir(), 'realty-fleet-'));
   });
   afterAll(async () => {
     for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
     await sandbox.close();
+    await alone.close();
     await rm(dir, { recursive: true, force: true });
     await deletePrefix(prefix);
     await deletePrefix(single);
   });
 
   it('give the outcomes of one run, with the work shared by more than one of three workers', async () => {
-    const env = (p: string) => ({ REDIS_URL, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: 's', REALTY_PREFIX: p, LOG_LEVEL: 'silent' });
+    const env = (p: string) => ({
+      REDIS_URL,
+      REALTY_API_URL: p === single ? alone.url : sandbox.url,
+      REALTY_SESSION_ID: 's',
+      REALTY_PREFIX: p,
+      LOG_LEVEL: 'silent',
+    });
     const flags = ['--attempts', '2', '--backoff-ms', '50'];
     const one = await runCli(
       [
