@@ -14,16 +14,20 @@
 import { setFlagsFromString } from 'node:v8';
 import { LOADER } from '../config.js';
 
-export async function withBoundedHeap<T>(load: () => Promise<T>): Promise<T> {
+/**
+ * Runs `load` under the bounded heap, and puts V8's settings back after it, failed or not.
+ * `setFlags`: V8's setter (a test watches it: V8 offers no way to read a flag back).
+ */
+export async function withBoundedHeap<T>(load: () => Promise<T>, setFlags: (flags: string) => void = setFlagsFromString): Promise<T> {
   // Read at every full GC (V8's heap controller), so it applies from the next one on.
-  setFlagsFromString(`--heap-growing-percent=${LOADER.heapGrowthPercent}`);
+  setFlags(`--heap-growing-percent=${LOADER.heapGrowthPercent}`);
   // Read at every scavenge, of the main thread's heap and the reading thread's alike.
-  if (!LOADER.parallelScavenge) setFlagsFromString('--no-parallel-scavenge');
+  if (!LOADER.parallelScavenge) setFlags('--no-parallel-scavenge');
   try {
     return await load();
   } finally {
     // 0: V8 chooses the factor again (its default), for a worker that runs after the load.
-    setFlagsFromString('--heap-growing-percent=0');
-    if (!LOADER.parallelScavenge) setFlagsFromString('--parallel-scavenge');
+    setFlags('--heap-growing-percent=0');
+    if (!LOADER.parallelScavenge) setFlags('--parallel-scavenge');
   }
 }

@@ -3,16 +3,12 @@
  * and that it puts V8's own back after it, failed or not (a `run` goes on with its workers in
  * the same process). V8 offers no way to read a flag back, so its setter is watched.
  */
-import { describe, it, expect, vi, beforeEach } from 'vitest';
+import { describe, it, expect, beforeEach } from 'vitest';
+import { withBoundedHeap } from '../../src/cli/heap-growth.js';
+import { LOADER } from '../../src/config.js';
 
-const flags = vi.hoisted(() => [] as string[]);
-vi.mock('node:v8', async (original) => ({
-  ...(await original<typeof import('node:v8')>()),
-  setFlagsFromString: (flag: string) => flags.push(flag),
-}));
-
-const { withBoundedHeap } = await import('../../src/cli/heap-growth.js');
-const { LOADER } = await import('../../src/config.js');
+const flags: string[] = [];
+const watch = (flag: string): void => void flags.push(flag);
 
 describe('withBoundedHeap', () => {
   beforeEach(() => {
@@ -24,7 +20,7 @@ describe('withBoundedHeap', () => {
     const result = await withBoundedHeap(async () => {
       during = [...flags];
       return 42;
-    });
+    }, watch);
     expect(result).toBe(42);
     expect(during).toEqual([`--heap-growing-percent=${LOADER.heapGrowthPercent}`, '--no-parallel-scavenge']);
     expect(flags.slice(during.length)).toEqual(['--heap-growing-percent=0', '--parallel-scavenge']);
@@ -34,7 +30,7 @@ describe('withBoundedHeap', () => {
     await expect(
       withBoundedHeap(async () => {
         throw new Error('the input is broken');
-      }),
+      }, watch),
     ).rejects.toThrow('the input is broken');
     expect(flags.slice(-2)).toEqual(['--heap-growing-percent=0', '--parallel-scavenge']);
   });
