@@ -26,6 +26,7 @@ const ID_COLUMNS = new Set(
     'agreementContentId',
     'agreementSignatureIds',
     'fileId',
+    'sha256',
   ].map((name) => name.toLowerCase()),
 );
 

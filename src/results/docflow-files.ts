@@ -15,9 +15,12 @@ import { pipeline } from 'node:stream/promises';
 import { parse } from 'csv-parse';
 import { stringify } from 'csv-stringify/sync';
 import { OutputError } from '../errors.js';
-import { PRIVATE_FILE_MODE } from '../files/atomic-file.js';
+import { createAtomicFile, PRIVATE_FILE_MODE } from '../files/atomic-file.js';
 import { openRegularFile } from '../files/regular-file.js';
 import { readCell, safeCell } from '../input/csv-cell.js';
+import { isXlsxPath } from '../input/rejects.js';
+import { csvSink } from './csv-sink.js';
+import { createTableFile, type TableFile } from './table-file.js';
 import type { Logger } from '../logger.js';
 import type { RealtyClient } from '../realty/client.js';
 import type { GatewayRetryOptions } from '../realty/gateway-retry.js';
@@ -206,4 +209,27 @@ export async function saveDocflowFile(
     throw err;
   }
   return { name, bytes, sha256: hash.digest('hex') };
+}
+
+/**
+ * A manifest's copy for a person (`documents --manifest <file>`): a workbook when the path ends
+ * in `.xlsx` (ids and sha256 as text cells, sizes as numbers), else a CSV in Russian Excel's
+ * form (a BOM, `;`, CRLF, ids kept as text). Created 0600, whole or not at all. The folder's
+ * own manifest.csv stays the tool's memory of what was downloaded.
+ */
+export async function writeManifestCopy(
+  path: string,
+  lines: ReadonlyArray<Record<string, string>>,
+  columns: readonly string[],
+): Promise<void> {
+  const file: TableFile = isXlsxPath(path)
+    ? await createTableFile(path, columns, { mode: PRIVATE_FILE_MODE })
+    : await createAtomicFile(path, { through: [csvSink(columns, true)], mode: PRIVATE_FILE_MODE });
+  try {
+    for (const line of lines) await file.write(line);
+    await file.commit();
+  } catch (err) {
+    await file.abort();
+    throw err;
+  }
 }

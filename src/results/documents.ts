@@ -19,13 +19,25 @@ import type { RealtyClient } from '../realty/client.js';
 import { withGatewayRetry } from '../realty/gateway-retry.js';
 import type { Docflow } from '../realty/types.js';
 import { SessionRefusedError } from '../errors.js';
-import { csvText, eachLimit, ownFolder, readCsvLines, type BatchFilesOptions, saveDocflowFile, safeName, sizeOf } from './docflow-files.js';
+import {
+  csvText,
+  eachLimit,
+  ownFolder,
+  readCsvLines,
+  type BatchFilesOptions,
+  saveDocflowFile,
+  safeName,
+  sizeOf,
+  writeManifestCopy,
+} from './docflow-files.js';
 
 export const MANIFEST = 'manifest.csv';
 export const MANIFEST_COLUMNS = ['dealId', 'docflowId', 'file', 'type', 'bytes', 'sha256'] as const;
 export type ManifestLine = Record<(typeof MANIFEST_COLUMNS)[number], string>;
 
 export interface DocumentsOptions extends BatchFilesOptions {
+  /** A copy of the manifest for a person (`--manifest`): `.xlsx` a workbook, else Russian Excel's CSV. */
+  manifestCopy?: string;
   /** After each docflow: how many of `docflows` are done, and the files so far. */
   onProgress?: (progress: { done: number; docflows: number; downloaded: number; skipped: number }) => void;
 }
@@ -127,6 +139,7 @@ export async function downloadDocuments(options: DocumentsOptions): Promise<Docu
     // What was had is kept, whatever stopped the rest: the next run skips it.
     const lines = [...manifest.values()].sort((a, b) => a.dealId.localeCompare(b.dealId) || a.file.localeCompare(b.file));
     await writeFileAtomically(manifestPath, csvText(lines, MANIFEST_COLUMNS), { mode: PRIVATE_FILE_MODE });
+    if (options.manifestCopy !== undefined) await writeManifestCopy(options.manifestCopy, lines, MANIFEST_COLUMNS);
   }
   return summary;
 }

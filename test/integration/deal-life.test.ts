@@ -11,6 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readXlsx } from '../../src/input/read-xlsx.js';
 import { createRealtyClient } from '../../src/realty/client.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { childEnv, CLI, ROOT, runCli } from '../helpers/cli.js';
@@ -189,9 +190,18 @@ describe('the life of a deal after creation', () => {
     const downloaded = (await fileDownloads()) - before;
     expect(downloaded).toBe(manifest.length);
 
-    const second = await runCli(['documents', batch, '--dir', join(dir, 'docs')], env, 120_000);
+    const copy = join(dir, 'documents.xlsx');
+    const second = await runCli(['documents', batch, '--dir', join(dir, 'docs'), '--manifest', copy], env, 120_000);
     expect(second.code).toBe(0);
     expect(second.stdout).toContain(`0 files downloaded (0.0 MB), ${manifest.length} already there`);
     expect((await fileDownloads()) - before).toBe(downloaded);
+    // The manifest for a person, as a workbook: the same lines, ids as the text they are.
+    const sheet: string[][] = [];
+    for await (const cells of readXlsx(copy).rows()) sheet.push(cells);
+    expect(sheet[0]).toEqual(['dealId', 'docflowId', 'file', 'type', 'bytes', 'sha256']);
+    expect(sheet.slice(1)).toEqual(manifest.map((m) => [m.dealId, m.docflowId, m.file, m.type, m.bytes, m.sha256]));
+    expect(statSync(copy).mode & 0o777).toBe(0o600);
+    const notATable = await runCli(['documents', batch, '--dir', join(dir, 'docs'), '--manifest', join(dir, 'documents.txt')], env);
+    expect([notATable.code, notATable.stderr]).toEqual([2, expect.stringContaining('--manifest must name a .xlsx or .csv file.')]);
   }, 240_000);
 });
