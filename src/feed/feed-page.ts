@@ -16,6 +16,7 @@ import { databaseIdOf, evidence, itemsBehind, RESTORE_ALERT_MS, type Witness } f
 import { statusOfItem } from './item-status.js';
 import { recordDuplicate, type DuplicateHow } from '../db/duplicates.js';
 import { recordActionIn } from '../db/operator-actions.js';
+import { lockEntries, newEntry, prevNames, wellFormedRow } from './page-rows.js';
 
 /** A page as the follower read it. */
 export interface PageToStore {
@@ -364,68 +365,3 @@ function restoreOf(
 }
 
 type FeedRow = Selectable<FeedTable>;
-
-/**
- * A row with each lone UTF-16 surrogate (half an emoji, from any text of the gateway's) as U+FFFD:
- * PostgreSQL's driver writes it so, better-sqlite3 writes its bytes as they are, which are not
- * UTF-8 and would read back as three replacement characters. Both engines keep the same text.
- * (String.prototype.toWellFormed: Node 20 has it, the ES2023 lib not yet.)
- */
-function wellFormedRow<T extends object>(row: T): T {
-  const out = { ...row } as Record<string, unknown>;
-  for (const [k, v] of Object.entries(out)) if (typeof v === 'string') out[k] = (v as string & { toWellFormed(): string }).toWellFormed();
-  return out as T;
-}
-
-/** The ledger rows of a page's deals, locked (PostgreSQL) in key order. */
-async function lockEntries(trx: Trx, db: Database, keys: LedgerKey[]): Promise<Map<string, LedgerRow>> {
-  const found = new Map<string, LedgerRow>();
-  if (keys.length === 0) return found;
-  const wanted = new Set(keys.map(keyString));
-  let q = trx
-    .selectFrom('ledger')
-    .selectAll()
-    .where('bank', 'in', [...new Set(keys.map((k) => k.bank))])
-    .where('type', 'in', [...new Set(keys.map((k) => k.type))])
-    .where('deal_id', 'in', [...new Set(keys.map((k) => k.dealId))])
-    .orderBy('bank')
-    .orderBy('type')
-    .orderBy('deal_id');
-  if (db.engine === 'postgres') q = q.forUpdate();
-  for (const row of await q.execute()) {
-    const key = keyString({ bank: row.bank, type: row.type as DocflowType, dealId: row.deal_id });
-    if (wanted.has(key)) found.set(key, row);
-  }
-  return found;
-}
-
-/** Whether the entry's `prev` (the docflow a resubmission would replace) is this docflow. */
-function prevNames(e: LedgerRow, docflowId: string): boolean {
-  return e.prev !== null && (JSON.parse(e.prev) as { docflowId?: string }).docflowId === docflowId;
-}
-
-/** The entry of a docflow the feed found for a deal the ledger did not know: no row holds it. */
-function newEntry(ours: LedgerKey & { n: number }, docflowId: string, item: NewsItem, now: number): LedgerRow {
-  return {
-    bank: ours.bank,
-    type: ours.type,
-    deal_id: ours.dealId,
-    n: ours.n,
-    state: 'submitted',
-    batch: '',
-    row: 0,
-    job: null,
-    ...NO_TRY,
-    docflow_id: docflowId,
-    outcome: item.docflow.state === 'suspended' ? 'suspended' : 'queued',
-    at: item.date,
-    via: 'feed',
-    answered_at: null,
-    judged_at: null,
-    cn: null,
-    addr: null,
-    pf: null,
-    prev: null,
-    updated_at: now,
-  };
-}
