@@ -142,14 +142,8 @@ export async function decideClaim(
   c: ClaimInput,
   holder: Holder | undefined,
 ): Promise<ClaimVerdict | NeedsHolder | FeedBehind> {
-  const feed = await trx.selectFrom('feed').select(['since', 'covered_at', 'poll_ms', 'lag_p99_ms']).where('id', '=', 1).executeTakeFirst();
-  if (!feed) return { kind: 'nofeed' };
-  const known = {
-    since: Number(feed.since),
-    covered: Number(feed.covered_at),
-    allowMs: 2 * Number(feed.poll_ms) + FEED_SLACK_MS,
-    lagP99: Number(feed.lag_p99_ms),
-  };
+  const known = await feedOf(trx);
+  if (!known) return { kind: 'nofeed' };
   for (;;) {
     const e = await lockRow(trx, engine, c.key);
     const verdict = await decide(trx, now, c, e, holder, known);
@@ -160,6 +154,35 @@ export async function decideClaim(
 
 /** The feed's row as a claim reads it: since when it is followed, up to when it is known complete, and how fresh that must be. */
 type Feed = { since: number; covered: number; allowMs: number; lagP99: number };
+
+/**
+ * The feed's row, read once per transaction: the claims of one turn share their transaction
+ * (src/db/group-commit.ts), and nothing in it writes the feed's row (a page is decided in a
+ * transaction of its own, feed-store.ts), so each claim after the first reads no statement.
+ */
+const feedRead = new WeakMap<Trx, Promise<Feed | undefined>>();
+
+function feedOf(trx: Trx): Promise<Feed | undefined> {
+  let read = feedRead.get(trx);
+  if (!read) {
+    read = trx
+      .selectFrom('feed')
+      .select(['since', 'covered_at', 'poll_ms', 'lag_p99_ms'])
+      .where('id', '=', 1)
+      .executeTakeFirst()
+      .then(
+        (feed) =>
+          feed && {
+            since: Number(feed.since),
+            covered: Number(feed.covered_at),
+            allowMs: 2 * Number(feed.poll_ms) + FEED_SLACK_MS,
+            lagP99: Number(feed.lag_p99_ms),
+          },
+      );
+    feedRead.set(trx, read);
+  }
+  return read;
+}
 type Verdict = ClaimVerdict | NeedsHolder | FeedBehind | 'again';
 
 async function decide(
