@@ -39,6 +39,8 @@ export interface BatchFilesOptions {
   /** The batch's rows. */
   total: number;
   dir: string;
+  /** A copy of the folder's manifest for a person (`--manifest`): `.xlsx` a workbook, else Russian Excel's CSV. */
+  manifestCopy?: string;
   /** Docflows handled at once (default 4). */
   concurrency?: number;
   retry?: GatewayRetryOptions;

@@ -36,8 +36,6 @@ export const MANIFEST_COLUMNS = ['dealId', 'docflowId', 'file', 'type', 'bytes',
 export type ManifestLine = Record<(typeof MANIFEST_COLUMNS)[number], string>;
 
 export interface DocumentsOptions extends BatchFilesOptions {
-  /** A copy of the manifest for a person (`--manifest`): `.xlsx` a workbook, else Russian Excel's CSV. */
-  manifestCopy?: string;
   /** After each docflow: how many of `docflows` are done, and the files so far. */
   onProgress?: (progress: { done: number; docflows: number; downloaded: number; skipped: number }) => void;
 }

@@ -25,7 +25,17 @@ import type { Docflow } from '../realty/types.js';
 import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
-import { csvText, eachLimit, ownFolder, readCsvLines, type BatchFilesOptions, safeName, saveDocflowFile, sizeOf } from './docflow-files.js';
+import {
+  csvText,
+  eachLimit,
+  ownFolder,
+  readCsvLines,
+  type BatchFilesOptions,
+  safeName,
+  saveDocflowFile,
+  sizeOf,
+  writeManifestCopy,
+} from './docflow-files.js';
 
 export const SIGN_MANIFEST = 'manifest.csv';
 export const SIGN_MANIFEST_COLUMNS = ['dealId', 'docflowId', 'signer', 'role', 'fileId', 'file', 'bytes', 'sha256'] as const;
@@ -152,6 +162,7 @@ export async function downloadToSign(options: SigningOptions): Promise<ToSignSum
     // What was had is kept, whatever stopped the rest: the next run skips it.
     const lines = [...manifest.values()].sort((a, b) => a.dealId.localeCompare(b.dealId) || a.file.localeCompare(b.file));
     await writeFileAtomically(manifestPath, csvText(lines, SIGN_MANIFEST_COLUMNS), { mode: PRIVATE_FILE_MODE });
+    if (options.manifestCopy !== undefined) await writeManifestCopy(options.manifestCopy, lines, SIGN_MANIFEST_COLUMNS);
   }
   return summary;
 }

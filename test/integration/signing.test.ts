@@ -73,10 +73,16 @@ describe('the signing round trip', () => {
 
     // to-sign: every application file, whole, with a manifest that names the signers by initials only.
     const signing = join(dir, 'to-sign');
-    const first = await runCli(['to-sign', batch, '--dir', signing], env, 120_000);
+    const forPerson = join(dir, 'to-sign.csv');
+    const first = await runCli(['to-sign', batch, '--dir', signing, '--manifest', forPerson], env, 120_000);
     expect(first.code, first.stderr).toBe(0);
     const manifestText = readFileSync(join(signing, 'manifest.csv'), 'utf8');
     const manifest = readCsvFile(join(signing, 'manifest.csv'));
+    // The copy for a person: Russian Excel's form (a BOM, ';', ids kept as text), the same lines.
+    const copy = readFileSync(forPerson);
+    expect(copy.subarray(0, 3)).toEqual(Buffer.from([0xef, 0xbb, 0xbf]));
+    expect(copy.toString('utf8').split('\r\n', 1)[0]).toBe('\ufeffdealId;docflowId;signer;role;fileId;file;bytes;sha256');
+    expect(readCsvFile(forPerson)).toEqual(manifest);
     expect(Object.keys(manifest[0]!)).toEqual(['dealId', 'docflowId', 'signer', 'role', 'fileId', 'file', 'bytes', 'sha256']);
     expect(new Set(manifest.map((m) => m.dealId))).toEqual(new Set(suspended.map((r) => r.dealId)));
     expect(new Set(manifest.map((m) => m.docflowId))).toEqual(new Set(suspended.map((r) => r.docflowId)));

@@ -11,12 +11,13 @@ export function registerToSignCommand(program: Command, context: CliContext): Co
       'download the application files every suspended docflow of a batch waits to have signed to <dir>/<dealId>/<fileId>.<ext>, with manifest.csv (signers as initials); run again, it downloads only what is missing',
     dir: 'where the files go: <dir>/<dealId>/<fileId>.<ext> and <dir>/manifest.csv',
     stopping: 'stopping after the files being downloaded',
+    manifest: true,
   };
   return registerBatchFilesCommand(program, context, spec, async (options) => {
     const { batch, dir } = options;
     const summary = await downloadToSign(options);
     console.log(
-      `to-sign: ${summary.docflows} docflows wait for signatures; ${summary.downloaded} files downloaded, ${summary.skipped} already there; manifest ${summary.manifest}`,
+      `to-sign: ${summary.docflows} docflows wait for signatures; ${summary.downloaded} files downloaded, ${summary.skipped} already there; manifest ${summary.manifest}${options.manifestCopy !== undefined ? ` (a copy for a person: ${options.manifestCopy})` : ''}`,
     );
     for (const p of summary.passed) console.log(`  ${p.dealId} (docflow ${p.docflowId}): ${p.reason}`);
     for (const f of summary.failed) console.log(`  ${f.dealId} (docflow ${f.docflowId}): not downloaded: ${f.reason}`);
