@@ -17,6 +17,8 @@ const LAYERS = [
   ['src/outcomes', 'src/feed'],
   ['src/batch'],
   ['src/results', 'src/worker'],
+  // A loaded batch to its end (wait, feed, results, attention, exit code): the one pipeline of `run` and the inbox.
+  ['src/pipeline'],
   ['src/schedule', 'src/dashboard'],
   ['jobs'],
   ['src/cli'],

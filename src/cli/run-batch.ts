@@ -7,23 +7,21 @@ import type { RedisClient as Redis } from '../redis/connection.js';
 import type { BankProfile } from '../input/profile.js';
 import { TUNABLES, type Lang } from '../config.js';
 import { defaultBatchId } from '../batch/batch-id.js';
-import { exitCodeFor } from '../batch/exit-code.js';
 import { BATCH_ID } from '../redis/keys.js';
 import { loadBatch, type LoadOptions, type LoadSummary } from '../batch/load-batch.js';
 import { withBoundedHeap } from './heap-growth.js';
 import type { InputOptions } from '../input/open-input.js';
-import { writeAttention } from '../results/attention.js';
-import { waitForBatch, type StopReason, type WaitingSummary } from '../batch/wait-batch.js';
+import type { StopReason, WaitingSummary } from '../batch/wait-batch.js';
 import type { WaitingRows } from '../batch/waiting-rows.js';
-import { deadlineNotes } from '../results/deadline-hint.js';
-import { findMissingRows, type MissingRows } from '../batch/missing-rows.js';
-import { writeResults, type ResultsSummary } from '../results/write-results.js';
+import type { MissingRows } from '../batch/missing-rows.js';
+import type { ResultsSummary } from '../results/write-results.js';
 import { createDealWorker, type DealWorkerOptions } from '../worker/create-worker.js';
 import { UsageError } from '../errors.js';
 import { createDealProcessor } from '../../jobs/deal.js';
 import { inputFingerprint } from '../input/reading.js';
 import { resumeAfterRefusedSession } from './session-pause.js';
-import { FEED_SHOW_WAIT_MS, waitUntilFeedShows } from '../batch/feed-shown.js';
+import { FEED_SHOW_WAIT_MS } from '../batch/feed-shown.js';
+import { runLoadedBatch, type BatchWatch } from '../pipeline/run-loaded-batch.js';
 
 export interface RunOptions extends Omit<DealWorkerOptions, 'connection' | 'processor'>, InputOptions {
   /** The processor of `deal` jobs; jobs/deal.ts unless a test gives another. */
@@ -99,26 +97,17 @@ function createPace(report: RunOptions['onProgress']) {
   };
 }
 
-/** src/batch/feed-shown.ts's wait, and its warn line when it runs out. */
-async function feedPastResends(
-  db: RunOptions['db'],
-  batch: string,
-  options: RunOptions,
-  log: RunOptions['logger'],
-  stoppedBecause: StopReason | undefined,
-): Promise<void> {
-  if (stoppedBecause !== undefined || options.track === false) return;
-  const timeoutMs = options.feedShowWaitMs ?? FEED_SHOW_WAIT_MS;
-  const unseen = await waitUntilFeedShows(db, batch, {
-    feedLagMs: options.feedLagMs ?? TUNABLES.feedLagMs,
-    timeoutMs,
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
-  if (unseen > 0)
-    log.warn(
-      { unseen, waitedMs: timeoutMs },
-      'the news feed was not read far enough past the resent deals of this batch: a second docflow of those deals cannot be ruled out yet (realty-batch status tells once the feed shows one)',
-    );
+/** The run's own deal worker, for the wait; a queue this project paused for a refused session resumes with a new run. */
+async function openDealWorker(options: RunOptions, log: RunOptions['logger']): Promise<BatchWatch> {
+  const { redis, keys, logger } = options;
+  const dealWorker = createDealWorker({ ...options, processor: options.processor ?? createDealProcessor, connection: redis, logger });
+  try {
+    await resumeAfterRefusedSession({ redis, keys, queue: dealWorker.queue, logger: log, resumedBy: 'for this run' });
+  } catch (err) {
+    await dealWorker.close();
+    throw err;
+  }
+  return { queue: dealWorker.queue, close: () => dealWorker.close() };
 }
 
 export async function runBatch(options: RunOptions): Promise<RunResult> {
@@ -154,60 +143,39 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
     }),
   );
 
-  const dealWorker = createDealWorker({ ...options, processor: options.processor ?? createDealProcessor, connection: redis, logger });
-  let stoppedBecause: RunResult['stoppedBecause'];
   const pace = createPace(options.onProgress);
-  try {
-    // A queue this project paused for a refused session resumes with a new run.
-    await resumeAfterRefusedSession({ redis, keys, queue: dealWorker.queue, logger: log, resumedBy: 'for this run' });
-    stoppedBecause = await waitForBatch({
-      redis,
-      keys,
-      db,
-      queue: dealWorker.queue,
-      batch,
-      total: load.read,
-      ...(options.signal ? { signal: options.signal } : {}),
-      onProgress: pace.onProgress,
-      ...(options.pollMs ? { pollMs: options.pollMs } : {}),
-      ...(options.stallMs ? { stallMs: options.stallMs } : {}),
-      ...(options.deadline !== undefined ? { deadline: options.deadline } : {}),
-    });
-    // Every row has its outcome: the feed is read past the resent deals (and so any earlier docflow a
-    // late feed let a resend duplicate) before the results are written. Only while a follower runs here.
-    await feedPastResends(db, batch, options, log, stoppedBecause);
-  } finally {
-    await dealWorker.close();
-  }
-  const missing = stoppedBecause === 'missing' ? await findMissingRows(redis, keys, db, batch, load.read) : undefined;
-  // At the deadline the unfinished rows keep their jobs (a later `work` or `run` finishes them,
-  // once each): their lines say why they wait, when they are tried next, and what to run.
-  const notes = stoppedBecause === 'deadline' ? await deadlineNotes(redis, keys, batch, options.lang) : undefined;
-  const results = await writeResults({
+  const {
+    results,
+    attention,
+    missing,
+    notes,
+    exitCode,
+    stopped: stoppedBecause,
+  } = await runLoadedBatch({
     redis,
     keys,
     db,
+    logger: log,
     batch,
     total: load.read,
-    out: options.out,
-    excel: options.excel,
+    open: () => openDealWorker(options, log),
+    ...(options.signal ? { signal: options.signal } : {}),
+    onProgress: pace.onProgress,
+    ...(options.pollMs ? { pollMs: options.pollMs } : {}),
+    ...(options.stallMs ? { stallMs: options.stallMs } : {}),
+    ...(options.deadline !== undefined ? { deadline: options.deadline } : {}),
+    // The feed is read only while a follower runs here.
+    ...(options.track !== false && {
+      feed: {
+        feedLagMs: options.feedLagMs ?? TUNABLES.feedLagMs,
+        timeoutMs: options.feedShowWaitMs ?? FEED_SHOW_WAIT_MS,
+        ...(options.signal ? { signal: options.signal } : {}),
+      },
+    }),
+    results: { out: options.out, excel: options.excel },
+    ...(options.attention && { attention: { out: options.attention, asInput: options.attentionAsInput } }),
     lang: options.lang,
-    ...(notes && { pendingMessage: notes.errors }),
   });
-  const attention = options.attention
-    ? await writeAttention({
-        redis,
-        keys,
-        db,
-        batch,
-        out: options.attention,
-        lang: options.lang,
-        asInput: options.attentionAsInput,
-        ...(notes && { pending: notes }),
-      })
-    : undefined;
-  // A deadline is the night's plan, not a failure: the rows it left need a person's next step (3).
-  const exitCode = stoppedBecause === 'deadline' ? 3 : stoppedBecause ? 1 : exitCodeFor(results.counts, results.duplicates);
   log.info({ counts: results.counts, exitCode, stoppedBecause }, 'run finished');
   return {
     batch,

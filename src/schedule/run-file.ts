@@ -24,15 +24,10 @@ import { createBatchStore } from '../batch/batch-store.js';
 import type { Keys } from '../redis/keys.js';
 import { loadBatch, removeBatchJobs } from '../batch/load-batch.js';
 import { openQueue } from '../queue/deal-queue.js';
-import { writeAttention } from '../results/attention.js';
-import { writeResults } from '../results/write-results.js';
-import { deadlineNotes } from '../results/deadline-hint.js';
 import { defaultBatchId } from '../batch/batch-id.js';
-import { exitCodeFor } from '../batch/exit-code.js';
-import { waitForBatch } from '../batch/wait-batch.js';
-import { waitUntilFeedShows } from '../batch/feed-shown.js';
 import { TUNABLES } from '../config.js';
-import { describeMissing, findMissingRows } from '../batch/missing-rows.js';
+import { describeMissing } from '../batch/missing-rows.js';
+import { runLoadedBatch } from '../pipeline/run-loaded-batch.js';
 import { describe, type FileSummary } from './file-summary.js';
 import { DEFAULT_DONE_MS, inboxKey, MAX_LOADS_BEGUN, SEEN_MS } from './inbox-keys.js';
 import { findDone, rememberDone } from './inbox-memory.js';
@@ -194,59 +189,38 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
       }).finally(() => redis.hdel(loading, snap.sha256));
       // Workers may already be taking its jobs: given up at once, most of it is never sent.
       if (!(await unchanged(file, snap))) return changed();
-      const queue = openQueue(redis, keys);
-      let stopped: string | undefined;
       // The input is watched while its batch runs: changed (by content), renamed or gone, the batch is given up at once.
       const inputChanged = new AbortController();
-      const watch = watchUnchanged(file, snap, () => inputChanged.abort());
-      try {
-        stopped = await waitForBatch({
-          redis,
-          keys,
-          db,
-          queue,
-          batch: id,
-          total: load.read,
-          signal: ctx.signal ? AbortSignal.any([ctx.signal, inputChanged.signal]) : inputChanged.signal,
-          ...(ctx.pollMs ? { pollMs: ctx.pollMs } : {}),
-          ...(ctx.deadline !== undefined && { deadline: ctx.deadline }),
-        });
-        // As `run` does (src/batch/feed-shown.ts): a resend's earlier docflow is in the results, not after them.
-        if (stopped === undefined) {
-          const unseen = await waitUntilFeedShows(db, id, { feedLagMs: TUNABLES.feedLagMs, ...(ctx.signal ? { signal: ctx.signal } : {}) });
-          if (unseen > 0)
-            log.warn(
-              { unseen },
-              'the news feed was not read far enough past the resent deals of this batch: a second docflow of those deals cannot be ruled out yet (realty-batch status tells once the feed shows one)',
-            );
-        }
-      } finally {
-        watch.stop();
-        await queue.close();
-      }
-      if (inputChanged.signal.aborted) return changed();
-      const pending = stopped === 'deadline' ? await deadlineNotes(redis, keys, id, data.lang) : undefined;
-      const results = await writeResults({
+      const end = await runLoadedBatch({
         redis,
         keys,
         db,
+        logger: log,
         batch: id,
         total: load.read,
-        out: join(stage, 'results.csv'),
-        excel: profile.excel,
+        open: () => {
+          const queue = openQueue(redis, keys);
+          const watch = watchUnchanged(file, snap, () => inputChanged.abort());
+          return {
+            queue,
+            close: async () => {
+              watch.stop();
+              await queue.close();
+            },
+          };
+        },
+        signal: ctx.signal ? AbortSignal.any([ctx.signal, inputChanged.signal]) : inputChanged.signal,
+        ...(ctx.pollMs ? { pollMs: ctx.pollMs } : {}),
+        ...(ctx.deadline !== undefined && { deadline: ctx.deadline }),
+        // As `run` does (src/batch/feed-shown.ts): a resend's earlier docflow is in the results, not after them.
+        feed: { feedLagMs: TUNABLES.feedLagMs, ...(ctx.signal ? { signal: ctx.signal } : {}) },
+        goOn: () => !inputChanged.signal.aborted,
+        results: { out: join(stage, 'results.csv'), excel: profile.excel },
+        attention: { out: join(stage, 'attention.csv') },
         lang: data.lang,
-        ...(pending && { pendingMessage: pending.errors }),
       });
-      // The attention file reads the input again: before it moves.
-      const attention = await writeAttention({
-        redis,
-        keys,
-        db,
-        batch: id,
-        out: join(stage, 'attention.csv'),
-        lang: data.lang,
-        ...(pending && { pending }),
-      });
+      if (!end) return changed();
+      const { stopped, results, attention } = end;
       // The last look before the file is called done and moves: it must still be what was loaded.
       if (!(await unchanged(file, snap))) return changed();
       if (load.rejectsFile) await publish(load.rejectsFile, out(rejectsName));
@@ -256,19 +230,18 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
       const files = { results: out('results.csv'), attention: out('attention.csv') };
       if (stopped) {
         // Left in the inbox: the next tick resumes the same batch.
-        const why =
-          stopped === 'missing'
-            ? describeMissing(id, await findMissingRows(redis, keys, db, id, load.read))
-            : stopped === 'deadline'
-              ? `the schedule's --deadline came; the pending rows' jobs stay in the queue for a running realty-batch work, and the next tick writes this file's results again`
-              : stopped;
+        const why = end.missing
+          ? describeMissing(id, end.missing)
+          : stopped === 'deadline'
+            ? `the schedule's --deadline came; the pending rows' jobs stay in the queue for a running realty-batch work, and the next tick writes this file's results again`
+            : stopped;
         return finish({
           status: 'stopped',
           batch: id,
           rows: load.read,
           outcomes,
-          // The deadline is the schedule's plan: its rows need a next step (3), nothing broke (1).
-          exitStatus: stopped === 'deadline' ? 3 : 1,
+          // The deadline is the schedule's plan: its rows need a next step (3), nothing broke (1): batchExitCode.
+          exitStatus: end.exitCode,
           ...files,
           error: `stopped before every row finished (${why})`,
         });
@@ -279,7 +252,7 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
           batch: id,
           rows: load.read,
           outcomes,
-          exitStatus: exitCodeFor(results.counts, results.duplicates),
+          exitStatus: end.exitCode,
           ...files,
           // Every row has its outcome (done); registered once every docflow is completed or refused, days later.
           registered: results.states.registered,
