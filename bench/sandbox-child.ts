@@ -1,9 +1,10 @@
 /**
  * The gateway sandbox in a process of its own (`fork`ed by bench/sandbox.ts), so
  * the HTTP server's CPU is not the measured worker's. On request it counts the
- * gateway requests (suggest calls + docflow calls) per wall-clock second, read off
- * its stats every 10 ms: a request lands in the wrong second only when it came
- * within those 10 ms of a boundary.
+ * gateway requests (suggest calls + docflow calls) per wall-clock second, each in the
+ * second it arrived (the sandbox's `onCall`). It used to read the stats every 10 ms: on
+ * a loaded host the timer ran hundreds of ms late, and a late read put the calls of the
+ * second before into the next one (249 in the busiest second for `--rate 200`).
  */
 import { startSandbox, type SandboxConfigPatch, type SandboxStats } from '../src/sandbox/index.js';
 
@@ -19,12 +20,16 @@ export type ChildReply =
   | { type: 'seconds'; seconds: Array<[number, number]> }
   | { type: 'ok' };
 
-const requests = (s: SandboxStats): number => s.suggestCalls + Object.values(s.docflowCalls).reduce((a, b) => a + b, 0);
-
-const sandbox = await startSandbox({ latencyMs: Number(process.env.BENCH_LATENCY_MS ?? 0) });
-const send = (reply: ChildReply): void => void process.send?.(reply);
-let tracker: NodeJS.Timeout | undefined;
+let tracking = false;
 const perSecond = new Map<number, number>();
+const counted = (at: number): void => {
+  if (!tracking) return;
+  const second = Math.floor(at / 1000);
+  perSecond.set(second, (perSecond.get(second) ?? 0) + 1);
+};
+
+const sandbox = await startSandbox({ latencyMs: Number(process.env.BENCH_LATENCY_MS ?? 0), onCall: counted });
+const send = (reply: ChildReply): void => void process.send?.(reply);
 
 process.on('message', (m: ChildRequest) => {
   if (m.type === 'stats') send({ type: 'stats', stats: sandbox.stats() });
@@ -35,18 +40,11 @@ process.on('message', (m: ChildRequest) => {
     sandbox.configure(m.patch);
     send({ type: 'ok' });
   } else if (m.type === 'track') {
-    clearInterval(tracker);
     perSecond.clear();
-    let last = requests(sandbox.stats());
-    tracker = setInterval(() => {
-      const now = requests(sandbox.stats());
-      const second = Math.floor(Date.now() / 1000);
-      perSecond.set(second, (perSecond.get(second) ?? 0) + now - last);
-      last = now;
-    }, 10);
+    tracking = true;
     send({ type: 'ok' });
   } else if (m.type === 'seconds') {
-    clearInterval(tracker);
+    tracking = false;
     send({ type: 'seconds', seconds: [...perSecond.entries()] });
   }
 });

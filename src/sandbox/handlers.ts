@@ -54,6 +54,8 @@ export interface Runtime {
   index: ReturnType<typeof indexRegistry>;
   /** `--users`, `--session-ttl-ms` and the sessions `/auth` handed out. */
   logins: Logins;
+  /** Each rate-limited call's arrival time (SandboxOptions.onCall). */
+  onCall?: ((at: number) => void) | undefined;
 }
 
 const UNAUTHORIZED: ApiErrorBody = {
@@ -123,6 +125,7 @@ export function injectFault(rt: Runtime, req: IncomingMessage, random: RandomSou
 }
 
 export async function handleSuggest(rt: Runtime, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  rt.onCall?.(Date.now());
   rt.state.countSuggestCall();
   if (authenticate(rt, req) === undefined) return sendUnauthorized(res);
   addLatency(rt, req, res);
@@ -142,6 +145,7 @@ function regionOf(body: unknown): string | undefined {
 }
 
 export async function handleCreateDocflow(rt: Runtime, req: IncomingMessage, res: ServerResponse, docflowType: string): Promise<void> {
+  rt.onCall?.(Date.now());
   const answer = (status: number, body: unknown, headers?: Record<string, string>): void => {
     rt.state.countDocflowCall(status);
     sendJson(res, status, body, headers);

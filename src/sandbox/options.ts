@@ -45,6 +45,12 @@ export interface SandboxOptions {
   payment?: number;
   /** Refuse (400) a docflow naming a content id never uploaded through `POST /contents` (default false). */
   strictContents?: boolean;
+  /**
+   * Called with the time (`Date.now()`) of each gateway call a rate limit counts (suggest and
+   * docflow creation) as it arrives: a count by the calls' own times, where reading `stats()`
+   * on a timer puts a call in the second the timer ran (the bench's rate figure).
+   */
+  onCall?: (at: number) => void;
 }
 
 export const DEFAULT_LIFECYCLE_MS = 2000;

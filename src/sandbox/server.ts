@@ -235,6 +235,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     news,
     index: indexRegistry(registry),
     logins,
+    onCall: options.onCall,
   };
 
   const server = createServer((req, res) => {
