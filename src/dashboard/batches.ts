@@ -20,6 +20,7 @@ import { batchStatus, type BatchStatus } from '../batch/batch-status.js';
 import { writeResults } from '../results/write-results.js';
 import { renderBatchesPage } from './batches-page.js';
 import { readStatesAge } from '../feed/states-age.js';
+import type { Lang } from '../config.js';
 
 /** The page lists at most this many batches, newest first. */
 export const MAX_BATCHES = 100;
@@ -33,6 +34,8 @@ export interface BatchesRoutesOptions {
   db: Database;
   /** Where Bull Board is mounted, for the links. */
   boardPath: string;
+  /** The language of the attention file and of the results for Excel (`dashboard --lang`). */
+  lang?: Lang;
   logger?: Logger;
 }
 
@@ -164,7 +167,7 @@ export function batchesRoutes(options: BatchesRoutesOptions) {
       const meta = await loadedBatch(request.params.id);
       const name = `${meta.id}.results${excel ? '.excel' : ''}.${format}`;
       const { dir } = await writeInto((d) =>
-        writeResults({ redis, keys, db, batch: meta.id, total: meta.total, out: join(d, name), excel }),
+        writeResults({ redis, keys, db, batch: meta.id, total: meta.total, out: join(d, name), excel, lang: options.lang }),
       );
       return sendDownload(
         reply,
@@ -180,7 +183,7 @@ export function batchesRoutes(options: BatchesRoutesOptions) {
       // In the input's own format and encoding, so it loads again as it is: the name says which.
       const format = parseReading(meta.reading).format ?? FORMAT_BY_EXTENSION[extname(meta.file).toLowerCase()] ?? 'csv';
       const name = `${meta.id}.attention.${format}`;
-      const { dir } = await writeInto((d) => writeAttention({ redis, keys, db, batch: meta.id, out: join(d, name) }));
+      const { dir } = await writeInto((d) => writeAttention({ redis, keys, db, batch: meta.id, out: join(d, name), lang: options.lang }));
       return sendDownload(reply, dir, join(dir, name), name, ATTENTION_TYPES[format]);
     });
   };

@@ -23,6 +23,7 @@ import { dealsRoutes } from './deals-page.js';
 import { createLoginThrottle, type LoginThrottleOptions } from './login-throttle.js';
 import { createDashboardMetrics } from './metrics.js';
 import { refuseForeignHost, refuseForeignOrigin, SECURITY_HEADERS, securityHeaders } from './security.js';
+import type { Lang } from '../config.js';
 
 export const BOARD_PATH = '/queues';
 export const BATCHES_PATH = '/batches';
@@ -97,6 +98,8 @@ export interface DashboardOptions {
   publicOrigin?: string | undefined;
   /** Lock-out after wrong credentials (10 in 60 s lock an address for 60 s); tests shorten it. */
   loginThrottle?: Omit<LoginThrottleOptions, 'logger'>;
+  /** The language of the attention file and of the results for Excel it hands out (`--lang`; English when not given). */
+  lang?: Lang | undefined;
   logger?: Logger;
 }
 
@@ -146,7 +149,9 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
   await app.register(bullBoardPlugin({ queue, basePath: BOARD_PATH, readOnly: options.readOnly ?? false, batchesPath: BATCHES_PATH }), {
     prefix: BOARD_PATH,
   });
-  await app.register(batchesRoutes({ redis, keys, db, boardPath: BOARD_PATH, ...(logger && { logger }) }));
+  await app.register(
+    batchesRoutes({ redis, keys, db, boardPath: BOARD_PATH, ...(options.lang && { lang: options.lang }), ...(logger && { logger }) }),
+  );
   const nav = { boardPath: BOARD_PATH, batchesPath: BATCHES_PATH, ...(logger && { logger }) };
   await app.register(dealsRoutes({ db, ...nav }));
   await app.register(auditRoutes({ db, ...nav }));

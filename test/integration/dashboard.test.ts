@@ -208,6 +208,8 @@ describe('the dashboard over HTTP', () => {
   let night: DashboardBatch;
   let dashboard: RunningDashboard;
   let readOnly: RunningDashboard;
+  /** `dashboard --lang ru`: the files it hands out for a person are in Russian. */
+  let russian: RunningDashboard;
   /** A waiting job that still holds its deal, as one does before a worker takes it. */
   const WAITING = 'EKB-2026-000311';
   const waitingJobId = dealJobId('later', WAITING);
@@ -234,10 +236,12 @@ describe('the dashboard over HTTP', () => {
     };
     dashboard = await startDashboard(common);
     readOnly = await startDashboard({ ...common, readOnly: true });
+    russian = await startDashboard({ ...common, lang: 'ru' });
   });
   afterAll(async () => {
     await dashboard?.close();
     await readOnly?.close();
+    await russian?.close();
     await night?.close();
   });
 
@@ -310,6 +314,16 @@ describe('the dashboard over HTTP', () => {
     const excel = await call(`${dashboard.url}/batches/night/results.csv?excel=1`, { authorization: AUTH });
     expect(excel.bytes.subarray(0, 3)).toEqual(Buffer.from([0xef, 0xbb, 0xbf]));
     expect(excel.text).toMatch(/^\uFEFFrow;dealId;outcome;/);
+  });
+
+  it('hands out the attention file and the results for Excel in Russian under --lang ru, the plain results in English', async () => {
+    const attention = await call(`${russian.url}/batches/night/attention.csv`, { authorization: AUTH });
+    expect(attention.status).toBe(200);
+    expect(attention.text).toMatch(/^\uFEFF№ строки;Результат;Что сделать;Ошибки;/);
+    const excel = await call(`${russian.url}/batches/night/results.csv?excel=1`, { authorization: AUTH });
+    expect(excel.text).toMatch(/^\uFEFF№ строки;ID сделки;Результат;/);
+    const plain = await call(`${russian.url}/batches/night/results.csv`, { authorization: AUTH });
+    expect(plain.text).toMatch(/^row,dealId,outcome,/);
   });
 
   it('downloads the attention file in the input columns, and answers 409 when the input is gone', async () => {

@@ -2,7 +2,8 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { resolveAccess } from '../../dashboard/auth.js';
 import { parsePublicUrl } from '../../dashboard/security.js';
-import type { CliContext } from '../common.js';
+import type { Lang } from '../../config.js';
+import { LANG_HELP, langFlag, type CliContext } from '../common.js';
 import { withDatabase } from '../with-database.js';
 import { withRedis } from '../with-redis.js';
 
@@ -15,6 +16,7 @@ export interface DashboardFlags {
   /** False with `--no-auth`. */
   auth: boolean;
   readOnly?: boolean;
+  lang?: Lang;
 }
 
 function port(value: string): number {
@@ -35,6 +37,7 @@ export function registerDashboardCommand(program: Command, context: CliContext):
     )
     .option('--no-auth', 'no credentials (DASHBOARD_USER, DASHBOARD_PASSWORD): listens on 127.0.0.1 only')
     .option('--read-only', 'hide every action: no retry, clean or pause')
+    .option('--lang <ru|en>', `the attention files and the results for Excel it hands out: ${LANG_HELP}`, langFlag)
     .action(async (_flags: unknown, cmd: Command) => {
       const opts = cmd.opts<DashboardFlags>();
       const readOnly = opts.readOnly ?? false;
@@ -62,6 +65,7 @@ export function registerDashboardCommand(program: Command, context: CliContext):
             credentials: access.credentials,
             readOnly,
             publicOrigin,
+            lang: opts.lang ?? env.config.lang,
             logger: env.logger,
           });
           console.log(
