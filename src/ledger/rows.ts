@@ -6,6 +6,7 @@
 import type { Engine, Trx } from '../db/database.js';
 import type { LedgerRow, LedgerUpdate, NewLedgerRow } from '../db/schema.js';
 import { propertyOf, requestIdOf, type DocflowType, type LedgerEntry, type LedgerState, type SubmittedDeal, type Via } from './entry.js';
+import { runCompiled } from '../db/compiled.js';
 
 export interface LedgerKey {
   bank: string;
@@ -38,8 +39,12 @@ export interface PrevDocflow {
 
 /** The deal's row, locked until the transaction ends (PostgreSQL; SQLite's BEGIN IMMEDIATE holds the whole file). */
 export async function lockRow(trx: Trx, engine: Engine, k: LedgerKey): Promise<LedgerRow | undefined> {
-  const q = trx.selectFrom('ledger').selectAll().where('bank', '=', k.bank).where('type', '=', k.type).where('deal_id', '=', k.dealId);
-  return engine === 'postgres' ? q.forUpdate().executeTakeFirst() : q.executeTakeFirst();
+  // Compiled once: a claim and an outcome each run it (src/db/compiled.ts).
+  const [row] = await runCompiled(trx, `lockRow:${engine}`, [k.bank, k.type, k.dealId], () => {
+    const q = trx.selectFrom('ledger').selectAll().where('bank', '=', k.bank).where('type', '=', k.type).where('deal_id', '=', k.dealId);
+    return engine === 'postgres' ? q.forUpdate() : q;
+  });
+  return row;
 }
 
 /** Inserts a row the deal did not have; false when another transaction made it first (decide again). */

@@ -8,6 +8,7 @@ import type { Trx } from '../db/database.js';
 import type { DuplicateRow, NewOutcomeRow, OutcomeRow } from '../db/schema.js';
 import { DUPLICATE_CODE, duplicateMessage, duplicatesOfRows } from '../db/duplicates.js';
 import type { OutcomeRecord } from './types.js';
+import { runCompiled } from '../db/compiled.js';
 
 function rowOf(batch: string, r: OutcomeRecord, now: number): NewOutcomeRow {
   return {
@@ -98,7 +99,10 @@ export async function writeOutcomes(trx: Trx, batch: string, records: readonly O
 const CHUNK = 500;
 
 export async function readOutcome(trx: Trx, batch: string, row: number): Promise<OutcomeRecord | undefined> {
-  const o = await trx.selectFrom('outcomes').selectAll().where('batch', '=', batch).where('row', '=', row).executeTakeFirst();
+  // Compiled once: every claim runs it first (src/db/compiled.ts).
+  const [o] = await runCompiled(trx, 'readOutcome', [batch, row], () =>
+    trx.selectFrom('outcomes').selectAll().where('batch', '=', batch).where('row', '=', row),
+  );
   return o && recordOf(o);
 }
 

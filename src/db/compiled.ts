@@ -1,0 +1,34 @@
+/**
+ * Queries of the hot path compiled once and run again with new values: Kysely builds and
+ * compiles a query's tree at every run (about a third of a statement's cost on SQLite, more
+ * than better-sqlite3's run of it; docs/performance.md). The SQL text of a query whose shape
+ * never changes is kept per engine after its first compile, and later runs pass only its
+ * values. Its values must be the ones the builder was given, in the builder's order: the
+ * first compile checks that, so a query built with other values fails at once, not silently.
+ */
+import { CompiledQuery, type Compilable } from 'kysely';
+import type { Trx } from './database.js';
+
+const texts = new Map<string, string>();
+
+/**
+ * Runs `build`'s query with `values`: built and compiled the first time per dialect (`name`
+ * names the query), the kept SQL run with `values` after. `values` must be exactly the
+ * builder's parameters, in order.
+ */
+export async function runCompiled<R>(trx: Trx, name: string, values: readonly unknown[], build: () => Compilable<R>): Promise<R[]> {
+  // The dialect's adapter names the SQL's form ($1 or ?, FOR UPDATE or not).
+  const key = `${trx.getExecutor().adapter.constructor.name}:${name}`;
+  let text = texts.get(key);
+  if (text === undefined) {
+    const compiled = build().compile();
+    const same = compiled.parameters.length === values.length && compiled.parameters.every((p, i) => p === values[i]);
+    if (!same)
+      throw new Error(
+        `The query ${name} was built with other values than it is run with: ${name}'s values must be its parameters, in order.`,
+      );
+    text = compiled.sql;
+    texts.set(key, text);
+  }
+  return (await trx.executeQuery<R>(CompiledQuery.raw(text, [...values]))).rows;
+}
