@@ -1,27 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { BatchStatus } from '../../src/batch/batch-status.js';
 import { renderBatchesPage } from '../../src/dashboard/batches-page.js';
+import { batchStatus, PAGE_OPTIONS } from '../helpers/batch-status.js';
 
-const OPTIONS = { boardPath: '/queues', queueName: 'deals', limit: 50 };
-
-function status(fields: Partial<BatchStatus>): BatchStatus {
-  return {
-    batch: 'night',
-    total: 200,
-    outcomes: {},
-    done: false,
-    registered: false,
-    states: {},
-    waitingFor: {},
-    state: 'loaded',
-    file: '/in/night.csv',
-    queue: {},
-    missing: 0,
-    startedAt: '2026-11-24T01:30:00.000Z',
-    duplicates: [],
-    ...fields,
-  };
-}
+const OPTIONS = PAGE_OPTIONS;
+const status = batchStatus;
 
 describe('the batches page', () => {
   it('shows how far a running batch got: a bar and the rows finished, with its start time', () => {

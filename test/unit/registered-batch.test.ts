@@ -6,27 +6,10 @@ import { describe, expect, it } from 'vitest';
 import type { BatchStatus } from '../../src/batch/batch-status.js';
 import { renderBatchesPage } from '../../src/dashboard/batches-page.js';
 import { describeRegistered } from '../../src/outcomes/state-tally.js';
+import { batchStatus, PAGE_OPTIONS } from '../helpers/batch-status.js';
 
-const OPTIONS = { boardPath: '/queues', queueName: 'deals', limit: 50 };
-
-function finished(fields: Partial<BatchStatus>): BatchStatus {
-  return {
-    batch: 'night',
-    total: 41,
-    outcomes: {},
-    done: true,
-    registered: true,
-    states: {},
-    waitingFor: {},
-    state: 'loaded',
-    file: '/in/night.csv',
-    queue: {},
-    missing: 0,
-    startedAt: '2026-11-24T01:30:00.000Z',
-    duplicates: [],
-    ...fields,
-  };
-}
+const OPTIONS = PAGE_OPTIONS;
+const finished = (fields: Partial<BatchStatus>): BatchStatus => batchStatus({ total: 41, done: true, registered: true, ...fields });
 
 describe('a registered batch', () => {
   it('says "registered 28 of 41; 13 never filed", not green, when 13 of its 41 deals never reached the registry', () => {
