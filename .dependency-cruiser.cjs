@@ -11,6 +11,8 @@ const LAYERS = [
   ['src/files', 'src/realty'],
   // src/db: the database, its schema and migrations; under the config (which reads where it is) and every store.
   ['src/input', 'src/sandbox', 'src/redis', 'src/db'],
+  // The docflow types, each a module (its columns, its request): on the input's words and the contract.
+  ['src/docflows'],
   // A row's outcome in the database: written in the ledger's and the feed's transactions.
   ['src/outcomes/outcome-rows.ts'],
   ['src/config.ts', 'src/queue', 'src/ledger', 'src/metrics', 'src/privacy'],

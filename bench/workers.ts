@@ -19,7 +19,7 @@ import { createKeys } from '../src/redis/keys.js';
 import { DEAL_JOB, dealJobId, dealJobOptions, type DealJobData } from '../src/queue/job-data.js';
 import { createRealtyClient } from '../src/realty/client.js';
 import { DOCFLOW_TYPE, docflowPath, SUGGEST_PATH } from '../src/realty/types.js';
-import { buildEncumbranceRequest } from '../src/worker/build-request.js';
+import { buildEncumbranceRequest } from '../src/docflows/registration/request.js';
 import { createDealWorker } from '../src/worker/create-worker.js';
 import { createDealProcessor } from '../jobs/deal.js';
 import { resolveCadastralNumber, suggestQuery } from '../src/worker/resolve-cadastral.js';

@@ -221,8 +221,8 @@ export class ApiResponseError extends RealtyBatchError {
  */
 export class DocumentChangedError extends RealtyBatchError {
   readonly code = 'DOCUMENT_CHANGED';
-  /** `agreementFile` or `agreementSignatureFiles`. */
-  readonly field: 'agreementFile' | 'agreementSignatureFiles';
+  /** The column naming the file: `agreementFile`, `agreementSignatureFiles`, `otherDocumentFiles`. */
+  readonly field: string;
   /** Which of the signature files (1-based, as the load's messages count them). */
   readonly file: number | undefined;
 
@@ -231,12 +231,7 @@ export class DocumentChangedError extends RealtyBatchError {
    * folder does. `sent`: part of it had gone out when the change was seen (changed in place while
    * it streamed); the gateway never got a whole content of it.
    */
-  constructor(
-    field: 'agreementFile' | 'agreementSignatureFiles',
-    file: number | undefined,
-    how: 'size' | 'content' | 'gone' | 'replaced' | 'not-regular',
-    sent = false,
-  ) {
+  constructor(field: string, file: number | undefined, how: 'size' | 'content' | 'gone' | 'replaced' | 'not-regular', sent = false) {
     const what =
       how === 'gone'
         ? 'it can no longer be read: deleted, moved or its access changed'

@@ -16,6 +16,7 @@ import { LeftoverJobsHeldError } from '../errors.js';
 import { compareProperties, propertyKeyOf, storedProperty } from '../input/property-key.js';
 import { dealIdConflict } from '../outcomes/deal-conflict.js';
 import { alreadySubmitted, ownDocflow, type OutcomeRecord } from '../outcomes/types.js';
+import type { DocflowType } from '../realty/types.js';
 import { dealOf, type DealJobData, type StoredJobData } from '../queue/job-data.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Database } from '../db/database.js';
@@ -35,6 +36,8 @@ export interface ChunkOptions {
   batch: string;
   /** The bank (its profile's INN): the ledger is kept per bank. */
   bank: string;
+  /** The rows' docflow type: the ledger is kept per type too. */
+  type?: DocflowType;
   /**
    * True when the batch starts afresh (new, failed, or expired): a job of it found
    * in Redis is a leftover of an earlier life of the batch id (its row index expired
@@ -102,6 +105,7 @@ export function enqueueInto(store: JobStore, options: ChunkOptions): Enqueuer {
     const entries = store.submittedDeals(
       options.bank,
       chunk.map((j) => j.dealId),
+      options.type,
     );
     // Awaited by send; a failure before then must not count as unhandled.
     entries.catch(() => undefined);

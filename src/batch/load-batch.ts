@@ -29,11 +29,14 @@ import { abandonLoad, takeBackJobs, type LoadContext } from './load-context.js';
 import { canReadInThread, readChunksHere, readChunksInThread, type ReadChunk, type ReadEnd, type ReadOptions } from './read-rows.js';
 import { createRedisJobStore, createRedisLoadContext } from './redis-load-context.js';
 import { ERROR_CODES } from '../outcomes/error-codes.js';
+import { DEFAULT_KIND, readingColumns, type DocflowKind } from '../docflows/registry.js';
 
 /** A load, but for where it goes (`loadBatchWith`'s context). */
 export interface LoadRequest extends InputOptions {
   file: string;
   batch: string;
+  /** The docflow type of every row (`--type`, src/docflows/); default: registrations. */
+  kind?: DocflowKind;
   profile: BankProfile;
   /** The profile's file: its path and sha256 are kept with the batch (`retry --missing --profile` checks a profile given again). */
   profileFile?: string;
@@ -106,8 +109,10 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
  * batch stays `loading`, its workers hold its jobs, and loading the same input
  * again resumes it.
  */
-export async function loadBatchWith(openContext: () => LoadContext, options: LoadRequest): Promise<LoadSummary> {
+export async function loadBatchWith(openContext: () => LoadContext, request: LoadRequest): Promise<LoadSummary> {
   const started = performance.now();
+  // The type's own columns are the input's fields beside the object's and the owners' (and part of its fingerprint).
+  const options: LoadRequest = { ...request, columns: readingColumns(request.kind) };
   const input = await openInput(options.file, options);
   // The header comes with the first chunk when a thread reads the file (read-rows.ts).
   let header: string[] | undefined;
@@ -135,6 +140,7 @@ export async function loadBatchWith(openContext: () => LoadContext, options: Loa
       enqueuer = enqueueInto(context.jobs, {
         batch: options.batch,
         bank: options.profile.organization.inn,
+        type: (options.kind ?? DEFAULT_KIND).type,
         fresh,
         resubmit: options.resubmit ?? false,
         heartbeat: () => context.batches.heartbeat(options.batch),
@@ -202,6 +208,7 @@ async function openBatch(context: LoadContext, options: LoadRequest): Promise<{ 
       fingerprint,
       reading: serializeReading(options),
       resubmit: options.resubmit ?? false,
+      ...(options.kind && options.kind !== DEFAULT_KIND && { type: options.kind.type }),
       ...(options.filesRoot !== undefined && { filesRoot: resolve(options.filesRoot) }),
       ...(options.databaseId !== undefined && { database: options.databaseId }),
       ...(options.profileFile !== undefined && {
@@ -269,10 +276,13 @@ async function readRows(
       delimiter: input.delimiter,
       ...(options.mapping && { mapping: options.mapping }),
       ...(input.sheet !== undefined && { sheet: input.sheet }),
+      ...(options.columns && { columns: options.columns }),
     },
     ...(options.filesRoot !== undefined && { filesRoot: options.filesRoot }),
+    ...(options.kind && options.kind !== DEFAULT_KIND && { type: options.kind.type }),
     chunkSize: Math.max(1, options.chunkSize ?? LOADER.chunkRows),
   };
+  const type = options.kind && options.kind !== DEFAULT_KIND ? options.kind.type : undefined;
   const chunks = (options.readInThread ?? canReadInThread()) ? readChunksInThread(reading) : readChunksHere(input, reading);
   // Closed on the way out whatever happens: a thread that reads ahead is ended (read-rows.ts).
   try {
@@ -288,6 +298,7 @@ async function readRows(
         row,
         dealId,
         c,
+        ...(type && { type }),
         ...(options.resubmit && { resubmit: true }),
       }));
       const invalid: OutcomeRecord[] = [];

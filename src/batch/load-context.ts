@@ -11,6 +11,7 @@
 import { LOADER } from '../config.js';
 import { BatchJobsHeldError } from '../errors.js';
 import type { RegisteredDeal } from '../ledger/entry.js';
+import type { DocflowType } from '../realty/types.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
 import type { DealJobData } from '../queue/job-data.js';
 import type { BatchStore } from './batch-store.js';
@@ -21,7 +22,7 @@ export type LedgerDeal = RegisteredDeal;
 /** A batch's jobs, its row index and its outcomes, and the ledger, as a load uses them. */
 export interface JobStore {
   /** The ledger's docflow for each of the bank's deals (undefined: none), in their order; one read. */
-  submittedDeals(bank: string, dealIds: readonly string[]): Promise<Array<LedgerDeal | undefined>>;
+  submittedDeals(bank: string, dealIds: readonly string[], type?: DocflowType): Promise<Array<LedgerDeal | undefined>>;
   /**
    * One chunk, in one round trip: the jobs' rows into the batch's row index (before the
    * jobs: no job exists that the index does not name), the outcomes and their counts

@@ -12,11 +12,12 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { ConfigError, InputError, UsageError } from '../errors.js';
-import type { Deal, FieldProblem } from '../input/deal.js';
+import { namesFiles, type FieldProblem } from '../input/deal.js';
 import { createDocumentFileChecker } from '../input/document-files.js';
 import type { InputFile, InputOptions, InputRecord } from '../input/open-input.js';
 import { createDealValidator } from '../input/validate-deal.js';
 import { packDealCompact, type PackedDeal } from '../queue/deal-pack.js';
+import { kindOf } from '../docflows/registry.js';
 
 /** A valid row, its deal packed (`c`): row, dealId, packed deal. */
 export type ReadRow = [row: number, dealId: string, deal: PackedDeal];
@@ -41,6 +42,8 @@ export interface ReadOptions {
   /** The input's reading, as `openInput` resolved it (format, encoding, delimiter) and the mapping. */
   reading: InputOptions;
   filesRoot?: string;
+  /** The rows' docflow type (its columns are read beside the object's and owners'); absent: registrations. */
+  type?: string;
   /** Rows (valid and refused) a chunk; the last may have fewer. */
   chunkSize: number;
 }
@@ -53,7 +56,7 @@ export interface ReadEnd {
 
 /** An input's chunks, read here. `input` is the file `openInput` opened with `options.reading`. */
 export async function* readChunksHere(input: InputFile, options: ReadOptions): AsyncGenerator<ReadChunk, ReadEnd> {
-  const validate = createDealValidator();
+  const validate = createDealValidator({ own: kindOf(options.type).own });
   const checkFiles = createDocumentFileChecker({
     baseDir: dirname(resolve(options.file)),
     ...(options.filesRoot !== undefined && { filesRoot: resolve(options.filesRoot) }),
@@ -70,7 +73,7 @@ export async function* readChunksHere(input: InputFile, options: ReadOptions): A
   for await (const record of input.records()) {
     const result = validate(record.fields);
     // A row's files are looked at once the row is valid otherwise: a missing one makes it invalid, naming the field.
-    const fileProblems = result.ok && hasFiles(result.deal) ? await checkFiles(result.deal) : [];
+    const fileProblems = result.ok && namesFiles(result.deal) ? await checkFiles(result.deal) : [];
     if (result.ok && record.problems.length === 0 && fileProblems.length === 0) {
       chunk.valid.push([record.row, result.deal.dealId, packDealCompact(result.deal)]);
     } else {
@@ -84,10 +87,6 @@ export async function* readChunksHere(input: InputFile, options: ReadOptions): A
   }
   if (chunk.valid.length + chunk.refused.length > 0) yield done();
   return { header: input.header(), unknownColumns: input.unknownColumns() };
-}
-
-function hasFiles(deal: Deal): boolean {
-  return deal.agreement.file !== undefined || deal.agreement.signatureFiles !== undefined;
 }
 
 /** From the thread: a chunk, the end, or the error that ended the reading. */

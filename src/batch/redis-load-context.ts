@@ -79,8 +79,8 @@ export function createRedisJobStore(redis: Redis, keys: Keys, queue: Queue<Store
   };
 
   return {
-    async submittedDeals(bank, dealIds) {
-      return readSubmittedDeals(need(db), bank, dealIds);
+    async submittedDeals(bank, dealIds, type) {
+      return readSubmittedDeals(need(db), bank, dealIds, type);
     },
 
     async write(batch, allJobs, outcomes, options = {}) {

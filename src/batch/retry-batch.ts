@@ -17,6 +17,8 @@ import type { RedisClient as Redis } from '../redis/connection.js';
 import { UsageError } from '../errors.js';
 import { reopenInput } from '../input/reading.js';
 import { createDealValidator } from '../input/validate-deal.js';
+import { DEFAULT_KIND, kindOf } from '../docflows/registry.js';
+import { namesFiles } from '../input/deal.js';
 import { createDocumentFileChecker } from '../input/document-files.js';
 import type { Logger } from '../logger.js';
 import { createBatchStore, noSuchBatch, type BatchMeta } from './batch-store.js';
@@ -110,7 +112,7 @@ export async function retryBatch(options: RetryOptions): Promise<RetrySummary> {
 
   await profileFor(options, meta, batches);
   const bank = meta.bank ?? (await batches.profile(batch))?.organization.inn;
-  if (bank) summary.reconciled = await reconcileUncertain(options, store, selected, bank, meta.resubmit === true);
+  if (bank) summary.reconciled = await reconcileUncertain(options, store, selected, bank, meta.resubmit === true, meta.type);
   if (selected.size === 0) return summary;
 
   await requeue(options, meta, selected, summary);
@@ -202,12 +204,13 @@ async function reconcileUncertain(
   selected: Map<number, OutcomeRecord | undefined>,
   bank: string,
   resubmit: boolean,
+  type: string | undefined,
 ): Promise<number> {
   const { batch } = options;
   let reconciled = 0;
   for (const [row, earlier] of selected) {
     if (!earlier || !UNCERTAIN_CODES.has(earlier.errorCode ?? '')) continue;
-    const entry = await readEntry(options.db, bank, earlier.dealId);
+    const entry = await readEntry(options.db, bank, earlier.dealId, kindOf(type).type);
     if (entry?.state !== 'submitted' || !entry.docflowId || !entry.outcome) continue;
     const made = { docflowId: entry.docflowId, outcome: entry.outcome, batch: entry.batch, row: entry.row, at: entry.at ?? '' };
     const own = entry.batch === batch && entry.row === row;
@@ -245,7 +248,8 @@ async function requeue(
 ): Promise<void> {
   const { redis, keys, batch } = options;
   const input = await reopenInput(meta, options.input);
-  const validate = createDealValidator();
+  const kind = kindOf(meta.type);
+  const validate = createDealValidator({ own: kind.own });
   // A row's files are checked (and hashed) again, as the load did: a worker uploads only checked files.
   const checkFiles = createDocumentFileChecker({
     baseDir: await documentsFolder(meta.file, options.input),
@@ -263,7 +267,7 @@ async function requeue(
         summary.stillInvalid++;
         continue;
       }
-      if (result.deal.agreement.file && (await checkFiles(result.deal)).length > 0) {
+      if (namesFiles(result.deal) && (await checkFiles(result.deal)).length > 0) {
         summary.stillInvalid++;
         continue;
       }
@@ -282,6 +286,7 @@ async function requeue(
       const data: DealJobData = { batch, row: record.row, dealId: result.deal.dealId, deal: result.deal };
       // A batch loaded with --resubmit is retried as it was loaded (the ledger keeps its try's requestId).
       if (meta.resubmit) data.resubmit = true;
+      if (kind !== DEFAULT_KIND) data.type = kind.type;
       // The row index names the row's deal again while it has no outcome (the outcome's write took
       // it out, and the index's key with its last entry): with the batch's expiry, as the load gave it.
       await redis.hset(keys.rows(batch), String(record.row), data.dealId);

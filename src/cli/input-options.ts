@@ -7,6 +7,7 @@ import { parseEncodingFlag, type InputEncoding } from '../input/decode.js';
 import { loadMapping } from '../input/mapping.js';
 import { parseDelimiterFlag, parseFormatFlag, type InputFormat } from '../input/open-input.js';
 import { BATCH_ID } from '../redis/keys.js';
+import { DEFAULT_KIND, KIND_NAMES, kindNamed, readingColumns, type DocflowKind } from '../docflows/registry.js';
 
 /** What `addInputOptions` puts in a command's `opts()`. */
 export interface InputFlags {
@@ -18,6 +19,7 @@ export interface InputFlags {
   rejects?: string;
   resubmit?: boolean;
   filesRoot?: string;
+  type?: string;
 }
 
 export function addInputOptions(cmd: Command): Command {
@@ -31,6 +33,7 @@ export function addInputOptions(cmd: Command): Command {
       '--rejects <file>',
       'where refused records go (input format, encoding, delimiter); default <file stem>.rejects.<ext> beside the input',
     )
+    .option('--type <type>', `what every row files: ${KIND_NAMES}; default registration`)
     .option('--resubmit', 'send deals the ledger says were submitted before')
     .option(
       '--files-root <dir>',
@@ -48,7 +51,16 @@ export async function readingOptions(flags: InputFlags) {
     ...(flags.sheet !== undefined && { sheet: flags.sheet }),
     rejects: flags.rejects,
     filesRoot: flags.filesRoot,
+    ...docflowKind(flags.type),
   };
+}
+
+/** `--type`: the rows' docflow type and the columns its input is read with (src/docflows/). */
+function docflowKind(flag: string | undefined): { kind: DocflowKind; columns?: readonly string[] } {
+  const kind = flag === undefined ? DEFAULT_KIND : kindNamed(flag);
+  if (!kind) throw new UsageError(`--type ${JSON.stringify(flag)} is not a docflow type this version files: ${KIND_NAMES}.`);
+  const columns = readingColumns(kind);
+  return columns ? { kind, columns } : { kind };
 }
 
 /** A `--batch` (or `<batch>`) that cannot be a batch id is a usage error before anything connects. */

@@ -22,6 +22,7 @@ import { inputFingerprint } from '../input/reading.js';
 import { resumeAfterRefusedSession } from './session-pause.js';
 import { FEED_SHOW_WAIT_MS } from '../batch/feed-shown.js';
 import { runLoadedBatch, type BatchWatch } from '../pipeline/run-loaded-batch.js';
+import type { DocflowKind } from '../docflows/registry.js';
 
 export interface RunOptions extends Omit<DealWorkerOptions, 'connection' | 'processor'>, InputOptions {
   /** The processor of `deal` jobs; jobs/deal.ts unless a test gives another. */
@@ -36,6 +37,10 @@ export interface RunOptions extends Omit<DealWorkerOptions, 'connection' | 'proc
   batch?: string;
   redis: Redis;
   resubmit?: boolean;
+  /** The rows' docflow type (`--type`); default: registrations. */
+  kind?: DocflowKind;
+  /** The columns its input is read with beyond the canonical fields (readingColumns). */
+  columns?: readonly string[];
   /** Where refused records go; default beside the input. */
   rejects?: string;
   /** How long the batch's outcomes stay in Redis after the load. */
@@ -130,6 +135,8 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
       db,
       logger: log,
       resubmit: options.resubmit,
+      ...(options.kind && { kind: options.kind }),
+      ...(options.columns && { columns: options.columns }),
       format: options.format,
       encoding: options.encoding,
       delimiter: options.delimiter,

@@ -5,7 +5,7 @@
  * forbidden ones, so a field added to the deal later stays hidden until someone
  * decides it may be shown.
  */
-import type { Deal } from '../input/deal.js';
+import type { AppliedDocument, Deal } from '../input/deal.js';
 import { RESULT_COLUMNS, type OutcomeRecord } from '../outcomes/types.js';
 import { DEAL_FIELDS } from '../input/fields.js';
 import type { DealJobData } from '../queue/job-data.js';
@@ -19,7 +19,7 @@ const JOB_KEYS: ReadonlySet<string> = new Set(['batch', 'row', 'dealId', 'resubm
 /** The deal's property: where and what it is, never who owns it (docs/input-format.md, "Deal and property"). */
 const DEAL_KEYS = DEAL_FIELDS satisfies ReadonlyArray<keyof Deal>;
 
-const AGREEMENT_KEYS = ['contentId', 'signatureIds', 'fileType'] as const satisfies ReadonlyArray<keyof Deal['agreement']>;
+const AGREEMENT_KEYS = ['contentId', 'signatureIds', 'fileType'] as const satisfies ReadonlyArray<keyof AppliedDocument>;
 
 const OUTCOME_KEYS: ReadonlySet<string> = new Set([...RESULT_COLUMNS, 'candidates'] satisfies Array<keyof OutcomeRecord>);
 

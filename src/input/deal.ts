@@ -68,16 +68,69 @@ export interface Deal {
   areaUnit: string;
   /** One owner, or two spouses (cooperativeOwnership). */
   owners: [Owner] | [Owner, Owner];
-  agreement: {
-    /** The uploaded agreement's content id; absent when the row names its file instead. */
-    contentId?: string;
-    signatureIds: string[];
-    fileType: 'pdf' | 'xml';
-    /** The agreement's file (`agreementFile`): uploaded through `/contents` before the docflow. */
-    file?: DocumentFile;
-    /** Its detached signatures' files (`agreementSignatureFiles`). */
-    signatureFiles?: DocumentFile[];
-  };
+  /** A registration's mortgage agreement (`encumbrance_request`). */
+  agreement?: AppliedDocument;
+  /** A lift's own fields (`cessation_encumbrance_request`). */
+  lift?: LiftFields;
+}
+
+/** A document a docflow applies: by content ids, or by files the load checks and a worker uploads. */
+export interface AppliedDocument {
+  /** The uploaded document's content id; absent when the row names its file instead. */
+  contentId?: string;
+  signatureIds: string[];
+  fileType: 'pdf' | 'xml';
+  /** Its file (`agreementFile`, one of `otherDocumentFiles`): uploaded through `/contents` before the docflow. */
+  file?: DocumentFile;
+  /** Its detached signatures' files (`agreementSignatureFiles`, the `.sig` beside another document). */
+  signatureFiles?: DocumentFile[];
+  /** Until the load looked: a `<file>.sig` beside the file, when there is one, is its signature (a lift's other documents). */
+  signatureBeside?: boolean;
+}
+
+export const ENCUMBRANCE_TYPES = ['mortgage', 'mortgageInLaw'] as const;
+
+/** What a lift adds to the object and its owners: the registry's record of the mortgage it lifts. */
+export interface LiftFields {
+  encumbranceType: (typeof ENCUMBRANCE_TYPES)[number];
+  recordNumber: string;
+  /** YYYY-MM-DD. */
+  recordDate: string;
+  /** `otherDocumentFiles`: the bank's further documents (a statement that the loan is repaid). */
+  documents: AppliedDocument[];
+}
+
+/** A row's document, with the columns that name its file and its signatures (the load's and the upload's problems name them). */
+export interface RowDocument {
+  document: AppliedDocument;
+  fileField: string;
+  signatureField: string;
+}
+
+/** The deal with its documents' uploaded content ids (one a document, in rowDocuments' order) in place of their files. */
+export function withUploaded(deal: Deal, uploaded: ReadonlyArray<{ contentId: string; signatureIds: string[] }>): Deal {
+  const copy: Deal = { ...deal };
+  if (deal.agreement) copy.agreement = { ...deal.agreement };
+  if (deal.lift) copy.lift = { ...deal.lift, documents: deal.lift.documents.map((d) => ({ ...d })) };
+  rowDocuments(copy).forEach(({ document }, i) => {
+    const ids = uploaded[i];
+    if (ids) Object.assign(document, ids);
+  });
+  return copy;
+}
+
+/** Whether a row names files (the load checks them, a worker uploads them) rather than content ids only. */
+export function namesFiles(deal: Deal): boolean {
+  return rowDocuments(deal).some(({ document }) => document.file !== undefined || document.signatureFiles !== undefined);
+}
+
+/** The documents a row applies, in the order they are uploaded: its agreement, a lift's other documents. */
+export function rowDocuments(deal: Deal): RowDocument[] {
+  const documents: RowDocument[] = [];
+  if (deal.agreement) documents.push({ document: deal.agreement, fileField: 'agreementFile', signatureField: 'agreementSignatureFiles' });
+  for (const document of deal.lift?.documents ?? [])
+    documents.push({ document, fileField: 'otherDocumentFiles', signatureField: 'otherDocumentFiles' });
+  return documents;
 }
 
 /**

@@ -8,11 +8,11 @@
  * (verified-file.ts). Messages name the field, never the path.
  */
 import { createHash } from 'node:crypto';
-import { realpath } from 'node:fs/promises';
+import { lstat, realpath } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { checkDetachedSignature, MAX_SIGNATURE_BYTES } from '../files/detached-signature.js';
 import { FileRefusedError, openRegularFile, type RegularFile } from '../files/regular-file.js';
-import type { Deal, DocumentFile, FieldProblem } from './deal.js';
+import { rowDocuments, type Deal, type DocumentFile, type FieldProblem } from './deal.js';
 
 /** The gateway's limit on one content (realty-api-notes.md). */
 export const MAX_DOCUMENT_BYTES = 50 * 1024 * 1024;
@@ -70,25 +70,43 @@ export function createDocumentFileChecker(options: DocumentFileOptions) {
 
   /** The row's problems with its files (none: its deal's files are filled in). */
   return async (deal: Deal): Promise<FieldProblem[]> => {
-    const { agreement } = deal;
     const problems: FieldProblem[] = [];
-    if (agreement.file) {
-      const checked = await checkOne(agreement.file.path, 'agreement');
-      if (checked.ok) {
-        agreement.file = checked.file;
-        // The file says what it is: the docflow's `type` follows it.
-        if (checked.kind !== 'signature') agreement.fileType = checked.kind;
-      } else problems.push({ field: 'agreementFile', message: checked.message });
+    const documents = rowDocuments(deal);
+    // A field naming several documents (a lift's otherDocumentFiles) says which one.
+    const many = (field: string): boolean => documents.filter((d) => d.fileField === field).length > 1;
+    for (const [n, { document, fileField, signatureField }] of documents.entries()) {
+      const which = many(fileField) ? `file ${documents.slice(0, n + 1).filter((d) => d.fileField === fileField).length} ` : '';
+      if (document.signatureBeside) {
+        delete document.signatureBeside;
+        if (document.file && (await exists(resolve(options.baseDir, `${document.file.path}.sig`))))
+          document.signatureFiles = [{ path: `${document.file.path}.sig` }];
+      }
+      if (document.file) {
+        const checked = await checkOne(document.file.path, 'agreement');
+        if (checked.ok) {
+          document.file = checked.file;
+          // The file says what it is: the docflow's `type` follows it.
+          if (checked.kind !== 'signature') document.fileType = checked.kind;
+        } else problems.push({ field: fileField, message: `${which}${checked.message}` });
+      }
+      const signatures: DocumentFile[] = [];
+      const before = problems.length;
+      for (const [i, signature] of (document.signatureFiles ?? []).entries()) {
+        const checked = await checkOne(signature.path, 'signature');
+        if (checked.ok) signatures.push(checked.file);
+        else problems.push({ field: signatureField, message: `${which ? `${which}signature` : `file ${i + 1}`} ${checked.message}` });
+      }
+      if (document.signatureFiles && problems.length === before) document.signatureFiles = signatures;
     }
-    const signatures: DocumentFile[] = [];
-    for (const [i, signature] of (agreement.signatureFiles ?? []).entries()) {
-      const checked = await checkOne(signature.path, 'signature');
-      if (checked.ok) signatures.push(checked.file);
-      else problems.push({ field: 'agreementSignatureFiles', message: `file ${i + 1} ${checked.message}` });
-    }
-    if (agreement.signatureFiles && problems.length === 0) agreement.signatureFiles = signatures;
     return problems;
   };
+}
+
+async function exists(path: string): Promise<boolean> {
+  return lstat(path).then(
+    () => true,
+    () => false,
+  );
 }
 
 function inside(root: string, path: string): boolean {

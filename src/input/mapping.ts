@@ -118,9 +118,12 @@ export async function loadMapping(file: string): Promise<Mapping> {
   return parseMapping(json, file);
 }
 
-/** The canonical field a header names: the mapping first, then the canonical names themselves. */
-export function resolveHeader(header: string, mapping?: Mapping): MappedField | undefined {
-  return mapping?.columns.get(headerKey(header)) ?? canonicalFieldName(header);
+/** The field a header names: the mapping first, then the canonical names, then the docflow type's own columns. */
+export function resolveHeader(header: string, mapping?: Mapping, columns?: readonly string[]): string | undefined {
+  const mapped = mapping?.columns.get(headerKey(header)) ?? canonicalFieldName(header);
+  if (mapped !== undefined || !columns) return mapped;
+  const key = headerKey(header);
+  return columns.find((column) => column.toLowerCase() === key);
 }
 
 /**

@@ -31,6 +31,8 @@ export interface InputOptions {
   mapping?: Mapping;
   /** xlsx only: the sheet by name. Undefined: the first sheet. */
   sheet?: string;
+  /** The docflow type's own columns (src/docflows/), known beside the canonical fields. */
+  columns?: readonly string[];
 }
 
 /** The record as the file had it: CSV cells, or a JSON record's text. */
@@ -195,7 +197,7 @@ export async function openInput(file: string, options: InputOptions = {}): Promi
     format === 'xlsx'
       ? readXlsx(file, {
           sheet: options.sheet,
-          isDateColumn: (names, i) => /Date$/.test(resolveHeader(names[i] ?? '', mapping) ?? ''),
+          isDateColumn: (names, i) => /Date$/.test(resolveHeader(names[i] ?? '', mapping, options.columns) ?? ''),
         })
       : undefined;
 
@@ -211,7 +213,7 @@ export async function openInput(file: string, options: InputOptions = {}): Promi
   const headerFields = (cells: string[], where: string): Array<string | undefined> => {
     header = cells;
     const fields = cells.map((h) => {
-      const field = OWN_COLUMNS.has(headerKey(h)) ? undefined : resolveHeader(h, mapping);
+      const field = OWN_COLUMNS.has(headerKey(h)) ? undefined : resolveHeader(h, mapping, options.columns);
       if (!field) noteUnknown(h);
       return field;
     });
@@ -353,11 +355,12 @@ export async function openInput(file: string, options: InputOptions = {}): Promi
       } else {
         const flat = flattenRecord(item.value);
         for (const [key, value] of Object.entries(flat.fields)) {
-          const field = OWN_COLUMNS.has(headerKey(key)) ? undefined : resolveHeader(key, mapping);
+          const field = OWN_COLUMNS.has(headerKey(key)) ? undefined : resolveHeader(key, mapping, options.columns);
           if (field) fields[field] = value;
           else noteUnknown(key);
         }
-        for (const p of flat.problems) problems.push({ field: resolveHeader(p.field, mapping) ?? p.field, message: p.message });
+        for (const p of flat.problems)
+          problems.push({ field: resolveHeader(p.field, mapping, options.columns) ?? p.field, message: p.message });
         applyDefaults(fields, mapping);
       }
       const raw: RawRecord = item.value ? { kind: 'json', text: item.raw, value: item.value } : { kind: 'json', text: item.raw };

@@ -30,9 +30,16 @@ import type { Field } from './normalize.js';
 
 export interface BankProfile {
   organization: Organization;
-  representative: { representativeType: string; person: Person };
+  representative: { representativeType: string; person: Person; attorney?: ProfileAttorney };
   /** The bank's results files in the form Russian Excel opens (as `--excel`), unless `--no-excel`. */
   excel?: boolean;
+}
+
+/** The representative's power of attorney, uploaded once (its content ids): a lift sends it (docs/input-format.md). */
+export interface ProfileAttorney {
+  contentId: string;
+  signatureIds: string[];
+  fileType: 'pdf' | 'xml';
 }
 
 export interface ProfileOptions {
@@ -168,6 +175,13 @@ function createProfileSchema(today: Date): z.ZodType<BankProfile> {
     representative: object({
       representativeType: withDefault(text, 'authorized'),
       person: createPersonSchema(date),
+      attorney: object({
+        contentId: required(uuid),
+        signatureIds: z.array(required(uuid), { error: 'must be an array of content ids' }).optional(),
+        fileType: withDefault(oneOf(['pdf', 'xml'] as const), 'pdf'),
+      })
+        .transform((a): ProfileAttorney => ({ contentId: a.contentId, signatureIds: a.signatureIds ?? [], fileType: a.fileType }))
+        .optional(),
     }),
     excel: z.boolean({ error: 'must be true or false' }).optional(),
   });

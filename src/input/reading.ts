@@ -18,6 +18,8 @@ export interface ReadingOptions {
   mapping?: Mapping | undefined;
   /** xlsx: the sheet read (undefined: the first). */
   sheet?: string | undefined;
+  /** The docflow type's own columns (src/docflows/) its rows were read with; undefined: a registration's. */
+  columns?: readonly string[] | undefined;
 }
 
 interface StoredReading {
@@ -32,6 +34,8 @@ interface StoredReading {
   } | null;
   /** Only when given: a reading stored before workbooks were read keeps its form, and its fingerprint. */
   sheet?: string;
+  /** Only for a type other than a registration: the same file read as lifts is another batch. */
+  columns?: string[];
 }
 
 function storedMapping(mapping: Mapping): NonNullable<StoredReading['mapping']> {
@@ -53,6 +57,7 @@ export function serializeReading(r: ReadingOptions): string {
     delimiter: r.delimiter ?? null,
     mapping: r.mapping ? storedMapping(r.mapping) : null,
     ...(r.sheet !== undefined && { sheet: r.sheet }),
+    ...(r.columns !== undefined && { columns: [...r.columns] }),
   };
   return JSON.stringify(stored);
 }
@@ -64,6 +69,7 @@ export function parseReading(text: string | undefined): ReadingOptions {
   if (stored.encoding) options.encoding = stored.encoding;
   if (stored.delimiter) options.delimiter = stored.delimiter;
   if (stored.sheet !== undefined) options.sheet = stored.sheet;
+  if (stored.columns !== undefined) options.columns = stored.columns;
   if (stored.mapping) {
     const { columns, defaults, values } = stored.mapping;
     options.mapping = {

@@ -6,11 +6,10 @@ import { splitAddressLine, type AddressCells } from './address-line.js';
 import { districtName, regionName, splitSettlement, splitStreet, streetTypeName, type NamedLevel } from './address-levels.js';
 import { houseName, housePartNumber, splitApartment, splitHouse } from './address-parts.js';
 import type { ApartmentParts, HouseParts } from './address-parts.js';
-import type { Deal, DealValidation, FieldProblem, Owner, OwnerAddress } from './deal.js';
+import type { AppliedDocument, Deal, DealValidation, FieldProblem, Owner, OwnerAddress } from './deal.js';
 import { ownerFieldNames } from './fields.js';
 import type { CanonicalField, OwnerFieldSuffix, OwnerPrefix } from './fields.js';
 import {
-  MESSAGES,
   cadastralNumber,
   convert,
   issuerCode,
@@ -26,6 +25,7 @@ import {
   UUID,
 } from './normalize.js';
 import { Problem, type Field } from './normalize.js';
+import { complete, RecordReader, withoutUndefined, type DealRecord, type Draft } from './record-reader.js';
 import { propertyKeyOf } from './property-key.js';
 import { SeenIds } from './seen-ids.js';
 import { isUnreadable } from './unreadable.js';
@@ -35,10 +35,24 @@ import { apartmentTypeField, areaUnitField, docTypeField, fileTypeField, genderF
 export interface DealValidatorOptions {
   /** The day against which "not in the future" is checked; default: now. */
   today?: Date;
+  /**
+   * The columns of the docflow type beside the object's and the owners' (src/docflows/): what
+   * they add to the deal. Default: a registration's agreement.
+   */
+  own?: OwnColumns;
 }
 
-/** Canonical field name → raw value; `''` is absent. Unknown keys are ignored. */
-export type DealRecord = Readonly<Record<string, string | undefined>>;
+/** A docflow type's own columns: read from the record into the deal's own part (problems reported on the reader). */
+export interface OwnColumns {
+  read(r: RecordReader, date: Field<string>): Partial<Deal>;
+}
+
+/** A registration's columns: its mortgage agreement. */
+export const AGREEMENT_COLUMNS: OwnColumns = {
+  read: (r) => ({ agreement: withoutUndefined(readAgreement(r) as AppliedDocument) }),
+};
+
+export type { DealRecord };
 export type DealValidator = (record: DealRecord) => DealValidation;
 
 const DEFAULT_STREET_TYPE = 'ул';
@@ -92,69 +106,6 @@ const streetType = convert((value) => text.check(streetTypeName(value)));
 const FEDERAL_CITIES = new Set(['москва', 'санкт-петербург', 'севастополь']);
 const sameName = (a: string, b: string): boolean => typeWordKey(a) === typeWordKey(b);
 const OWNER2_FIELDS = ownerFieldNames('owner2');
-
-/** Reads the fields of one record, collecting one problem per field that fails. */
-class RecordReader {
-  readonly problems: FieldProblem[] = [];
-
-  constructor(private readonly record: DealRecord) {}
-
-  raw(field: CanonicalField): string | undefined {
-    const value = this.record[field];
-    // JSON records may carry numbers (`"house": 14`); they are read as their text.
-    const trimmed = typeof value === 'string' ? value.trim() : value == null ? '' : String(value).trim();
-    return trimmed === '' ? undefined : trimmed;
-  }
-
-  has(field: CanonicalField): boolean {
-    return this.raw(field) !== undefined;
-  }
-
-  report(field: string, message: string): void {
-    this.problems.push({ field, message });
-  }
-
-  optional<T>(field: CanonicalField, check: Field<T>): T | undefined {
-    const raw = this.raw(field);
-    return raw === undefined ? undefined : this.checked(field, check, raw);
-  }
-
-  required<T>(field: CanonicalField, check: Field<T>): T | undefined {
-    const raw = this.raw(field);
-    if (raw !== undefined) return this.checked(field, check, raw);
-    this.report(field, MESSAGES.required);
-    return undefined;
-  }
-
-  withDefault<T>(field: CanonicalField, check: Field<T>, fallback: T): T | undefined {
-    const raw = this.raw(field);
-    return raw === undefined ? fallback : this.checked(field, check, raw);
-  }
-
-  private checked<T>(field: CanonicalField, check: Field<T>, raw: string): T | undefined {
-    const result = check.check(raw);
-    if (!(result instanceof Problem)) return result;
-    this.report(field, result.message);
-    return undefined;
-  }
-}
-
-/** What a reader has read so far: any value may still be missing. */
-type Draft<T> = { [K in keyof T]: T[K] | undefined };
-
-function withoutUndefined<T extends object>(value: T): T {
-  const defined: Record<string, unknown> = {};
-  for (const key in value) if (value[key] !== undefined) defined[key] = value[key];
-  return defined as T;
-}
-
-/**
- * The draft as a `T` when nothing was reported since `problemsBefore`: every
- * required value was then read, so only optional ones can be undefined (and are dropped).
- */
-function complete<T extends object>(reader: RecordReader, problemsBefore: number, draft: Draft<T>): T | undefined {
-  return reader.problems.length === problemsBefore ? withoutUndefined(draft as T) : undefined;
-}
 
 /**
  * A street cell and its type column: `ул. Ленина` is Ленина, ул; the type its word named
@@ -284,7 +235,7 @@ function readHouseAndApartment(r: RecordReader): Draft<Pick<Deal, 'house' | 'bui
  * The agreement by content ids, or by files (checked on disk by the load, document-files.ts):
  * one or the other, never both.
  */
-function readAgreement(r: RecordReader): Draft<Deal['agreement']> {
+function readAgreement(r: RecordReader): Draft<AppliedDocument> {
   const fileType = r.withDefault('agreementFileType', fileTypeField, 'pdf');
   if (!r.has('agreementFile')) {
     if (r.has('agreementSignatureFiles')) r.report('agreementFile', 'is required with agreementSignatureFiles');
@@ -337,6 +288,7 @@ function readAddressLine(record: DealRecord): { record: DealRecord; problem?: st
  */
 export function createDealValidator(options: DealValidatorOptions = {}): DealValidator {
   const date = pastDate(localIsoDate(options.today ?? new Date()));
+  const own = options.own ?? AGREEMENT_COLUMNS;
   // dealId → the 1-based row where it first appeared.
   const seen = new SeenIds();
   let row = 0;
@@ -370,12 +322,12 @@ export function createDealValidator(options: DealValidatorOptions = {}): DealVal
     const owner = readOwner(r, 'owner', date);
     const joint = OWNER2_FIELDS.some((field) => r.has(field));
     const owner2 = joint ? readOwner(r, 'owner2', date) : undefined;
-    const agreement = readAgreement(r);
+    const ownPart = own.read(r, date);
 
     const deal = complete<Deal>(r, 0, {
       ...property,
       owners: owner && (owner2 ? [owner, owner2] : [owner]),
-      agreement: withoutUndefined(agreement as Deal['agreement']),
+      ...ownPart,
     });
     return deal === undefined ? { ok: false, problems: r.problems } : { ok: true, deal };
   };

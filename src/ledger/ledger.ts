@@ -19,7 +19,7 @@ import { decideClaim, feedNotComplete, propertyArgs, type ClaimVerdict, type Fee
 import { REGISTRATION, type DocflowType, type LedgerEntry, type PropertyKey, type RegisteredDeal, type Via } from './entry.js';
 import { entryOf, keyString, lockRow, NO_TRY, submitRow, updateRow, type LedgerKey } from './rows.js';
 import { LEDGER_LUA } from './lua.js';
-import { propertyOf } from './entry.js';
+import { parseRequestId, propertyOf } from './entry.js';
 
 export { propertyArgs, type ClaimVerdict };
 
@@ -161,7 +161,8 @@ export function createLedger(redis: Redis, keys: Keys, db: Database, options: Le
       }
     },
     async settle(bank, dealId, requestId, batch, row, nonce, how, type) {
-      const key = keyOf(bank, dealId, type);
+      // The requestId names the type (src/realty/request-id.ts).
+      const key = keyOf(bank, dealId, type ?? parseRequestId(requestId)?.type);
       await commit(keyString(key), async (trx, now) => {
         const e = await lockRow(trx, db.engine, key);
         // Only the run that made the claim settles it: a run whose job was taken over (it lost its

@@ -65,6 +65,8 @@ const KEYS = [
   'sha256',
   'settlementType',
   'inode',
+  'lift',
+  'documents',
 ] as const;
 
 const PLACE: ReadonlyMap<string, number> = new Map(KEYS.map((key, i) => [key, i]));

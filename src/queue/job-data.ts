@@ -1,4 +1,5 @@
 import type { Deal } from '../input/deal.js';
+import type { DocflowType } from '../realty/types.js';
 import { packDealCompact, unpackDeal, unpackDealCompact, type PackedDeal } from './deal-pack.js';
 
 /** The one job kind: submit one deal of one batch. */
@@ -20,6 +21,8 @@ export interface DealJobData {
   d?: PackedDeal;
   /** The deal as a job keeps it in Redis: as `d`, its Cyrillic texts one byte a letter (src/queue/deal-pack.ts). Removed with the outcome, as `deal`. */
   c?: PackedDeal;
+  /** The docflow type of the batch's rows (src/docflows/); absent: a registration. */
+  type?: DocflowType;
   /** Send even when the ledger says the deal was submitted before (`--resubmit`). */
   resubmit?: boolean;
   /** Times the job waited for an open circuit breaker without spending a try. */

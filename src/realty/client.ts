@@ -101,7 +101,7 @@ export interface DownloadedFile {
 export interface RealtyClient {
   suggest(query: SuggestRequest): Promise<SuggestCandidate[]>;
   /** `timeoutMs`: this call's own deadline, when shorter than the client's. */
-  createDocflow(docflowType: string, body: DocflowRequest, options?: { timeoutMs?: number }): Promise<CreatedDocflow>;
+  createDocflow(docflowType: string, body: DocflowRequest<object>, options?: { timeoutMs?: number }): Promise<CreatedDocflow>;
   /** The news feed after `after` (without it: no items, the newest token: the feed from now). */
   news(after?: string): Promise<NewsPage>;
   /** `GET /docflows/{id}`: the docflow as it is now (404: unknown). */

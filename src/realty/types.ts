@@ -56,6 +56,16 @@ export const suggestResponseSchema = z.array(suggestCandidateSchema);
 
 export const DOCFLOW_TYPE = 'encumbrance_request';
 
+/** The docflow types a bank files (docs/docflow-types.md): the path's last part at creation. */
+export const DOCFLOW_TYPES = [
+  'encumbrance_request',
+  'cessation_encumbrance_request',
+  'object_request',
+  'additional_packet_request',
+  'action_request',
+] as const;
+export type DocflowType = (typeof DOCFLOW_TYPES)[number];
+
 export interface StructuredAddress {
   region: string;
   city?: { name: string; abbreviation: string };
@@ -134,6 +144,33 @@ export interface EncumbranceOptions {
       };
     };
   };
+}
+
+/** An applied document's content and its signatures. */
+export interface DocumentContent {
+  info: { type: string; contentPointer: ContentPointer };
+  signatures?: ContentPointer[];
+}
+
+/** The bank's representative acting by a power of attorney (`representativeType: confidant`). */
+export interface Attorney {
+  type: 'powerOfAttorneyBankRepresentative';
+  appliedDocument: DocumentContent;
+}
+
+/** `cessation_encumbrance_request`: lift a mortgage (docs/docflow-types.md). */
+export interface CessationOptions {
+  encumbranceType: 'mortgage' | 'mortgageInLaw';
+  object: EncumbranceOptions['object'];
+  registrationRecord: { number: string; date: string };
+  whoseRightRestricted: EncumbranceOptions['whoseRightRestricted'];
+  whoUseRestriction: {
+    encumbrancer: Array<{
+      organization: Organization;
+      representative: { representativeType: string; person: Person; attorney?: Attorney };
+    }>;
+  };
+  appliedDocuments: { other: Array<{ documentType: 'other'; content: DocumentContent }> };
 }
 
 export interface DocflowRequest<O = EncumbranceOptions> {

@@ -24,6 +24,7 @@ import { updateLockedJobData } from '../queue/locked-update.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
 import { ERROR_CODES } from '../outcomes/error-codes.js';
 import { recordOutcome } from '../outcomes/record-outcome.js';
+import { kindOf } from '../docflows/registry.js';
 import { dealOf, jobDataOf, type DealJobData, type StoredJobData } from '../queue/job-data.js';
 import type { Keys } from '../redis/keys.js';
 import { createRealtyClient } from '../realty/client.js';
@@ -310,7 +311,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     const stalled = /stalled more than allowable limit/.test(err.message);
     const profile = await batches.profile(batch);
     const bank = profile?.organization.inn;
-    const entry = bank ? await ledger.read(bank, dealId) : undefined;
+    const entry = bank ? await ledger.read(bank, dealId, kindOf(job.data.type).type) : undefined;
     // A worker that died mid-call may have made the docflow: the row says so, and keeps its claim.
     const uncertain = entry?.state === 'sending' && entry.batch === batch && entry.row === row;
     const { ERR_UNCERTAIN, ERR_JOB_STALLED, ERR_JOB_FAILED } = ERROR_CODES;

@@ -4,6 +4,7 @@
  * of its own: the bench counts a worker's cost per deal.
  */
 import type { Job } from 'bullmq';
+import { kindOf, type DocflowKind } from '../docflows/registry.js';
 import type { Deal } from '../input/deal.js';
 import type { BankProfile } from '../input/profile.js';
 import { propertyKeyOf, type PropertyKey } from '../input/property-key.js';
@@ -33,6 +34,8 @@ export class DealRun {
   readonly attempt: number;
   /** The job's key in Redis (the ledger's holder of a claim, the job an outcome strips). */
   readonly jobKey: string;
+  /** The docflow type its batch files (src/docflows/). */
+  readonly kind: DocflowKind;
   /** The deal as the job brought it (undefined once its row had an outcome). */
   readonly deal: Deal | undefined;
   /** The batch's profile, once read: its representative is a person the gateway's text may name. */
@@ -40,8 +43,8 @@ export class DealRun {
   bank = '';
   /** Known once the row gives it or suggest finds it; every outcome after that carries it. */
   cadastralNumber: string | undefined;
-  /** The content ids of the row's uploaded files (upload-documents.ts), for its docflow. */
-  uploaded: { contentId: string; signatureIds: string[] } | undefined;
+  /** The content ids of the row's uploaded files (upload-documents.ts), for its docflow: one a document, in rowDocuments' order. */
+  uploaded: Array<{ contentId: string; signatureIds: string[] }> | undefined;
   /** What suggest found in this run: the claim checkpoints it. */
   found: string | undefined;
   private child: Logger | undefined;
@@ -62,6 +65,7 @@ export class DealRun {
     this.row = row;
     this.dealId = dealId;
     this.deal = deal;
+    this.kind = kindOf(job.data.type);
     this.attempt = job.attemptsMade + 1;
     this.jobKey = `${job.queueQualifiedName}:${job.id}`;
     this.cadastralNumber = deal?.cadastralNumber;
@@ -108,7 +112,7 @@ export class DealRun {
 
   /** The ledger's part of an outcome that speaks of the deal. */
   ledger(note?: LedgerNote): NonNullable<NewOutcome['ledger']> {
-    return { bank: this.bank, resubmit: this.resubmit, property: this.property(), ...note };
+    return { bank: this.bank, type: this.kind.type, resubmit: this.resubmit, property: this.property(), ...note };
   }
 
   /** Writes the row's one outcome (or the docflow the ledger says the deal has instead), and returns it. */

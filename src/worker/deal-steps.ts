@@ -15,10 +15,9 @@ import { dealIdConflict } from '../outcomes/deal-conflict.js';
 import { ERROR_CODES, failsJob } from '../outcomes/error-codes.js';
 import { alreadySubmitted, ownDocflow, SUBMITTED_OUTCOMES, type SubmittedDeal } from '../outcomes/types.js';
 import type { DocflowRequest } from '../realty/types.js';
-import { DOCFLOW_TYPE } from '../realty/types.js';
 import type { BankProfile } from '../input/profile.js';
+import { namesFiles, withUploaded } from '../input/deal.js';
 import type { BatchCache } from './batch-cache.js';
-import { buildEncumbranceRequest } from './build-request.js';
 import { mayHaveCreated } from './decide.js';
 import type { DealRun, Final } from './deal-run.js';
 import { resolveCadastralNumber } from './resolve-cadastral.js';
@@ -42,7 +41,7 @@ export async function decideDeal(run: DealRun, batches: BatchCache): Promise<Dec
   else await readProfile(run, batches);
   const resolved = await resolution(run);
   if (resolved) return resolved;
-  const uploaded = run.deal.agreement.file ? await uploadDocuments(run) : undefined;
+  const uploaded = namesFiles(run.deal) ? await uploadDocuments(run) : undefined;
   // An upload made no docflow: its failure is never uncertain.
   if (uploaded) return uploaded.kind === 'delay' ? uploaded : failure(run, uploaded.error, false);
   const request = docflowRequest(run);
@@ -129,7 +128,7 @@ export async function resolution(run: DealRun): Promise<Decision | undefined> {
   const first = !ctx.throttle && job.attemptsMade === 0 && !job.stalledCounter && !job.data.holds && !job.data.waits;
   try {
     if (!first) {
-      const look = await ctx.ledger.lookup(run.bank, run.dealId, run.batch, run.row);
+      const look = await ctx.ledger.lookup(run.bank, run.dealId, run.batch, run.row, run.kind.type);
       // The checkpoint's number first: the lookup compares it with the one the deal's docflow was made for.
       run.cadastralNumber = look.cadastralNumber;
       const known = lookedUp(run, look);
@@ -222,6 +221,7 @@ export async function claim(run: DealRun): Promise<Decision | Claimed> {
     }
     const request = {
       bank: run.bank,
+      type: run.kind.type,
       dealId: run.dealId,
       batch,
       row,
@@ -325,14 +325,14 @@ function reconcile(run: DealRun, verdict: Extract<ClaimVerdict, { kind: 'reconci
 }
 
 /** The request for the docflow, built while nothing is claimed yet; the claim gives it its requestId. */
-export function docflowRequest(run: DealRun): DocflowRequest | undefined {
+export function docflowRequest(run: DealRun): DocflowRequest<object> | undefined {
   if (run.exhausted) return undefined;
-  const deal = run.uploaded ? { ...run.deal!, agreement: { ...run.deal!.agreement, ...run.uploaded } } : run.deal!;
-  return buildEncumbranceRequest(deal, run.cadastralNumber!, run.profile!, run.ctx.apiUrl);
+  const deal = run.uploaded ? withUploaded(run.deal!, run.uploaded) : run.deal!;
+  return run.kind.buildRequest(deal, run.cadastralNumber!, run.profile!, run.ctx.apiUrl);
 }
 
 /** The docflow call, within what is left of the timeout its claim counted on, and the try's end noted in the ledger. */
-export async function send(run: DealRun, claimed: Claimed, request: DocflowRequest): Promise<Decision> {
+export async function send(run: DealRun, claimed: Claimed, request: DocflowRequest<object>): Promise<Decision> {
   const { ctx } = run;
   request.requestId = claimed.requestId;
   // The try is reconciled as one that ended `timeoutMs` after its claim at the latest: the
@@ -347,7 +347,7 @@ export async function send(run: DealRun, claimed: Claimed, request: DocflowReque
   }
   let created: Awaited<ReturnType<typeof ctx.client.createDocflow>>;
   try {
-    created = await ctx.client.createDocflow(DOCFLOW_TYPE, request, { timeoutMs: left });
+    created = await ctx.client.createDocflow(run.kind.type, request, { timeoutMs: left });
   } catch (err) {
     const uncertain = mayHaveCreated(err);
     await settle(run, claimed, uncertain ? 'uncertain' : 'definite');
@@ -360,7 +360,7 @@ export async function send(run: DealRun, claimed: Claimed, request: DocflowReque
       docflowId: created.docflow.docflowId,
       httpStatus: created.status,
       requestId: claimed.requestId,
-      type: DOCFLOW_TYPE,
+      type: run.kind.type,
     },
     ledger: run.ledger({ requestId: claimed.requestId, via: 'answer' }),
   };

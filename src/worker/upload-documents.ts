@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { TUNABLES } from '../config.js';
-import type { DocumentFile } from '../input/deal.js';
+import { rowDocuments, type DocumentFile } from '../input/deal.js';
 import type { DealRun } from './deal-run.js';
 import { verifiedFile } from './verified-file.js';
 
@@ -32,24 +32,27 @@ export const UPLOAD_WAIT_MS = 500;
 
 /** The row's content ids (run.uploaded), or what to do instead. Nothing for a row of content ids. */
 export async function uploadDocuments(run: DealRun): Promise<UploadStep> {
-  const agreement = run.deal?.agreement;
-  if (!agreement?.file || run.exhausted) return undefined;
-  const ids: string[] = [];
-  for (const [i, file] of [agreement.file, ...(agreement.signatureFiles ?? [])].entries()) {
-    const id = await uploadOnce(run, file, i === 0 ? ['agreementFile'] : ['agreementSignatureFiles', i]);
-    if (typeof id !== 'string') return id;
-    ids.push(id);
+  if (!run.deal || run.exhausted) return undefined;
+  const uploaded: NonNullable<DealRun['uploaded']> = [];
+  for (const { document, fileField, signatureField } of rowDocuments(run.deal)) {
+    if (!document.file) {
+      uploaded.push({ contentId: document.contentId ?? '', signatureIds: document.signatureIds });
+      continue;
+    }
+    const ids: string[] = [];
+    for (const [i, file] of [document.file, ...(document.signatureFiles ?? [])].entries()) {
+      const id = await uploadOnce(run, file, i === 0 ? [fileField] : [signatureField, i]);
+      if (typeof id !== 'string') return id;
+      ids.push(id);
+    }
+    uploaded.push({ contentId: ids[0]!, signatureIds: ids.slice(1) });
   }
-  run.uploaded = { contentId: ids[0]!, signatureIds: ids.slice(1) };
+  run.uploaded = uploaded;
   return undefined;
 }
 
 /** `which`: the field the file is named by (and the signature file's 1-based number), for a DOCUMENT_CHANGED. */
-async function uploadOnce(
-  run: DealRun,
-  file: DocumentFile,
-  which: ['agreementFile'] | ['agreementSignatureFiles', number],
-): Promise<string | NonNullable<UploadStep>> {
+async function uploadOnce(run: DealRun, file: DocumentFile, which: [string] | [string, number]): Promise<string | NonNullable<UploadStep>> {
   const { ctx, batch } = run;
   const store = ctx.contents;
   const { sha256, contentType, size } = file;

@@ -54,7 +54,7 @@ type How = ConstructorParameters<typeof DocumentChangedError>[2];
 type Fail = (how: How, sent?: boolean) => DocumentChangedError;
 
 /** `field` and `file` name the file in the error (`agreementFile`, or the 1-based signature file). */
-export function verifiedFile(expected: ExpectedFile, field: 'agreementFile' | 'agreementSignatureFiles', file?: number): VerifiedFile {
+export function verifiedFile(expected: ExpectedFile, field: string, file?: number): VerifiedFile {
   const fail: Fail = (how, sent = false) => (verified.changed = new DocumentChangedError(field, file, how, sent));
   const verified: VerifiedFile = {
     changed: undefined,

@@ -112,7 +112,7 @@ describe('a load read in a thread of its own (the build)', () => {
     const { thread, here } = await bothWays(file, 'files');
     expect(thread).toEqual(here);
     expect(thread.summary.invalidByField).toHaveProperty(['agreementFile']);
-    expect(thread.jobs.some((j) => j.deal?.agreement.file !== undefined)).toBe(true);
+    expect(thread.jobs.some((j) => j.deal?.agreement?.file !== undefined)).toBe(true);
   });
 
   it('stops on a broken file with the same error, class and all, as a load read here', async () => {

@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest';
 import type { Deal } from '../../src/input/deal.js';
 import { parseProfile } from '../../src/input/profile.js';
 import type { DocflowRequest, EncumbranceOptions } from '../../src/realty/types.js';
-import { buildEncumbranceRequest } from '../../src/worker/build-request.js';
+import { buildEncumbranceRequest } from '../../src/docflows/registration/request.js';
 import { parseRequestId, requestIdOf } from '../../src/ledger/entry.js';
 import { readExample } from '../helpers/sandbox-http.js';
 
@@ -101,7 +101,7 @@ describe('the encumbrance_request a deal becomes', () => {
 
   it('sends no signatures when the deal has none, so the gateway suspends it', () => {
     const built = buildEncumbranceRequest(
-      { ...deal, agreement: { ...deal.agreement, signatureIds: [] } },
+      { ...deal, agreement: { ...deal.agreement!, signatureIds: [] } },
       '47:14:1203001:814',
       profileOfExample(),
       'https://host',

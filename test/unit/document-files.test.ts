@@ -43,13 +43,13 @@ describe('the load’s checks of the files a row names', () => {
       await copyFile(join(SIGNING, name), join(dir, name));
     const deal = dealWith(['agreement.pdf.sig', 'agreement.pdf.pem.sig', 'agreement.pdf.asc']);
     expect(await createDocumentFileChecker({ baseDir: dir })(deal)).toEqual([]);
-    expect(deal.agreement.signatureFiles!.map((f) => f.contentType)).toEqual([
+    expect(deal.agreement!.signatureFiles!.map((f) => f.contentType)).toEqual([
       'application/x-pkcs7-signature',
       'application/x-pkcs7-signature',
       'application/pgp-signature',
     ]);
-    expect(deal.agreement.file!.inode).toBe((await stat(join(dir, 'agreement.pdf'))).ino);
-    expect(deal.agreement.signatureFiles![0]!.inode).toBe((await stat(join(dir, 'agreement.pdf.sig'))).ino);
+    expect(deal.agreement!.file!.inode).toBe((await stat(join(dir, 'agreement.pdf'))).ino);
+    expect(deal.agreement!.signatureFiles![0]!.inode).toBe((await stat(join(dir, 'agreement.pdf.sig'))).ino);
   });
 
   it('refuses as a signature a text file, the agreement itself, a .env, and more than 1 MiB, naming the file by its number', async () => {

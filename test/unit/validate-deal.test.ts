@@ -6,7 +6,7 @@ import { CANONICAL_FIELDS, canonicalFieldName } from '../../src/input/fields.js'
 import { createDealValidator } from '../../src/input/validate-deal.js';
 import type { DealRecord } from '../../src/input/validate-deal.js';
 import { parseProfile } from '../../src/input/profile.js';
-import { buildEncumbranceRequest } from '../../src/worker/build-request.js';
+import { buildEncumbranceRequest } from '../../src/docflows/registration/request.js';
 import { suggestQuery } from '../../src/worker/resolve-cadastral.js';
 
 const TODAY = new Date(2026, 10, 21); // local 2026-11-21
@@ -473,11 +473,11 @@ describe('createDealValidator: the mortgage agreement', () => {
     [`${SIGNATURE_1}  ${SIGNATURE_2}`, 'spaces'],
     [` ${SIGNATURE_1} |\n${SIGNATURE_2}| `, 'mixed separators'],
   ])('splits signature ids separated by %s (%s)', (value) => {
-    expect(dealOf(record({ agreementSignatureIds: value })).agreement.signatureIds).toEqual([SIGNATURE_1, SIGNATURE_2]);
+    expect(dealOf(record({ agreementSignatureIds: value })).agreement!.signatureIds).toEqual([SIGNATURE_1, SIGNATURE_2]);
   });
 
   it('has no signatures when agreementSignatureIds is empty', () => {
-    expect(dealOf(record({ agreementSignatureIds: '' })).agreement.signatureIds).toEqual([]);
+    expect(dealOf(record({ agreementSignatureIds: '' })).agreement!.signatureIds).toEqual([]);
   });
 
   it('refuses signature ids of which one is not a UUID', () => {
@@ -487,8 +487,8 @@ describe('createDealValidator: the mortgage agreement', () => {
   });
 
   it('defaults the file type to pdf, accepts xml, refuses others', () => {
-    expect(dealOf(record()).agreement.fileType).toBe('pdf');
-    expect(dealOf(record({ agreementFileType: 'XML' })).agreement.fileType).toBe('xml');
+    expect(dealOf(record()).agreement!.fileType).toBe('pdf');
+    expect(dealOf(record({ agreementFileType: 'XML' })).agreement!.fileType).toBe('xml');
     expect(problemsOf(record({ agreementFileType: 'docx' }))).toEqual([
       { field: 'agreementFileType', message: 'is "docx", not one of the accepted values: pdf; xml' },
     ]);
@@ -664,7 +664,7 @@ describe('samples/deals.csv', () => {
     for (const [i, r] of results.entries()) {
       const outcome = expected[i]?.outcome;
       if (!r.ok || (outcome !== 'queued' && outcome !== 'suspended')) continue;
-      expect(r.deal.agreement.signatureIds.length > 0, `row ${i + 1}`).toBe(outcome === 'queued');
+      expect(r.deal.agreement!.signatureIds.length > 0, `row ${i + 1}`).toBe(outcome === 'queued');
     }
   });
 });

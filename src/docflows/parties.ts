@@ -1,65 +1,61 @@
 /**
- * The `encumbrance_request` a deal becomes, in the shape of the contract (docs/gateway.md) and
- * the published example. Its requestId is the one the ledger gave the try
- * (src/ledger/entry.ts: the bank, the dealId and the resubmission number).
+ * What every docflow type of a bank's mortgage desk says the same way: the object and its
+ * address, the owners as persons, the bank as the encumbrancer, a document's content
+ * pointers (docs/gateway.md; the published examples in test/fixtures/gateway-examples/).
  */
 import { houseName } from '../input/address-parts.js';
-import type { Deal, Owner, OwnerAddress } from '../input/deal.js';
+import type { AppliedDocument, Deal, Owner, OwnerAddress } from '../input/deal.js';
 import type { BankProfile } from '../input/profile.js';
-import { requestIdOf } from '../ledger/entry.js';
 import {
   contentLink,
   type Address,
-  type DocflowRequest,
+  type ContentPointer,
   type EncumbranceOptions,
   type Participant,
   type Person,
   type StructuredAddress,
 } from '../realty/types.js';
 
-export function buildEncumbranceRequest(
-  deal: Deal,
-  cadastralNumber: string,
-  profile: BankProfile,
-  baseUrl: string,
-  requestId: string = requestIdOf(profile.organization.inn, deal.dealId),
-): DocflowRequest<EncumbranceOptions> {
-  const participants = deal.owners.map((o): Participant => ({ person: toPerson(o) }));
-  const whoseRightRestricted: EncumbranceOptions['whoseRightRestricted'] =
-    participants.length === 2
-      ? { cooperativeOwnership: { spouse1: participants[0]!, spouse2: participants[1]! } }
-      : { individualOwnership: { owner: participants[0]! } };
-
-  const pointer = (id: string) => ({ id, contentLink: contentLink(baseUrl, id) });
-  // A row that named files has its content ids once they are uploaded (upload-documents.ts).
-  if (deal.agreement.contentId === undefined) throw new Error('the agreement has no content id: its file was not uploaded');
-  const content: EncumbranceOptions['appliedDocuments']['mortgageAgreement']['content'] = {
-    info: { type: deal.agreement.fileType, contentPointer: pointer(deal.agreement.contentId) },
-  };
-  if (deal.agreement.signatureIds.length > 0) content.signatures = deal.agreement.signatureIds.map(pointer);
-
+/** The object as the register knows it: its type, cadastral number, address and area. */
+export function objectOf(deal: Deal, cadastralNumber: string): EncumbranceOptions['object'] {
   const object: EncumbranceOptions['object'] = {
     objectType: deal.objectType,
     cadastralNumber,
     address: propertyAddress(deal),
   };
   if (deal.areaValue) object.area = { value: deal.areaValue, unit: deal.areaUnit };
-
-  return {
-    requestId,
-    options: {
-      encumbranceType: 'mortgage',
-      object,
-      whoseRightRestricted,
-      whoUseRestriction: {
-        encumbrancer: [{ organization: profile.organization, representative: profile.representative }],
-      },
-      appliedDocuments: { mortgageAgreement: { documentType: 'mortgageAgreement', content } },
-    },
-  };
+  return object;
 }
 
-function propertyAddress(deal: Deal): StructuredAddress {
+/** Whose right the mortgage restricts: the owner, or both spouses. */
+export function whoseRightOf(deal: Deal): EncumbranceOptions['whoseRightRestricted'] {
+  const participants = deal.owners.map((o): Participant => ({ person: toPerson(o) }));
+  return participants.length === 2
+    ? { cooperativeOwnership: { spouse1: participants[0]!, spouse2: participants[1]! } }
+    : { individualOwnership: { owner: participants[0]! } };
+}
+
+/** The bank, as the one encumbrancer. */
+export function encumbrancerOf(profile: BankProfile): EncumbranceOptions['whoUseRestriction'] {
+  const { representativeType, person } = profile.representative;
+  return { encumbrancer: [{ organization: profile.organization, representative: { representativeType, person } }] };
+}
+
+/** A document's content and its signatures' pointers; `what` names it in the error of a row whose file was not uploaded. */
+export function contentOf(
+  document: AppliedDocument,
+  baseUrl: string,
+  what: string,
+): { info: { type: string; contentPointer: ContentPointer }; signatures?: ContentPointer[] } {
+  const pointer = (id: string): ContentPointer => ({ id, contentLink: contentLink(baseUrl, id) });
+  // A row that named files has its content ids once they are uploaded (upload-documents.ts).
+  if (document.contentId === undefined) throw new Error(`${what} has no content id: its file was not uploaded`);
+  const content: ReturnType<typeof contentOf> = { info: { type: document.fileType, contentPointer: pointer(document.contentId) } };
+  if (document.signatureIds.length > 0) content.signatures = document.signatureIds.map(pointer);
+  return content;
+}
+
+export function propertyAddress(deal: Deal): StructuredAddress {
   const address: StructuredAddress = { region: deal.region };
   const locality = deal.city ?? deal.settlement;
   // A settlement's own type when its row named one (рп, пгт, с, д), else the register's generic п.
@@ -82,7 +78,7 @@ function ownerAddress(a: OwnerAddress): Address {
   return address;
 }
 
-function toPerson(o: Owner): Person {
+export function toPerson(o: Owner): Person {
   const person: Person = {
     name: o.name,
     surname: o.surname,

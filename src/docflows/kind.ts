@@ -1,0 +1,28 @@
+/**
+ * A docflow type as a module (docs/docflow-types.md): its input columns and their
+ * validation, and the body its docflow is created with. The pipeline (load, claim, send,
+ * follow, results, attention, inbox, dashboard, documents) is shared and knows the types only
+ * through the registry of these (registry.ts).
+ */
+import type { Deal } from '../input/deal.js';
+import type { BankProfile } from '../input/profile.js';
+import type { OwnColumns } from '../input/validate-deal.js';
+import type { DocflowRequest, DocflowType } from '../realty/types.js';
+
+export interface DocflowKind {
+  /** The gateway's name: the path's last part at creation, and the ledger's type. */
+  readonly type: DocflowType;
+  /** What the command line calls it (`--type lift`), beside the gateway's name. */
+  readonly name: string;
+  /** A few words for people: a summary's, a help text's. */
+  readonly title: string;
+  /** Its columns beside the object's and the owners' (docs/input-format.md): headers the input may have. */
+  readonly columns: readonly string[];
+  /** Reads those columns into the deal. */
+  readonly own: OwnColumns;
+  /**
+   * The docflow's body for a row (its files uploaded: their content ids are in the deal), the
+   * object's cadastral number as the row gave it or suggest found it. The claim gives the requestId.
+   */
+  buildRequest(deal: Deal, cadastralNumber: string, profile: BankProfile, baseUrl: string, requestId?: string): DocflowRequest<object>;
+}

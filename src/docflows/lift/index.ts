@@ -1,0 +1,13 @@
+/** `cessation_encumbrance_request`: lift a mortgage once its loan is repaid (docs/docflow-types.md). */
+import type { DocflowKind } from '../kind.js';
+import { LIFT_COLUMNS, liftColumns } from './columns.js';
+import { buildLiftRequest } from './request.js';
+
+export const lift: DocflowKind = {
+  type: 'cessation_encumbrance_request',
+  name: 'lift',
+  title: 'mortgage lifts',
+  columns: LIFT_COLUMNS,
+  own: liftColumns,
+  buildRequest: buildLiftRequest,
+};

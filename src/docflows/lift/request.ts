@@ -1,0 +1,57 @@
+/**
+ * The `cessation_encumbrance_request` a lift's row becomes, in the shape of the published
+ * example (test/fixtures/gateway-examples/cessation-encumbrance-request.json): the object and
+ * owners as a registration sends them, the registry's record of the mortgage, the bank with its
+ * power of attorney when the profile has one, and its other documents (an empty list when none).
+ */
+import type { Deal } from '../../input/deal.js';
+import type { BankProfile } from '../../input/profile.js';
+import { requestIdOf } from '../../realty/request-id.js';
+import { contentLink, type CessationOptions, type ContentPointer, type DocflowRequest } from '../../realty/types.js';
+import { contentOf, objectOf, whoseRightOf } from '../parties.js';
+
+export function buildLiftRequest(
+  deal: Deal,
+  cadastralNumber: string,
+  profile: BankProfile,
+  baseUrl: string,
+  requestId: string = requestIdOf(profile.organization.inn, deal.dealId, 0, 'cessation_encumbrance_request'),
+): DocflowRequest<CessationOptions> {
+  const lift = deal.lift;
+  if (!lift) throw new Error("a lift needs the registry's record of the mortgage");
+  const { attorney, ...representative } = profile.representative;
+  const pointer = (id: string): ContentPointer => ({ id, contentLink: contentLink(baseUrl, id) });
+  const encumbrancer: CessationOptions['whoUseRestriction']['encumbrancer'][number] = {
+    organization: profile.organization,
+    representative: attorney
+      ? {
+          ...representative,
+          // A power of attorney is what makes the representative a confidant, whatever the profile's default said.
+          representativeType: 'confidant',
+          attorney: {
+            type: 'powerOfAttorneyBankRepresentative',
+            appliedDocument: {
+              info: { type: attorney.fileType, contentPointer: pointer(attorney.contentId) },
+              ...(attorney.signatureIds.length > 0 && { signatures: attorney.signatureIds.map(pointer) }),
+            },
+          },
+        }
+      : representative,
+  };
+  return {
+    requestId,
+    options: {
+      encumbranceType: lift.encumbranceType,
+      object: objectOf(deal, cadastralNumber),
+      registrationRecord: { number: lift.recordNumber, date: lift.recordDate },
+      whoseRightRestricted: whoseRightOf(deal),
+      whoUseRestriction: { encumbrancer: [encumbrancer] },
+      appliedDocuments: {
+        other: lift.documents.map((document, i) => ({
+          documentType: 'other' as const,
+          content: contentOf(document, baseUrl, `other document ${i + 1}`),
+        })),
+      },
+    },
+  };
+}
