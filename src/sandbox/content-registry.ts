@@ -29,21 +29,15 @@ export function contentStats(rt: RuntimeLike): { uploads: number; bytes: number;
   return { uploads, bytes, refusedDocflows };
 }
 
+/** The content ids a request names, each with where: `[target, id]`. */
+export type NamedContents = ReadonlyArray<readonly [string, unknown]>;
+
 /**
- * With --strict-contents, the content ids a docflow names that the sandbox never received
- * (the agreement's and its signatures'), as validation problems; none without the flag.
+ * With --strict-contents, the content ids a docflow names (its type says which: types/) that
+ * the sandbox never received, as validation problems; none without the flag.
  */
-export function unknownContents(rt: RuntimeLike, body: unknown): Problem[] {
+export function unknownContents(rt: RuntimeLike, named: NamedContents): Problem[] {
   if (!rt.config.strictContents) return [];
-  const content = (body as { options?: { appliedDocuments?: { mortgageAgreement?: { content?: unknown } } } }).options?.appliedDocuments
-    ?.mortgageAgreement?.content as { info?: { contentPointer?: { id?: unknown } }; signatures?: Array<{ id?: unknown }> } | undefined;
-  const named: Array<[string, unknown]> = [
-    ['options.appliedDocuments.mortgageAgreement.content.info.contentPointer.id', content?.info?.contentPointer?.id],
-    ...(content?.signatures ?? []).map((s, i): [string, unknown] => [
-      `options.appliedDocuments.mortgageAgreement.content.signatures[${i}].id`,
-      s?.id,
-    ]),
-  ];
   const { ids } = contentsOf(rt);
   const problems: Problem[] = named
     .filter(([, id]) => typeof id === 'string' && !ids.has(id))

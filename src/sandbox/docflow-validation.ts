@@ -2,17 +2,19 @@
  * What an encumbrance_request must carry, checked the way the gateway does: strict with
  * what the contract requires, liberal with optional and unknown fields (the published
  * example has `"type": "russPasport"` beside documentType and no issuer code). Every
- * problem is listed, not only the first.
+ * problem is listed, not only the first. The checker and the participants' checks serve
+ * the other docflow types too (types/), under their own root path.
  */
 import { CADASTRAL_NUMBER, type ApiErrorBody } from '../realty/types.js';
 
 export interface Problem {
-  code: 'required' | 'format';
+  /** `state`: the docflow a request acts on is not in a state that allows it. */
+  code: 'required' | 'format' | 'state';
   message: string;
   target: string;
 }
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 /** The documentation's pattern; no checksum: the public example uses 000-000-000 55. */
@@ -21,12 +23,13 @@ const INN = /^\d{10}$/;
 const KPP = /^[0-9A-Z]{9}$/;
 const OGRN = /^\d{13}$/;
 const GENDERS = new Set(['male', 'female']);
+export const CADASTRAL_SHAPE = { test: (v: string) => CADASTRAL_NUMBER.test(v), is: 'a cadastral number such as 54:35:000000:5911' };
 
-function isRecord(value: unknown): value is Json {
+export function isRecord(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function isMissing(value: unknown): boolean {
+export function isMissing(value: unknown): boolean {
   return value === undefined || value === null;
 }
 
@@ -35,14 +38,14 @@ function join(path: string, key: string): string {
   return path === '' ? key : `${path}.${key}`;
 }
 
-function isCalendarDate(value: string): boolean {
+export function isCalendarDate(value: string): boolean {
   if (!DATE.test(value)) return false;
   const date = new Date(`${value}T00:00:00Z`);
   return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(value);
 }
 
 /** Collects problems while walking the body; each method returns the value when it is usable. */
-class Checker {
+export class Checker {
   readonly problems: Problem[] = [];
 
   required(target: string, message = `${target} is required`): void {
@@ -75,6 +78,22 @@ class Checker {
 
   date(parent: Json | undefined, key: string, path: string): void {
     this.text(parent, key, path, { test: isCalendarDate, is: 'a date as YYYY-MM-DD' });
+  }
+
+  /** A required value out of an enumeration. */
+  oneOf(parent: Json | undefined, key: string, path: string, values: readonly string[]): void {
+    this.text(parent, key, path, { test: (v) => values.includes(v), is: `one of ${values.join(', ')}` });
+  }
+
+  /** A required non-empty array; returns it. */
+  list(parent: Json | undefined, key: string, path: string): unknown[] | undefined {
+    if (parent === undefined) return undefined;
+    const value = parent[key];
+    const target = join(path, key);
+    if (isMissing(value) || (Array.isArray(value) && value.length === 0)) this.required(target, `${target} must list at least one item`);
+    else if (!Array.isArray(value)) this.format(target, `${target} must be an array`);
+    else return value as unknown[];
+    return undefined;
   }
 
   /** Structured (region) or by register id (fiasId): one of the two is required. */
@@ -115,10 +134,11 @@ class Checker {
   }
 }
 
-function checkOwnership(c: Checker, options: Json): void {
-  const whose = c.object(options, 'whoseRightRestricted', 'options');
+/** `root`: the options' path, `options` here, `<camelCaseType>.options` for the other types. */
+export function checkOwnership(c: Checker, options: Json, root = 'options'): void {
+  const whose = c.object(options, 'whoseRightRestricted', root);
   if (whose === undefined) return;
-  const at = 'options.whoseRightRestricted';
+  const at = `${root}.whoseRightRestricted`;
   if (!isMissing(whose.cooperativeOwnership) && isMissing(whose.individualOwnership)) {
     const joint = c.object(whose, 'cooperativeOwnership', at);
     c.person(c.object(joint, 'spouse1', `${at}.cooperativeOwnership`), 'person', `${at}.cooperativeOwnership.spouse1`);
@@ -133,10 +153,10 @@ function checkOwnership(c: Checker, options: Json): void {
   c.person(c.object(single, 'owner', `${at}.individualOwnership`), 'person', `${at}.individualOwnership.owner`);
 }
 
-function checkEncumbrancers(c: Checker, options: Json): void {
-  const who = c.object(options, 'whoUseRestriction', 'options');
+export function checkEncumbrancers(c: Checker, options: Json, root = 'options'): void {
+  const who = c.object(options, 'whoUseRestriction', root);
   if (who === undefined) return;
-  const at = 'options.whoUseRestriction.encumbrancer';
+  const at = `${root}.whoUseRestriction.encumbrancer`;
   const list = who.encumbrancer;
   if (isMissing(list) || (Array.isArray(list) && list.length === 0)) {
     c.required(at, `${at} must list at least one encumbrancer`);
@@ -152,16 +172,21 @@ function checkEncumbrancers(c: Checker, options: Json): void {
       c.format(itemAt, `${itemAt} must be an object`);
       return;
     }
-    const org = c.object(item, 'organization', itemAt);
-    const orgAt = `${itemAt}.organization`;
-    c.text(org, 'name', orgAt);
-    c.text(org, 'inn', orgAt, { test: (v) => INN.test(v), is: '10 digits' });
-    c.text(org, 'kpp', orgAt, { test: (v) => KPP.test(v), is: '9 characters (digits or capital letters)' });
-    c.text(org, 'ogrn', orgAt, { test: (v) => OGRN.test(v), is: '13 digits' });
-    c.date(org, 'regDate', orgAt);
-    c.address(org, 'address', orgAt);
-    c.person(c.object(item, 'representative', itemAt), 'person', `${itemAt}.representative`);
+    checkOrganization(c, item, itemAt);
   });
+}
+
+/** An organization with its representative: an encumbrancer, or a participant of another docflow. */
+export function checkOrganization(c: Checker, item: Json, itemAt: string): void {
+  const org = c.object(item, 'organization', itemAt);
+  const orgAt = `${itemAt}.organization`;
+  c.text(org, 'name', orgAt);
+  c.text(org, 'inn', orgAt, { test: (v) => INN.test(v), is: '10 digits' });
+  c.text(org, 'kpp', orgAt, { test: (v) => KPP.test(v), is: '9 characters (digits or capital letters)' });
+  c.text(org, 'ogrn', orgAt, { test: (v) => OGRN.test(v), is: '13 digits' });
+  c.date(org, 'regDate', orgAt);
+  c.address(org, 'address', orgAt);
+  c.person(c.object(item, 'representative', itemAt), 'person', `${itemAt}.representative`);
 }
 
 function checkDocuments(c: Checker, options: Json): void {
@@ -177,26 +202,28 @@ function checkDocuments(c: Checker, options: Json): void {
   }
 }
 
-/** Every problem of the body, in document order; an empty list means the request is valid. */
-export function checkEncumbranceRequest(body: unknown): Problem[] {
-  const c = new Checker();
+/** The body's `{requestId?, options}`: the options when they are an object. `root`: where `options` sits. */
+export function checkEnvelope(c: Checker, body: unknown, root = ''): Json | undefined {
   if (!isRecord(body)) {
     c.format('body', 'The request body must be a JSON object');
-    return c.problems;
+    return undefined;
   }
   const requestId = body.requestId;
   if (!isMissing(requestId) && (typeof requestId !== 'string' || requestId.trim() === '')) {
     c.format('requestId', 'requestId must be a non-empty string when given');
   }
-  const options = c.object(body, 'options', '');
+  return c.object(body, 'options', root);
+}
+
+/** Every problem of the body, in document order; an empty list means the request is valid. */
+export function checkEncumbranceRequest(body: unknown): Problem[] {
+  const c = new Checker();
+  const options = checkEnvelope(c, body);
   if (options === undefined) return c.problems;
   c.text(options, 'encumbranceType', 'options');
   const object = c.object(options, 'object', 'options');
   c.text(object, 'objectType', 'options.object');
-  c.text(object, 'cadastralNumber', 'options.object', {
-    test: (v) => CADASTRAL_NUMBER.test(v),
-    is: 'a cadastral number such as 54:35:000000:5911',
-  });
+  c.text(object, 'cadastralNumber', 'options.object', CADASTRAL_SHAPE);
   c.address(object, 'address', 'options.object');
   checkOwnership(c, options);
   checkEncumbrancers(c, options);

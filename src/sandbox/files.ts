@@ -1,21 +1,33 @@
 /**
  * The bytes of the files the sandbox serves: one-page PDFs (applications to sign, the
- * register's extract) and detached "signatures" of them. Made on each download from what
- * the docflow holds, so nothing is stored and the same docflow always gives the same bytes.
- * They carry no personal data: a docflow id, a cadastral number, a role.
+ * register's extract), the other types' results (XML, PDF, ZIP archives) and detached
+ * "signatures" of them. Made on each download from what the docflow holds, so nothing is
+ * stored and the same docflow always gives the same bytes. They carry no personal data: a
+ * docflow id, a cadastral number, a role, a mortgage record and its bank's INN.
  */
 import { createHash } from 'node:crypto';
+import { zipStored } from './zip.js';
 
-export type FileKind = 'application' | 'extract' | 'signature';
+export type FileKind = 'application' | 'extract' | 'signature' | 'report';
+
+/** A result's content, fixed when its docflow completes (a record lifted later stays in the extract made before). */
+export type Report =
+  | { format: 'pdf'; lines: readonly string[] }
+  | { format: 'xml'; text: string }
+  | { format: 'zip'; entries: ReadonlyArray<{ name: string; report: Report }> };
 
 /** A file of a docflow as the sandbox keeps it (its bytes are made when downloaded). */
 export interface SandboxFile {
   id: string;
-  /** The gateway's `type`: `application`, `egrnExtract` or `signature`. */
+  /** The gateway's `type`: `application`, `egrnExtract`, `signature`, `extract_info:xml`, `outdoc`, ... */
   type: string;
   kind: FileKind;
   /** An application's signer. */
   role?: string;
+  /** A report's content. */
+  report?: Report;
+  /** What a signature signs, when it is not the encumbrance_request's extract. */
+  signs?: SandboxFile;
 }
 
 /** What a file's page says of its docflow (no personal data). */
@@ -27,13 +39,20 @@ export interface FileContext {
   seq: number;
 }
 
-export const CONTENT_TYPES: Record<FileKind, string> = {
-  application: 'application/pdf',
-  extract: 'application/pdf',
-  signature: 'application/x-pkcs7-signature',
-};
+const FORMATS = {
+  pdf: { contentType: 'application/pdf', extension: 'pdf' },
+  xml: { contentType: 'application/xml', extension: 'xml' },
+  zip: { contentType: 'application/zip', extension: 'zip' },
+  sig: { contentType: 'application/x-pkcs7-signature', extension: 'sig' },
+} as const;
 
-export const EXTENSIONS: Record<FileKind, string> = { application: 'pdf', extract: 'pdf', signature: 'sig' };
+function formatOf(file: SandboxFile): keyof typeof FORMATS {
+  if (file.kind === 'signature') return 'sig';
+  return file.report?.format ?? 'pdf';
+}
+
+export const contentTypeOf = (file: SandboxFile): string => FORMATS[formatOf(file)].contentType;
+export const extensionOf = (file: SandboxFile): string => FORMATS[formatOf(file)].extension;
 
 /** PDF text strings: printable ASCII, with `(`, `)` and `\` escaped. */
 function pdfText(line: string): string {
@@ -63,9 +82,9 @@ export function tinyPdf(lines: readonly string[]): Buffer {
   return Buffer.from(out, 'latin1');
 }
 
-/** A stand-in for a detached CMS signature: PEM-armoured, over the signed PDF's sha256. */
-function tinySignature(signed: readonly string[]): Buffer {
-  const digest = createHash('sha256').update(tinyPdf(signed)).digest('base64');
+/** A stand-in for a detached CMS signature: PEM-armoured, over the signed file's sha256. */
+function tinySignature(signed: Buffer): Buffer {
+  const digest = createHash('sha256').update(signed).digest('base64');
   return Buffer.from(
     `-----BEGIN PKCS7-----\n${Buffer.from(`sandbox-signature sha256=${digest}`).toString('base64')}\n-----END PKCS7-----\n`,
   );
@@ -89,8 +108,15 @@ function applicationLines(c: FileContext, role: string): string[] {
   ];
 }
 
-/** The file's bytes, the same every time. A signature signs the extract (the only file the register signs). */
+function reportBytes(report: Report): Buffer {
+  if (report.format === 'pdf') return tinyPdf(report.lines);
+  if (report.format === 'xml') return Buffer.from(report.text, 'utf8');
+  return zipStored(report.entries.map(({ name, report: inner }) => ({ name, bytes: reportBytes(inner) })));
+}
+
+/** The file's bytes, the same every time. A signature signs what it names, else the extract. */
 export function fileBytes(file: SandboxFile, context: FileContext): Buffer {
-  if (file.kind === 'signature') return tinySignature(extractLines(context));
+  if (file.kind === 'signature') return tinySignature(file.signs ? fileBytes(file.signs, context) : tinyPdf(extractLines(context)));
+  if (file.report !== undefined) return reportBytes(file.report);
   return tinyPdf(file.kind === 'extract' ? extractLines(context) : applicationLines(context, file.role ?? ''));
 }

@@ -1,25 +1,23 @@
 /**
- * The gateway endpoints: suggest, docflows and the news feed. Each follows the gateway's
- * order: auth, latency, faults, body, contract, account, register, then the work itself.
+ * The gateway endpoints' shared parts (the runtime, auth, latency, faults), suggest and the
+ * news feed; docflow creation is in creation.ts. Each follows the gateway's order: auth,
+ * latency, faults, body, contract, account, register, then the work itself.
  * With a latency, the answer (or the dropped connection) leaves `latencyMs` after the
  * request arrived and the sandbox's own work is done within that time, as a gateway's is
  * within its response time: a burst of requests is answered on time rather than queueing
  * behind one another's work after the delay (which added several milliseconds a call at
  * 1,000 requests a second).
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { DOCFLOW_TYPE, type ApiErrorBody } from '../realty/types.js';
+import type { ApiErrorBody } from '../realty/types.js';
 import { loginSessionValid, type Logins } from './auth.js';
-import { unknownContents } from './content-registry.js';
-import { checkEncumbranceRequest, hasSignatures, validationError } from './docflow-validation.js';
-import { planDocflow, type LifeRates } from './lifecycle.js';
-import { pickFault, rollLost, type FaultRates, type InjectedFault, type RandomSource } from './faults.js';
+import type { RegistryBook } from './encumbrances.js';
+import type { LifeRates } from './lifecycle.js';
+import { pickFault, type FaultRates, type InjectedFault, type RandomSource } from './faults.js';
 import { readJsonBody, sendError, sendJson, sendJsonText } from './http.js';
-import { userIdOf, type NewsFeed } from './news.js';
-import { normaliseName } from './normalise.js';
-import type { RequestIdsMode, SandboxDocflow } from './options.js';
-import { creationViewOf, dateOf, type SandboxState, type StoredDocflow } from './state.js';
+import type { NewsFeed } from './news.js';
+import type { RequestIdsMode } from './options.js';
+import type { SandboxState } from './state.js';
 import { parseSuggestQuery, suggest, type indexRegistry } from './suggest.js';
 
 export interface RuntimeConfig {
@@ -52,18 +50,20 @@ export interface Runtime {
   state: SandboxState;
   news: NewsFeed;
   index: ReturnType<typeof indexRegistry>;
+  /** The mortgage records the registry holds now. */
+  registry: RegistryBook;
   /** `--users`, `--session-ttl-ms` and the sessions `/auth` handed out. */
   logins: Logins;
   /** Each rate-limited call's arrival time (SandboxOptions.onCall). */
   onCall?: ((at: number) => void) | undefined;
 }
 
-const UNAUTHORIZED: ApiErrorBody = {
+export const UNAUTHORIZED: ApiErrorBody = {
   code: 'unauthorized',
   message: 'The Authorization header is absent or its value is incorrect',
 };
 export const FORBIDDEN: ApiErrorBody = { code: 'forbidden', message: 'Access is restricted for this account' };
-const EGRON_UNAVAILABLE: ApiErrorBody = {
+export const EGRON_UNAVAILABLE: ApiErrorBody = {
   code: 'egronUnavailable',
   message: 'The request goes to the state real-estate register system, which is temporarily unsupported',
 };
@@ -111,7 +111,7 @@ export function addLatency(rt: Runtime, req: IncomingMessage, res: ServerRespons
 }
 
 /** Drops the connection without an answer, once the latency has passed. */
-function drop(req: IncomingMessage): void {
+export function drop(req: IncomingMessage): void {
   whenDue(req, () => req.socket.destroy());
 }
 
@@ -137,104 +137,6 @@ export async function handleSuggest(rt: Runtime, req: IncomingMessage, res: Serv
   const parsed = parseSuggestQuery(body.value);
   if ('error' in parsed) return sendError(res, 400, parsed.error);
   sendJsonText(res, 200, suggest(rt.index, parsed.query));
-}
-
-function regionOf(body: unknown): string | undefined {
-  const region = (body as { options?: { object?: { address?: { region?: unknown } } } }).options?.object?.address?.region;
-  return typeof region === 'string' ? region : undefined;
-}
-
-export async function handleCreateDocflow(rt: Runtime, req: IncomingMessage, res: ServerResponse, docflowType: string): Promise<void> {
-  rt.onCall?.(Date.now());
-  const answer = (status: number, body: unknown, headers?: Record<string, string>): void => {
-    rt.state.countDocflowCall(status);
-    sendJson(res, status, body, headers);
-  };
-  const session = authenticate(rt, req);
-  if (session === undefined) return answer(401, UNAUTHORIZED);
-  addLatency(rt, req, res);
-  const fault = injectFault(rt, req);
-  if (fault === 'reset') return rt.state.countDocflowCall('reset');
-  if (fault !== undefined) return answer(fault, FAULT_BODIES[fault] ?? {});
-
-  const body = await readJsonBody(req);
-  if (!body.ok) return answer(400, body.error, body.close ? { connection: 'close' } : undefined);
-  if (docflowType !== DOCFLOW_TYPE) {
-    return answer(400, {
-      code: 'validation',
-      message: `The docflow type is not supported; the sandbox knows ${DOCFLOW_TYPE}`,
-      target: 'docflowType',
-    });
-  }
-  const problems = checkEncumbranceRequest(body.value);
-  if (problems.length === 0) problems.push(...unknownContents(rt, body.value));
-  if (problems.length > 0) return answer(400, validationError(problems));
-  if (rt.config.restrictedSessions.has(session)) return answer(403, FORBIDDEN);
-  const region = regionOf(body.value);
-  if (region !== undefined && rt.config.egronRegions.has(normaliseName(region))) return answer(501, EGRON_UNAVAILABLE);
-
-  const rawRequestId = (body.value as { requestId?: unknown }).requestId;
-  const requestId = typeof rawRequestId === 'string' ? rawRequestId : undefined;
-  const earlier = rt.state.noteRepeat(requestId);
-  if (earlier !== undefined && rt.config.requestIds === 'dedupe') return answer(earlier.status, creationViewOf(earlier));
-
-  const now = performance.now();
-  // The lives of docflows due before this one come first, in the feed as in time.
-  rt.state.advance(now);
-  let userId = rt.userIds.get(session);
-  if (userId === undefined) rt.userIds.set(session, (userId = userIdOf(session)));
-  const docflow = createDocflow(rt, body.value, requestId, userId, now);
-  docflow.object = objectOf(body.value);
-  // Before the lost roll: a docflow whose answer is lost is in the feed all the same.
-  rt.state.add(docflow, now);
-  if (rollLost(rt.config.rates, rt.random)) {
-    rt.state.countFault('lost');
-    rt.state.countDocflowCall('lost');
-    drop(req);
-    return;
-  }
-  answer(docflow.status, creationViewOf(docflow));
-}
-
-/** The request's property, for `GET /__sandbox/docflows`: what a test checks was sent. The persons stay out. */
-function objectOf(body: unknown): SandboxDocflow['object'] {
-  const object = (body as { options?: { object?: { cadastralNumber?: unknown; address?: unknown } } }).options?.object;
-  return { cadastralNumber: object?.cadastralNumber, address: object?.address };
-}
-
-function createDocflow(rt: Runtime, body: unknown, requestId: string | undefined, userId: string, now: number): StoredDocflow {
-  const docflowId = randomUUID();
-  const signed = hasSignatures(body);
-  const plan = planDocflow({
-    seq: rt.state.created + 1,
-    docflowSeed: Math.floor(rt.lifeRandom() * 0x100000000),
-    rates: rt.config.life,
-    body,
-    signed,
-  });
-  const docflow: StoredDocflow = {
-    docflowId,
-    type: DOCFLOW_TYPE,
-    userId,
-    status: signed ? 200 : 201,
-    createdAt: dateOf(now),
-    plan,
-    newsLagMs: rt.config.newsLagMs,
-    state: signed ? 'queued' : 'suspended',
-    paid: false,
-  };
-  if (requestId !== undefined) docflow.requestId = requestId;
-  // The gateway's usual first requirement: the participants must sign the application it made.
-  if (!signed) {
-    docflow.signatureRequirements = docflow.requirements = {
-      signature: plan.applications.map(({ signer, file }) => ({
-        person: signer.person,
-        role: signer.role,
-        files: [{ id: file.id, contentLink: rt.state.fileLink(docflowId, file.id), type: file.type }],
-      })),
-    };
-  }
-  return docflow;
 }
 
 /**

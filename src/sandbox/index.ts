@@ -4,6 +4,7 @@
  */
 export { startSandbox } from './server.js';
 export { parseProbability } from './faults.js';
-export { loadRegistry, type RegistryObject } from './registry.js';
+export { loadRegistry, type EncumbranceRecord, type RegistryObject } from './registry.js';
+export { SANDBOX_DOCFLOW_TYPES } from './docflow-types.js';
 export { DEFAULT_LIFECYCLE_MS, REQUEST_IDS_MODES } from './options.js';
 export type { RequestIdsMode, RunningSandbox, SandboxConfigPatch, SandboxDocflow, SandboxOptions, SandboxStats } from './options.js';

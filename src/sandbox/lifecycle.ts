@@ -44,6 +44,8 @@ export interface DocflowPlan {
   /** The result: the extract and its signature, made when it completes. */
   extract: SandboxFile;
   extractSignature: SandboxFile;
+  /** Ids for another type's result files (types/), drawn after everything above. */
+  resultIds?: readonly string[];
 }
 
 const REFUSALS: readonly ApiErrorBody[] = [
@@ -102,21 +104,28 @@ export function signersOf(body: unknown): Signer[] {
     const person = at(options, 'whoseRightRestricted', 'cooperativeOwnership', spouse, 'person');
     if (person !== undefined) signers.push({ role: spouse, person: masked(person) });
   }
-  const encumbrancers = at(options, 'whoUseRestriction', 'encumbrancer');
-  if (Array.isArray(encumbrancers)) {
-    encumbrancers.forEach((e, i) => {
-      const person = at(e, 'representative', 'person');
-      if (person !== undefined)
-        signers.push({ role: encumbrancers.length > 1 ? `representative${i + 1}` : 'representative', person: masked(person) });
-    });
-  }
+  signers.push(...representativesOf(body));
   return signers;
 }
 
-/** Who pays the state duty in the sandbox: the first encumbrancer's organization (not a person). */
-function payerOf(body: unknown): { name: string; inn: string } {
+/** Each encumbrancer's representative: who alone signs a lift (the bank applies without the owner). */
+export function representativesOf(body: unknown): Signer[] {
+  const encumbrancers = at(body, 'options', 'whoUseRestriction', 'encumbrancer');
+  if (!Array.isArray(encumbrancers)) return [];
+  const signers: Signer[] = [];
+  encumbrancers.forEach((e, i) => {
+    const person = at(e, 'representative', 'person');
+    if (person !== undefined)
+      signers.push({ role: encumbrancers.length > 1 ? `representative${i + 1}` : 'representative', person: masked(person) });
+  });
+  return signers;
+}
+
+/** Who pays the state duty in the sandbox: the first encumbrancer's organization (not a person), when there is one. */
+function payerOf(body: unknown): { name: string; inn: string } | undefined {
   const encumbrancers = at(body, 'options', 'whoUseRestriction', 'encumbrancer');
   const org = Array.isArray(encumbrancers) ? at(encumbrancers[0], 'organization') : undefined;
+  if (org === undefined) return undefined;
   const name = at(org, 'name');
   const inn = at(org, 'inn');
   return { name: typeof name === 'string' ? name : '', inn: typeof inn === 'string' ? inn : '' };
@@ -124,22 +133,41 @@ function payerOf(body: unknown): { name: string; inn: string } {
 
 const NO_APPLICATIONS: DocflowPlan['applications'] = Object.freeze([]);
 
+export interface PlanInput {
+  seq: number;
+  docflowSeed: number;
+  rates: LifeRates;
+  body: unknown;
+  signed: boolean;
+  /** Who signs the application of an unsigned docflow; default signersOf(body). */
+  signers?: Signer[];
+  /** The object's cadastral number, when not at `options.object.cadastralNumber`. */
+  object?: string;
+  /** Whether the state duty applies (`--payment`); default true. */
+  payable?: boolean;
+  /** The register's refusals to pick from (`--fault-registry`); default a registration's. */
+  refusals?: readonly ApiErrorBody[];
+  /** How many ids to draw for the result files of a type other than encumbrance_request. */
+  resultIds?: number;
+}
+
 /**
  * Decides a docflow's life. `docflowSeed` is one draw of the lifecycle source; `seq` (the
  * creation's number) makes each payment identifier unique.
  */
-export function planDocflow(input: { seq: number; docflowSeed: number; rates: LifeRates; body: unknown; signed: boolean }): DocflowPlan {
+export function planDocflow(input: PlanInput): DocflowPlan {
   const { seq, rates, body, signed } = input;
   const random = createRandom(input.docflowSeed);
+  const refusals = input.refusals ?? REFUSALS;
   // Always drawn, in this order, whatever the rates: a rate changed does not shift the rest.
   const paymentRoll = random();
   const errorRoll = random();
-  const refusal = REFUSALS[Math.floor(random() * REFUSALS.length)] ?? REFUSALS[0]!;
+  const refusal = refusals[Math.floor(random() * refusals.length)] ?? REFUSALS[0]!;
   const uin = `321${digits(random, 9)}${String(seq % 1e8).padStart(8, '0')}`;
   const amount = random() < 0.5 ? 1000 : 4000;
   const extractId = idFrom(random);
   const signatureId = idFrom(random);
-  const cadastral = at(body, 'options', 'object', 'cadastralNumber');
+  const cadastral = input.object ?? at(body, 'options', 'object', 'cadastralNumber');
   const object = typeof cadastral === 'string' ? cadastral : 'unknown';
 
   const plan: DocflowPlan = {
@@ -148,14 +176,20 @@ export function planDocflow(input: { seq: number; docflowSeed: number; rates: Li
     object,
     applications: signed
       ? NO_APPLICATIONS
-      : signersOf(body).map((signer) => ({
+      : (input.signers ?? signersOf(body)).map((signer) => ({
           signer,
           file: { id: idFrom(random), type: 'application', kind: 'application', role: signer.role },
         })),
     extract: { id: extractId, type: 'egrnExtract', kind: 'extract' },
     extractSignature: { id: signatureId, type: 'signature', kind: 'signature' },
   };
-  if (paymentRoll < rates.payment) plan.payment = { uin, amount, payer: payerOf(body) };
+  if (input.resultIds !== undefined && input.resultIds > 0) {
+    plan.resultIds = Array.from({ length: input.resultIds }, () => idFrom(random));
+  }
+  if (paymentRoll < rates.payment && input.payable !== false) {
+    const payer = payerOf(body);
+    plan.payment = payer === undefined ? { uin, amount } : { uin, amount, payer };
+  }
   if (errorRoll < rates.faultRegistry) plan.error = refusal;
   return plan;
 }

@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ApiErrorBody, NewsDocflow, NewsItem, NewsPage } from '../realty/types.js';
-import { dateOf, type DocflowView } from './state.js';
+import { dateOf, type DocflowView } from './docflow-record.js';
 
 /** Items per page when the reader names no `limit`, and the most it may ask for. */
 export const DEFAULT_NEWS_LIMIT = 100;

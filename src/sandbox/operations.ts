@@ -7,10 +7,10 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiErrorBody } from '../realty/types.js';
-import { CONTENT_TYPES, EXTENSIONS, fileBytes } from './files.js';
+import { contentTypeOf, extensionOf, fileBytes } from './files.js';
 import { addLatency, authenticate, FAULT_BODIES, FORBIDDEN, injectFault, type Runtime } from './handlers.js';
 import { readRawBody, sendBytes, sendJson } from './http.js';
-import { fileOf, viewOf, type StoredDocflow } from './state.js';
+import { fileOf, viewOf, type StoredDocflow } from './docflow-record.js';
 
 export type Operation = 'get' | 'send' | 'signature' | 'file';
 
@@ -154,8 +154,8 @@ export async function handleDownloadFile(
   if (file === undefined) return answer(404, NO_FILE);
   rt.state.countOperationCall('file', 200);
   sendBytes(res, 200, fileBytes(file, { docflowId: docflow.docflowId, object: docflow.plan.object, seq: docflow.plan.seq }), {
-    'content-type': CONTENT_TYPES[file.kind],
-    'content-disposition': `attachment; filename="${file.id}.${EXTENSIONS[file.kind]}"`,
+    'content-type': contentTypeOf(file),
+    'content-disposition': `attachment; filename="${file.id}.${extensionOf(file)}"`,
   });
 }
 

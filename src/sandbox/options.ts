@@ -116,6 +116,10 @@ export interface SandboxDocflow {
   createdAt: string;
   /** The property as the request named it (`options.object`'s cadastral number and address): no person's data. */
   object?: { cadastralNumber?: unknown; address?: unknown };
+  /** An additional_packet_request's or action_request's docflow acted on. */
+  parentDocflowId?: string;
+  /** While the registry holds it `sent` at the applicant's request (an action_request's `suspend`). */
+  registrySuspended?: true;
   /** While suspended: what it waits for. */
   requirement?: 'signature' | 'payment';
   /** While suspended on a payment: the payment identifier that pays it. */

@@ -1,11 +1,26 @@
 /**
- * The cadastral objects suggest answers from: loaded from a JSON file (or given as an
- * array), validated entry by entry so a typo names its file and index.
+ * The cadastral objects suggest answers from, and the mortgage records the registry holds
+ * on them: loaded from a JSON file (or given as an array), validated entry by entry so a
+ * typo names its file and index.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { packageRoot } from '../files/package-root.js';
+import { isCalendarDate } from './docflow-validation.js';
+
+export const ENCUMBRANCE_TYPES = ['mortgage', 'mortgageInLaw'] as const;
+export type EncumbranceType = (typeof ENCUMBRANCE_TYPES)[number];
+
+/** A mortgage the registry holds on an object: what a lift must name (its number and date) and whose it is. */
+export interface EncumbranceRecord {
+  number: string;
+  /** YYYY-MM-DD. */
+  date: string;
+  type: EncumbranceType;
+  /** The encumbrancer's (the bank's) INN. */
+  encumbrancerInn: string;
+}
 
 /** The contract's suggest response fields, plus the level names used only for matching. */
 export interface RegistryObject {
@@ -27,7 +42,17 @@ export interface RegistryObject {
   district?: string;
   city?: string;
   settlement?: string;
+  /** The mortgages registered on the object (none when absent). */
+  encumbrances?: EncumbranceRecord[];
 }
+
+const encumbranceSchema = z.object({
+  number: z.string().trim().min(1),
+  date: z.string().refine(isCalendarDate, 'expected a real date as YYYY-MM-DD'),
+  type: z.enum(ENCUMBRANCE_TYPES),
+  // A bank is an organization (10 digits); 12 is an individual entrepreneur's.
+  encumbrancerInn: z.string().regex(/^(\d{10}|\d{12})$/, 'expected an INN of 10 or 12 digits'),
+});
 
 /** Ids are 12-digit integers: `int()` keeps them exact and refuses anything coerced. */
 const registryObjectSchema = z.object({
@@ -47,6 +72,10 @@ const registryObjectSchema = z.object({
   district: z.string().optional(),
   city: z.string().optional(),
   settlement: z.string().optional(),
+  encumbrances: z
+    .array(encumbranceSchema)
+    .refine((records) => new Set(records.map((r) => r.number)).size === records.length, 'two records have the same number')
+    .optional(),
 });
 
 /** Checks every entry; `source` names where the entries came from in the error message. */

@@ -6,7 +6,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { API_PREFIX, CONTENTS_PATH, NEWS_PATH, SUGGEST_PATH } from '../realty/types.js';
 import { createLogins, handleAuth, parseUser, type Logins } from './auth.js';
 import { createRandom } from './faults.js';
-import { handleCreateDocflow, handleNews, handleSuggest, type Runtime, type RuntimeConfig } from './handlers.js';
+import { handleCreateDocflow } from './creation.js';
+import { settleDocflow } from './docflow-types.js';
+import { RegistryBook } from './encumbrances.js';
+import { handleNews, handleSuggest, type Runtime, type RuntimeConfig } from './handlers.js';
 import { readJsonBody, sendError, sendJson } from './http.js';
 import { NewsFeed } from './news.js';
 import { normaliseName } from './normalise.js';
@@ -22,7 +25,8 @@ import {
 import { contentStats } from './content-registry.js';
 import { handleUploadContent } from './contents.js';
 import { defaultRegistryPath, loadRegistry, validateRegistry, type RegistryObject } from './registry.js';
-import { SandboxState, viewOf } from './state.js';
+import { viewOf } from './docflow-record.js';
+import { SandboxState } from './state.js';
 import { indexRegistry } from './suggest.js';
 
 /** A sample request of the public documentation writes the path without `location`. */
@@ -90,6 +94,14 @@ const SANDBOX_ROUTES: Record<
 > = {
   '/__sandbox/stats': { method: 'GET', handle: (rt, _req, res) => sendJson(res, 200, statsOf(rt)) },
   '/__sandbox/docflows': { method: 'GET', handle: (rt, _req, res) => sendJson(res, 200, rt.state.docflows()) },
+  '/__sandbox/registry': {
+    method: 'GET',
+    handle: (rt, _req, res) => {
+      // The records change as docflows complete, and lives step only when the sandbox is read.
+      rt.state.advance();
+      sendJson(res, 200, rt.registry.view());
+    },
+  },
   '/__sandbox/config': { method: 'POST', handle: handleConfig },
 };
 
@@ -223,6 +235,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const logins = createLogins();
   applyPatch(config, logins, patch);
   const news = new NewsFeed();
+  const registryBook = new RegistryBook(registry);
   const seed = options.seed;
   const rt: Runtime = {
     config,
@@ -231,9 +244,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     lifeRandom: createRandom(seed === undefined ? undefined : (seed ^ LIFE_STREAM) >>> 0),
     userIds: new Map(),
     // Every change of a docflow is an item of the feed, `newsLagMs` (as at its creation) after it.
-    state: new SandboxState((docflow, at) => news.record(viewOf(docflow), docflow.newsLagMs, at)),
+    state: new SandboxState(
+      (docflow, at) => news.record(viewOf(docflow), docflow.newsLagMs, at),
+      (docflow, at) => settleDocflow(registryBook, docflow, at),
+    ),
     news,
     index: indexRegistry(registry),
+    registry: registryBook,
     logins,
     onCall: options.onCall,
   };

@@ -6,47 +6,15 @@
  * a date shown to clients is that time on the wall clock. Every change of a docflow's
  * state goes to `onChange` with the time it happened, in that order: the news feed.
  */
-import { API_PREFIX, type ApiErrorBody, type DocflowRequirements, type DocflowResult, type DocflowState } from '../realty/types.js';
+import { API_PREFIX, type ApiErrorBody, type DocflowState } from '../realty/types.js';
+import { dateOf, fileOf, type Settlement, type StoredDocflow } from './docflow-record.js';
 import type { SandboxFile } from './files.js';
-import { StepQueue, type DocflowPlan } from './lifecycle.js';
+import { StepQueue } from './lifecycle.js';
 import type { SandboxDocflow, SandboxStats } from './options.js';
 
-/** A docflow as the gateway shows it: creation answer, `GET /docflows/{id}`, news item. */
-export interface DocflowView {
-  docflowId: string;
-  type: string;
-  docflowType: string;
-  userId: string;
-  state: DocflowState;
-  requestId?: string;
-  requirements?: DocflowRequirements;
-  error?: ApiErrorBody;
-  result?: DocflowResult;
-}
-
-export interface StoredDocflow {
-  docflowId: string;
-  type: string;
-  requestId?: string;
-  userId: string;
-  status: 200 | 201;
-  /** Wall-clock ISO date of the creation. */
-  createdAt: string;
-  plan: DocflowPlan;
-  /** A 201 docflow's signature requirement, as created. */
-  signatureRequirements?: DocflowRequirements;
-  /** Milliseconds between a change and its news item, as set when the docflow was made. */
-  newsLagMs: number;
-  state: DocflowState;
-  requirements?: DocflowRequirements;
-  error?: ApiErrorBody;
-  result?: DocflowResult;
-  paid: boolean;
-  /** Application files still waiting for a signature (a 201 docflow's only). */
-  unsigned?: Set<string>;
-  /** The property as the request named it (`options.object`'s cadastral number and address): no person's data. */
-  object?: { cadastralNumber?: unknown; address?: unknown };
-}
+const settleAsRegistration = (d: StoredDocflow): Settlement => ({
+  files: [{ file: d.plan.extract, signature: d.plan.extractSignature }],
+});
 
 export type SendAnswer =
   | { kind: 'sent' }
@@ -60,44 +28,6 @@ export type PayAnswer = { kind: 'paid'; docflow: StoredDocflow } | { kind: 'unkn
 
 function bump(counts: Record<string, number>, key: string): void {
   counts[key] = (counts[key] ?? 0) + 1;
-}
-
-/** The wall-clock date of a performance.now() time. */
-export function dateOf(at: number): string {
-  return new Date(performance.timeOrigin + at).toISOString();
-}
-
-/** The docflow as its creation answered it (and dedupe mode answers it again). */
-export function creationViewOf(d: StoredDocflow): DocflowView {
-  const view: DocflowView = {
-    docflowId: d.docflowId,
-    type: d.type,
-    docflowType: d.type,
-    userId: d.userId,
-    state: d.status === 200 ? 'queued' : 'suspended',
-  };
-  if (d.requestId !== undefined) view.requestId = d.requestId;
-  if (d.signatureRequirements !== undefined) view.requirements = d.signatureRequirements;
-  return view;
-}
-
-/** A file the docflow has now: an application, or once completed the extract and its signature. */
-export function fileOf(d: StoredDocflow, fileId: string): SandboxFile | undefined {
-  const application = d.plan.applications.find((a) => a.file.id === fileId);
-  if (application !== undefined) return application.file;
-  if (d.state !== 'completed') return undefined;
-  const { extract, extractSignature } = d.plan;
-  return extract.id === fileId ? extract : extractSignature.id === fileId ? extractSignature : undefined;
-}
-
-/** The docflow as it is now, in the gateway's shape. The parts are never changed once made, so sharing them is safe. */
-export function viewOf(d: StoredDocflow): DocflowView {
-  const view: DocflowView = { docflowId: d.docflowId, type: d.type, docflowType: d.type, userId: d.userId, state: d.state };
-  if (d.requestId !== undefined) view.requestId = d.requestId;
-  if (d.requirements !== undefined) view.requirements = d.requirements;
-  if (d.error !== undefined) view.error = d.error;
-  if (d.result !== undefined) view.result = d.result;
-  return view;
 }
 
 /** The docflows of one requestId: the first one (what dedupe answers) and how many there are. */
@@ -123,7 +53,14 @@ export class SandboxState {
   /** The sandbox's own url, for the files' contentLink (set once it listens). */
   baseUrl = '';
 
-  constructor(private readonly onChange: (docflow: StoredDocflow, at: number) => void = () => undefined) {}
+  /**
+   * `onChange`: every change, for the news feed. `settle`: the registry's answer when a
+   * docflow would complete (by default a registration's extract and its signature).
+   */
+  constructor(
+    private readonly onChange: (docflow: StoredDocflow, at: number) => void = () => undefined,
+    private readonly settle: (docflow: StoredDocflow, at: number) => Settlement = settleAsRegistration,
+  ) {}
 
   /** Docflows created so far. */
   get created(): number {
@@ -149,9 +86,10 @@ export class SandboxState {
   }
 
   /**
-   * Called once a creation call has passed every check, whatever the requestIds mode: a
-   * requestId that already has a docflow counts as a would-be duplicate. Returns the first
-   * docflow of that requestId, which dedupe mode answers instead of creating one.
+   * Called once a creation call has passed every check of its body, account and register,
+   * whatever the requestIds mode: a requestId that already has a docflow counts as a would-be
+   * duplicate (a packet or action refused afterwards for its parent's state included). Returns
+   * the first docflow of that requestId, which dedupe mode answers instead of creating one.
    */
   noteRepeat(requestId: string | undefined): StoredDocflow | undefined {
     if (requestId === undefined) return undefined;
@@ -207,6 +145,7 @@ export class SandboxState {
   advance(now = performance.now()): void {
     for (let step = this.steps.popDue(now); step !== undefined; step = this.steps.popDue(now)) {
       const { docflow: d, at } = step;
+      if (this.passesOver(d)) continue;
       if (step.kind === 'sent') {
         this.change(d, at, 'sent');
         this.steps.push(at + d.plan.lifecycleMs, d, 'settle');
@@ -221,10 +160,51 @@ export class SandboxState {
     }
   }
 
+  /**
+   * Whether a step due now no longer applies: its docflow was cancelled (already final), a
+   * resumption queued another in its place, or the registry holds the docflow (the step is
+   * dropped; the resumption queues the next).
+   */
+  private passesOver(d: StoredDocflow): boolean {
+    if (d.state === 'completed' || d.state === 'error') return true;
+    if (d.staleSteps !== undefined && d.staleSteps > 0) {
+      d.staleSteps -= 1;
+      return true;
+    }
+    if (d.hold === undefined) return false;
+    d.hold.stepDropped = true;
+    return true;
+  }
+
   private complete(d: StoredDocflow, at: number): void {
-    const { extract, extractSignature } = d.plan;
+    const settled = this.settle(d, at);
+    if ('error' in settled) return this.change(d, at, 'error', { error: settled.error });
     const link = (file: SandboxFile) => ({ id: file.id, type: file.type, contentLink: this.fileLink(d.docflowId, file.id) });
-    this.change(d, at, 'completed', { result: { files: [{ ...link(extract), signatures: [link(extractSignature)] }] } });
+    const files = settled.files ?? [];
+    d.resultFiles = files.flatMap(({ file, signature }) => (signature === undefined ? [file] : [file, signature]));
+    const result = settled.files && {
+      files: files.map(({ file, signature }) => (signature === undefined ? link(file) : { ...link(file), signatures: [link(signature)] })),
+    };
+    this.change(d, at, 'completed', result === undefined ? {} : { result });
+  }
+
+  /** An applicant's cancellation of a docflow in processing: it ends in `error` now. */
+  cancel(d: StoredDocflow, now: number, error: ApiErrorBody): void {
+    delete d.hold;
+    this.change(d, now, 'error', { error });
+  }
+
+  /** An applicant's suspension: the docflow stays `sent` and takes no step until resumed. No state changes, so no news item. */
+  hold(d: StoredDocflow, now: number, actionDocflowId: string): void {
+    d.hold = { since: dateOf(now), actionDocflowId, stepDropped: false };
+  }
+
+  /** The resumption: the count to the next step starts again, as after a send or a payment. */
+  release(d: StoredDocflow, now: number): void {
+    if (d.hold === undefined) return;
+    if (!d.hold.stepDropped) d.staleSteps = (d.staleSteps ?? 0) + 1;
+    delete d.hold;
+    this.steps.push(now + d.plan.lifecycleMs, d, 'settle');
   }
 
   get(docflowId: string, now = performance.now()): StoredDocflow | undefined {
@@ -277,6 +257,8 @@ export class SandboxState {
       };
       if (d.requestId !== undefined) out.requestId = d.requestId;
       if (d.object !== undefined) out.object = d.object;
+      if (d.facts?.parentDocflowId !== undefined) out.parentDocflowId = d.facts.parentDocflowId;
+      if (d.hold !== undefined) out.registrySuspended = true;
       if (d.requirements?.signature !== undefined) out.requirement = 'signature';
       if (d.requirements?.payment !== undefined && d.plan.payment !== undefined) {
         out.requirement = 'payment';
