@@ -1,0 +1,138 @@
+/**
+ * `run --type lift` from the command line, through real Redis, SQLite and the real sandbox
+ * over HTTP: a deal's lift is another entry of the ledger than its registration, filed once.
+ */
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { stringify } from 'csv-stringify/sync';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
+import { parseRequestId } from '../../src/ledger/entry.js';
+import { ROOT, runCli } from '../helpers/cli.js';
+import { readCsvFile } from '../helpers/csv.js';
+import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+
+const AGREEMENT = ['agreementContentId', 'agreementSignatureIds', 'agreementFileType'];
+const POA = '0a4c7f6e-3b1d-4e8a-9c2f-5d6e7f8a9b0c';
+const POA_SIGNATURE = '1b5d8a7f-4c2e-4f9b-8d3a-6e7f8a9b0c1d';
+
+describe('realty-batch run --type lift', () => {
+  let sandbox: RunningSandbox;
+  let dir: string;
+  const prefix = uniquePrefix('lift');
+  const env = () => ({
+    REDIS_URL,
+    REALTY_API_URL: sandbox.url,
+    REALTY_SESSION_ID: 'demo-session',
+    REALTY_PREFIX: prefix,
+    LOG_LEVEL: 'warn',
+  });
+  // The samples' first two rows, both queued as registrations (samples/README.md).
+  const samples = parse(readFileSync(join(ROOT, 'samples/deals.csv'), 'utf8'), { columns: true }) as Array<Record<string, string>>;
+  const deals = samples.slice(0, 2);
+  const lifts = deals.map((d, i) => {
+    const row: Record<string, string> = Object.fromEntries(Object.entries(d).filter(([k]) => !AGREEMENT.includes(k)));
+    return { ...row, recordNumber: `54-01/2026-${i + 1}`, recordDate: '03.02.2026' };
+  });
+  const run = (file: string, batch: string, ...more: string[]) =>
+    runCli(['run', file, '--profile', join(dir, 'bank.json'), '--batch', batch, '--out', join(dir, `${batch}.csv`), ...more], env());
+
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+    dir = await mkdtemp(join(tmpdir(), 'realty-lift-'));
+    // The samples' bank, its representative acting by a power of attorney uploaded before (content ids).
+    const profile = JSON.parse(readFileSync(join(ROOT, 'samples/bank-profile.json'), 'utf8')) as { representative: object };
+    profile.representative = { ...profile.representative, attorney: { contentId: POA, signatureIds: [POA_SIGNATURE] } };
+    await writeFile(join(dir, 'bank.json'), JSON.stringify(profile));
+    await writeFile(join(dir, 'deals.csv'), stringify(deals, { header: true }));
+    await writeFile(join(dir, 'lifts.csv'), stringify(lifts, { header: true }));
+    // The samples' third deal (two spouses), lifted by a representative acting by the bank's charter.
+    const third = Object.fromEntries(Object.entries(samples[2]!).filter(([k]) => !AGREEMENT.includes(k)));
+    await writeFile(
+      join(dir, 'spouses-lift.csv'),
+      stringify([{ ...third, recordNumber: '54-01/2026-3', recordDate: '2026-02-03' }], { header: true }),
+    );
+    await writeFile(
+      join(dir, 'bad-lifts.csv'),
+      stringify([{ ...lifts[0]!, recordNumber: '', recordDate: '2099-01-01' }], { header: true }),
+    );
+  });
+  afterAll(async () => {
+    await sandbox.close();
+    await rm(dir, { recursive: true, force: true });
+    await deletePrefix(prefix);
+  });
+
+  it("files each deal's lift after its registration: two docflows a deal, neither already_submitted for the other", async () => {
+    const registered = await run(join(dir, 'deals.csv'), 'reg-1');
+    expect(registered.code, registered.stderr).toBe(0);
+    const regRows = readCsvFile(join(dir, 'reg-1.csv'));
+    expect(regRows.map((r) => r.outcome)).toEqual(['queued', 'queued']);
+
+    const lifted = await run(join(dir, 'lifts.csv'), 'lift-1', '--type', 'lift');
+    expect(lifted.code, lifted.stderr).toBe(0);
+    const liftRows = readCsvFile(join(dir, 'lift-1.csv'));
+    // The bank's power of attorney went with its signature: nothing left to sign, so the gateway queued each (200, not 201).
+    expect(liftRows.map((r) => [r.dealId, r.outcome, r.type])).toEqual(
+      deals.map((d) => [d.dealId, 'queued', 'cessation_encumbrance_request']),
+    );
+    for (const [i, r] of liftRows.entries()) {
+      expect(r.docflowId).not.toBe(regRows[i]!.docflowId);
+      expect(parseRequestId(r.requestId!)).toMatchObject({ type: 'cessation_encumbrance_request', dealId: deals[i]!.dealId, n: 0 });
+    }
+    // What the gateway got: one registration and one lift for each deal, each requestId once.
+    const byType = new Map<string, number>();
+    for (const d of sandbox.docflows()) byType.set(d.type, (byType.get(d.type) ?? 0) + 1);
+    expect(Object.fromEntries(byType)).toEqual({ encumbrance_request: 2, cessation_encumbrance_request: 2 });
+    expect(sandbox.stats().repeatedRequestIds).toBe(0);
+  });
+
+  it('never files a lift twice: the same lifts in another batch are already_submitted with the first docflows', async () => {
+    const first = readCsvFile(join(dir, 'lift-1.csv'));
+    const again = await run(join(dir, 'lifts.csv'), 'lift-2', '--type', 'cessation_encumbrance_request');
+    expect(again.code, again.stderr).toBe(0);
+    const rows = readCsvFile(join(dir, 'lift-2.csv'));
+    expect(rows.map((r) => [r.outcome, r.docflowId])).toEqual(first.map((r) => ['already_submitted', r.docflowId]));
+    expect(sandbox.docflows().filter((d) => d.type === 'cessation_encumbrance_request')).toHaveLength(2);
+  });
+
+  it('sends a lift without a power of attorney for the representative to sign: suspended (201)', async () => {
+    const result = await runCli(
+      [
+        'run',
+        join(dir, 'spouses-lift.csv'),
+        '--type',
+        'lift',
+        '--profile',
+        join(ROOT, 'samples/bank-profile.json'),
+        '--batch',
+        'lift-3',
+        '--out',
+        join(dir, 'lift-3.csv'),
+      ],
+      env(),
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(readCsvFile(join(dir, 'lift-3.csv')).map((r) => [r.dealId, r.outcome, r.httpStatus])).toEqual([
+      [samples[2]!.dealId, 'suspended', '201'],
+    ]);
+  });
+
+  it('refuses a lift row without its record, naming the row, the field and the problem, and an unknown --type before anything runs', async () => {
+    const bad = await run(join(dir, 'bad-lifts.csv'), 'lift-bad', '--type', 'lift');
+    expect(bad.code).toBe(3);
+    const [row] = readCsvFile(join(dir, 'lift-bad.csv'));
+    expect(row).toMatchObject({ row: '1', outcome: 'invalid' });
+    expect(row!.errorMessage).toContain('recordNumber: is required');
+    expect(row!.errorMessage).toMatch(/recordDate: /);
+
+    const unknown = await run(join(dir, 'lifts.csv'), 'lift-x', '--type', 'mortgage-lift');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(
+      /--type "mortgage-lift" is not a docflow type this version files: registration \(encumbrance_request\), lift/,
+    );
+  });
+});
