@@ -104,7 +104,7 @@ export function enqueueInto(store: JobStore, options: ChunkOptions): Enqueuer {
     if (!fresh || chunk.length === 0) return undefined;
     const entries = store.submittedDeals(
       options.bank,
-      chunk.map((j) => j.dealId),
+      chunk.map((j) => j.key ?? j.dealId),
       options.type,
     );
     // Awaited by send; a failure before then must not count as unhandled.

@@ -29,6 +29,7 @@ import { abandonLoad, takeBackJobs, type LoadContext } from './load-context.js';
 import { canReadInThread, readChunksHere, readChunksInThread, type ReadChunk, type ReadEnd, type ReadOptions } from './read-rows.js';
 import { createRedisJobStore, createRedisLoadContext } from './redis-load-context.js';
 import { ERROR_CODES } from '../outcomes/error-codes.js';
+import { localIsoDate } from '../input/normalize.js';
 import { DEFAULT_KIND, readingColumns, type DocflowKind } from '../docflows/registry.js';
 
 /** A load, but for where it goes (`loadBatchWith`'s context). */
@@ -37,6 +38,10 @@ export interface LoadRequest extends InputOptions {
   batch: string;
   /** The docflow type of every row (`--type`, src/docflows/); default: registrations. */
   kind?: DocflowKind;
+  /** The order an extract's rows belong to (orderOf); set by the load itself. */
+  order?: string;
+  /** `--again`: extracts ordered again on purpose (orderOf). */
+  again?: boolean;
   profile: BankProfile;
   /** The profile's file: its path and sha256 are kept with the batch (`retry --missing --profile` checks a profile given again). */
   profileFile?: string;
@@ -110,7 +115,7 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
  * again resumes it.
  */
 export async function loadBatchWith(openContext: () => LoadContext, request: LoadRequest): Promise<LoadSummary> {
-  const started = performance.now();
+  const startedAt = performance.now();
   // The type's own columns are the input's fields beside the object's and the owners' (and part of its fingerprint).
   const options: LoadRequest = { ...request, columns: readingColumns(request.kind) };
   const input = await openInput(options.file, options);
@@ -125,28 +130,16 @@ export async function loadBatchWith(openContext: () => LoadContext, request: Loa
   const summary = emptySummary(options, input);
   const before = await fileState(options.file);
   /** The content's fingerprint the batch was opened with: a file only touched while read is still it. */
-  let fingerprint = options.fingerprint;
+  let fingerprint: string | undefined;
   let enqueuer: Enqueuer | undefined;
   // Set when this load started the batch afresh: only then may a failure take its jobs back.
   let owned = false;
   // A load that fails part-way leaves no rejects file of half its rows (an earlier one stays).
   let loaded = false;
   try {
-    if (context) {
-      const opened = await openBatch(context, options);
-      const fresh = opened.fresh;
-      fingerprint = opened.fingerprint;
-      owned = fresh;
-      enqueuer = enqueueInto(context.jobs, {
-        batch: options.batch,
-        bank: options.profile.organization.inn,
-        type: (options.kind ?? DEFAULT_KIND).type,
-        fresh,
-        resubmit: options.resubmit ?? false,
-        heartbeat: () => context.batches.heartbeat(options.batch),
-      });
-    }
-    const end = await readRows(input, options, summary, async (chunk, read) => {
+    const started = await startBatch(context, options);
+    ({ fingerprint, owned, enqueuer } = started);
+    const end = await readRows(input, { ...options, order: started.order }, summary, async (chunk, read) => {
       header ??= read.header;
       for (const { record, problems } of read.refused) await rejects.write(record, problems);
       options.onProgress?.({ rows: summary.read, bytes: read.bytes, size: input.size });
@@ -181,7 +174,7 @@ export async function loadBatchWith(openContext: () => LoadContext, request: Loa
     await context?.close();
   }
   if (enqueuer) countEnqueued(summary, enqueuer);
-  summary.seconds = Math.round((performance.now() - started) / 10) / 100;
+  summary.seconds = Math.round((performance.now() - startedAt) / 10) / 100;
   options.logger.info({ ...summary }, 'batch loaded');
   return summary;
 }
@@ -196,6 +189,35 @@ function countEnqueued(summary: LoadSummary, enqueuer: Enqueuer): void {
     summary.invalid += enqueuer.conflicts;
     summary.invalidByField.dealId = (summary.invalidByField.dealId ?? 0) + enqueuer.conflicts;
   }
+}
+
+/** The batch opened (or reopened) for this load, its order (orderOf), and the enqueuer of its rows; none for a dry run. */
+async function startBatch(
+  context: LoadContext | undefined,
+  options: LoadRequest,
+): Promise<{ fingerprint: string | undefined; owned: boolean; enqueuer: Enqueuer | undefined; order: string }> {
+  if (!context) return { fingerprint: options.fingerprint, owned: false, enqueuer: undefined, order: orderOf(options, undefined) };
+  const { fresh, fingerprint } = await openBatch(context, options);
+  const order = orderOf(options, (await context.batches.get?.(options.batch))?.createdAt);
+  const enqueuer = enqueueInto(context.jobs, {
+    batch: options.batch,
+    bank: options.profile.organization.inn,
+    type: (options.kind ?? DEFAULT_KIND).type,
+    fresh,
+    resubmit: options.resubmit ?? false,
+    heartbeat: () => context.batches.heartbeat(options.batch),
+  });
+  // Only a load that started the batch afresh may take its jobs back when it fails.
+  return { fingerprint, owned: fresh, enqueuer, order };
+}
+
+/**
+ * The order a batch's rows belong to (an extract's ledger key, src/docflows/extract/): the day
+ * the batch was made, so that its retries and a load resumed the next day keep it; or the batch
+ * itself when `--again` orders what was ordered that day.
+ */
+export function orderOf(batch: { batch: string; again?: boolean | undefined }, createdAt: string | undefined): string {
+  return batch.again ? `again-${batch.batch}` : localIsoDate(createdAt ? new Date(createdAt) : new Date());
 }
 
 /** Opens (or reopens) the batch; true when this load starts it afresh, after taking back what a failed load left. */
@@ -280,6 +302,7 @@ async function readRows(
     },
     ...(options.filesRoot !== undefined && { filesRoot: options.filesRoot }),
     ...(options.kind && options.kind !== DEFAULT_KIND && { type: options.kind.type }),
+    ...(options.order !== undefined && { order: options.order }),
     chunkSize: Math.max(1, options.chunkSize ?? LOADER.chunkRows),
   };
   const type = options.kind && options.kind !== DEFAULT_KIND ? options.kind.type : undefined;
@@ -293,12 +316,13 @@ async function readRows(
       summary.read += valid.length + refused.length;
       summary.valid += valid.length;
       summary.invalid += refused.length;
-      const jobs = valid.map(([row, dealId, c]): DealJobData => ({
+      const jobs = valid.map(([row, dealId, c, key]): DealJobData => ({
         batch: options.batch,
         row,
         dealId,
         c,
         ...(type && { type }),
+        ...(key !== undefined && { key }),
         ...(options.resubmit && { resubmit: true }),
       }));
       const invalid: OutcomeRecord[] = [];

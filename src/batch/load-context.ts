@@ -51,7 +51,7 @@ export interface JobStore {
 }
 
 export interface LoadContext {
-  readonly batches: Pick<BatchStore, 'open' | 'heartbeat' | 'state' | 'setTotal' | 'fail'>;
+  readonly batches: Pick<BatchStore, 'open' | 'heartbeat' | 'state' | 'setTotal' | 'fail'> & Partial<Pick<BatchStore, 'get'>>;
   readonly jobs: JobStore;
   /** Lets go of what the context opened (the queue); the connection stays its owner's. */
   close(): Promise<void>;

@@ -20,7 +20,7 @@ import { packDealCompact, type PackedDeal } from '../queue/deal-pack.js';
 import { kindOf } from '../docflows/registry.js';
 
 /** A valid row, its deal packed (`c`): row, dealId, packed deal. */
-export type ReadRow = [row: number, dealId: string, deal: PackedDeal];
+export type ReadRow = [row: number, dealId: string, deal: PackedDeal, key?: string];
 
 /** A refused row: the record (the rejects file writes it back) and its problems. */
 export interface RefusedRow {
@@ -44,6 +44,8 @@ export interface ReadOptions {
   filesRoot?: string;
   /** The rows' docflow type (its columns are read beside the object's and owners'); absent: registrations. */
   type?: string;
+  /** The order the rows belong to (DealValidatorOptions.order). */
+  order?: string;
   /** Rows (valid and refused) a chunk; the last may have fewer. */
   chunkSize: number;
 }
@@ -56,7 +58,8 @@ export interface ReadEnd {
 
 /** An input's chunks, read here. `input` is the file `openInput` opened with `options.reading`. */
 export async function* readChunksHere(input: InputFile, options: ReadOptions): AsyncGenerator<ReadChunk, ReadEnd> {
-  const validate = createDealValidator({ own: kindOf(options.type).own });
+  const kind = kindOf(options.type);
+  const validate = createDealValidator({ own: kind.own, ...(options.order !== undefined && { order: options.order }) });
   const checkFiles = createDocumentFileChecker({
     baseDir: dirname(resolve(options.file)),
     ...(options.filesRoot !== undefined && { filesRoot: resolve(options.filesRoot) }),
@@ -75,7 +78,9 @@ export async function* readChunksHere(input: InputFile, options: ReadOptions): A
     // A row's files are looked at once the row is valid otherwise: a missing one makes it invalid, naming the field.
     const fileProblems = result.ok && namesFiles(result.deal) ? await checkFiles(result.deal) : [];
     if (result.ok && record.problems.length === 0 && fileProblems.length === 0) {
-      chunk.valid.push([record.row, result.deal.dealId, packDealCompact(result.deal)]);
+      const key = kind.ledgerKey?.(result.deal);
+      const packed = packDealCompact(result.deal);
+      chunk.valid.push(key === undefined ? [record.row, result.deal.dealId, packed] : [record.row, result.deal.dealId, packed, key]);
     } else {
       const problems = result.ok ? [...record.problems, ...fileProblems] : [...record.problems, ...result.problems];
       chunk.refused.push({ record, problems });

@@ -15,7 +15,8 @@ import { readFile, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import { UsageError } from '../errors.js';
-import { reopenInput } from '../input/reading.js';
+import { parseReading, reopenInput } from '../input/reading.js';
+import { orderOf } from './load-batch.js';
 import { createDealValidator } from '../input/validate-deal.js';
 import { DEFAULT_KIND, kindOf } from '../docflows/registry.js';
 import { namesFiles } from '../input/deal.js';
@@ -27,6 +28,7 @@ import { deleteOutcomeIf } from '../outcomes/outcome-rows.js';
 import type { BankProfile } from '../input/profile.js';
 import { alreadySubmitted, ATTENTION_OUTCOMES, ownDocflow, type Outcome, type OutcomeRecord } from '../outcomes/types.js';
 import { readEntry } from '../ledger/ledger.js';
+import { parseRequestId } from '../realty/request-id.js';
 import type { Database } from '../db/database.js';
 import { findMissingRows } from './missing-rows.js';
 import { DEAL_JOB, dealJobId, dealJobOptions, storedJobData, type DealJobData } from '../queue/job-data.js';
@@ -210,7 +212,9 @@ async function reconcileUncertain(
   let reconciled = 0;
   for (const [row, earlier] of selected) {
     if (!earlier || !UNCERTAIN_CODES.has(earlier.errorCode ?? '')) continue;
-    const entry = await readEntry(options.db, bank, earlier.dealId, kindOf(type).type);
+    // An extract's entry is keyed by more than its dealId: the requestId of its try names the key.
+    const key = (earlier.requestId && parseRequestId(earlier.requestId)?.dealId) || earlier.dealId;
+    const entry = await readEntry(options.db, bank, key, kindOf(type).type);
     if (entry?.state !== 'submitted' || !entry.docflowId || !entry.outcome) continue;
     const made = { docflowId: entry.docflowId, outcome: entry.outcome, batch: entry.batch, row: entry.row, at: entry.at ?? '' };
     const own = entry.batch === batch && entry.row === row;
@@ -249,7 +253,8 @@ async function requeue(
   const { redis, keys, batch } = options;
   const input = await reopenInput(meta, options.input);
   const kind = kindOf(meta.type);
-  const validate = createDealValidator({ own: kind.own });
+  const order = orderOf({ batch, again: parseReading(meta.reading).again }, meta.createdAt);
+  const validate = createDealValidator({ own: kind.own, order });
   // A row's files are checked (and hashed) again, as the load did: a worker uploads only checked files.
   const checkFiles = createDocumentFileChecker({
     baseDir: await documentsFolder(meta.file, options.input),
@@ -287,6 +292,8 @@ async function requeue(
       // A batch loaded with --resubmit is retried as it was loaded (the ledger keeps its try's requestId).
       if (meta.resubmit) data.resubmit = true;
       if (kind !== DEFAULT_KIND) data.type = kind.type;
+      const key = kind.ledgerKey?.(result.deal);
+      if (key !== undefined) data.key = key;
       // The row index names the row's deal again while it has no outcome (the outcome's write took
       // it out, and the index's key with its last entry): with the batch's expiry, as the load gave it.
       await redis.hset(keys.rows(batch), String(record.row), data.dealId);

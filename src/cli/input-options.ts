@@ -20,6 +20,7 @@ export interface InputFlags {
   resubmit?: boolean;
   filesRoot?: string;
   type?: string;
+  again?: boolean;
 }
 
 export function addInputOptions(cmd: Command): Command {
@@ -34,6 +35,7 @@ export function addInputOptions(cmd: Command): Command {
       'where refused records go (input format, encoding, delimiter); default <file stem>.rejects.<ext> beside the input',
     )
     .option('--type <type>', `what every row files: ${KIND_NAMES}; default registration`)
+    .option('--again', 'extracts: order again what was ordered today (each batch is an order of its own)')
     .option('--resubmit', 'send deals the ledger says were submitted before')
     .option(
       '--files-root <dir>',
@@ -52,6 +54,7 @@ export async function readingOptions(flags: InputFlags) {
     rejects: flags.rejects,
     filesRoot: flags.filesRoot,
     ...docflowKind(flags.type),
+    ...(flags.again === true && { again: true }),
   };
 }
 

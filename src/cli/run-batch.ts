@@ -41,6 +41,8 @@ export interface RunOptions extends Omit<DealWorkerOptions, 'connection' | 'proc
   kind?: DocflowKind;
   /** The columns its input is read with beyond the canonical fields (readingColumns). */
   columns?: readonly string[];
+  /** `--again`: extracts ordered again on purpose. */
+  again?: boolean;
   /** Where refused records go; default beside the input. */
   rejects?: string;
   /** How long the batch's outcomes stay in Redis after the load. */
@@ -137,6 +139,7 @@ export async function runBatch(options: RunOptions): Promise<RunResult> {
       resubmit: options.resubmit,
       ...(options.kind && { kind: options.kind }),
       ...(options.columns && { columns: options.columns }),
+      ...(options.again === true && { again: true }),
       format: options.format,
       encoding: options.encoding,
       delimiter: options.delimiter,

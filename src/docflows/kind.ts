@@ -25,4 +25,6 @@ export interface DocflowKind {
    * object's cadastral number as the row gave it or suggest found it. The claim gives the requestId.
    */
   buildRequest(deal: Deal, cadastralNumber: string, profile: BankProfile, baseUrl: string, requestId?: string): DocflowRequest<object>;
+  /** The deal's key in the ledger when it is more than its dealId (an extract ordered again on purpose); default the dealId. */
+  ledgerKey?(deal: Deal): string;
 }

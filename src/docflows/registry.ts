@@ -4,12 +4,13 @@
  */
 import type { DocflowType } from '../realty/types.js';
 import type { DocflowKind } from './kind.js';
+import { extract } from './extract/index.js';
 import { lift } from './lift/index.js';
 import { registration } from './registration/index.js';
 
 export type { DocflowKind };
 
-export const KINDS: readonly DocflowKind[] = [registration, lift];
+export const KINDS: readonly DocflowKind[] = [registration, lift, extract];
 
 /** A batch of no stated type is of registrations (the product's first type). */
 export const DEFAULT_KIND = registration;

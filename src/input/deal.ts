@@ -66,12 +66,23 @@ export interface Deal {
   /** Decimal with a dot, as the API wants it ("45.6"). */
   areaValue?: string;
   areaUnit: string;
-  /** One owner, or two spouses (cooperativeOwnership). */
-  owners: [Owner] | [Owner, Owner];
+  /** One owner, or two spouses (cooperativeOwnership); none for an extract (ordered on the object alone). */
+  owners: [] | [Owner] | [Owner, Owner];
   /** A registration's mortgage agreement (`encumbrance_request`). */
   agreement?: AppliedDocument;
   /** A lift's own fields (`cessation_encumbrance_request`). */
   lift?: LiftFields;
+  /** An extract's own fields (`object_request`). */
+  extract?: ExtractFields;
+}
+
+export const EXTRACT_TYPES = ['info', 'base', 'ownership'] as const;
+
+/** What an extract's row orders: which extract, and its order (with the dealId, the ledger's key). */
+export interface ExtractFields {
+  extractType: (typeof EXTRACT_TYPES)[number];
+  /** The day of the order (YYYY-MM-DD), or the batch's id when ordered `--again`: the same extract of a deal is ordered once an order. */
+  order: string;
 }
 
 /** A document a docflow applies: by content ids, or by files the load checks and a worker uploads. */

@@ -20,6 +20,8 @@ export interface ReadingOptions {
   sheet?: string | undefined;
   /** The docflow type's own columns (src/docflows/) its rows were read with; undefined: a registration's. */
   columns?: readonly string[] | undefined;
+  /** `--again`: extracts ordered again on purpose, the batch their order (src/docflows/extract/). */
+  again?: boolean | undefined;
 }
 
 interface StoredReading {
@@ -36,6 +38,8 @@ interface StoredReading {
   sheet?: string;
   /** Only for a type other than a registration: the same file read as lifts is another batch. */
   columns?: string[];
+  /** Only when given: the same extracts ordered again are another batch. */
+  again?: true;
 }
 
 function storedMapping(mapping: Mapping): NonNullable<StoredReading['mapping']> {
@@ -58,6 +62,7 @@ export function serializeReading(r: ReadingOptions): string {
     mapping: r.mapping ? storedMapping(r.mapping) : null,
     ...(r.sheet !== undefined && { sheet: r.sheet }),
     ...(r.columns !== undefined && { columns: [...r.columns] }),
+    ...(r.again === true && { again: true as const }),
   };
   return JSON.stringify(stored);
 }
@@ -70,6 +75,7 @@ export function parseReading(text: string | undefined): ReadingOptions {
   if (stored.delimiter) options.delimiter = stored.delimiter;
   if (stored.sheet !== undefined) options.sheet = stored.sheet;
   if (stored.columns !== undefined) options.columns = stored.columns;
+  if (stored.again === true) options.again = true;
   if (stored.mapping) {
     const { columns, defaults, values } = stored.mapping;
     options.mapping = {

@@ -40,11 +40,27 @@ export interface DealValidatorOptions {
    * they add to the deal. Default: a registration's agreement.
    */
   own?: OwnColumns;
+  /**
+   * The order the rows belong to (an extract's ledger key, src/docflows/extract/): the day it was
+   * ordered (YYYY-MM-DD; default: today), or the batch's id when ordered again on purpose (`--again`).
+   */
+  order?: string;
+}
+
+/** What a type's columns are read against: the check of a past date, and the order an extract's row belongs to. */
+export interface OwnContext {
+  date: Field<string>;
+  /** DealValidatorOptions.order. */
+  order: string;
 }
 
 /** A docflow type's own columns: read from the record into the deal's own part (problems reported on the reader). */
 export interface OwnColumns {
-  read(r: RecordReader, date: Field<string>): Partial<Deal>;
+  read(r: RecordReader, context: OwnContext): Partial<Deal>;
+  /** false: the rows name no owners (an extract is ordered on the object alone). */
+  owners?: boolean;
+  /** The object's address may be left out when its cadastral number is given (an extract). */
+  addressOptional?: boolean;
 }
 
 /** A registration's columns: its mortgage agreement. */
@@ -106,6 +122,9 @@ const streetType = convert((value) => text.check(streetTypeName(value)));
 const FEDERAL_CITIES = new Set(['москва', 'санкт-петербург', 'севастополь']);
 const sameName = (a: string, b: string): boolean => typeWordKey(a) === typeWordKey(b);
 const OWNER2_FIELDS = ownerFieldNames('owner2');
+/** The object's address columns: an extract's row with none of them names its object by the cadastral number. */
+const ADDRESS_FIELDS = ['region', 'district', 'city', 'settlement', 'street', 'house', 'apartment', 'address'] as const;
+const NO_ADDRESS = { region: '', streetType: '', house: '', apartmentType: '' } as const;
 
 /**
  * A street cell and its type column: `ул. Ленина` is Ленина, ул; the type its word named
@@ -289,6 +308,7 @@ function readAddressLine(record: DealRecord): { record: DealRecord; problem?: st
 export function createDealValidator(options: DealValidatorOptions = {}): DealValidator {
   const date = pastDate(localIsoDate(options.today ?? new Date()));
   const own = options.own ?? AGREEMENT_COLUMNS;
+  const order = options.order ?? localIsoDate(options.today ?? new Date());
   // dealId → the 1-based row where it first appeared.
   const seen = new SeenIds();
   let row = 0;
@@ -306,12 +326,13 @@ export function createDealValidator(options: DealValidatorOptions = {}): DealVal
     // property as the first), but stands where the dealId's problems do.
     const dealIdProblems = r.problems.length;
 
+    // An extract's row may name its object by the cadastral number alone.
+    const noAddress = own.addressOptional === true && r.has('cadastralNumber') && !ADDRESS_FIELDS.some((f) => r.has(f));
     const property = {
       dealId: id,
       objectType: r.withDefault('objectType', objectTypeField, 'flat'),
       cadastralNumber: r.optional('cadastralNumber', cadastralNumber),
-      ...readLocation(r),
-      ...readHouseAndApartment(r),
+      ...(noAddress ? NO_ADDRESS : { ...readLocation(r), ...readHouseAndApartment(r) }),
       areaValue: r.optional('areaValue', positiveDecimal),
       areaUnit: r.withDefault('areaUnit', areaUnitField, 'кв.м'),
     };
@@ -319,14 +340,15 @@ export function createDealValidator(options: DealValidatorOptions = {}): DealVal
       const first = seen.first(rawId, row, propertyKeyOf(property));
       if (first) r.problems.splice(dealIdProblems, 0, repeatedDealId(first.row, first.property));
     }
-    const owner = readOwner(r, 'owner', date);
-    const joint = OWNER2_FIELDS.some((field) => r.has(field));
+    const withOwners = own.owners !== false;
+    const owner = withOwners ? readOwner(r, 'owner', date) : undefined;
+    const joint = withOwners && OWNER2_FIELDS.some((field) => r.has(field));
     const owner2 = joint ? readOwner(r, 'owner2', date) : undefined;
-    const ownPart = own.read(r, date);
+    const ownPart = own.read(r, { date, order });
 
     const deal = complete<Deal>(r, 0, {
       ...property,
-      owners: owner && (owner2 ? [owner, owner2] : [owner]),
+      owners: withOwners ? owner && (owner2 ? [owner, owner2] : [owner]) : [],
       ...ownPart,
     });
     return deal === undefined ? { ok: false, problems: r.problems } : { ok: true, deal };

@@ -67,7 +67,16 @@ export async function recordOutcome(store: OutcomeStore, write: NewOutcome | Kep
     return { kind: 'recorded', record, data: rest, ...(written.kind === 'conflict' && { conflict: written.deal }) };
   // The deal has a docflow after all (the feed found a lost answer, or another row made it): the row gets it.
   const instead = insteadOf(record, written);
-  options.ledger = written.own && ledger ? { bank: ledger.bank, resubmit: ledger.resubmit, via: written.via } : undefined;
+  options.ledger =
+    written.own && ledger
+      ? {
+          bank: ledger.bank,
+          resubmit: ledger.resubmit,
+          via: written.via,
+          ...(ledger.type && { type: ledger.type }),
+          ...(ledger.dealId && { dealId: ledger.dealId }),
+        }
+      : undefined;
   written = await persist(store, batch, instead, options);
   if (written.kind === 'exists') return written;
   return { kind: 'recorded', record: instead, data: rest, ...(written.kind === 'conflict' && { conflict: written.deal }) };

@@ -36,6 +36,8 @@ export interface RecordOptions {
         bank: string;
         /** The docflow type (default: a registration). */
         type?: DocflowType;
+        /** The deal's key in the ledger when it is not the row's dealId (an extract's: src/docflows/extract/). */
+        dealId?: string;
         requestId?: string;
         resubmit: boolean;
         via?: Via;
@@ -199,7 +201,7 @@ export function createOutcomeStore(redis: Redis, keys: Keys, options: OutcomeSto
       // The outcome and what it means for the deal's entry: one decision, one commit.
       const lock =
         ledger && mode !== ''
-          ? ({ bank: ledger.bank, type: ledger.type ?? REGISTRATION, dealId: record.dealId } satisfies LedgerKey)
+          ? ({ bank: ledger.bank, type: ledger.type ?? REGISTRATION, dealId: ledger.dealId ?? record.dealId } satisfies LedgerKey)
           : undefined;
       const result = await commit(lock ? keyString(lock) : `\u0001${batch}\u0000${record.row}`, async (trx, now): Promise<RecordResult> => {
         // `ifAbsent`: a row with an outcome changes nothing, in the ledger either.

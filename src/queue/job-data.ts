@@ -23,6 +23,8 @@ export interface DealJobData {
   c?: PackedDeal;
   /** The docflow type of the batch's rows (src/docflows/); absent: a registration. */
   type?: DocflowType;
+  /** The deal's key in the ledger when it is not its dealId (an extract's: src/docflows/extract/). */
+  key?: string;
   /** Send even when the ledger says the deal was submitted before (`--resubmit`). */
   resubmit?: boolean;
   /** Times the job waited for an open circuit breaker without spending a try. */

@@ -311,7 +311,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     const stalled = /stalled more than allowable limit/.test(err.message);
     const profile = await batches.profile(batch);
     const bank = profile?.organization.inn;
-    const entry = bank ? await ledger.read(bank, dealId, kindOf(job.data.type).type) : undefined;
+    const entry = bank ? await ledger.read(bank, job.data.key ?? dealId, kindOf(job.data.type).type) : undefined;
     // A worker that died mid-call may have made the docflow: the row says so, and keeps its claim.
     const uncertain = entry?.state === 'sending' && entry.batch === batch && entry.row === row;
     const { ERR_UNCERTAIN, ERR_JOB_STALLED, ERR_JOB_FAILED } = ERROR_CODES;

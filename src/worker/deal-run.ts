@@ -36,6 +36,8 @@ export class DealRun {
   readonly jobKey: string;
   /** The docflow type its batch files (src/docflows/). */
   readonly kind: DocflowKind;
+  /** The deal's key in the ledger: its dealId, or more for an extract (DocflowKind.ledgerKey, kept in the job). */
+  readonly ledgerKey: string;
   /** The deal as the job brought it (undefined once its row had an outcome). */
   readonly deal: Deal | undefined;
   /** The batch's profile, once read: its representative is a person the gateway's text may name. */
@@ -66,6 +68,7 @@ export class DealRun {
     this.dealId = dealId;
     this.deal = deal;
     this.kind = kindOf(job.data.type);
+    this.ledgerKey = job.data.key ?? dealId;
     this.attempt = job.attemptsMade + 1;
     this.jobKey = `${job.queueQualifiedName}:${job.id}`;
     this.cadastralNumber = deal?.cadastralNumber;
@@ -112,7 +115,14 @@ export class DealRun {
 
   /** The ledger's part of an outcome that speaks of the deal. */
   ledger(note?: LedgerNote): NonNullable<NewOutcome['ledger']> {
-    return { bank: this.bank, type: this.kind.type, resubmit: this.resubmit, property: this.property(), ...note };
+    return {
+      bank: this.bank,
+      type: this.kind.type,
+      ...(this.ledgerKey !== this.dealId && { dealId: this.ledgerKey }),
+      resubmit: this.resubmit,
+      property: this.property(),
+      ...note,
+    };
   }
 
   /** Writes the row's one outcome (or the docflow the ledger says the deal has instead), and returns it. */

@@ -128,7 +128,7 @@ export async function resolution(run: DealRun): Promise<Decision | undefined> {
   const first = !ctx.throttle && job.attemptsMade === 0 && !job.stalledCounter && !job.data.holds && !job.data.waits;
   try {
     if (!first) {
-      const look = await ctx.ledger.lookup(run.bank, run.dealId, run.batch, run.row, run.kind.type);
+      const look = await ctx.ledger.lookup(run.bank, run.ledgerKey, run.batch, run.row, run.kind.type);
       // The checkpoint's number first: the lookup compares it with the one the deal's docflow was made for.
       run.cadastralNumber = look.cadastralNumber;
       const known = lookedUp(run, look);
@@ -222,7 +222,7 @@ export async function claim(run: DealRun): Promise<Decision | Claimed> {
     const request = {
       bank: run.bank,
       type: run.kind.type,
-      dealId: run.dealId,
+      dealId: run.ledgerKey,
       batch,
       row,
       job: run.jobKey,
@@ -372,6 +372,6 @@ export async function send(run: DealRun, claimed: Claimed, request: DocflowReque
  */
 function settle(run: DealRun, claimed: Claimed, how: 'definite' | 'uncertain'): Promise<void> {
   return run.ctx.ledger
-    .settle(run.bank, run.dealId, claimed.requestId, run.batch, run.row, claimed.nonce, how)
+    .settle(run.bank, run.ledgerKey, claimed.requestId, run.batch, run.row, claimed.nonce, how)
     .catch((e: unknown) => run.log().warn({ err: { message: String(e) } }, 'could not note the try in the ledger'));
 }

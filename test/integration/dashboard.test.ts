@@ -465,7 +465,7 @@ describe('the dashboard over HTTP', () => {
     const queue = new Queue<DealJobData>(night.keys.queueName, { connection: night.redis, prefix: night.keys.bullPrefix });
     try {
       const job = await queue.getJob(waitingJobId);
-      expect(job?.data.deal?.owners[0].surname).toBe(sampleDeal(WAITING).owners[0].surname);
+      expect(job?.data.deal?.owners[0]!.surname).toBe(sampleDeal(WAITING).owners[0]!.surname);
     } finally {
       await queue.close();
     }

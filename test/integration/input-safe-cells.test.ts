@@ -189,6 +189,6 @@ describe('fixing the rejects or attention file and loading it as it is', () => {
     expect(againRefused!.slice(0, 2)).toEqual(['2', expect.stringMatching(/^ownerSnils: /)]);
     const [rerun] = await jobsOf('again');
     expect(rerun!.deal).toEqual(job!.deal);
-    expect(job!.deal!.owners[0].birthPlace).toBe('=HYPERLINK("http://x.example","г. Новосибирск")');
+    expect(job!.deal!.owners[0]!.birthPlace).toBe('=HYPERLINK("http://x.example","г. Новосибирск")');
   });
 });

@@ -81,7 +81,7 @@ describe('loading the files banks really produce', () => {
   it('keeps a quoted line break, quotes and delimiters inside a field', async () => {
     await load(fixtures.find((f) => f.name === 'quoted-breaks.csv')!.file, 'quoted');
     const jobs = await jobsOf('quoted');
-    expect(jobs.find((j) => j.row === 1)?.deal?.owners[0].birthPlace).toBe('г. Новосибирск, "Ленинский" район\nвторая строка');
+    expect(jobs.find((j) => j.row === 1)?.deal?.owners[0]!.birthPlace).toBe('г. Новосибирск, "Ленинский" район\nвторая строка');
   });
 
   it('writes refused rows in the input encoding and delimiter, which load clean once fixed', async () => {

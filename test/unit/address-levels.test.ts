@@ -184,7 +184,7 @@ describe('the loader gives the contract a name and its abbreviation apart', () =
       ok: true,
       deal: { region: 'Новосибирская область', city: 'Новосибирск', street: 'Ленина', streetType: 'ул' },
     });
-    expect(lenina.ok && lenina.deal.owners[0].address).toMatchObject({
+    expect(lenina.ok && lenina.deal.owners[0]!.address).toMatchObject({
       region: 'Новосибирская область',
       city: 'Новосибирск',
       street: 'Ленина',

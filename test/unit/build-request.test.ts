@@ -72,9 +72,9 @@ describe('the encumbrance_request a deal becomes', () => {
   });
 
   it('uses cooperativeOwnership with spouse1 and spouse2 for two owners', () => {
-    const spouse = { ...deal.owners[0], name: 'Тестина', gender: 'female' as const };
+    const spouse = { ...deal.owners[0]!, name: 'Тестина', gender: 'female' as const };
     const built = buildEncumbranceRequest(
-      { ...deal, owners: [deal.owners[0], spouse] },
+      { ...deal, owners: [deal.owners[0]!, spouse] },
       '47:14:1203001:814',
       profileOfExample(),
       'https://host/',

@@ -49,8 +49,8 @@ describe('built-in Russian spellings of the enumerations', () => {
     const deal = result.ok ? result.deal : undefined;
     const read: Record<string, unknown> = {
       objectType: deal?.objectType,
-      ownerGender: deal?.owners[0].gender,
-      ownerDocType: deal?.owners[0].doc.type,
+      ownerGender: deal?.owners[0]!.gender,
+      ownerDocType: deal?.owners[0]!.doc.type,
       apartmentType: deal?.apartmentType,
       areaUnit: deal?.areaUnit,
     };

@@ -13,7 +13,7 @@ const record = Object.fromEntries(HEADER.map((h, i) => [h, ROWS[0]![i] ?? '']));
 const validated = createDealValidator()(record);
 if (!validated.ok) throw new Error('the first sample row is valid');
 const deal = validated.deal;
-const owner = deal.owners[0];
+const owner = deal.owners[0]!;
 
 /** The sample deal with its owner changed. */
 const withOwner = (changes: Partial<Owner>): Deal => ({ ...deal, owners: [{ ...owner, ...changes }] });

@@ -128,9 +128,9 @@ describe('createDealValidator: a valid record', () => {
   it('trims every value and drops keys of empty fields', () => {
     const deal = dealOf(record({ dealId: '  NSK-1  ', ownerSurname: ' Кузнецов ', district: '', ownerPatronymic: '' }));
     expect(deal.dealId).toBe('NSK-1');
-    expect(deal.owners[0].surname).toBe('Кузнецов');
+    expect(deal.owners[0]!.surname).toBe('Кузнецов');
     expect('district' in deal).toBe(false);
-    expect('patronymic' in deal.owners[0]).toBe(false);
+    expect('patronymic' in deal.owners[0]!).toBe(false);
     expect('cadastralNumber' in deal).toBe(false);
   });
 
@@ -144,8 +144,8 @@ describe('createDealValidator: a valid record', () => {
 
   it('normalises DD.MM.YYYY dates to YYYY-MM-DD and a decimal comma to a dot', () => {
     const deal = dealOf(record({ ownerBirthDate: '14.03.1988', ownerDocIssueDate: '02.04.2008', areaValue: '45,6' }));
-    expect(deal.owners[0].birthDate).toBe('1988-03-14');
-    expect(deal.owners[0].doc.issueDate).toBe('2008-04-02');
+    expect(deal.owners[0]!.birthDate).toBe('1988-03-14');
+    expect(deal.owners[0]!.doc.issueDate).toBe('2008-04-02');
     expect(deal.areaValue).toBe('45.6');
   });
 });
@@ -257,15 +257,15 @@ describe('createDealValidator: dates', () => {
   });
 
   it('accepts 29 February of a leap year in both forms', () => {
-    expect(dealOf(record({ ownerDocIssueDate: '29.02.2008' })).owners[0].doc.issueDate).toBe('2008-02-29');
-    expect(dealOf(record({ ownerDocIssueDate: '2000-02-29' })).owners[0].doc.issueDate).toBe('2000-02-29');
+    expect(dealOf(record({ ownerDocIssueDate: '29.02.2008' })).owners[0]!.doc.issueDate).toBe('2008-02-29');
+    expect(dealOf(record({ ownerDocIssueDate: '2000-02-29' })).owners[0]!.doc.issueDate).toBe('2000-02-29');
   });
 
   it('refuses a date after today and accepts today', () => {
     expect(problemsOf(record({ ownerDocIssueDate: '2026-11-22' }))).toEqual([
       { field: 'ownerDocIssueDate', message: 'must not be in the future' },
     ]);
-    expect(dealOf(record({ ownerDocIssueDate: '21.11.2026' })).owners[0].doc.issueDate).toBe('2026-11-21');
+    expect(dealOf(record({ ownerDocIssueDate: '21.11.2026' })).owners[0]!.doc.issueDate).toBe('2026-11-21');
   });
 
   it('refuses 1C’s empty date 01.01.0001 as older than 1900', () => {
@@ -291,7 +291,7 @@ describe('createDealValidator: the owner', () => {
     ['M', 'male'],
     ['f', 'female'],
   ])('reads the gender %s as %s', (value, expected) => {
-    expect(dealOf(record({ ownerGender: value })).owners[0].gender).toBe(expected);
+    expect(dealOf(record({ ownerGender: value })).owners[0]!.gender).toBe(expected);
   });
 
   it('refuses an unknown gender', () => {
@@ -305,7 +305,7 @@ describe('createDealValidator: the owner', () => {
   });
 
   it('stores a SNILS as its 11 digits and refuses a wrong checksum or format', () => {
-    expect(dealOf(record({ ownerSnils: '206 130 059 00' })).owners[0].snils).toBe('20613005900');
+    expect(dealOf(record({ ownerSnils: '206 130 059 00' })).owners[0]!.snils).toBe('20613005900');
     expect(problemsOf(record({ ownerSnils: '112-233-445 96' }))).toEqual([{ field: 'ownerSnils', message: 'checksum does not match' }]);
     expect(problemsOf(record({ ownerSnils: '112-233-445' }))).toEqual([
       { field: 'ownerSnils', message: 'must be 11 digits (separators - and space allowed)' },
@@ -313,19 +313,19 @@ describe('createDealValidator: the owner', () => {
   });
 
   it('defaults citizenship and keeps a given one', () => {
-    expect(dealOf(record()).owners[0].citizenship).toBe('Российская Федерация');
-    expect(dealOf(record({ ownerCitizenship: 'Республика Беларусь' })).owners[0].citizenship).toBe('Республика Беларусь');
+    expect(dealOf(record()).owners[0]!.citizenship).toBe('Российская Федерация');
+    expect(dealOf(record({ ownerCitizenship: 'Республика Беларусь' })).owners[0]!.citizenship).toBe('Республика Беларусь');
   });
 
   it('defaults the document type to russPassport and refuses an unknown one', () => {
-    expect(dealOf(record()).owners[0].doc.type).toBe('russPassport');
+    expect(dealOf(record()).owners[0]!.doc.type).toBe('russPassport');
     expect(problemsOf(record({ ownerDocType: 'passport' }))).toEqual([
       { field: 'ownerDocType', message: expect.stringMatching(/^is not one of the accepted values: russPassport \(паспорт, /) as string },
     ]);
   });
 
   it('wants a Russian passport series of 4 digits (stored without spaces) and a number of 6', () => {
-    expect(dealOf(record({ ownerDocSeries: '50 04' })).owners[0].doc.series).toBe('5004');
+    expect(dealOf(record({ ownerDocSeries: '50 04' })).owners[0]!.doc.series).toBe('5004');
     expect(problemsOf(record({ ownerDocSeries: '' }))).toEqual([{ field: 'ownerDocSeries', message: 'is required' }]);
     expect(problemsOf(record({ ownerDocSeries: '500' }))).toEqual([
       { field: 'ownerDocSeries', message: 'must be 4 digits for a russPassport series' },
@@ -336,15 +336,15 @@ describe('createDealValidator: the owner', () => {
   });
 
   it('takes the series and number of other documents as free text, the series optional', () => {
-    const owner = dealOf(record({ ownerDocType: 'inostrannyyPassport', ownerDocSeries: '', ownerDocNumber: 'AB 1234567' })).owners[0];
+    const owner = dealOf(record({ ownerDocType: 'inostrannyyPassport', ownerDocSeries: '', ownerDocNumber: 'AB 1234567' })).owners[0]!;
     expect(owner.doc).toMatchObject({ type: 'inostrannyyPassport', number: 'AB 1234567' });
     expect('series' in owner.doc).toBe(false);
     expect(problemsOf(record({ ownerDocType: 'vul', ownerDocNumber: '' }))).toEqual([{ field: 'ownerDocNumber', message: 'is required' }]);
   });
 
   it('normalises the issuer code to NNN-NNN and refuses another form', () => {
-    expect(dealOf(record({ ownerDocIssuerCode: '540001' })).owners[0].doc.issuerCode).toBe('540-001');
-    expect(dealOf(record({ ownerDocIssuerCode: '540-001' })).owners[0].doc.issuerCode).toBe('540-001');
+    expect(dealOf(record({ ownerDocIssuerCode: '540001' })).owners[0]!.doc.issuerCode).toBe('540-001');
+    expect(dealOf(record({ ownerDocIssuerCode: '540-001' })).owners[0]!.doc.issuerCode).toBe('540-001');
     expect(problemsOf(record({ ownerDocIssuerCode: '54-0001' }))).toEqual([
       { field: 'ownerDocIssuerCode', message: 'must be NNN-NNN or NNNNNN' },
     ]);
@@ -390,9 +390,9 @@ describe('createDealValidator: the house and apartment, normalised once at load'
   });
 
   it("normalises the owner's house and apartment too", () => {
-    const address = dealOf(record({ ownerHouse: 'д. 14 корп. 1', ownerApartment: 'кв. 81' })).owners[0].address;
+    const address = dealOf(record({ ownerHouse: 'д. 14 корп. 1', ownerApartment: 'кв. 81' })).owners[0]!.address;
     expect(address).toMatchObject({ house: '14 к1', apartment: '81' });
-    const fias = dealOf(record({ ownerFiasId: FIAS_ID, ownerApartment: 'ком. 3' })).owners[0].address;
+    const fias = dealOf(record({ ownerFiasId: FIAS_ID, ownerApartment: 'ком. 3' })).owners[0]!.address;
     expect(fias).toEqual({ kind: 'fias', fiasId: FIAS_ID, apartment: '3', apartmentType: 'ком' });
   });
 });
@@ -401,8 +401,8 @@ describe('createDealValidator: the owner address', () => {
   const noAddress = { ownerRegion: '', ownerCity: '', ownerStreet: '', ownerHouse: '', ownerApartment: '' };
 
   it('takes ownerFiasId, with the optional apartment, over a structured address', () => {
-    expect(dealOf(record({ ownerFiasId: FIAS_ID })).owners[0].address).toEqual({ kind: 'fias', fiasId: FIAS_ID, apartment: '81' });
-    expect(dealOf(record({ ...noAddress, ownerFiasId: FIAS_ID })).owners[0].address).toEqual({ kind: 'fias', fiasId: FIAS_ID });
+    expect(dealOf(record({ ownerFiasId: FIAS_ID })).owners[0]!.address).toEqual({ kind: 'fias', fiasId: FIAS_ID, apartment: '81' });
+    expect(dealOf(record({ ...noAddress, ownerFiasId: FIAS_ID })).owners[0]!.address).toEqual({ kind: 'fias', fiasId: FIAS_ID });
   });
 
   it('refuses an ownerFiasId that is not a UUID', () => {
@@ -410,7 +410,7 @@ describe('createDealValidator: the owner address', () => {
   });
 
   it('takes ownerRegion and ownerHouse alone as a structured address with the default street type', () => {
-    expect(dealOf(record({ ...noAddress, ownerRegion: 'Москва', ownerHouse: '5' })).owners[0].address).toEqual({
+    expect(dealOf(record({ ...noAddress, ownerRegion: 'Москва', ownerHouse: '5' })).owners[0]!.address).toEqual({
       kind: 'structured',
       region: 'Москва',
       streetType: 'ул',

@@ -25,7 +25,7 @@ const documentPaths = convert((value) => {
 });
 
 export const liftColumns: OwnColumns = {
-  read(r: RecordReader, date): Partial<Deal> {
+  read(r: RecordReader, { date }): Partial<Deal> {
     const before = r.problems.length;
     const lift = {
       encumbranceType: r.withDefault('encumbranceType', encumbranceType, 'mortgage'),
