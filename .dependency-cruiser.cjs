@@ -19,6 +19,7 @@ const LAYERS = [
   ['src/outcomes', 'src/feed'],
   ['src/batch'],
   ['src/results', 'src/worker'],
+  ['src/followups'],
   // A loaded batch to its end (wait, feed, results, attention, exit code): the one pipeline of `run` and the inbox.
   ['src/pipeline'],
   ['src/schedule', 'src/dashboard'],

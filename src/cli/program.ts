@@ -13,6 +13,8 @@ import { Command, CommanderError, type OutputConfiguration } from 'commander';
 import { UsageError } from '../errors.js';
 import { packageVersion } from '../files/package-root.js';
 import { environment, reportError, type CliContext, type Env } from './common.js';
+import { registerActionCommand } from './commands/action.js';
+import { registerAnswerCommand } from './commands/answer.js';
 import { registerDashboardCommand } from './commands/dashboard.js';
 import { registerDbCommand } from './commands/db.js';
 import { registerLedgerCommand } from './commands/ledger.js';
@@ -64,6 +66,8 @@ export function buildProgram(context: CliContext, output?: OutputConfiguration):
   registerToSignCommand(program, context);
   registerSignCommand(program, context);
   registerDocumentsCommand(program, context);
+  registerAnswerCommand(program, context);
+  for (const action of ['cancel', 'suspend', 'resume'] as const) registerActionCommand(program, context, action);
   registerRetryCommand(program, context);
   registerStatusCommand(program, context);
   registerTrackCommand(program, context);

@@ -68,3 +68,23 @@ export function duplicateMessage(d: Pick<DuplicateRow, 'docflow_id' | 'kept_docf
         : `the news feed showed docflow ${d.docflow_id} of an earlier try (${d.request_id}) after the next try was sent; the deal has ${d.kept_docflow_id || 'that next try'}`;
   return `the gateway holds two docflows for this deal: ${seen}; both are followed, one must be cancelled at the gateway`;
 }
+
+/** Which of these docflows are a deal's other docflow (never the one the ledger keeps): none is ever signed. */
+export async function duplicateDocflowIds(trx: Trx, docflowIds: readonly string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  const ids = [...new Set(docflowIds)];
+  for (let from = 0; from < ids.length; from += 500) {
+    const rows = await trx
+      .selectFrom('duplicates')
+      .select('docflow_id')
+      .where('docflow_id', 'in', ids.slice(from, from + 500))
+      .execute();
+    for (const r of rows) found.add(r.docflow_id);
+  }
+  return found;
+}
+
+/** Every duplicate held by a batch's rows, by row, then by when seen. */
+export async function duplicatesOfBatch(trx: Trx, batch: string): Promise<DuplicateRow[]> {
+  return trx.selectFrom('duplicates').selectAll().where('batch', '=', batch).orderBy('row').orderBy('seen_at').execute();
+}

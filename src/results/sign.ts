@@ -30,7 +30,16 @@ import { FileRefusedError, openRegularFile } from '../files/regular-file.js';
 import { maskRegistryText } from '../feed/item-status.js';
 import { withGatewayRetry } from '../realty/gateway-retry.js';
 import { csvText, eachLimit, readCsvLines, safeName, sha256Of, sizeOf } from './docflow-files.js';
-import { batchDocflows, filesToSign, readSignManifest, SIGN_MANIFEST, type SignManifestLine, type SigningOptions } from './to-sign.js';
+import { duplicateDocflowIds } from '../db/duplicates.js';
+import {
+  batchDocflows,
+  duplicateUnsigned,
+  filesToSign,
+  readSignManifest,
+  SIGN_MANIFEST,
+  type SignManifestLine,
+  type SigningOptions,
+} from './to-sign.js';
 
 export const SIGNED_JOURNAL = 'signed.csv';
 export const SIGNED_COLUMNS = ['docflowId', 'dealId', 'fileId', 'what', 'sha256', 'at'] as const;
@@ -153,8 +162,13 @@ export async function signDocflows(options: SigningOptions): Promise<SignSummary
   for (const line of manifest.values())
     if (ofBatch.has(line.docflowId)) listed.set(line.docflowId, [...(listed.get(line.docflowId) ?? []), line]);
   const summary: SignSummary = { posted: 0, deals: [], journal: journalPath };
+  // A deal's second docflow is never signed, whatever its folder holds: it would reach the registry beside the first.
+  const duplicates = await duplicateDocflowIds(options.db.kysely, [...ofBatch.keys()]);
   for (const [docflowId, { dealId, waitsForSignature }] of ofBatch)
-    if (waitsForSignature && !listed.has(docflowId))
+    if (duplicates.has(docflowId) && (waitsForSignature || listed.has(docflowId))) {
+      listed.delete(docflowId);
+      summary.deals.push({ dealId, docflowId, result: 'passed', reason: `${duplicateUnsigned(options.batch)}: nothing posted` });
+    } else if (waitsForSignature && !listed.has(docflowId))
       summary.deals.push({
         dealId,
         docflowId,

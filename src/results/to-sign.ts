@@ -23,6 +23,7 @@ import { SUBMITTED_OUTCOMES } from '../outcomes/types.js';
 import { withGatewayRetry } from '../realty/gateway-retry.js';
 import type { Docflow } from '../realty/types.js';
 import type { Database } from '../db/database.js';
+import { duplicateDocflowIds } from '../db/duplicates.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import {
@@ -99,6 +100,11 @@ export function filesToSign(docflow: Docflow): Array<{ fileId: string; signer: s
   return files;
 }
 
+/** Why a deal's second docflow is left unsigned, and what to do with it. */
+export function duplicateUnsigned(batch: string): string {
+  return `a second docflow of the deal (DUPLICATE_DOCFLOW): never signed, so it never reaches the registry; nothing else is needed (realty-batch cancel ${batch} --duplicates reports it)`;
+}
+
 export async function readSignManifest(path: string): Promise<Map<string, SignManifestLine>> {
   const lines = new Map<string, SignManifestLine>();
   for (const line of await readCsvLines<SignManifestLine>(path)) if (line.fileId) lines.set(key(line.docflowId, line.fileId), line);
@@ -114,6 +120,13 @@ export async function downloadToSign(options: SigningOptions): Promise<ToSignSum
     ([docflowId, d]) => (d.waitsForSignature ? [[docflowId, d.dealId] as const] : []),
   );
   const summary: ToSignSummary = { docflows: waiting.length, downloaded: 0, skipped: 0, passed: [], failed: [], manifest: manifestPath };
+  // A deal's second docflow is never signed: signed, it would reach the registry beside the first.
+  const duplicates = await duplicateDocflowIds(
+    options.db.kysely,
+    waiting.map(([docflowId]) => docflowId),
+  );
+  for (const [docflowId, dealId] of waiting)
+    if (duplicates.has(docflowId)) summary.passed.push({ dealId, docflowId, reason: duplicateUnsigned(options.batch) });
   const retry = {
     ...options.retry,
     onRetry: (err: Error) => options.logger?.warn({ err: { message: err.message } }, 'a call is tried again'),
@@ -150,14 +163,18 @@ export async function downloadToSign(options: SigningOptions): Promise<ToSignSum
   };
 
   try {
-    await eachLimit(waiting, options.concurrency ?? 4, async ([docflowId, dealId]) => {
-      try {
-        await fetchOne(docflowId, dealId);
-      } catch (err) {
-        if (err instanceof SessionRefusedError) throw err;
-        summary.failed.push({ dealId, docflowId, reason: (err as Error).message });
-      }
-    });
+    await eachLimit(
+      waiting.filter(([docflowId]) => !duplicates.has(docflowId)),
+      options.concurrency ?? 4,
+      async ([docflowId, dealId]) => {
+        try {
+          await fetchOne(docflowId, dealId);
+        } catch (err) {
+          if (err instanceof SessionRefusedError) throw err;
+          summary.failed.push({ dealId, docflowId, reason: (err as Error).message });
+        }
+      },
+    );
   } finally {
     // What was had is kept, whatever stopped the rest: the next run skips it.
     const lines = [...manifest.values()].sort((a, b) => a.dealId.localeCompare(b.dealId) || a.file.localeCompare(b.file));
