@@ -5,9 +5,13 @@
  * never changes is kept per engine after its first compile, and later runs pass only its
  * values. Its values must be the ones the builder was given, in the builder's order: the
  * first compile checks that, so a query built with other values fails at once, not silently.
+ *
+ * An insert or an update whose columns vary from call to call has one shape per set of
+ * columns: `columnsOf` names the set, and the name of the query carries it.
  */
-import { CompiledQuery, type Compilable } from 'kysely';
+import type { Compilable, QueryResult } from 'kysely';
 import type { Trx } from './database.js';
+import { CompiledQuery } from './kysely.js';
 
 const texts = new Map<string, string>();
 
@@ -17,6 +21,16 @@ const texts = new Map<string, string>();
  * builder's parameters, in order.
  */
 export async function runCompiled<R>(trx: Trx, name: string, values: readonly unknown[], build: () => Compilable<R>): Promise<R[]> {
+  return (await executeCompiled(trx, name, values, build)).rows;
+}
+
+/** runCompiled's whole result: an insert's, update's or delete's `numAffectedRows` too. */
+export function executeCompiled<R>(
+  trx: Trx,
+  name: string,
+  values: readonly unknown[],
+  build: () => Compilable<R>,
+): Promise<QueryResult<R>> {
   // The dialect's adapter names the SQL's form ($1 or ?, FOR UPDATE or not).
   const key = `${trx.getExecutor().adapter.constructor.name}:${name}`;
   let text = texts.get(key);
@@ -30,5 +44,22 @@ export async function runCompiled<R>(trx: Trx, name: string, values: readonly un
     text = compiled.sql;
     texts.set(key, text);
   }
-  return (await trx.executeQuery<R>(CompiledQuery.raw(text, [...values]))).rows;
+  return trx.executeQuery<R>(CompiledQuery.raw(text, values as unknown[]));
+}
+
+/**
+ * An insert's or an update's object as Kysely reads it: the columns whose value is not
+ * `undefined` (Kysely leaves those out), in the object's order, and their values. `columns`
+ * joined is the set's name.
+ */
+export function columnsOf(set: object): { columns: string; values: unknown[] } {
+  let columns = '';
+  const values: unknown[] = [];
+  for (const column in set) {
+    const value = (set as Record<string, unknown>)[column];
+    if (value === undefined) continue;
+    columns += columns === '' ? column : `,${column}`;
+    values.push(value);
+  }
+  return { columns, values };
 }

@@ -16,7 +16,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { createRequire } from 'node:module';
 import type { Kysely, Transaction } from 'kysely';
 import type PgModule from 'pg';
-import { KyselyClass, PostgresDialect, SqliteDialect, sql } from './kysely.js';
+import { CompiledQuery, KyselyClass, PostgresDialect, SqliteDialect } from './kysely.js';
 import { DatabaseError } from '../errors.js';
 import { backupSqlite } from './backup.js';
 import { describeTarget, type DatabaseTarget } from './location.js';
@@ -73,13 +73,13 @@ function openSqlite(path: string): Database {
     async transaction(fn) {
       // One connection: Kysely's SQLite driver hands it to one caller at a time.
       return kysely.connection().execute(async (conn) => {
-        await sql`begin immediate`.execute(conn);
+        await conn.executeQuery(BEGIN_IMMEDIATE);
         try {
           const result = await fn(conn);
-          await sql`commit`.execute(conn);
+          await conn.executeQuery(COMMIT);
           return result;
         } catch (err) {
-          if (raw.inTransaction) await sql`rollback`.execute(conn);
+          if (raw.inTransaction) await conn.executeQuery(ROLLBACK);
           throw err;
         }
       });
@@ -91,6 +91,13 @@ function openSqlite(path: string): Database {
     },
   };
 }
+
+/** A transaction's own statements, compiled once: each group of decisions runs them (src/db/group-commit.ts). */
+const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate');
+const COMMIT = CompiledQuery.raw('commit');
+const ROLLBACK = CompiledQuery.raw('rollback');
+/** PostgreSQL's clock, ms: what the ledger compares its times with. */
+const NOW = CompiledQuery.raw('select (extract(epoch from clock_timestamp()) * 1000)::int8 as now');
 
 /** How many prepared statements a SQLite connection keeps: the project runs fewer than 200 distinct ones. */
 export const STATEMENT_CACHE_SIZE = 500;
@@ -155,9 +162,7 @@ function openPostgres(url: string, poolSize: number): Database {
       }
     },
     async now(trx) {
-      const { rows } = await sql<{ now: number }>`select (extract(epoch from clock_timestamp()) * 1000)::int8 as now`.execute(
-        trx ?? kysely,
-      );
+      const { rows } = await (trx ?? kysely).executeQuery<{ now: number }>(NOW);
       return rows[0]!.now;
     },
     async close() {

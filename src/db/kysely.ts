@@ -9,4 +9,4 @@ import type * as KyselyModule from 'kysely';
 
 const kysely = createRequire(import.meta.url)('kysely') as typeof KyselyModule;
 
-export const { Kysely: KyselyClass, PostgresDialect, SqliteDialect, sql } = kysely;
+export const { CompiledQuery, Kysely: KyselyClass, PostgresDialect, SqliteDialect, sql } = kysely;

@@ -8,6 +8,7 @@
  */
 import { FeedNotCompleteError } from '../errors.js';
 import { lagAllowance } from './feed-lag.js';
+import { runCompiled } from '../db/compiled.js';
 import type { Engine, Trx } from '../db/database.js';
 import type { LedgerRow } from '../db/schema.js';
 import { storedProperty } from '../input/property-key.js';
@@ -144,6 +145,9 @@ export async function decideClaim(
 ): Promise<ClaimVerdict | NeedsHolder | FeedBehind> {
   const known = await feedOf(trx);
   if (!known) return { kind: 'nofeed' };
+  // A deal the ledger does not know (nearly every claim) gets its first row at once, as `decide`
+  // would write it; a deal that has one is left as it is by the insert, read and decided on.
+  if (c.mode === 'send' && !behind(now, known) && (await insertRow(trx, firstRow(now, c, 0, null)))) return send(c, 0);
   for (;;) {
     const e = await lockRow(trx, engine, c.key);
     const verdict = await decide(trx, now, c, e, holder, known);
@@ -165,20 +169,17 @@ const feedRead = new WeakMap<Trx, Promise<Feed | undefined>>();
 function feedOf(trx: Trx): Promise<Feed | undefined> {
   let read = feedRead.get(trx);
   if (!read) {
-    read = trx
-      .selectFrom('feed')
-      .select(['since', 'covered_at', 'poll_ms', 'lag_p99_ms'])
-      .where('id', '=', 1)
-      .executeTakeFirst()
-      .then(
-        (feed) =>
-          feed && {
-            since: Number(feed.since),
-            covered: Number(feed.covered_at),
-            allowMs: 2 * Number(feed.poll_ms) + FEED_SLACK_MS,
-            lagP99: Number(feed.lag_p99_ms),
-          },
-      );
+    read = runCompiled(trx, 'feedOf', [1], () =>
+      trx.selectFrom('feed').select(['since', 'covered_at', 'poll_ms', 'lag_p99_ms']).where('id', '=', 1),
+    ).then(
+      ([feed]) =>
+        feed && {
+          since: Number(feed.since),
+          covered: Number(feed.covered_at),
+          allowMs: 2 * Number(feed.poll_ms) + FEED_SLACK_MS,
+          lagP99: Number(feed.lag_p99_ms),
+        },
+    );
     feedRead.set(trx, read);
   }
   return read;
@@ -227,8 +228,26 @@ async function writeClaim(
   n: number,
   prev: string | null,
 ): Promise<Verdict> {
-  if (now - feed.covered > feed.allowMs) return { kind: 'behind', coveredAt: feed.covered, now, allowMs: feed.allowMs };
-  const row = {
+  if (behind(now, feed)) return { kind: 'behind', coveredAt: feed.covered, now, allowMs: feed.allowMs };
+  if (e) await updateRow(trx, c.key, claimRow(now, c, n, prev));
+  else if (!(await insertRow(trx, firstRow(now, c, n, prev)))) return 'again';
+  return send(c, n);
+}
+
+/** Whether the feed's last complete read is too old for a claim to send. */
+const behind = (now: number, feed: Feed): boolean => now - feed.covered > feed.allowMs;
+
+/** The deal's first row, with try `n` written ahead of its call. */
+const firstRow = (now: number, c: ClaimInput, n: number, prev: string | null) => ({
+  bank: c.key.bank,
+  type: c.key.type,
+  deal_id: c.key.dealId,
+  ...claimRow(now, c, n, prev),
+});
+
+/** The deal's row's columns with try `n` written ahead of its call. */
+function claimRow(now: number, c: ClaimInput, n: number, prev: string | null) {
+  return {
     n,
     state: 'sending',
     batch: c.batch,
@@ -250,9 +269,6 @@ async function writeClaim(
     answered_at: null,
     updated_at: now,
   };
-  if (e) await updateRow(trx, c.key, row);
-  else if (!(await insertRow(trx, { bank: c.key.bank, type: c.key.type, deal_id: c.key.dealId, ...row }))) return 'again';
-  return send(c, n);
 }
 
 /** The deal has its docflow: this row's own, another deal's (another property), or resubmitted once the registry refused it. */

@@ -9,6 +9,7 @@
  * batch's work (outcomes, checkpoints, jobs) and is read around the decisions, never for them.
  */
 import type { Database, Trx } from '../db/database.js';
+import { runCompiled } from '../db/compiled.js';
 import { commitAlone, type Committer } from '../db/group-commit.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
@@ -222,13 +223,10 @@ export async function readEntry(
 }
 
 async function readKey(db: Trx, key: LedgerKey): Promise<LedgerEntry | undefined> {
-  const row = await db
-    .selectFrom('ledger')
-    .selectAll()
-    .where('bank', '=', key.bank)
-    .where('type', '=', key.type)
-    .where('deal_id', '=', key.dealId)
-    .executeTakeFirst();
+  // Compiled once (src/db/compiled.ts): a job's later runs look their deal up before suggest.
+  const [row] = await runCompiled(db, 'readKey', [key.bank, key.type, key.dealId], () =>
+    db.selectFrom('ledger').selectAll().where('bank', '=', key.bank).where('type', '=', key.type).where('deal_id', '=', key.dealId),
+  );
   return row && entryOf(row);
 }
 

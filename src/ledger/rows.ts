@@ -6,7 +6,7 @@
 import type { Engine, Trx } from '../db/database.js';
 import type { LedgerRow, LedgerUpdate, NewLedgerRow } from '../db/schema.js';
 import { propertyOf, requestIdOf, type DocflowType, type LedgerEntry, type LedgerState, type SubmittedDeal, type Via } from './entry.js';
-import { runCompiled } from '../db/compiled.js';
+import { columnsOf, executeCompiled, runCompiled } from '../db/compiled.js';
 
 export interface LedgerKey {
   bank: string;
@@ -47,36 +47,74 @@ export async function lockRow(trx: Trx, engine: Engine, k: LedgerKey): Promise<L
   return row;
 }
 
-/** Inserts a row the deal did not have; false when another transaction made it first (decide again). */
+/**
+ * Inserts a row the deal did not have; false when another transaction made it first (decide
+ * again). Compiled once per set of columns (src/db/compiled.ts), as are updateRow and deleteRow.
+ */
 export async function insertRow(trx: Trx, row: NewLedgerRow): Promise<boolean> {
-  const done = await trx
-    .insertInto('ledger')
-    .values(row)
-    .onConflict((c) => c.columns(['bank', 'type', 'deal_id']).doNothing())
-    .executeTakeFirst();
-  return Number(done.numInsertedOrUpdatedRows ?? 0) > 0;
+  const { columns, values } = columnsOf(row);
+  const done = await executeCompiled(trx, `insertRow:${columns}`, values, () =>
+    trx
+      .insertInto('ledger')
+      .values(row)
+      .onConflict((c) => c.columns(['bank', 'type', 'deal_id']).doNothing()),
+  );
+  return Number(done.numAffectedRows ?? 0) > 0;
 }
 
 export async function updateRow(trx: Trx, k: LedgerKey, set: LedgerUpdate): Promise<void> {
-  await trx.updateTable('ledger').set(set).where('bank', '=', k.bank).where('type', '=', k.type).where('deal_id', '=', k.dealId).execute();
+  const { columns, values } = columnsOf(set);
+  values.push(k.bank, k.type, k.dealId);
+  await executeCompiled(trx, `updateRow:${columns}`, values, () =>
+    trx.updateTable('ledger').set(set).where('bank', '=', k.bank).where('type', '=', k.type).where('deal_id', '=', k.dealId),
+  );
 }
 
 export async function deleteRow(trx: Trx, k: LedgerKey): Promise<void> {
-  await trx.deleteFrom('ledger').where('bank', '=', k.bank).where('type', '=', k.type).where('deal_id', '=', k.dealId).execute();
+  await executeCompiled(trx, 'deleteRow', [k.bank, k.type, k.dealId], () =>
+    trx.deleteFrom('ledger').where('bank', '=', k.bank).where('type', '=', k.type).where('deal_id', '=', k.dealId),
+  );
 }
 
 /** A try's own columns, cleared: when it began and ended, its allowances, its run. */
 export const NO_TRY = { try_at: null, end_at: null, timeout_ms: null, lag_ms: null, nonce: null } as const;
 
+type Docflow = { docflowId: string; outcome: string; at: string; via: Via };
+
 /** The deal reached the registry with this docflow (from the gateway's answer, the feed, or an operator). */
-export async function submitRow(
+export async function submitRow(trx: Trx, k: LedgerKey, docflow: Docflow, now: number, extra: LedgerUpdate = {}): Promise<void> {
+  await updateRow(trx, k, submitted(docflow, now, extra));
+}
+
+/**
+ * submitRow for the row (`batch`, `row`) that made the docflow, in one statement, only while the
+ * deal has no other docflow: false when it has another, or has no row, and nothing was written
+ * (the caller reads the row and decides). PostgreSQL locks the row as `lockRow` would.
+ */
+export async function submitRowUnlessOther(
   trx: Trx,
   k: LedgerKey,
-  docflow: { docflowId: string; outcome: string; at: string; via: Via },
+  docflow: Docflow,
   now: number,
-  extra: LedgerUpdate = {},
-): Promise<void> {
-  await updateRow(trx, k, {
+  holder: { batch: string; row: number },
+): Promise<boolean> {
+  const set = submitted(docflow, now, holder);
+  const { columns, values } = columnsOf(set);
+  values.push(k.bank, k.type, k.dealId, 'submitted', docflow.docflowId);
+  const done = await executeCompiled(trx, `submitRowUnlessOther:${columns}`, values, () =>
+    trx
+      .updateTable('ledger')
+      .set(set)
+      .where('bank', '=', k.bank)
+      .where('type', '=', k.type)
+      .where('deal_id', '=', k.dealId)
+      .where((eb) => eb.or([eb('state', '<>', 'submitted'), eb('docflow_id', '=', docflow.docflowId)])),
+  );
+  return Number(done.numAffectedRows ?? 0) > 0;
+}
+
+function submitted(docflow: Docflow, now: number, extra: LedgerUpdate): LedgerUpdate {
+  return {
     ...NO_TRY,
     prev: null,
     job: null,
@@ -89,7 +127,7 @@ export async function submitRow(
     answered_at: docflow.via === 'answer' ? now : null,
     updated_at: now,
     ...extra,
-  });
+  };
 }
 
 /** The holder's claim ends without a docflow: the deal is back to its earlier docflow (`prev`), or to nothing. */

@@ -5,10 +5,11 @@
  * what it means for the deal's ledger entry (src/outcomes/store.ts).
  */
 import type { Trx } from '../db/database.js';
-import type { DuplicateRow, NewOutcomeRow, OutcomeRow } from '../db/schema.js';
+import type { OnConflictBuilder } from 'kysely';
+import type { DuplicateRow, NewOutcomeRow, OutcomeRow, Schema } from '../db/schema.js';
 import { DUPLICATE_CODE, duplicateMessage, duplicatesOfRows } from '../db/duplicates.js';
 import type { OutcomeRecord } from './types.js';
-import { runCompiled } from '../db/compiled.js';
+import { columnsOf, executeCompiled, runCompiled } from '../db/compiled.js';
 
 function rowOf(batch: string, r: OutcomeRecord, now: number): NewOutcomeRow {
   return {
@@ -50,7 +51,31 @@ export function recordOf(o: OutcomeRow): OutcomeRecord {
   return record;
 }
 
-/** Writes the row's outcome (replacing an earlier one); `ifAbsent`: only when it has none ('exists' then). */
+/**
+ * A row's outcome replacing the one it had: every column but the key from the inserted values
+ * (`excluded`), so that the statement carries each value once.
+ */
+const replaceOnConflict = (oc: OnConflictBuilder<Schema, 'outcomes'>) =>
+  oc.columns(['batch', 'row']).doUpdateSet((eb) => ({
+    deal_id: eb.ref('excluded.deal_id'),
+    outcome: eb.ref('excluded.outcome'),
+    docflow_id: eb.ref('excluded.docflow_id'),
+    cn: eb.ref('excluded.cn'),
+    http_status: eb.ref('excluded.http_status'),
+    attempts: eb.ref('excluded.attempts'),
+    finished_at: eb.ref('excluded.finished_at'),
+    error_code: eb.ref('excluded.error_code'),
+    error_message: eb.ref('excluded.error_message'),
+    candidates: eb.ref('excluded.candidates'),
+    request_id: eb.ref('excluded.request_id'),
+    type: eb.ref('excluded.type'),
+    updated_at: eb.ref('excluded.updated_at'),
+  }));
+
+/**
+ * Writes the row's outcome (replacing an earlier one); `ifAbsent`: only when it has none ('exists' then).
+ * Compiled once (src/db/compiled.ts): every outcome runs it.
+ */
 export async function writeOutcome(
   trx: Trx,
   batch: string,
@@ -58,40 +83,22 @@ export async function writeOutcome(
   now: number,
   ifAbsent = false,
 ): Promise<'written' | 'exists'> {
-  const { batch: _b, row: _r, ...changes } = rowOf(batch, record, now);
-  const result = await trx
-    .insertInto('outcomes')
-    .values(rowOf(batch, record, now))
-    .onConflict((oc) => (ifAbsent ? oc.columns(['batch', 'row']).doNothing() : oc.columns(['batch', 'row']).doUpdateSet(changes)))
-    .executeTakeFirst();
-  return ifAbsent && Number(result.numInsertedOrUpdatedRows ?? 0n) === 0 ? 'exists' : 'written';
+  const row = rowOf(batch, record, now);
+  const { columns, values } = columnsOf(row);
+  const result = await executeCompiled(trx, `writeOutcome:${ifAbsent ? 'ifAbsent' : 'replace'}:${columns}`, values, () =>
+    trx
+      .insertInto('outcomes')
+      .values(row)
+      .onConflict((oc) => (ifAbsent ? oc.columns(['batch', 'row']).doNothing() : replaceOnConflict(oc))),
+  );
+  return ifAbsent && Number(result.numAffectedRows ?? 0n) === 0 ? 'exists' : 'written';
 }
 
 /** Many rows' outcomes at once (a load's refused rows): each replaces the row's earlier one. */
 export async function writeOutcomes(trx: Trx, batch: string, records: readonly OutcomeRecord[], now: number): Promise<void> {
   for (let at = 0; at < records.length; at += CHUNK) {
     const values = records.slice(at, at + CHUNK).map((r) => rowOf(batch, r, now));
-    await trx
-      .insertInto('outcomes')
-      .values(values)
-      .onConflict((oc) =>
-        oc.columns(['batch', 'row']).doUpdateSet((eb) => ({
-          deal_id: eb.ref('excluded.deal_id'),
-          outcome: eb.ref('excluded.outcome'),
-          docflow_id: eb.ref('excluded.docflow_id'),
-          cn: eb.ref('excluded.cn'),
-          http_status: eb.ref('excluded.http_status'),
-          attempts: eb.ref('excluded.attempts'),
-          finished_at: eb.ref('excluded.finished_at'),
-          error_code: eb.ref('excluded.error_code'),
-          error_message: eb.ref('excluded.error_message'),
-          candidates: eb.ref('excluded.candidates'),
-          request_id: eb.ref('excluded.request_id'),
-          type: eb.ref('excluded.type'),
-          updated_at: eb.ref('excluded.updated_at'),
-        })),
-      )
-      .execute();
+    await trx.insertInto('outcomes').values(values).onConflict(replaceOnConflict).execute();
   }
 }
 

@@ -14,7 +14,18 @@ import type { Keys } from '../redis/keys.js';
 import { createScriptBatcher, luaScript, type ScriptRunner } from '../redis/lua.js';
 import { propertyArgs } from '../ledger/claim.js';
 import { parseRequestId, REGISTRATION, type DocflowType, type PropertyKey, type SubmittedDeal, type Via } from '../ledger/entry.js';
-import { dealOf, insertRow, keyString, lockRow, NO_TRY, releaseRow, sameProperty, submitRow, type LedgerKey } from '../ledger/rows.js';
+import {
+  dealOf,
+  insertRow,
+  keyString,
+  lockRow,
+  NO_TRY,
+  releaseRow,
+  sameProperty,
+  submitRow,
+  submitRowUnlessOther,
+  type LedgerKey,
+} from '../ledger/rows.js';
 import type { LedgerRow } from '../db/schema.js';
 import type { OutcomeRecord } from './types.js';
 import { countOutcomes, readOutcome, readOutcomeRange, writeOutcome } from './outcome-rows.js';
@@ -118,8 +129,13 @@ async function decideRecord(
   ledger: NonNullable<RecordOptions['ledger']>,
   mode: 'submitted' | 'keep' | 'release',
 ): Promise<RecordResult> {
+  if (mode === 'submitted') {
+    // Nearly every outcome: the row's own try becomes the deal's docflow, one statement; the rest
+    // (another docflow, no row) is decided on the row as read.
+    if (await submitRowUnlessOther(trx, key, docflowOf(record, ledger), now, { batch, row: record.row })) return { kind: 'written' };
+    return recordDocflow(trx, now, key, batch, record, ledger, await lockRow(trx, db.engine, key));
+  }
   const e = await lockRow(trx, db.engine, key);
-  if (mode === 'submitted') return recordDocflow(trx, now, key, batch, record, ledger, e);
   // (A docflow the feed found with no row to hold it is the first asking row's.)
   const own = !!e && ((e.batch === batch && e.row === record.row) || (e.state === 'submitted' && e.batch === ''));
   if (e?.state === 'submitted') {
@@ -159,7 +175,7 @@ async function recordDocflow(
     });
     return { kind: 'conflict', deal: { docflowId: e.docflow_id ?? '', batch: e.batch, row: e.row } };
   }
-  const docflow = { docflowId: record.docflowId!, outcome: record.outcome, at: record.finishedAt, via: ledger.via ?? 'answer' };
+  const docflow = docflowOf(record, ledger);
   if (e) {
     await submitRow(trx, key, docflow, now, e.batch !== batch || e.row !== record.row ? { batch, row: record.row } : {});
     return { kind: 'written' };
@@ -188,6 +204,11 @@ async function recordDocflow(
     updated_at: now,
   });
   return { kind: 'written' };
+}
+
+/** The docflow a row's outcome names, as the ledger keeps it. */
+function docflowOf(record: OutcomeRecord, ledger: NonNullable<RecordOptions['ledger']>) {
+  return { docflowId: record.docflowId!, outcome: record.outcome, at: record.finishedAt, via: ledger.via ?? ('answer' as const) };
 }
 
 export function createOutcomeStore(redis: Redis, keys: Keys, options: OutcomeStoreOptions): OutcomeStore {
