@@ -117,7 +117,11 @@ async function openPostgresDatabase(): Promise<BenchDatabase> {
       engine: 'postgres',
       url: url.toString(),
       async clear() {
-        await sql`truncate table ${sql.join(tables.map((t) => sql.table(t)))}`.execute(opened.kysely);
+        // A run's last commits (its follower's page, a pruning pass) may still hold a table the
+        // truncate waits for while they wait for one it took: PostgreSQL ends one of the two.
+        await opened.transaction(async (trx) => {
+          await sql`truncate table ${sql.join(tables.map((t) => sql.table(t)))}`.execute(trx);
+        });
       },
       async serverCpu() {
         const { rows: backends } = await admin.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1', [name]);
