@@ -9,11 +9,16 @@
  * An insert or an update whose columns vary from call to call has one shape per set of
  * columns: `columnsOf` names the set, and the name of the query carries it.
  */
-import type { Compilable, QueryResult } from 'kysely';
+import type { Compilable, CompiledQuery as Compiled, QueryResult } from 'kysely';
 import type { Trx } from './database.js';
 import { CompiledQuery } from './kysely.js';
 
-const texts = new Map<string, string>();
+/**
+ * The kept queries of each dialect (its adapter names the SQL's form: $1 or ?, FOR UPDATE or
+ * not), by name. A run is the kept query with the call's values: nothing is built, frozen or
+ * hashed again (its queryId, which only plugins read, is the kept one: the database has none).
+ */
+const kept = new WeakMap<object, Map<string, Compiled>>();
 
 /**
  * Runs `build`'s query with `values`: built and compiled the first time per dialect (`name`
@@ -31,20 +36,21 @@ export function executeCompiled<R>(
   values: readonly unknown[],
   build: () => Compilable<R>,
 ): Promise<QueryResult<R>> {
-  // The dialect's adapter names the SQL's form ($1 or ?, FOR UPDATE or not).
-  const key = `${trx.getExecutor().adapter.constructor.name}:${name}`;
-  let text = texts.get(key);
-  if (text === undefined) {
+  const executor = trx.getExecutor();
+  let queries = kept.get(executor.adapter);
+  if (queries === undefined) kept.set(executor.adapter, (queries = new Map()));
+  let query = queries.get(name);
+  if (query === undefined) {
     const compiled = build().compile();
     const same = compiled.parameters.length === values.length && compiled.parameters.every((p, i) => p === values[i]);
     if (!same)
       throw new Error(
         `The query ${name} was built with other values than it is run with: ${name}'s values must be its parameters, in order.`,
       );
-    text = compiled.sql;
-    texts.set(key, text);
+    query = CompiledQuery.raw(compiled.sql);
+    queries.set(name, query);
   }
-  return trx.executeQuery<R>(CompiledQuery.raw(text, values as unknown[]));
+  return trx.executeQuery<R>({ sql: query.sql, query: query.query, queryId: query.queryId, parameters: values });
 }
 
 /**

@@ -113,9 +113,14 @@ export async function submitRowUnlessOther(
   return Number(done.numAffectedRows ?? 0) > 0;
 }
 
+/** A submitted row's columns: one object literal, no spreads (every outcome makes one). */
 function submitted(docflow: Docflow, now: number, extra: LedgerUpdate): LedgerUpdate {
-  return {
-    ...NO_TRY,
+  const set: LedgerUpdate = {
+    try_at: null,
+    end_at: null,
+    timeout_ms: null,
+    lag_ms: null,
+    nonce: null,
     prev: null,
     job: null,
     state: 'submitted',
@@ -126,8 +131,8 @@ function submitted(docflow: Docflow, now: number, extra: LedgerUpdate): LedgerUp
     // The feed's lag is measured from the answer (src/feed/feed-page.ts): only an answer's docflow has this time.
     answered_at: docflow.via === 'answer' ? now : null,
     updated_at: now,
-    ...extra,
   };
+  return Object.assign(set, extra);
 }
 
 /** The holder's claim ends without a docflow: the deal is back to its earlier docflow (`prev`), or to nothing. */
