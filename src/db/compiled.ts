@@ -38,7 +38,7 @@ export function executeCompiled<R>(
 ): Promise<QueryResult<R>> {
   const executor = trx.getExecutor();
   let queries = kept.get(executor.adapter);
-  if (queries === undefined) kept.set(executor.adapter, (queries = new Map()));
+  if (queries === undefined) kept.set(executor.adapter, (queries = new Map<string, Compiled>()));
   let query = queries.get(name);
   if (query === undefined) {
     const compiled = build().compile();
