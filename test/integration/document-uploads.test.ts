@@ -184,7 +184,10 @@ describe('documents by path', () => {
       }),
     );
     expect((await load(join(dir, 'deals.csv'), 'crash')).code).toBe(0);
-    const doomed = startWorker(['--attempts', '100', '--backoff-ms', '200']);
+    // Killed at any moment, it may leave a try written ahead whose answer never came: the ledger then
+    // waits for the feed to pass the try's end (its time-out) plus the feed's lag, which it keeps
+    // from this worker's flags. Short ones keep that wait within the test's.
+    const doomed = startWorker(['--attempts', '100', '--backoff-ms', '200', '--timeout-ms', '3000', '--feed-lag-ms', '500']);
     await waitFor(
       async () => Object.keys(await uploadsRemembered('crash')).length === 2 && (sandbox.stats().docflowCalls['501'] ?? 0) > 0,
       {
