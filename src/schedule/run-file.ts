@@ -47,6 +47,7 @@ import {
 } from './safe-files.js';
 import type { TickData } from './scheduler.js';
 import { loadMapping } from '../input/mapping.js';
+import { kindOf, readingColumns, type DocflowKind } from '../docflows/registry.js';
 import { parseEncodingFlag } from '../input/decode.js';
 import { parseFormatFlag, type InputOptions } from '../input/open-input.js';
 
@@ -171,6 +172,7 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
     }
     return await withStaging(data.outbox, async (stage) => {
       const reading = await tickReading(data.reading);
+      const kind = tickKind(data.type);
       const load = await loadBatch({
         file,
         batch: id,
@@ -180,8 +182,10 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
         keys,
         db,
         logger: log,
-        // Read with options, the batch's fingerprint names the content and the options (the load computes it).
-        ...(reading ? reading : { fingerprint: snap.sha256 }),
+        // Read with options (or another type's columns), the batch's fingerprint names the content and
+        // the options (the load computes it); else the bytes alone.
+        ...(reading || kind.columns ? reading : { fingerprint: snap.sha256 }),
+        ...kind,
         rejects: join(stage, rejectsName),
         lang: data.lang,
         // The schedule's --files-root, as `load --files-root` would take it (kept with the batch for retry).
@@ -287,6 +291,14 @@ async function abandonBatch(ctx: TickContext, batch: string, why: string, log: L
   } finally {
     await queue.close();
   }
+}
+
+/** The schedule's docflow type as the load takes it (its columns read beside the canonical ones). */
+function tickKind(type: string | undefined): { kind?: DocflowKind; columns?: readonly string[] } {
+  if (type === undefined) return {};
+  const kind = kindOf(type);
+  const columns = readingColumns(kind);
+  return columns ? { kind, columns } : { kind };
 }
 
 /** The schedule's reading flags as the load takes them, its mapping file read now; undefined when it has none. */

@@ -27,6 +27,8 @@ export interface TickData {
   inbox: string;
   outbox: string;
   profile: string;
+  /** `--type`: what every file of the inbox files (src/docflows/, its gateway name); absent: registrations. */
+  type?: string;
   notifyUrl?: string;
   /** `--ready-suffix`: a file is taken only once `<name><suffix>` exists; no settle time then. */
   readySuffix?: string;
@@ -155,6 +157,7 @@ export async function upsertSchedule(redis: Redis, keys: Keys, options: Schedule
   if (options.deadline !== undefined) data.deadline = options.deadline;
   if (options.tz !== undefined) data.tz = options.tz;
   if (options.filesRoot !== undefined) data.filesRoot = resolve(options.filesRoot);
+  if (options.type !== undefined) data.type = options.type;
   const reading = storedReading(options.reading);
   if (reading) data.reading = reading;
   const queue = scheduleQueue(redis, keys);

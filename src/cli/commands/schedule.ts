@@ -10,6 +10,7 @@ import { UsageError } from '../../errors.js';
 import { parseTickDeadline } from '../../batch/deadline.js';
 import { loadProfile } from '../../input/profile.js';
 import { loadMapping } from '../../input/mapping.js';
+import { KIND_NAMES, kindNamed } from '../../docflows/registry.js';
 import { parseEncodingFlag, type InputEncoding } from '../../input/decode.js';
 import { parseDelimiterFlag, parseFormatFlag, type InputFormat } from '../../input/open-input.js';
 import {
@@ -41,6 +42,7 @@ export interface ScheduleAddFlags {
   reportCron?: string;
   deadline?: string;
   filesRoot?: string;
+  type?: string;
   /** Reading flags, as `run` takes them. */
   format?: InputFormat;
   encoding?: InputEncoding | 'auto';
@@ -104,6 +106,7 @@ function addScheduleOptions(cmd: Command, required: boolean): Command {
         '--files-root <dir>',
         "each tick's rows may name agreementFile and agreementSignatureFiles by absolute path, and they may lie under <dir> (default: only inside the inbox's folder)",
       )
+      .option('--type <type>', `what every file of the inbox files: ${KIND_NAMES}; default registration`)
       .option(
         '--deadline <when>',
         "each tick stops waiting then: a clock time (06:00, in --tz) or a duration from the tick's start (5h); unfinished rows are written pending and their file waits in the inbox for the next tick",
@@ -169,6 +172,13 @@ async function directory(flag: string, path: string): Promise<void> {
   if (!s?.isDirectory()) throw new UsageError(`${flag} ${path} is not a folder.`);
 }
 
+/** `--type`, checked now (not at 3 a.m.): the gateway's name of the type it names. */
+function scheduleKind(flag: string): string {
+  const kind = kindNamed(flag);
+  if (!kind) throw new UsageError(`--type ${JSON.stringify(flag)} is not a docflow type this version files: ${KIND_NAMES}.`);
+  return kind.type;
+}
+
 /** Checks what can be checked now (folders, suffix, webhook, profile), not at 3 a.m., then registers. */
 async function add(env: Env, opts: ScheduleAddFlags): Promise<void> {
   await directory('--inbox', opts.inbox);
@@ -200,6 +210,7 @@ async function add(env: Env, opts: ScheduleAddFlags): Promise<void> {
         reportCron: opts.reportCron,
         ...(deadline && { deadline }),
         ...(opts.filesRoot !== undefined && { filesRoot: opts.filesRoot }),
+        ...(opts.type !== undefined && { type: scheduleKind(opts.type) }),
         reading: {
           format: opts.format,
           encoding: opts.encoding === 'auto' ? undefined : opts.encoding,
