@@ -7,13 +7,14 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { Queue } from 'bullmq';
 import { LOADER, type Lang } from '../config.js';
 import type { Database } from '../db/database.js';
 import { deploymentOf } from '../db/deployment.js';
-import { InputError } from '../errors.js';
+import { InputError, ProfileError } from '../errors.js';
 import type { FieldProblem } from '../input/deal.js';
+import { createDocumentFileChecker } from '../input/document-files.js';
 import { fileSha256, fileState } from '../input/file-hash.js';
 import { openInput, type InputFile, type InputOptions, type InputRecord } from '../input/open-input.js';
 import type { BankProfile } from '../input/profile.js';
@@ -117,7 +118,7 @@ export async function loadBatch(options: LoadOptions): Promise<LoadSummary> {
 export async function loadBatchWith(openContext: () => LoadContext, request: LoadRequest): Promise<LoadSummary> {
   const startedAt = performance.now();
   // The type's own columns are the input's fields beside the object's and the owners' (and part of its fingerprint).
-  const options: LoadRequest = { ...request, columns: readingColumns(request.kind) };
+  const options: LoadRequest = { ...request, columns: readingColumns(request.kind), profile: await checkedProfile(request) };
   const input = await openInput(options.file, options);
   // The header comes with the first chunk when a thread reads the file (read-rows.ts).
   let header: string[] | undefined;
@@ -189,6 +190,24 @@ function countEnqueued(summary: LoadSummary, enqueuer: Enqueuer): void {
     summary.invalid += enqueuer.conflicts;
     summary.invalidByField.dealId = (summary.invalidByField.dealId ?? 0) + enqueuer.conflicts;
   }
+}
+
+/**
+ * The profile with its power of attorney's files checked (and hashed) as a row's are, when the
+ * type sends it and the profile names it by file: its workers upload those bytes once a batch. A
+ * file that fails stops the load before anything is read, naming the profile's field.
+ */
+async function checkedProfile(request: LoadRequest): Promise<BankProfile> {
+  const { profile } = request;
+  const attorney = profile.representative.attorney;
+  if (!request.kind?.attorney || !attorney?.file) return profile;
+  const checked = { ...attorney, ...(attorney.file && { file: { ...attorney.file } }) };
+  const baseDir = request.profileFile ? dirname(resolve(request.profileFile)) : process.cwd();
+  const problems = await createDocumentFileChecker({ baseDir }).documents([
+    { document: checked, fileField: 'representative.attorney.file', signatureField: 'representative.attorney.signatureFiles' },
+  ]);
+  if (problems.length > 0) throw new ProfileError(request.profileFile ?? '(given)', problems);
+  return { ...profile, representative: { ...profile.representative, attorney: checked } };
 }
 
 /** The batch opened (or reopened) for this load, its order (orderOf), and the enqueuer of its rows; none for a dry run. */

@@ -25,6 +25,8 @@ export interface DocflowKind {
    * object's cadastral number as the row gave it or suggest found it. The claim gives the requestId.
    */
   buildRequest(deal: Deal, cadastralNumber: string, profile: BankProfile, baseUrl: string, requestId?: string): DocflowRequest<object>;
+  /** Its docflow sends the profile's power of attorney (a lift): a worker uploads its file once a batch. */
+  readonly attorney?: boolean;
   /** The deal's key in the ledger when it is more than its dealId (an extract ordered again on purpose); default the dealId. */
   ledgerKey?(deal: Deal): string;
 }

@@ -12,7 +12,7 @@ import { lstat, realpath } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { checkDetachedSignature, MAX_SIGNATURE_BYTES } from '../files/detached-signature.js';
 import { FileRefusedError, openRegularFile, type RegularFile } from '../files/regular-file.js';
-import { rowDocuments, type Deal, type DocumentFile, type FieldProblem } from './deal.js';
+import { rowDocuments, type Deal, type DocumentFile, type FieldProblem, type RowDocument } from './deal.js';
 
 /** The gateway's limit on one content (realty-api-notes.md). */
 export const MAX_DOCUMENT_BYTES = 50 * 1024 * 1024;
@@ -68,10 +68,9 @@ export function createDocumentFileChecker(options: DocumentFileOptions) {
     return checked;
   };
 
-  /** The row's problems with its files (none: its deal's files are filled in). */
-  return async (deal: Deal): Promise<FieldProblem[]> => {
+  /** The documents' problems with their files (none: their files are filled in). */
+  const checkDocuments = async (documents: RowDocument[]): Promise<FieldProblem[]> => {
     const problems: FieldProblem[] = [];
-    const documents = rowDocuments(deal);
     // A field naming several documents (a lift's otherDocumentFiles) says which one.
     const many = (field: string): boolean => documents.filter((d) => d.fileField === field).length > 1;
     for (const [n, { document, fileField, signatureField }] of documents.entries()) {
@@ -100,6 +99,8 @@ export function createDocumentFileChecker(options: DocumentFileOptions) {
     }
     return problems;
   };
+  /** The row's problems with its files (none: its deal's files are filled in). */
+  return Object.assign((deal: Deal): Promise<FieldProblem[]> => checkDocuments(rowDocuments(deal)), { documents: checkDocuments });
 }
 
 async function exists(path: string): Promise<boolean> {

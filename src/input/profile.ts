@@ -9,7 +9,7 @@ import { ProfileError } from '../errors.js';
 import type { Address, Organization, Person } from '../realty/types.js';
 import { isValidInn, isValidKpp, isValidOgrn, isValidOgrnip } from './checksums.js';
 import { APARTMENT_TYPES, DOC_TYPES } from './deal.js';
-import type { FieldProblem } from './deal.js';
+import type { AppliedDocument, FieldProblem } from './deal.js';
 import {
   MESSAGES,
   convert,
@@ -35,12 +35,12 @@ export interface BankProfile {
   excel?: boolean;
 }
 
-/** The representative's power of attorney, uploaded once (its content ids): a lift sends it (docs/input-format.md). */
-export interface ProfileAttorney {
-  contentId: string;
-  signatureIds: string[];
-  fileType: 'pdf' | 'xml';
-}
+/**
+ * The representative's power of attorney, a lift sends it (docs/input-format.md): by the content
+ * ids of its upload, or by its file and signatures' files (paths relative to the profile), which
+ * the load checks and a worker uploads once a batch.
+ */
+export type ProfileAttorney = AppliedDocument;
 
 export interface ProfileOptions {
   /** The day against which "not in the future" is checked; default: now. */
@@ -176,11 +176,27 @@ function createProfileSchema(today: Date): z.ZodType<BankProfile> {
       representativeType: withDefault(text, 'authorized'),
       person: createPersonSchema(date),
       attorney: object({
-        contentId: required(uuid),
+        contentId: optional(uuid),
         signatureIds: z.array(required(uuid), { error: 'must be an array of content ids' }).optional(),
         fileType: withDefault(oneOf(['pdf', 'xml'] as const), 'pdf'),
+        file: optional(text),
+        signatureFiles: z.array(required(text), { error: 'must be an array of paths' }).optional(),
       })
-        .transform((a): ProfileAttorney => ({ contentId: a.contentId, signatureIds: a.signatureIds ?? [], fileType: a.fileType }))
+        .superRefine((a, ctx) => {
+          if ((a.contentId === undefined) === (a.file === undefined))
+            ctx.addIssue({ code: 'custom', message: 'needs contentId (an upload) or file (a path beside the profile), one of them' });
+          if (a.file !== undefined && a.signatureIds !== undefined)
+            ctx.addIssue({ code: 'custom', path: ['signatureIds'], message: 'must be empty when file is given: signatureFiles name its signatures' });
+        }, evenWithSiblingProblems)
+        .transform(
+          (a): ProfileAttorney => ({
+            ...(a.contentId !== undefined && { contentId: a.contentId }),
+            signatureIds: a.signatureIds ?? [],
+            fileType: a.fileType,
+            ...(a.file !== undefined && { file: { path: a.file } }),
+            ...(a.signatureFiles && { signatureFiles: a.signatureFiles.map((path) => ({ path })) }),
+          }),
+        )
         .optional(),
     }),
     excel: z.boolean({ error: 'must be true or false' }).optional(),

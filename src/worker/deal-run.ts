@@ -47,6 +47,8 @@ export class DealRun {
   cadastralNumber: string | undefined;
   /** The content ids of the row's uploaded files (upload-documents.ts), for its docflow: one a document, in rowDocuments' order. */
   uploaded: Array<{ contentId: string; signatureIds: string[] }> | undefined;
+  /** The content ids of the profile's power of attorney, uploaded for this run's docflow (a lift's). */
+  uploadedAttorney: { contentId: string; signatureIds: string[] } | undefined;
   /** What suggest found in this run: the claim checkpoints it. */
   found: string | undefined;
   private child: Logger | undefined;

@@ -21,7 +21,7 @@ import type { BatchCache } from './batch-cache.js';
 import { mayHaveCreated } from './decide.js';
 import type { DealRun, Final } from './deal-run.js';
 import { resolveCadastralNumber } from './resolve-cadastral.js';
-import { uploadDocuments } from './upload-documents.js';
+import { attorneyFile, uploadDocuments } from './upload-documents.js';
 import type { Decision } from './decision.js';
 import { failure } from './deal-failure.js';
 
@@ -41,7 +41,7 @@ export async function decideDeal(run: DealRun, batches: BatchCache): Promise<Dec
   else await readProfile(run, batches);
   const resolved = await resolution(run);
   if (resolved) return resolved;
-  const uploaded = namesFiles(run.deal) ? await uploadDocuments(run) : undefined;
+  const uploaded = namesFiles(run.deal) || attorneyFile(run) ? await uploadDocuments(run) : undefined;
   // An upload made no docflow: its failure is never uncertain.
   if (uploaded) return uploaded.kind === 'delay' ? uploaded : failure(run, uploaded.error, false);
   const request = docflowRequest(run);
@@ -328,7 +328,10 @@ function reconcile(run: DealRun, verdict: Extract<ClaimVerdict, { kind: 'reconci
 export function docflowRequest(run: DealRun): DocflowRequest<object> | undefined {
   if (run.exhausted) return undefined;
   const deal = run.uploaded ? withUploaded(run.deal!, run.uploaded) : run.deal!;
-  return run.kind.buildRequest(deal, run.cadastralNumber!, run.profile!, run.ctx.apiUrl);
+  const profile = run.profile!;
+  const attorney = run.uploadedAttorney && { ...profile.representative.attorney!, ...run.uploadedAttorney };
+  const sent = attorney ? { ...profile, representative: { ...profile.representative, attorney } } : profile;
+  return run.kind.buildRequest(deal, run.cadastralNumber!, sent, run.ctx.apiUrl);
 }
 
 /** The docflow call, within what is left of the timeout its claim counted on, and the try's end noted in the ledger. */

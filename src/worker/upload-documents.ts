@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { TUNABLES } from '../config.js';
-import { rowDocuments, type DocumentFile } from '../input/deal.js';
+import { rowDocuments, type DocumentFile, type RowDocument } from '../input/deal.js';
 import type { DealRun } from './deal-run.js';
 import { verifiedFile } from './verified-file.js';
 
@@ -34,7 +34,8 @@ export const UPLOAD_WAIT_MS = 500;
 export async function uploadDocuments(run: DealRun): Promise<UploadStep> {
   if (!run.deal || run.exhausted) return undefined;
   const uploaded: NonNullable<DealRun['uploaded']> = [];
-  for (const { document, fileField, signatureField } of rowDocuments(run.deal)) {
+  const attorney = attorneyFile(run);
+  for (const { document, fileField, signatureField } of [...rowDocuments(run.deal), ...(attorney ? [attorney] : [])]) {
     if (!document.file) {
       uploaded.push({ contentId: document.contentId ?? '', signatureIds: document.signatureIds });
       continue;
@@ -47,8 +48,17 @@ export async function uploadDocuments(run: DealRun): Promise<UploadStep> {
     }
     uploaded.push({ contentId: ids[0]!, signatureIds: ids.slice(1) });
   }
+  // The power of attorney's ids come last: the row's documents keep their places.
+  if (attorney) run.uploadedAttorney = uploaded.pop();
   run.uploaded = uploaded;
   return undefined;
+}
+
+/** The profile's power of attorney, when the run's type sends it and the profile names it by file (load-batch.ts checked it). */
+export function attorneyFile(run: DealRun): RowDocument | undefined {
+  const attorney = run.profile?.representative.attorney;
+  if (!run.kind.attorney || !attorney?.file) return undefined;
+  return { document: attorney, fileField: 'representative.attorney.file', signatureField: 'representative.attorney.signatureFiles' };
 }
 
 /** `which`: the field the file is named by (and the signature file's 1-based number), for a DOCUMENT_CHANGED. */

@@ -14,6 +14,7 @@ import { parseRequestId } from '../../src/ledger/entry.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { readCsvFile } from '../helpers/csv.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { TEST_SIGNATURE } from '../helpers/signatures.js';
 
 const AGREEMENT = ['agreementContentId', 'agreementSignatureIds', 'agreementFileType'];
 const POA = '0a4c7f6e-3b1d-4e8a-9c2f-5d6e7f8a9b0c';
@@ -119,6 +120,52 @@ describe('realty-batch run --type lift', () => {
     expect(readCsvFile(join(dir, 'lift-3.csv')).map((r) => [r.dealId, r.outcome, r.httpStatus])).toEqual([
       [samples[2]!.dealId, 'suspended', '201'],
     ]);
+  });
+
+  it("uploads the profile's power of attorney by file once a batch, checked at load like a row's files", async () => {
+    await writeFile(join(dir, 'poa.pdf'), Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n'));
+    await writeFile(join(dir, 'poa.pdf.sig'), TEST_SIGNATURE);
+    const profile = JSON.parse(readFileSync(join(ROOT, 'samples/bank-profile.json'), 'utf8')) as { representative: object };
+    const withFile = (file: string) => ({
+      ...profile,
+      representative: { ...profile.representative, attorney: { file, signatureFiles: ['poa.pdf.sig'] } },
+    });
+    await writeFile(join(dir, 'bank-poa.json'), JSON.stringify(withFile('poa.pdf')));
+    await writeFile(join(dir, 'bank-no-poa.json'), JSON.stringify(withFile('missing.pdf')));
+    const lifts4 = samples.slice(3, 5).map((d, i) => ({
+      ...Object.fromEntries(Object.entries(d).filter(([k]) => !AGREEMENT.includes(k))),
+      recordNumber: `78-01/2026-${i}`,
+      recordDate: '2026-02-03',
+    }));
+    await writeFile(join(dir, 'lifts-poa.csv'), stringify(lifts4, { header: true }));
+    const uploadsBefore = sandbox.stats().contents.uploads;
+    const lift = (profileFile: string, batch: string) =>
+      runCli(
+        [
+          'run',
+          join(dir, 'lifts-poa.csv'),
+          '--type',
+          'lift',
+          '--profile',
+          join(dir, profileFile),
+          '--batch',
+          batch,
+          '--out',
+          join(dir, `${batch}.csv`),
+        ],
+        env(),
+      );
+
+    const missing = await lift('bank-no-poa.json', 'lift-poa-0');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('representative.attorney.file: names no file');
+    expect(sandbox.stats().contents.uploads).toBe(uploadsBefore);
+
+    const result = await lift('bank-poa.json', 'lift-poa-1');
+    expect(result.code, result.stderr).toBe(0);
+    // Signed, nothing is left to sign: queued; the power of attorney and its signature went up once for both rows.
+    expect(readCsvFile(join(dir, 'lift-poa-1.csv')).map((r) => r.outcome)).toEqual(['queued', 'queued']);
+    expect(sandbox.stats().contents.uploads - uploadsBefore).toBe(2);
   });
 
   it('refuses a lift row without its record, naming the row, the field and the problem, and an unknown --type before anything runs', async () => {

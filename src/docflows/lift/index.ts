@@ -9,5 +9,6 @@ export const lift: DocflowKind = {
   title: 'mortgage lifts',
   columns: LIFT_COLUMNS,
   own: liftColumns,
+  attorney: true,
   buildRequest: buildLiftRequest,
 };

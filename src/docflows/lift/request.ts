@@ -7,7 +7,7 @@
 import type { Deal } from '../../input/deal.js';
 import type { BankProfile } from '../../input/profile.js';
 import { requestIdOf } from '../../realty/request-id.js';
-import { contentLink, type CessationOptions, type ContentPointer, type DocflowRequest } from '../../realty/types.js';
+import type { CessationOptions, DocflowRequest } from '../../realty/types.js';
 import { contentOf, objectOf, whoseRightOf } from '../parties.js';
 
 export function buildLiftRequest(
@@ -20,7 +20,6 @@ export function buildLiftRequest(
   const lift = deal.lift;
   if (!lift) throw new Error("a lift needs the registry's record of the mortgage");
   const { attorney, ...representative } = profile.representative;
-  const pointer = (id: string): ContentPointer => ({ id, contentLink: contentLink(baseUrl, id) });
   const encumbrancer: CessationOptions['whoUseRestriction']['encumbrancer'][number] = {
     organization: profile.organization,
     representative: attorney
@@ -30,10 +29,7 @@ export function buildLiftRequest(
           representativeType: 'confidant',
           attorney: {
             type: 'powerOfAttorneyBankRepresentative',
-            appliedDocument: {
-              info: { type: attorney.fileType, contentPointer: pointer(attorney.contentId) },
-              ...(attorney.signatureIds.length > 0 && { signatures: attorney.signatureIds.map(pointer) }),
-            },
+            appliedDocument: contentOf(attorney, baseUrl, 'the power of attorney'),
           },
         }
       : representative,
