@@ -12,6 +12,17 @@ import { OWN_COLUMN_HEADERS_RU } from '../input/own-columns.js';
 /** The Russian attention file's errors column, as its header names it. */
 const ERRORS = `«${OWN_COLUMN_HEADERS_RU.errors}»`;
 
+/** What the registry refused, by the row's docflow type, and the flags that file its row again. */
+const REFUSED: Readonly<Record<string, { en: string; ru: string; flags: string }>> = {
+  encumbrance_request: { en: 'registration', ru: 'в регистрации', flags: '--resubmit' },
+  cessation_encumbrance_request: {
+    en: 'lift (check recordNumber and recordDate)',
+    ru: 'в погашении (проверьте recordNumber и recordDate)',
+    flags: '--type lift --resubmit',
+  },
+  object_request: { en: 'extract (check the object)', ru: 'в выписке (проверьте объект)', flags: '--type extract --again' },
+};
+
 export function hintFor(record: OutcomeRecord, batch: string, lang: Lang = 'en'): string {
   return lang === 'ru' ? russianHint(record, batch) : englishHint(record, batch);
 }
@@ -118,9 +129,10 @@ export function stateHintFor(record: OutcomeRecord, batch: string, lang: Lang = 
   const payment = [record.paymentUin && `uin ${record.paymentUin}`, record.paymentAmount && `${record.paymentAmount} ₽`]
     .filter(Boolean)
     .join(', ');
+  const refused = REFUSED[record.type ?? ''] ?? REFUSED.encumbrance_request!;
   if (lang === 'ru') {
     if (record.state === 'error')
-      return `реестр отказал в регистрации (колонка ${ERRORS}); исправьте сделку и загрузите этот файл снова с --resubmit`;
+      return `реестр отказал ${refused.ru} (колонка ${ERRORS}); исправьте сделку и загрузите этот файл снова с ${refused.flags}`;
     if (record.requirement === 'payment')
       return `реестр ждёт оплаты госпошлины (${payment}); список платежей: realty-batch payments ${batch} --out payments.csv; после оплаты сделка пойдёт дальше сама`;
     if (record.requirement === 'signature')
@@ -128,7 +140,9 @@ export function stateHintFor(record: OutcomeRecord, batch: string, lang: Lang = 
     return '';
   }
   if (record.state === 'error')
-    return 'the registry refused the registration (errors); correct the deal, then load this file again with --resubmit';
+    return refused.en === REFUSED.encumbrance_request!.en
+      ? 'the registry refused the registration (errors); correct the deal, then load this file again with --resubmit'
+      : `the registry refused the ${refused.en} (errors); correct the row, then load this file again with ${refused.flags}`;
   if (record.requirement === 'payment')
     return `the registry waits for the state duty (${payment}); the list: realty-batch payments ${batch} --out payments.csv; once paid the deal moves on by itself`;
   if (record.requirement === 'signature')

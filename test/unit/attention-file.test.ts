@@ -7,7 +7,7 @@ import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { openInput, type InputFile, type InputRecord } from '../../src/input/open-input.js';
 import { createRejectsWriter, createRowsWriter } from '../../src/input/rejects.js';
 import { ATTENTION_COLUMNS } from '../../src/results/attention.js';
-import { hintFor } from '../../src/results/hints.js';
+import { hintFor, stateHintFor } from '../../src/results/hints.js';
 import { ATTENTION_OUTCOMES, type OutcomeRecord } from '../../src/outcomes/types.js';
 import { ROOT } from '../helpers/cli.js';
 
@@ -60,6 +60,19 @@ describe('the hints, in Russian and English', () => {
         expect(ru.includes(kept), `${r.outcome}: ${kept}`).toBe(en.includes(kept));
       }
     }
+  });
+
+  it("names what the registry refused by the row's type, and the flags that file it again", () => {
+    const refused = (type: string, lang: 'en' | 'ru') =>
+      stateHintFor(record('queued', { type: type as OutcomeRecord['type'], state: 'error', docflowId: 'f-1' }), 'night', lang);
+    expect(refused('encumbrance_request', 'en')).toBe(
+      'the registry refused the registration (errors); correct the deal, then load this file again with --resubmit',
+    );
+    expect(refused('cessation_encumbrance_request', 'en')).toContain('refused the lift (check recordNumber and recordDate)');
+    expect(refused('cessation_encumbrance_request', 'en')).toContain('with --type lift --resubmit');
+    expect(refused('object_request', 'en')).toContain('with --type extract --again');
+    expect(refused('cessation_encumbrance_request', 'ru')).toContain('реестр отказал в погашении');
+    expect(refused('encumbrance_request', 'ru')).toContain('реестр отказал в регистрации');
   });
 
   it('keeps the English as it was, and English is the default', () => {
