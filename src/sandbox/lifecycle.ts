@@ -21,6 +21,8 @@ export interface LifeRates {
   faultRegistry: number;
   /** Share of sent docflows that stop `suspended` on a payment requirement. */
   payment: number;
+  /** Docflows stop in `sent` until cancelled (SandboxOptions.holdSent). */
+  holdSent?: boolean;
 }
 
 /** A signer of the application, as the requirement shows them: a role and initials only. */
@@ -32,6 +34,8 @@ export interface Signer {
 /** What a docflow's life holds in store, decided at its creation. */
 export interface DocflowPlan {
   lifecycleMs: number;
+  /** It takes no step from `sent` (LifeRates.holdSent). */
+  holdSent?: boolean;
   /** The creation's number (unique in this sandbox) and the object's cadastral number, for the files' pages. */
   seq: number;
   object: string;
@@ -172,6 +176,7 @@ export function planDocflow(input: PlanInput): DocflowPlan {
 
   const plan: DocflowPlan = {
     lifecycleMs: rates.lifecycleMs,
+    ...(rates.holdSent === true && { holdSent: true }),
     seq,
     object,
     applications: signed

@@ -39,6 +39,8 @@ export interface SandboxOptions {
   newsOutage?: boolean;
   /** Milliseconds between two steps of a docflow's life: queued → sent → completed (default 2000). */
   lifecycleMs?: number;
+  /** Docflows created while it is set stop in `sent` (in processing) until cancelled: for tests of what acts on a docflow there. */
+  holdSent?: boolean;
   /** Share of docflows the register refuses: they end in `error` instead of `completed` (default 0). */
   faultRegistry?: number;
   /** Share of sent docflows that stop `suspended` on a payment requirement until paid (default 0). */
@@ -75,6 +77,7 @@ export type SandboxConfigPatch = Partial<
     | 'newsLagMs'
     | 'newsOutage'
     | 'lifecycleMs'
+    | 'holdSent'
     | 'faultRegistry'
     | 'payment'
     | 'strictContents'
@@ -160,6 +163,7 @@ export const configPatchSchema = z.strictObject({
   newsOutage: z.boolean().optional(),
   // A day: a life slower than that is a typo in a sandbox.
   lifecycleMs: z.number().min(0).max(86_400_000).optional(),
+  holdSent: z.boolean().optional(),
   faultRegistry: probability.optional(),
   payment: probability.optional(),
   strictContents: z.boolean().optional(),

@@ -59,6 +59,7 @@ function applyPatch(config: RuntimeConfig, logins: Logins, patch: SandboxConfigP
   if (patch.newsOutage !== undefined) config.newsOutage = patch.newsOutage;
   // Each applies to docflows created from now on: a life is decided at its creation.
   if (patch.lifecycleMs !== undefined) config.life.lifecycleMs = patch.lifecycleMs;
+  if (patch.holdSent !== undefined) config.life.holdSent = patch.holdSent;
   if (patch.faultRegistry !== undefined) config.life.faultRegistry = patch.faultRegistry;
   if (patch.payment !== undefined) config.life.payment = patch.payment;
   if (patch.strictContents !== undefined) config.strictContents = patch.strictContents;
@@ -211,6 +212,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         newsLagMs: options.newsLagMs,
         newsOutage: options.newsOutage,
         lifecycleMs: options.lifecycleMs,
+        holdSent: options.holdSent,
         faultRegistry: options.faultRegistry,
         payment: options.payment,
         strictContents: options.strictContents,

@@ -167,6 +167,7 @@ export class SandboxState {
    */
   private passesOver(d: StoredDocflow): boolean {
     if (d.state === 'completed' || d.state === 'error') return true;
+    if (d.state === 'sent' && d.plan.holdSent === true) return true;
     if (d.staleSteps !== undefined && d.staleSteps > 0) {
       d.staleSteps -= 1;
       return true;

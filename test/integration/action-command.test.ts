@@ -18,8 +18,8 @@ import { DOCFLOW_PATH, encumbranceRequest, post, SESSION } from '../helpers/sand
 import { useTestDatabase } from '../helpers/test-db.js';
 import { waitFor } from '../helpers/wait-for.js';
 
-/** Each step of a docflow's life: long enough for every command below to reach a parent while it is `sent`. */
-const LIFE_MS = 15_000;
+/** Each step of a docflow's life; docflows stop in `sent` (holdSent), so every command below reaches each parent there however slow the host. */
+const LIFE_MS = 500;
 const ACTION = 'action_request';
 const BANK = '7701934587';
 
@@ -33,7 +33,7 @@ describe("cancel, suspend and resume a batch's docflows", () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'realty-action-'));
-    sandbox = await startSandbox({ sessions: [SESSION], lifecycleMs: LIFE_MS, seed: 7 });
+    sandbox = await startSandbox({ sessions: [SESSION], lifecycleMs: LIFE_MS, holdSent: true, seed: 7 });
     env = {
       REDIS_URL,
       DATABASE_URL: store.url,

@@ -16,8 +16,8 @@ import { SIGNING_FIXTURES, TEST_SIGNATURE } from '../helpers/signatures.js';
 import { useTestDatabase } from '../helpers/test-db.js';
 import { waitFor } from '../helpers/wait-for.js';
 
-/** Each step of a docflow's life: long enough for the commands to reach a parent while it is `sent`. */
-const LIFE_MS = 7000;
+/** Each step of a docflow's life; docflows stop in `sent` (holdSent), so the commands reach each parent there however slow the host. */
+const LIFE_MS = 500;
 const PACKET = 'additional_packet_request';
 
 describe('answer: more documents for the docflows in processing', () => {
@@ -30,7 +30,7 @@ describe('answer: more documents for the docflows in processing', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'realty-answer-'));
-    sandbox = await startSandbox({ sessions: ['s'], lifecycleMs: LIFE_MS, seed: 5 });
+    sandbox = await startSandbox({ sessions: ['s'], lifecycleMs: LIFE_MS, holdSent: true, seed: 5 });
     env = {
       REDIS_URL,
       DATABASE_URL: store.url,
