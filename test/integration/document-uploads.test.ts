@@ -174,36 +174,46 @@ describe('documents by path', () => {
     }
   });
 
-  it('re-uses an upload after a worker is killed between the upload and its docflow: one upload, one docflow', async () => {
-    // Every docflow creation answers 501 (nothing made, retried): the upload before it passes.
-    sandbox = await startSandbox({ sessions: ['s'], strictContents: true, fault501: 1 });
-    await writeFile(
-      join(dir, 'deals.csv'),
-      csvText([fileRow(SAMPLE_IDS[0]!, { agreement: 'docs/agreement.pdf', signatures: 'docs/agreement.pdf.sig' })], {
-        header: FILE_HEADER,
-      }),
-    );
-    expect((await load(join(dir, 'deals.csv'), 'crash')).code).toBe(0);
-    // Killed at any moment, it may leave a try written ahead whose answer never came: the ledger then
-    // waits for the feed to pass the try's end (its time-out) plus the feed's lag, which it keeps
-    // from this worker's flags. Short ones keep that wait within the test's.
-    const doomed = startWorker(['--attempts', '100', '--backoff-ms', '200', '--timeout-ms', '3000', '--feed-lag-ms', '500']);
-    await waitFor(
-      async () => Object.keys(await uploadsRemembered('crash')).length === 2 && (sandbox.stats().docflowCalls['501'] ?? 0) > 0,
-      {
+  // The restarted worker may find the try written ahead and the feed not yet followed (its lock is the dead worker's for 5 s):
+  // its row then waits without spending a try, each wait twice the last (2, 4, 8, 16 s ...), so recovery may take a minute.
+  it(
+    're-uses an upload after a worker is killed between the upload and its docflow: one upload, one docflow',
+    { timeout: 180_000 },
+    async () => {
+      // Every docflow creation answers 501 (nothing made, retried): the upload before it passes.
+      sandbox = await startSandbox({ sessions: ['s'], strictContents: true, fault501: 1 });
+      await writeFile(
+        join(dir, 'deals.csv'),
+        csvText([fileRow(SAMPLE_IDS[0]!, { agreement: 'docs/agreement.pdf', signatures: 'docs/agreement.pdf.sig' })], {
+          header: FILE_HEADER,
+        }),
+      );
+      expect((await load(join(dir, 'deals.csv'), 'crash')).code).toBe(0);
+      // Killed at any moment, it may leave a try written ahead whose answer never came: the ledger then
+      // waits for the feed to pass the try's end (its time-out) plus the feed's lag, which it keeps
+      // from this worker's flags. Short ones keep that wait within the test's.
+      const doomed = startWorker(['--attempts', '100', '--backoff-ms', '200', '--timeout-ms', '3000', '--feed-lag-ms', '500']);
+      await waitFor(
+        async () => Object.keys(await uploadsRemembered('crash')).length === 2 && (sandbox.stats().docflowCalls['501'] ?? 0) > 0,
+        {
+          ...POLL,
+          what: 'the uploads recorded and a docflow call refused',
+        },
+      );
+      doomed.kill('SIGKILL');
+      await new Promise((resolve) => doomed.once('exit', resolve));
+      sandbox.configure({ fault501: 0 });
+      startWorker(['--attempts', '3', '--backoff-ms', '100']);
+      await waitFor(async () => (await outcomes('crash')).length === 1, {
         ...POLL,
-        what: 'the uploads recorded and a docflow call refused',
-      },
-    );
-    doomed.kill('SIGKILL');
-    await new Promise((resolve) => doomed.once('exit', resolve));
-    sandbox.configure({ fault501: 0 });
-    startWorker(['--attempts', '3', '--backoff-ms', '100']);
-    await waitFor(async () => (await outcomes('crash')).length === 1, { ...POLL, what: 'the row outcome after the restart' });
-    expect((await outcomes('crash'))[0]?.outcome).toBe('queued');
-    expect(sandbox.stats().contents.uploads).toBe(2);
-    expect(sandbox.stats().docflowsCreated).toBe(1);
-  });
+        timeoutMs: 150_000,
+        what: 'the row outcome after the restart',
+      });
+      expect((await outcomes('crash'))[0]?.outcome).toBe('queued');
+      expect(sandbox.stats().contents.uploads).toBe(2);
+      expect(sandbox.stats().docflowsCreated).toBe(1);
+    },
+  );
 
   it('retries a file row with its files checked again, re-using the batch upload', async () => {
     sandbox = await startSandbox({ sessions: ['s'], strictContents: true, fault501: 1 });
