@@ -7,14 +7,13 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Queue } from 'bullmq';
 import { LOADER, type Lang } from '../config.js';
 import type { Database } from '../db/database.js';
 import { deploymentOf } from '../db/deployment.js';
-import { InputError, ProfileError } from '../errors.js';
+import { InputError } from '../errors.js';
 import type { FieldProblem } from '../input/deal.js';
-import { createDocumentFileChecker } from '../input/document-files.js';
 import { fileSha256, fileState } from '../input/file-hash.js';
 import { openInput, type InputFile, type InputOptions, type InputRecord } from '../input/open-input.js';
 import type { BankProfile } from '../input/profile.js';
@@ -30,7 +29,7 @@ import { abandonLoad, takeBackJobs, type LoadContext } from './load-context.js';
 import { canReadInThread, readChunksHere, readChunksInThread, type ReadChunk, type ReadEnd, type ReadOptions } from './read-rows.js';
 import { createRedisJobStore, createRedisLoadContext } from './redis-load-context.js';
 import { ERROR_CODES } from '../outcomes/error-codes.js';
-import { localIsoDate } from '../input/normalize.js';
+import { checkedProfile, orderOf } from './load-type.js';
 import { DEFAULT_KIND, readingColumns, type DocflowKind } from '../docflows/registry.js';
 
 /** A load, but for where it goes (`loadBatchWith`'s context). */
@@ -192,24 +191,6 @@ function countEnqueued(summary: LoadSummary, enqueuer: Enqueuer): void {
   }
 }
 
-/**
- * The profile with its power of attorney's files checked (and hashed) as a row's are, when the
- * type sends it and the profile names it by file: its workers upload those bytes once a batch. A
- * file that fails stops the load before anything is read, naming the profile's field.
- */
-async function checkedProfile(request: LoadRequest): Promise<BankProfile> {
-  const { profile } = request;
-  const attorney = profile.representative.attorney;
-  if (!request.kind?.attorney || !attorney?.file) return profile;
-  const checked = { ...attorney, ...(attorney.file && { file: { ...attorney.file } }) };
-  const baseDir = request.profileFile ? dirname(resolve(request.profileFile)) : process.cwd();
-  const problems = await createDocumentFileChecker({ baseDir }).documents([
-    { document: checked, fileField: 'representative.attorney.file', signatureField: 'representative.attorney.signatureFiles' },
-  ]);
-  if (problems.length > 0) throw new ProfileError(request.profileFile ?? '(given)', problems);
-  return { ...profile, representative: { ...profile.representative, attorney: checked } };
-}
-
 /** The batch opened (or reopened) for this load, its order (orderOf), and the enqueuer of its rows; none for a dry run. */
 async function startBatch(
   context: LoadContext | undefined,
@@ -228,15 +209,6 @@ async function startBatch(
   });
   // Only a load that started the batch afresh may take its jobs back when it fails.
   return { fingerprint, owned: fresh, enqueuer, order };
-}
-
-/**
- * The order a batch's rows belong to (an extract's ledger key, src/docflows/extract/): the day
- * the batch was made, so that its retries and a load resumed the next day keep it; or the batch
- * itself when `--again` orders what was ordered that day.
- */
-export function orderOf(batch: { batch: string; again?: boolean | undefined }, createdAt: string | undefined): string {
-  return batch.again ? `again-${batch.batch}` : localIsoDate(createdAt ? new Date(createdAt) : new Date());
 }
 
 /** Opens (or reopens) the batch; true when this load starts it afresh, after taking back what a failed load left. */

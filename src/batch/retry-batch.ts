@@ -16,7 +16,7 @@ import { dirname, resolve } from 'node:path';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import { UsageError } from '../errors.js';
 import { parseReading, reopenInput } from '../input/reading.js';
-import { orderOf } from './load-batch.js';
+import { orderOf } from './load-type.js';
 import { createDealValidator } from '../input/validate-deal.js';
 import { DEFAULT_KIND, kindOf } from '../docflows/registry.js';
 import { namesFiles } from '../input/deal.js';
