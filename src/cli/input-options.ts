@@ -45,15 +45,16 @@ export function addInputOptions(cmd: Command): Command {
 
 /** The reading options of the input functions, the mapping file read. */
 export async function readingOptions(flags: InputFlags) {
+  const type = docflowKind(flags.type);
   return {
     format: flags.format,
     encoding: flags.encoding === 'auto' ? undefined : flags.encoding,
     delimiter: flags.delimiter,
-    mapping: flags.mapping ? await loadMapping(flags.mapping) : undefined,
+    mapping: flags.mapping ? await loadMapping(flags.mapping, type.columns) : undefined,
     ...(flags.sheet !== undefined && { sheet: flags.sheet }),
     rejects: flags.rejects,
     filesRoot: flags.filesRoot,
-    ...docflowKind(flags.type),
+    ...type,
     ...(flags.again === true && { again: true }),
   };
 }

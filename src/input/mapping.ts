@@ -11,10 +11,11 @@ import { OWN_COLUMN_HEADERS_RU } from './own-columns.js';
 import { ENUMERATION_VALUES, valueKey } from './value-words.js';
 
 /**
- * What a header may be read as: a canonical field, or `address`, one cell with the whole
- * address of the property (src/input/address-line.ts splits it into the fields).
+ * What a header may be read as: a canonical field, `address` (one cell with the whole address
+ * of the property, src/input/address-line.ts splits it into the fields), or one of the docflow
+ * type's own columns (src/docflows/: a lift's `recordNumber`).
  */
-export type MappedField = CanonicalField | 'address';
+export type MappedField = string;
 export const ADDRESS_LINE = 'address';
 
 export interface Mapping {
@@ -49,7 +50,7 @@ const mappingSchema = z.strictObject({
 
 export const headerKey = (header: string): string => header.trim().toLowerCase();
 
-export function parseMapping(json: unknown, file: string): Mapping {
+export function parseMapping(json: unknown, file: string, typeColumns: readonly string[] = []): Mapping {
   const parsed = mappingSchema.safeParse(json);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(top level)'} ${i.message}`).join('; ');
@@ -60,7 +61,10 @@ export function parseMapping(json: unknown, file: string): Mapping {
   const problems: string[] = [];
   const columns = new Map<string, MappedField>();
   for (const [header, target] of Object.entries(parsed.data.columns)) {
-    const field = headerKey(target) === ADDRESS_LINE ? ADDRESS_LINE : canonicalFieldName(target);
+    const field =
+      headerKey(target) === ADDRESS_LINE
+        ? ADDRESS_LINE
+        : (canonicalFieldName(target) ?? typeColumns.find((column) => column.toLowerCase() === headerKey(target)));
     if (field) columns.set(headerKey(header), field);
     else problems.push(`columns.${header}: ${JSON.stringify(target)} is not a deal field (docs/input-format.md lists them)`);
   }
@@ -102,7 +106,8 @@ function parseValues(json: Record<string, Record<string, string>>, problems: str
   return values;
 }
 
-export async function loadMapping(file: string): Promise<Mapping> {
+/** `typeColumns`: the docflow type's own columns (src/docflows/), which its mapping may name too. */
+export async function loadMapping(file: string, typeColumns: readonly string[] = []): Promise<Mapping> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -115,7 +120,7 @@ export async function loadMapping(file: string): Promise<Mapping> {
   } catch (err) {
     throw new ConfigError(`The mapping ${file} is not valid JSON (${(err as Error).message}).`, { cause: err });
   }
-  return parseMapping(json, file);
+  return parseMapping(json, file, typeColumns);
 }
 
 /** The field a header names: the mapping first, then the canonical names, then the docflow type's own columns. */

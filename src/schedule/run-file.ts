@@ -171,8 +171,8 @@ export async function runFile(data: TickData, name: string, ctx: TickContext, lo
       return await finish({ status: 'failed', exitStatus: 1, error, ...(made && { batch: id }) }, 'failed');
     }
     return await withStaging(data.outbox, async (stage) => {
-      const reading = await tickReading(data.reading);
       const kind = tickKind(data.type);
+      const reading = await tickReading(data.reading, kind.columns);
       const load = await loadBatch({
         file,
         batch: id,
@@ -302,7 +302,7 @@ function tickKind(type: string | undefined): { kind?: DocflowKind; columns?: rea
 }
 
 /** The schedule's reading flags as the load takes them, its mapping file read now; undefined when it has none. */
-async function tickReading(stored: TickData['reading']): Promise<InputOptions | undefined> {
+async function tickReading(stored: TickData['reading'], typeColumns: readonly string[] = []): Promise<InputOptions | undefined> {
   if (!stored) return undefined;
   const reading: InputOptions = {};
   if (stored.format !== undefined) reading.format = parseFormatFlag(stored.format);
@@ -312,6 +312,6 @@ async function tickReading(stored: TickData['reading']): Promise<InputOptions | 
   }
   if (stored.delimiter !== undefined) reading.delimiter = stored.delimiter;
   if (stored.sheet !== undefined) reading.sheet = stored.sheet;
-  if (stored.mapping !== undefined) reading.mapping = await loadMapping(stored.mapping);
+  if (stored.mapping !== undefined) reading.mapping = await loadMapping(stored.mapping, typeColumns);
   return reading;
 }

@@ -168,6 +168,36 @@ describe('realty-batch run --type lift', () => {
     expect(sandbox.stats().contents.uploads - uploadsBefore).toBe(2);
   });
 
+  it("reads a bank's own headers for a lift's columns through --mapping, which a registration's mapping may not name", async () => {
+    const ru = lifts.map((l) => {
+      const { recordNumber, recordDate, ...rest } = l;
+      return { ...rest, 'Номер записи': recordNumber, 'Дата записи': recordDate };
+    });
+    await writeFile(join(dir, 'lifts-ru.csv'), stringify(ru, { header: true }));
+    await writeFile(join(dir, 'map.json'), JSON.stringify({ columns: { 'Номер записи': 'recordNumber', 'Дата записи': 'recordDate' } }));
+    const load = (...more: string[]) =>
+      runCli(
+        [
+          'load',
+          join(dir, 'lifts-ru.csv'),
+          '--profile',
+          join(dir, 'bank.json'),
+          '--mapping',
+          join(dir, 'map.json'),
+          '--dry-run',
+          '--json',
+          ...more,
+        ],
+        env(),
+      );
+    const lifted = await load('--type', 'lift');
+    expect(lifted.code, lifted.stderr).toBe(0);
+    expect(JSON.parse(lifted.stdout)).toMatchObject({ read: 2, valid: 2, invalid: 0, unknownColumns: [] });
+    const registration = await load();
+    expect(registration.code).toBe(1);
+    expect(registration.stderr).toContain('columns.Номер записи: "recordNumber" is not a deal field');
+  });
+
   it('refuses a lift row without its record, naming the row, the field and the problem, and an unknown --type before anything runs', async () => {
     const bad = await run(join(dir, 'bad-lifts.csv'), 'lift-bad', '--type', 'lift');
     expect(bad.code).toBe(3);

@@ -10,7 +10,7 @@ import { UsageError } from '../../errors.js';
 import { parseTickDeadline } from '../../batch/deadline.js';
 import { loadProfile } from '../../input/profile.js';
 import { loadMapping } from '../../input/mapping.js';
-import { KIND_NAMES, kindNamed } from '../../docflows/registry.js';
+import { KIND_NAMES, kindNamed, readingColumns } from '../../docflows/registry.js';
 import { parseEncodingFlag, type InputEncoding } from '../../input/decode.js';
 import { parseDelimiterFlag, parseFormatFlag, type InputFormat } from '../../input/open-input.js';
 import {
@@ -190,7 +190,7 @@ async function add(env: Env, opts: ScheduleAddFlags): Promise<void> {
   if (opts.notifyUrl && !/^https?:\/\//.test(opts.notifyUrl)) throw new UsageError(`--notify-url ${opts.notifyUrl} is not an http(s) url.`);
   await loadProfile(opts.profile);
   // Read now, not at 3 a.m.: a mapping that does not parse would refuse every file of every tick.
-  if (opts.mapping !== undefined) await loadMapping(opts.mapping);
+  if (opts.mapping !== undefined) await loadMapping(opts.mapping, (opts.type !== undefined && readingColumns(kindNamed(opts.type))) || []);
   const deadline = opts.deadline === undefined ? undefined : parseTickDeadline(opts.deadline);
   const info = await withDatabase(env, (db) =>
     withRedis(env, async (redis) => {
