@@ -186,17 +186,19 @@ function createProfileSchema(today: Date): z.ZodType<BankProfile> {
           if ((a.contentId === undefined) === (a.file === undefined))
             ctx.addIssue({ code: 'custom', message: 'needs contentId (an upload) or file (a path beside the profile), one of them' });
           if (a.file !== undefined && a.signatureIds !== undefined)
-            ctx.addIssue({ code: 'custom', path: ['signatureIds'], message: 'must be empty when file is given: signatureFiles name its signatures' });
+            ctx.addIssue({
+              code: 'custom',
+              path: ['signatureIds'],
+              message: 'must be empty when file is given: signatureFiles name its signatures',
+            });
         }, evenWithSiblingProblems)
-        .transform(
-          (a): ProfileAttorney => ({
-            ...(a.contentId !== undefined && { contentId: a.contentId }),
-            signatureIds: a.signatureIds ?? [],
-            fileType: a.fileType,
-            ...(a.file !== undefined && { file: { path: a.file } }),
-            ...(a.signatureFiles && { signatureFiles: a.signatureFiles.map((path) => ({ path })) }),
-          }),
-        )
+        .transform((a): ProfileAttorney => ({
+          ...(a.contentId !== undefined && { contentId: a.contentId }),
+          signatureIds: a.signatureIds ?? [],
+          fileType: a.fileType,
+          ...(a.file !== undefined && { file: { path: a.file } }),
+          ...(a.signatureFiles && { signatureFiles: a.signatureFiles.map((path) => ({ path })) }),
+        }))
         .optional(),
     }),
     excel: z.boolean({ error: 'must be true or false' }).optional(),
