@@ -6,11 +6,10 @@
  */
 import type { Command } from 'commander';
 import { writeFileAtomically } from '../../files/atomic-file.js';
-import { ANSWER_COLUMNS, answerBatch, withFeedStates, type AnswerLine } from '../../followups/answer.js';
-import { csvText } from '../../results/docflow-files.js';
+import type { AnswerLine } from '../../followups/answer.js';
 import type { CliContext } from '../common.js';
+import { followUpOptions, type FollowUpFlags } from '../follow-up-options.js';
 import { defaultResultsPath } from '../input-options.js';
-import { followUpOptions, withFollowUp, type FollowUpFlags } from './action.js';
 
 interface AnswerFlags extends FollowUpFlags {
   dir: string;
@@ -40,6 +39,12 @@ export function registerAnswerCommand(program: Command, context: CliContext): Co
     .option('--out <file>', "the lines as CSV; default <input stem>.answers.csv beside the batch's input");
   return followUpOptions(command).action(async (batch: string, _flags: unknown, cmd: Command) => {
     const opts = cmd.opts<AnswerFlags>();
+    // Loaded when run, as every command's own heavy parts (program.ts).
+    const [{ withFollowUp }, { ANSWER_COLUMNS, answerBatch, withFeedStates }, { csvText }] = await Promise.all([
+      import('../follow-up.js'),
+      import('../../followups/answer.js'),
+      import('../../results/docflow-files.js'),
+    ]);
     await withFollowUp(context, batch, opts, async (run) => {
       let lines = await answerBatch({
         ...run.send,

@@ -2,8 +2,6 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { defaultBatchId } from '../../batch/batch-id.js';
-import { loadBatch } from '../../batch/load-batch.js';
-import { inputFingerprint } from '../../input/reading.js';
 import { loadProfile } from '../../input/profile.js';
 import { requireNoEviction } from '../../redis/connection.js';
 import type { Lang } from '../../config.js';
@@ -36,6 +34,11 @@ export function registerLoadCommand(program: Command, context: CliContext): Comm
   return addInputOptions(command).action(async (file: string, _flags: unknown, cmd: Command) => {
     const opts = cmd.opts<LoadFlags>();
     checkBatch(opts.batch);
+    // Loaded when run, as every command's own heavy parts (program.ts).
+    const [{ loadBatch }, { inputFingerprint }] = await Promise.all([
+      import('../../batch/load-batch.js'),
+      import('../../input/reading.js'),
+    ]);
     const env = context.environment();
     const reading = await readingOptions(opts);
     const profile = await loadProfile(opts.profile);
