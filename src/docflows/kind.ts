@@ -1,5 +1,5 @@
 /**
- * A docflow type as a module (docs/docflow-types.md): its input columns and their
+ * A docflow type as a module (docs/architecture.md, "Where new work goes"): its input columns and their
  * validation, and the body its docflow is created with. The pipeline (load, claim, send,
  * follow, results, attention, inbox, dashboard, documents) is shared and knows the types only
  * through the registry of these (registry.ts).
@@ -27,6 +27,11 @@ export interface DocflowKind {
   buildRequest(deal: Deal, cadastralNumber: string, profile: BankProfile, baseUrl: string, requestId?: string): DocflowRequest<object>;
   /** Its docflow sends the profile's power of attorney (a lift): a worker uploads its file once a batch. */
   readonly attorney?: boolean;
+  /**
+   * The attention file's hint when the registry refused one (src/results/hints.ts): what it
+   * refused, in English and in Russian, and the flags that load its file again to send it anew.
+   */
+  readonly refused: { readonly en: string; readonly ru: string; readonly flags: string };
   /** The deal's key in the ledger when it is more than its dealId (an extract ordered again on purpose); default the dealId. */
   ledgerKey?(deal: Deal): string;
 }

@@ -3,18 +3,11 @@
  * the bank, the docflow type, the dealId and the try alone (the ledger, src/ledger/, gives each
  * try its number), so the news feed tells whose docflow an item is.
  */
-import type { DocflowType } from './types.js';
+import { DOCFLOW_TYPE_CODES, type DocflowType } from './types.js';
 
-/** The docflow types a bank files, and each one's code in requestIds (`<inn>:<code>:<try>:<dealId>`). */
-export const DOCFLOW_TYPE_CODES: Readonly<Record<DocflowType, string>> = Object.freeze({
-  encumbrance_request: 'reg',
-  cessation_encumbrance_request: 'lift',
-  object_request: 'ext',
-  additional_packet_request: 'pkt',
-  action_request: 'act',
-});
+export { DOCFLOW_TYPE_CODES };
 export type { DocflowType };
-/** The type every deal is until the docflow-types issue brings the others. */
+/** A row's type when its batch names none: the product's first. */
 export const REGISTRATION: DocflowType = 'encumbrance_request';
 const TYPE_OF_CODE = new Map<string, DocflowType>(Object.entries(DOCFLOW_TYPE_CODES).map(([type, code]) => [code, type as DocflowType]));
 

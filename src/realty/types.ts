@@ -56,15 +56,19 @@ export const suggestResponseSchema = z.array(suggestCandidateSchema);
 
 export const DOCFLOW_TYPE = 'encumbrance_request';
 
-/** The docflow types a bank files (docs/docflow-types.md): the path's last part at creation. */
-export const DOCFLOW_TYPES = [
-  'encumbrance_request',
-  'cessation_encumbrance_request',
-  'object_request',
-  'additional_packet_request',
-  'action_request',
-] as const;
-export type DocflowType = (typeof DOCFLOW_TYPES)[number];
+/**
+ * The docflow types a bank files (docs/gateway.md), the path's last part at creation,
+ * each with its code in our requestIds (`<inn>:<code>:<try>:<dealId>`, src/realty/request-id.ts):
+ * a type of the gateway's is one line here, and a module of src/docflows/ when a row files it.
+ */
+export const DOCFLOW_TYPE_CODES = Object.freeze({
+  encumbrance_request: 'reg',
+  cessation_encumbrance_request: 'lift',
+  object_request: 'ext',
+  additional_packet_request: 'pkt',
+  action_request: 'act',
+} as const);
+export type DocflowType = keyof typeof DOCFLOW_TYPE_CODES;
 
 export interface StructuredAddress {
   region: string;
@@ -158,7 +162,7 @@ export interface Attorney {
   appliedDocument: DocumentContent;
 }
 
-/** `cessation_encumbrance_request`: lift a mortgage (docs/docflow-types.md). */
+/** `cessation_encumbrance_request`: lift a mortgage (docs/gateway.md). */
 export interface CessationOptions {
   encumbranceType: 'mortgage' | 'mortgageInLaw';
   object: EncumbranceOptions['object'];

@@ -5,23 +5,13 @@
  * file's header names it (`errors`, or «Ошибки» in a Russian file).
  */
 import type { Lang } from '../config.js';
+import { DEFAULT_KIND, KINDS } from '../docflows/registry.js';
 import { ERROR_CODES } from '../outcomes/error-codes.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
 import { OWN_COLUMN_HEADERS_RU } from '../input/own-columns.js';
 
 /** The Russian attention file's errors column, as its header names it. */
 const ERRORS = `«${OWN_COLUMN_HEADERS_RU.errors}»`;
-
-/** What the registry refused, by the row's docflow type, and the flags that file its row again. */
-const REFUSED: Readonly<Record<string, { en: string; ru: string; flags: string }>> = {
-  encumbrance_request: { en: 'registration', ru: 'в регистрации', flags: '--resubmit' },
-  cessation_encumbrance_request: {
-    en: 'lift (check recordNumber and recordDate)',
-    ru: 'в погашении (проверьте recordNumber и recordDate)',
-    flags: '--type lift --resubmit',
-  },
-  object_request: { en: 'extract (check the object)', ru: 'в выписке (проверьте объект)', flags: '--type extract --again' },
-};
 
 export function hintFor(record: OutcomeRecord, batch: string, lang: Lang = 'en'): string {
   return lang === 'ru' ? russianHint(record, batch) : englishHint(record, batch);
@@ -129,7 +119,9 @@ export function stateHintFor(record: OutcomeRecord, batch: string, lang: Lang = 
   const payment = [record.paymentUin && `uin ${record.paymentUin}`, record.paymentAmount && `${record.paymentAmount} ₽`]
     .filter(Boolean)
     .join(', ');
-  const refused = REFUSED[record.type ?? ''] ?? REFUSED.encumbrance_request!;
+  // What the registry refused, by the row's docflow type (its module says), and the flags that file its row again.
+  const kind = KINDS.find((k) => k.type === record.type) ?? DEFAULT_KIND;
+  const refused = kind.refused;
   if (lang === 'ru') {
     if (record.state === 'error')
       return `реестр отказал ${refused.ru} (колонка ${ERRORS}); исправьте сделку и загрузите этот файл снова с ${refused.flags}`;
@@ -140,7 +132,7 @@ export function stateHintFor(record: OutcomeRecord, batch: string, lang: Lang = 
     return '';
   }
   if (record.state === 'error')
-    return refused.en === REFUSED.encumbrance_request!.en
+    return kind === DEFAULT_KIND
       ? 'the registry refused the registration (errors); correct the deal, then load this file again with --resubmit'
       : `the registry refused the ${refused.en} (errors); correct the row, then load this file again with ${refused.flags}`;
   if (record.requirement === 'payment')

@@ -11,7 +11,7 @@ import type { DocflowRequest } from '../../realty/types.js';
 import type { DocflowKind } from '../kind.js';
 import { EXTRACT_COLUMNS, extractColumns } from './columns.js';
 
-/** `object_request`'s options (docs/docflow-types.md, section 2). */
+/** `object_request`'s options (docs/gateway.md). */
 export interface ObjectRequestOptions {
   type: 'info' | 'base' | 'ownership';
   cadastralNumber: string;
@@ -40,6 +40,7 @@ export const extract: DocflowKind = {
   title: 'extracts',
   columns: EXTRACT_COLUMNS,
   own: extractColumns,
+  refused: { en: 'extract (check the object)', ru: 'в выписке (проверьте объект)', flags: '--type extract --again' },
   buildRequest: buildExtractRequest,
   ledgerKey: extractKey,
 };

@@ -1,4 +1,4 @@
-/** `cessation_encumbrance_request`: lift a mortgage once its loan is repaid (docs/docflow-types.md). */
+/** `cessation_encumbrance_request`: lift a mortgage once its loan is repaid (docs/input-format.md, "Lifts"). */
 import type { DocflowKind } from '../kind.js';
 import { LIFT_COLUMNS, liftColumns } from './columns.js';
 import { buildLiftRequest } from './request.js';
@@ -10,5 +10,10 @@ export const lift: DocflowKind = {
   columns: LIFT_COLUMNS,
   own: liftColumns,
   attorney: true,
+  refused: {
+    en: 'lift (check recordNumber and recordDate)',
+    ru: 'в погашении (проверьте recordNumber и recordDate)',
+    flags: '--type lift --resubmit',
+  },
   buildRequest: buildLiftRequest,
 };

@@ -10,5 +10,6 @@ export const registration: DocflowKind = {
   title: 'mortgage registrations',
   columns: AGREEMENT_FIELDS,
   own: AGREEMENT_COLUMNS,
+  refused: { en: 'registration', ru: 'в регистрации', flags: '--resubmit' },
   buildRequest: buildEncumbranceRequest,
 };
