@@ -199,7 +199,19 @@ export async function actOnBatch(o: ActionOptions): Promise<ActionLine[]> {
         result: 'sent_before',
         reason: `${o.action} was asked before (${sent.at}): nothing sent again`,
       });
-    if (sent.kind !== 'sent') return void line({ ...base, state: parent.state, result: sent.kind, reason: sent.reason });
+    if (sent.kind !== 'sent') {
+      line({ ...base, state: parent.state, result: sent.kind, reason: sent.reason });
+      // A request that went out is audited whatever its answer: refused by the gateway, or lost on the way back.
+      if (sent.kind === 'lost' || sent.kind === 'refused')
+        await recordAction(o.db, {
+          who: o.operator,
+          action: o.action,
+          batch: o.meta.id,
+          dealId: t.dealId,
+          detail: `${o.action}${t.duplicate ? ' (a duplicate)' : ''} on docflow ${t.docflowId}: ${sent.kind === 'lost' ? 'its answer was lost' : 'refused by the gateway'}`,
+        });
+      return;
+    }
     // The docflow as it is after the action: the registry acts on it at once (a cancelled one ends in error).
     const after = await withGatewayRetry(() => o.client.getDocflow(t.docflowId), retry).catch(() => parent);
     line({

@@ -125,7 +125,18 @@ export async function answerBatch(o: AnswerOptions): Promise<AnswerLine[]> {
       });
     } else if (sent.kind === 'before')
       line(p, 'sent_before', `these files were sent before (${sent.at}): nothing sent again`, { id: sent.docflowId, state: '' });
-    else line(p, sent.kind, sent.reason);
+    else {
+      line(p, sent.kind, sent.reason);
+      // A request that went out is audited whatever its answer: refused by the gateway, or lost on the way back.
+      if (sent.kind === 'lost' || sent.kind === 'refused')
+        await recordAction(o.db, {
+          who: o.operator,
+          action: 'answer',
+          batch: o.batch,
+          dealId: p.dealId,
+          detail: `additional packet (${folder.files.length} files, sha256 ${folder.sha256}) for docflow ${p.docflowId}: ${sent.kind === 'lost' ? 'its answer was lost' : 'refused by the gateway'}`,
+        });
+    }
   };
   await eachLimit([...deals.values()], o.concurrency ?? 4, async (p) => {
     try {
