@@ -18,9 +18,17 @@ export interface LoadSummary {
 export const SUBMITTED: ReadonlySet<string> = new Set(['queued', 'suspended']);
 const DEAL_ID = 0;
 
-/** The try-0 requestId of this deal, whatever the bank and type (`<inn>:<type code>:0:<dealId>`). */
-const isFirstTryOf = (requestId: string | undefined, dealId: string | undefined): boolean =>
-  requestId !== undefined && dealId !== undefined && requestId.endsWith(`:0:${dealId}`);
+/**
+ * The try-0 requestId of this row's docflow (`<inn>:<type code>:0:<ledger key>`): of its deal,
+ * and of its type when the row names one; an extract's ledger key is `<dealId>|<extractType>|<order>`.
+ */
+const isFirstTryOf = (requestId: string | undefined, line: ResultLine | undefined): boolean => {
+  const parsed = requestId === undefined ? undefined : parseRequestId(requestId);
+  const dealId = line?.dealId;
+  if (!parsed || dealId === undefined || parsed.n !== 0) return false;
+  if (line!.type && parsed.type !== line!.type) return false;
+  return parsed.dealId === dealId || parsed.dealId.startsWith(`${dealId}|`);
+};
 
 /**
  * Every row exactly one outcome: one line per row, in input order, for the deal of its row,
@@ -47,7 +55,7 @@ export function expectOneOutcomePerRow(name: string, rows: readonly string[][], 
   expect(invalid.length - loaded.invalid, name).toBeLessThanOrEqual(atClaim.length);
 }
 
-/** Per requestId and per deal: at most one docflow, whatever happened. */
+/** Per requestId and per deal and type: at most one docflow, whatever happened (a deal's registration and its lift are two). */
 export function expectOneDocflowPerDeal(docflows: readonly SandboxDocflow[], severalPerRequestId: number): void {
   const group = (key: (d: SandboxDocflow) => string) => {
     const by = new Map<string, string[]>();
@@ -55,7 +63,12 @@ export function expectOneDocflowPerDeal(docflows: readonly SandboxDocflow[], sev
     return [...by].filter(([, list]) => list.length > 1).map(([k, list]) => ({ [k]: list }));
   };
   expect(group((d) => d.requestId ?? '(none)')).toEqual([]);
-  expect(group((d) => parseRequestId(d.requestId ?? '')?.dealId ?? `(unreadable) ${d.requestId}`)).toEqual([]);
+  expect(
+    group((d) => {
+      const parsed = parseRequestId(d.requestId ?? '');
+      return parsed ? `${parsed.type} ${parsed.dealId}` : `(unreadable) ${d.requestId}`;
+    }),
+  ).toEqual([]);
   expect(severalPerRequestId).toBe(0);
 }
 
@@ -70,14 +83,13 @@ export function expectDocflowsReported(docflows: readonly SandboxDocflow[], line
     const line = reporting.get(d.docflowId);
     // The row reports the state the docflow was created in (its life has gone on since).
     const created = d.status === 200 ? 'queued' : 'suspended';
-    return !line || line.outcome !== created || !isFirstTryOf(d.requestId, line.dealId);
+    return !line || line.outcome !== created || !isFirstTryOf(d.requestId, line);
   });
   expect(orphans).toEqual([]);
   const known = new Map(docflows.map((d) => [d.docflowId, d]));
   for (const [name, batch] of Object.entries(lines)) {
     const wrong = batch.filter(
-      (l) =>
-        (SUBMITTED.has(l.outcome!) || l.outcome === 'already_submitted') && !isFirstTryOf(known.get(l.docflowId!)?.requestId, l.dealId),
+      (l) => (SUBMITTED.has(l.outcome!) || l.outcome === 'already_submitted') && !isFirstTryOf(known.get(l.docflowId!)?.requestId, l),
     );
     expect(wrong, name).toEqual([]);
   }

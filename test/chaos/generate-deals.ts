@@ -55,3 +55,25 @@ export function generateDeals(count: number, invalidEvery = 200, tag = 'X'): Gen
   }
   return { rows, invalidRows };
 }
+
+/** A registration's own columns, which a lift's file does not have. */
+const AGREEMENT = new Set(['agreementContentId', 'agreementSignatureIds', 'agreementFileType']);
+/** The columns of a lift file made from deals: the object and owners, and the record lifted. */
+export const LIFT_HEADER = [...HEADER.filter((h) => !AGREEMENT.has(h)), 'recordNumber', 'recordDate'];
+
+/**
+ * The lifts of these deals (the same dealIds: a deal's lift is another entry of the ledger than
+ * its registration), each naming a record of its own; a deal the load refuses stays refused.
+ */
+export function generateLifts(deals: readonly string[][]): string[][] {
+  const kept = HEADER.map((h, i) => (AGREEMENT.has(h) ? -1 : i)).filter((i) => i >= 0);
+  return deals.map((deal, i) => [...kept.map((c) => deal[c]!), `77-01/2021-${i + 1}`, '2021-03-04']);
+}
+
+export const EXTRACT_HEADER = ['dealId', 'cadastralNumber', 'extractType'];
+const EXTRACT_TYPES = ['info', 'ownership', 'base'];
+
+/** Extracts ordered for these deals (the same dealIds again), on the objects the deals name or find. */
+export function generateExtracts(deals: readonly string[][], cadastralNumbers: readonly string[]): string[][] {
+  return deals.map((deal, i) => [deal[DEAL_ID]!, cadastralNumbers[i % cadastralNumbers.length]!, EXTRACT_TYPES[i % EXTRACT_TYPES.length]!]);
+}
