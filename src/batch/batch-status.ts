@@ -2,6 +2,8 @@
  * A batch at a glance: counts per outcome, where its unfinished rows are in the
  * queue, when it started and finished, and how fast it went.
  */
+import { DEFAULT_KIND } from '../docflows/registry.js';
+import type { DocflowType } from '../realty/types.js';
 import { DUPLICATE_CODE } from '../db/duplicates.js';
 import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
@@ -19,6 +21,8 @@ import type { Requirement } from '../outcomes/types.js';
 
 export interface BatchStatus {
   batch: string;
+  /** The docflow type its rows file (the gateway's name: `encumbrance_request`, `cessation_encumbrance_request` ...). */
+  type: DocflowType;
   total: number;
   /** Outcome → rows, only outcomes that occur (`pending`: not finished yet). */
   outcomes: Partial<Record<Outcome, number>>;
@@ -88,6 +92,7 @@ export async function batchStatus(
   const registry = tally.result(done);
   const status: BatchStatus = {
     batch,
+    type: (meta.type || DEFAULT_KIND.type) as DocflowType,
     total,
     outcomes: Object.fromEntries(Object.entries(counts).filter(([, n]) => n > 0)),
     done,

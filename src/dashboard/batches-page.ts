@@ -2,6 +2,7 @@
  * The batches page: server-rendered HTML, no script, no asset from elsewhere.
  * Every value passes through `escapeHtml`.
  */
+import { DEFAULT_KIND, KINDS } from '../docflows/registry.js';
 import { OUTCOMES, SUBMITTED_OUTCOMES, type Outcome } from '../outcomes/types.js';
 import type { BatchStatus } from '../batch/batch-status.js';
 import { describeRegistered, describeStates } from '../outcomes/state-tally.js';
@@ -113,6 +114,13 @@ function progress(status: BatchStatus): string {
   return `${total}<div class="muted"><progress max="${status.total}" value="${finished}"></progress> ${finished} finished (${percent}&nbsp;%)</div>`;
 }
 
+/** A batch of another type than registrations says which (its rows are lifts, extracts ...). */
+function typeNote(status: BatchStatus): string {
+  if (status.type === DEFAULT_KIND.type) return '';
+  const kind = KINDS.find((k) => k.type === status.type);
+  return ` <span class="muted">${escapeHtml(kind?.title ?? status.type)}</span>`;
+}
+
 function row(status: BatchStatus): string {
   const times = [
     `started ${status.startedAt}`,
@@ -123,7 +131,7 @@ function row(status: BatchStatus): string {
     .map(escapeHtml)
     .join('<br>');
   return `<tr>
-<td><code>${escapeHtml(status.batch)}</code><div class="muted">${escapeHtml(status.file)}</div></td>
+<td><code>${escapeHtml(status.batch)}</code>${typeNote(status)}<div class="muted">${escapeHtml(status.file)}</div></td>
 <td>${loadState(status)}</td>
 <td class="n">${progress(status)}</td>
 <td>${counts(status)}</td>

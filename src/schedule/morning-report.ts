@@ -15,6 +15,7 @@ import { writeFileAtomically } from '../files/atomic-file.js';
 // The rule of every CSV the tool writes: a cell a spreadsheet would run is written as text.
 import { QUOTE_LINE_BREAKS, safeCell } from '../input/csv-cell.js';
 import { createBatchStore } from '../batch/batch-store.js';
+import { DEFAULT_KIND } from '../docflows/registry.js';
 import { batchStates } from '../batch/batch-states.js';
 import { DOCFLOW_STATES, OUTCOMES, type Outcome } from '../outcomes/types.js';
 import { notify } from './notify.js';
@@ -27,6 +28,8 @@ const DAY_MS = 24 * 3600 * 1000;
 
 export interface ReportBatch {
   batch: string;
+  /** The docflow type its rows file (the gateway's name). */
+  type: string;
   /** The input's name (never its path on the host). */
   file: string;
   createdAt: string;
@@ -64,6 +67,7 @@ export async function buildMorningReport(
     if (!recent && states.registered) continue;
     const line: ReportBatch = {
       batch: meta.id,
+      type: meta.type || DEFAULT_KIND.type,
       // Its name, not where it lay on the host: the report goes to a webhook.
       file: basename(meta.file),
       createdAt: meta.createdAt,
@@ -110,6 +114,7 @@ export function reportCsv(report: MorningReport): string {
     'waiting_payment',
     'waiting_signature',
     'oldestUnfinishedSince',
+    'type',
   ];
   const records = report.batches.map((b) => [
     b.batch,
@@ -123,6 +128,7 @@ export function reportCsv(report: MorningReport): string {
     b.waitingFor.payment ?? 0,
     b.waitingFor.signature ?? 0,
     b.oldestUnfinished?.since ?? '',
+    b.type,
   ]);
   return stringify(records, { header: true, columns, cast: { string: safeCell }, quoted_match: QUOTE_LINE_BREAKS });
 }

@@ -7,6 +7,7 @@ export const PAGE_OPTIONS = { boardPath: '/queues', queueName: 'deals', limit: 5
 export function batchStatus(fields: Partial<BatchStatus>): BatchStatus {
   return {
     batch: 'night',
+    type: 'encumbrance_request',
     total: 200,
     outcomes: {},
     done: false,

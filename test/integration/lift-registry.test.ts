@@ -138,6 +138,14 @@ describe('realty-batch run --type lift against the registry', () => {
       expect(attention.get(refused.dealId!)!.hint).toContain('the registry refused the lift (check recordNumber and recordDate)');
     expect(attention.get(samples[0]!.dealId)).toBeUndefined();
 
+    // status names the batch's type, in words and in its JSON.
+    const status = await runCli(['status', 'lifts-1'], env);
+    expect(status.stdout).toContain('docflows: mortgage lifts (cessation_encumbrance_request)');
+    expect(JSON.parse((await runCli(['status', 'lifts-1', '--json'], env)).stdout)).toMatchObject({
+      type: 'cessation_encumbrance_request',
+    });
+    expect((await runCli(['status'], env)).stdout).toMatch(/lifts-1 .* rows 7  mortgage lifts \(cessation_encumbrance_request\)/);
+
     // The registry: the bank's two records lifted, the other bank's kept.
     expect(await recordsOf('54:35:101234:81')).toEqual([]);
     expect(await recordsOf('77:06:0005011:2376')).toEqual([]);

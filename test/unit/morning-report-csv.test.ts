@@ -9,6 +9,7 @@ const report: MorningReport = {
   batches: [
     {
       batch: 'nsk-1124',
+      type: 'encumbrance_request',
       file: 'nsk, "ноябрь".csv',
       createdAt: '2026-11-24T01:00:00.000Z',
       rows: 24,
@@ -21,6 +22,7 @@ const report: MorningReport = {
     },
     {
       batch: 'msk-1123',
+      type: 'cessation_encumbrance_request',
       file: 'msk.csv',
       createdAt: '2026-11-23T01:00:00.000Z',
       rows: 1,
@@ -41,7 +43,7 @@ describe('reportCsv', () => {
       'batch,file,createdAt,rows,done,registered,' +
         'queued,suspended,already_submitted,invalid,not_found,ambiguous,rejected,forbidden,unavailable,failed,pending,' +
         'state_queued,state_sent,state_suspended,state_completed,state_error,' +
-        'waiting_payment,waiting_signature,oldestUnfinishedSince',
+        'waiting_payment,waiting_signature,oldestUnfinishedSince,type',
     );
     const rows = parse(text, { columns: true }) as Array<Record<string, string>>;
     expect(rows).toHaveLength(2);
@@ -63,6 +65,7 @@ describe('reportCsv', () => {
       waiting_payment: '2',
       waiting_signature: '4',
       oldestUnfinishedSince: '2026-11-24T01:02:03.000Z',
+      type: 'encumbrance_request',
     });
     expect(rows[1]).toMatchObject({
       batch: 'msk-1123',
@@ -71,6 +74,7 @@ describe('reportCsv', () => {
       state_error: '0',
       waiting_payment: '0',
       oldestUnfinishedSince: '',
+      type: 'cessation_encumbrance_request',
     });
   });
 

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { createBatchStore } from '../../batch/batch-store.js';
 import { batchStatus, WAITING_ROWS, type BatchStatus } from '../../batch/batch-status.js';
 import { needsAttention } from '../../batch/exit-code.js';
+import { DEFAULT_KIND, KINDS } from '../../docflows/registry.js';
 import { describeMissing } from '../../batch/missing-rows.js';
 import { emptyCounts, SUBMITTED_OUTCOMES } from '../../outcomes/types.js';
 import { describeRegistered, describeStates } from '../../outcomes/state-tally.js';
@@ -54,12 +55,28 @@ async function printBatches(redis: RedisClient, db: Database, env: Env, opts: St
   if (opts.json)
     console.log(
       JSON.stringify(
-        metas.map(({ id, file, createdAt, state, total, loaderDied }) => ({ batch: id, file, createdAt, state, total, loaderDied })),
+        metas.map(({ id, file, createdAt, state, total, loaderDied, type }) => ({
+          batch: id,
+          type: type || DEFAULT_KIND.type,
+          file,
+          createdAt,
+          state,
+          total,
+          loaderDied,
+        })),
       ),
     );
   else
     for (const m of metas)
-      console.log(`${m.id}  ${m.createdAt}  ${m.state}${m.loaderDied ? ' (loader died)' : ''}  rows ${m.total ?? '?'}  ${m.file}`);
+      console.log(
+        `${m.id}  ${m.createdAt}  ${m.state}${m.loaderDied ? ' (loader died)' : ''}  rows ${m.total ?? '?'}${typeText(m.type)}  ${m.file}`,
+      );
+}
+
+/** A batch of another type than registrations, as `status` names it: `  lifts (cessation_encumbrance_request)`; '' for registrations. */
+function typeText(type: string | undefined): string {
+  if (!type || type === DEFAULT_KIND.type) return '';
+  return `  ${KINDS.find((k) => k.type === type)?.title ?? 'docflows'} (${type})`;
 }
 
 /** The rows whose deal has two docflows at the gateway, on stderr: each with both docflows. */
@@ -100,6 +117,8 @@ async function printBatch(redis: RedisClient, db: Database, env: Env, batch: str
     return exitCode;
   }
   printCounts(batch, { ...emptyCounts(), ...status.outcomes });
+  const type = typeText(status.type);
+  if (type) console.log(`  docflows:${type.slice(1)}`);
   const queue = Object.entries(status.queue)
     .map(([s, n]) => `${s} ${n}`)
     .join(', ');
