@@ -79,6 +79,12 @@ function typeText(type: string | undefined): string {
   return `  ${KINDS.find((k) => k.type === type)?.title ?? 'docflows'} (${type})`;
 }
 
+/** `  docflows: mortgage lifts (cessation_encumbrance_request)` under a batch's counts; nothing for registrations. */
+function printType(type: string): void {
+  const text = typeText(type);
+  if (text) console.log(`  docflows:${text.slice(1)}`);
+}
+
 /** The rows whose deal has two docflows at the gateway, on stderr: each with both docflows. */
 export function printDuplicates(duplicates: BatchStatus['duplicates']): void {
   if (duplicates.length === 0) return;
@@ -117,8 +123,7 @@ async function printBatch(redis: RedisClient, db: Database, env: Env, batch: str
     return exitCode;
   }
   printCounts(batch, { ...emptyCounts(), ...status.outcomes });
-  const type = typeText(status.type);
-  if (type) console.log(`  docflows:${type.slice(1)}`);
+  printType(status.type);
   const queue = Object.entries(status.queue)
     .map(([s, n]) => `${s} ${n}`)
     .join(', ');
