@@ -16,7 +16,7 @@ import { dirname, resolve } from 'node:path';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import { UsageError } from '../errors.js';
 import { parseReading, reopenInput } from '../input/reading.js';
-import { orderOf } from './load-type.js';
+import { checkedProfile, orderOf } from './load-type.js';
 import { createDealValidator } from '../input/validate-deal.js';
 import { DEFAULT_KIND, kindOf } from '../docflows/registry.js';
 import { namesFiles } from '../input/deal.js';
@@ -147,7 +147,8 @@ async function profileFor(options: RetryOptions, meta: BatchMeta, batches: Retur
       { batch: meta.id },
       'the profile given differs from the one the batch was loaded with (same bank): its rows are sent with the one given',
     );
-  await batches.restoreProfile(meta.id, given.profile);
+  // Checked as at load: a lift's power of attorney by file is hashed here for its workers to upload.
+  await batches.restoreProfile(meta.id, await checkedProfile({ profile: given.profile, profileFile: given.file, kind: kindOf(meta.type) }));
 }
 
 function retryFlags(options: RetryOptions): string {

@@ -212,4 +212,27 @@ describe('realty-batch run --type lift', () => {
       /--type "mortgage-lift" is not a docflow type this version files: registration \(encumbrance_request\), lift/,
     );
   });
+  // Last: it empties the file's Redis.
+  it("checks a profile given again to retry --missing as at load: a lift's power of attorney by file", async () => {
+    // Deals not lifted before: their rows wait for a worker (none runs).
+    const more = samples.slice(6, 8).map((d, i) => ({
+      ...Object.fromEntries(Object.entries(d).filter(([k]) => !AGREEMENT.includes(k))),
+      recordNumber: `66-01/2026-${i}`,
+      recordDate: '2026-02-03',
+    }));
+    await writeFile(join(dir, 'lifts-poa-2.csv'), stringify(more, { header: true }));
+    const loaded = await runCli(
+      ['load', join(dir, 'lifts-poa-2.csv'), '--type', 'lift', '--profile', join(dir, 'bank-poa.json'), '--batch', 'lift-poa-2'],
+      env(),
+    );
+    expect(loaded.code, loaded.stderr).toBe(0);
+    // Redis loses everything (the jobs, the batch's profile); the database keeps the batch.
+    await deletePrefix(prefix);
+    const refused = await runCli(['retry', 'lift-poa-2', '--missing', '--profile', join(dir, 'bank-no-poa.json')], env());
+    expect(refused.code, refused.stdout + refused.stderr).toBe(1);
+    expect(refused.stderr).toContain('representative.attorney.file: names no file');
+    const retried = await runCli(['retry', 'lift-poa-2', '--missing', '--profile', join(dir, 'bank-poa.json')], env());
+    expect(retried.code, retried.stderr).toBe(0);
+    expect(retried.stdout).toContain('batch lift-poa-2: 2 rows sent around again (missing)');
+  });
 });
