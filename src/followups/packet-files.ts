@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { createDocumentFileChecker } from '../input/document-files.js';
-import type { AppliedDocument, Deal, DocumentFile } from '../input/deal.js';
+import type { AppliedDocument, DocumentFile } from '../input/deal.js';
 import type { RealtyClient } from '../realty/client.js';
 import { contentLink, type ContentPointer, type DocumentContent } from '../realty/types.js';
 import { withGatewayRetry, type GatewayRetryOptions } from '../realty/gateway-retry.js';
@@ -36,11 +36,13 @@ export type PacketFolder = { ok: true; files: PacketFile[]; sha256: string } | {
  */
 export async function checkDocument(folder: string, name: string): Promise<PacketFile | string> {
   const document: AppliedDocument = { signatureIds: [], fileType: 'pdf', file: { path: name }, signatureBeside: true };
-  const problems = await createDocumentFileChecker({ baseDir: folder })({ agreement: document } as Deal);
+  const problems = await createDocumentFileChecker({ baseDir: folder }).documents([
+    { document, fileField: 'file', signatureField: 'signature' },
+  ]);
   if (problems.length > 0) {
     const [p] = problems;
     // A signature's problem reads `file 1 <what>`: said of the .sig by its name.
-    return p!.field === 'agreementFile' ? `${name} ${p!.message}` : `${name}${SIGNATURE_SUFFIX} ${p!.message.replace(/^file \d+ /, '')}`;
+    return p!.field === 'file' ? `${name} ${p!.message}` : `${name}${SIGNATURE_SUFFIX} ${p!.message.replace(/^file \d+ /, '')}`;
   }
   const file = document.file as CheckedFile;
   const signature = document.signatureFiles?.[0] as CheckedFile | undefined;
