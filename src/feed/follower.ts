@@ -9,10 +9,10 @@
  * (wake-rows.ts); items of docflows it does not know (answered already, or made by
  * another system on the same account) are counted.
  */
-import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../logger.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
+import { tokenLock } from '../redis/token-lock.js';
 import type { Keys } from '../redis/keys.js';
 import type { RealtyClient } from '../realty/client.js';
 import type { NewsPage } from '../realty/types.js';
@@ -49,15 +49,12 @@ export const DEFAULT_FEED_LOCK_MS = 5000;
  */
 export const DEFAULT_STORES_AHEAD = 4;
 
-const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
-
 export function startFeedFollower(options: FollowerOptions): FeedFollower {
   const { redis, keys, db, client, logger } = options;
   const pollMs = options.pollMs ?? DEFAULT_FEED_POLL_MS;
   const lockMs = options.lockMs ?? DEFAULT_FEED_LOCK_MS;
   const storesAhead = Math.max(1, options.storesAhead ?? DEFAULT_STORES_AHEAD);
-  const token = randomUUID();
+  const lock = tokenLock(redis, keys.feedLock, lockMs);
   const log = logger.child({ component: 'feed' });
   const waker = createRowWaker(redis, keys, log);
   let holding = false;
@@ -85,8 +82,9 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
   const renewal = setInterval(
     () => {
       if (!holding) return;
-      (redis.eval(RENEW, 1, keys.feedLock, token, String(lockMs)) as Promise<number>)
-        .then((ok) => ok === 1 || setHolding(false))
+      lock
+        .renew()
+        .then((ok) => ok || setHolding(false))
         .catch(() => undefined);
     },
     Math.max(100, Math.floor(lockMs / 3)),
@@ -263,7 +261,7 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
     if (next) askMark(clock);
     // Each store begins once the one before it ended: in the database's order, as they were read.
     const toStore = {
-      lockToken: token,
+      lockToken: lock.token,
       after: read.after,
       lastToken: page.lastToken,
       readAt: read.readAt,
@@ -320,7 +318,7 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
           // Every store sent is answered before the lock is asked for again: a late 'lost' must
           // not mark the lock given up after it was taken back (and a stored page's rows are woken).
           await drain().catch(() => undefined);
-          const taken = (await redis.set(keys.feedLock, token, 'PX', lockMs, 'NX')) === 'OK';
+          const taken = await lock.acquire();
           setHolding(taken);
           if (!taken) {
             await sleep(lockMs / 2);
@@ -353,7 +351,7 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
       // A read in flight may take the gateway's timeout: the lock is given up now, and its
       // store, should it come, is refused (the lock is no longer this follower's).
       await Promise.race([running, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
-      if (holding) await redis.eval(RELEASE, 1, keys.feedLock, token).catch(() => undefined);
+      if (holding) await lock.release();
       holding = false;
       await waker.close();
     },

@@ -15,12 +15,13 @@
  * with it, and a refused one (LoginRefusedError) is not tried again for that generation by
  * any process but one that starts (its operator may have fixed the credentials).
  */
-import { createCipheriv, createDecipheriv, hkdf, randomBytes, randomUUID, scrypt } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdf, randomBytes, scrypt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiNetworkError, LoginRefusedError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Credentials, Session, SessionProvider } from '../realty/session.js';
 import type { RedisClient } from './connection.js';
+import { tokenLock } from './token-lock.js';
 import type { Keys } from './keys.js';
 
 export interface FleetSessionOptions {
@@ -58,9 +59,6 @@ redis.call('HSET', KEYS[1], 'gen', ARGV[1], 'box', ARGV[2])
 redis.call('HDEL', KEYS[1], 'failed')
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1`;
-
-/** Deletes the lock only when it is still ours. */
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /**
  * The error a renewal ends with, if the `failed` mark says so: the login this process waited for
@@ -135,8 +133,8 @@ export function createFleetSession(options: FleetSessionOptions): FleetSession {
       const base = Math.max(generation, stored.generation);
       const refused = refusal(stored.failed, base, retryRefused, seenLock);
       if (refused) throw refused;
-      const token = randomUUID();
-      if ((await redis.set(keys.sessionLock, token, 'PX', options.lockMs, 'NX')) === 'OK') {
+      const lock = tokenLock(redis, keys.sessionLock, options.lockMs);
+      if (await lock.acquire()) {
         try {
           // Looked at again under the lock: another process may have logged in, or been refused,
           // and let go of the lock between the look above and this one's taking it.
@@ -147,9 +145,9 @@ export function createFleetSession(options: FleetSessionOptions): FleetSession {
           }
           const refusedNow = refusal(now.failed, Math.max(generation, now.generation), retryRefused, null);
           if (refusedNow) throw refusedNow;
-          await logInForFleet(token, Math.max(generation, now.generation));
+          await logInForFleet(lock.token, Math.max(generation, now.generation));
         } finally {
-          await redis.eval(RELEASE, 1, keys.sessionLock, token).catch(() => undefined);
+          await lock.release();
         }
         return;
       }

@@ -11,11 +11,11 @@
  * in the inbox or the outbox (safe-files.ts). How each tick ended is kept for the
  * dashboard's /metrics (src/redis/schedule-ticks.ts); a tick skipped for the lock is not.
  */
-import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { RedisUnavailableError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { isRedisOutage } from '../redis/connection.js';
+import { tokenLock } from '../redis/token-lock.js';
 import { recordTick, type TickRecord } from '../redis/schedule-ticks.js';
 import type { FileSummary, TickResult } from './file-summary.js';
 import { inboxKey, LOCK_MS } from './inbox-keys.js';
@@ -28,9 +28,6 @@ export { describe, type FileSummary, type TickResult } from './file-summary.js';
 export { inboxKey } from './inbox-keys.js';
 export type { TickContext } from './run-file.js';
 
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
-const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
-
 export async function runTick(data: TickData, ctx: TickContext): Promise<TickResult> {
   const { redis, keys, logger } = ctx;
   const log = logger.child({ schedule: data.name });
@@ -39,9 +36,8 @@ export async function runTick(data: TickData, ctx: TickContext): Promise<TickRes
     await noteTick(ctx, log, { name: data.name, endedAt: Date.now(), success: false, files: 0, error: (err as Error).message });
     throw err;
   });
-  const lockKey = inboxKey(keys, data.inbox, 'lock');
-  const token = randomUUID();
-  if ((await redis.set(lockKey, token, 'PX', LOCK_MS, 'NX')) !== 'OK') {
+  const lock = tokenLock(redis, inboxKey(keys, data.inbox, 'lock'), LOCK_MS);
+  if (!(await lock.acquire())) {
     log.info('the previous tick of this schedule is still running; this one returns');
     return { skipped: 'previous tick still running', waiting: [], files: [] };
   }
@@ -49,10 +45,10 @@ export async function runTick(data: TickData, ctx: TickContext): Promise<TickRes
   // waiting and lets the tick that holds it finish the files.
   const lost = new AbortController();
   const renew = setInterval(() => {
-    redis
-      .eval(RENEW, 1, lockKey, token, String(LOCK_MS))
+    lock
+      .renew()
       .then((ok) => {
-        if (ok !== 1 && !lost.signal.aborted) {
+        if (!ok && !lost.signal.aborted) {
           log.error('this tick lost its lock (a long stall, or a Redis failover); it stops, the file stays in the inbox');
           lost.abort();
         }
@@ -83,7 +79,7 @@ export async function runTick(data: TickData, ctx: TickContext): Promise<TickRes
     throw err;
   } finally {
     clearInterval(renew);
-    await redis.eval(RELEASE, 1, lockKey, token).catch(() => undefined);
+    await lock.release();
   }
 }
 

@@ -8,6 +8,7 @@ import { DEFAULT_RETENTION_MS } from '../batch/batch-store.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { luaScript } from '../redis/lua.js';
+import { tokenLock } from '../redis/token-lock.js';
 
 export interface ContentStore {
   /** The content id these bytes were uploaded as in this batch, if they were. */
@@ -29,19 +30,13 @@ if redis.call('GET', KEYS[3]) == ARGV[4] then redis.call('DEL', KEYS[3]) end
 return 1
 `);
 
-/** KEYS: claim. ARGV: token. */
-const RELEASE = luaScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-`);
-
 export function createContentStore(redis: Redis, keys: Keys): ContentStore {
   return {
     async known(batch, sha256) {
       return (await redis.hget(keys.contents(batch), sha256)) ?? undefined;
     },
     async claim(batch, sha256, token, claimMs) {
-      return (await redis.set(keys.contentClaim(batch, sha256), token, 'PX', claimMs, 'NX')) === 'OK';
+      return tokenLock(redis, keys.contentClaim(batch, sha256), claimMs, token).acquire();
     },
     async remember(batch, sha256, contentId, token) {
       await REMEMBER.run(
@@ -51,7 +46,8 @@ export function createContentStore(redis: Redis, keys: Keys): ContentStore {
       );
     },
     async release(batch, sha256, token) {
-      await RELEASE.run(redis, [keys.contentClaim(batch, sha256)], [token]);
+      // The claim's life does not matter to letting it go.
+      await tokenLock(redis, keys.contentClaim(batch, sha256), 0, token).release();
     },
   };
 }
