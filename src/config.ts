@@ -274,11 +274,10 @@ export const LOADER = Object.freeze({
   /**
    * How far a load's JS heap may grow past what the last full GC kept, in percent (V8's
    * `--heap-growing-percent`): V8's own factor lets it reach up to 4 times, and a load keeps
-   * about 30 MB live while promoting 2 to 4 MB of the rows in flight at each scavenge, so the
-   * heap swung to 120-190 MB, garbage for the most part. A million rows: 195 MB of peak RSS
-   * at 60, 190 at 40, about the same CPU (docs/performance.md). The setting is the process's,
-   * so it holds the load's reading thread too; with that thread, 200-204 MB at 40, 197-202 at
-   * 20, in the same 86-90 s.
+   * little alive while promoting the rows in flight at each scavenge, so the heap would swing
+   * far above what it holds, garbage for the most part; below 40 the peak hardly moves and the
+   * CPU does not either (docs/performance.md). The setting is the process's, so it holds the
+   * load's reading thread too.
    */
   heapGrowthPercent: 20,
   /**
@@ -371,8 +370,7 @@ export const TUNABLES = Object.freeze({
    * data already stripped), instead of a week of them (about 1.3 KB a row: 1.8 GB for a week of
    * 200,000-row nights). Failed jobs (BullMQ failed them by itself, stalled too often: their rows
    * have their outcome, their data no personal data) stay for inspection, at most `failed` of
-   * them and `failedMaxAgeMs`. Jobs enqueued by an earlier version keep the 7 days they were given,
-   * but the count trims them with the rest as new jobs finish.
+   * them and `failedMaxAgeMs`.
    */
   keptJobs: Object.freeze({ completed: 1000, failed: 10_000, failedMaxAgeMs: 30 * DAY }),
 });

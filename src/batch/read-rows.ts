@@ -3,9 +3,9 @@
  * each valid deal packed as its job keeps it (`c`, src/queue/deal-pack.ts), in chunks. The
  * enqueue half (load-batch.ts, enqueue.ts) sends them. Either in this thread
  * (`readChunksHere`) or in a worker thread of its own (`readChunksInThread`, read-thread.ts):
- * reading and validating is about two thirds of a load's CPU, and in a thread of its own it
- * runs beside the enqueueing instead of between its round trips (a 50,000-row load 8,800 →
- * 11,700 rows/s here, docs/performance.md). Both run this same code; only the transport differs.
+ * reading and validating is most of a load's CPU, and in a thread of its own it runs beside
+ * the enqueueing instead of between its round trips (docs/performance.md). Both run this same
+ * code; only the transport differs.
  */
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -113,7 +113,7 @@ export interface ThreadError {
  */
 export const THREAD_POST_ROWS = 100;
 export const THREAD_AHEAD_POSTS = 10;
-/** The thread's young generation (V8's default is 32 MB here): a million-row load's peak RSS 250 → 200 MB (docs/performance.md). */
+/** The thread's young generation, below V8's default: what the thread allocates is short-lived rows, and a smaller nursery holds less of them at once (docs/performance.md). */
 const THREAD_YOUNG_MB = 8;
 
 /** The compiled thread's entry, beside this file; absent when this file runs as TypeScript source (the tests). */

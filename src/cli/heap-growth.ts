@@ -4,11 +4,11 @@
  * worker that runs after it in the same process (`run`):
  * - The heap kept near what it holds alive: V8 grows the old generation by up to 4 times what
  *   the last full GC kept before it collects again, and a load promotes the rows in flight at
- *   every scavenge (they outlive two), so a million-row load reached 290 MB of RSS for about
- *   30 MB of live heap. `LOADER.heapGrowthPercent` bounds that growth while the load runs.
+ *   every scavenge (they outlive two), so a long load's heap would be mostly garbage.
+ *   `LOADER.heapGrowthPercent` bounds that growth while the load runs.
  * - Scavenges on the thread that allocates, not spread over V8's helper threads: a load keeps
- *   both cores busy (the main thread and the reading thread, Redis beside them), and the helper
- *   threads took a third of the process's CPU, more than their parallel work saved
+ *   its cores busy (the main thread and the reading thread, Redis beside them), so the helper
+ *   threads' CPU would be taken from that work, not from idle cores
  *   (docs/performance.md, "Scavenges without V8's helper threads").
  */
 import { setFlagsFromString } from 'node:v8';

@@ -4,9 +4,8 @@
  *
  * A command's module defines its flags and imports the heavy parts only it uses (the
  * gateway's client and undici, the workers, the dashboard's server) when its action runs:
- * every command starts with every command's flags, not with every command's code. `load`
- * started with 107 MB of RSS when they were imported up front, 90 without; a million-row
- * load's peak is held to 200 MB (docs/performance.md).
+ * every command starts with every command's flags, not with every command's code, and a
+ * load's memory is the load's own.
  */
 import { existsSync } from 'node:fs';
 import { Command, CommanderError, type OutputConfiguration } from 'commander';

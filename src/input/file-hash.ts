@@ -23,8 +23,8 @@ const HASH_READ_BYTES = 1024 * 1024;
 
 /**
  * The file's SHA-256, read through one buffer: a read stream makes a new 1 MiB buffer per
- * read, freed only when the GC finds it, and hashing a 541 MB file so took 47 MB of RSS
- * (18 MB of buffers still held at the end) before the load had read a row.
+ * read, freed only when the GC finds it, so hashing a large file would hold tens of MB before
+ * the load has read a row.
  */
 export async function fileSha256(file: string): Promise<string> {
   await fileState(file);

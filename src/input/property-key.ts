@@ -84,8 +84,8 @@ export function storedProperty(key: PropertyKey): PropertyKey {
 
 /**
  * Each key's stored form, made once: a worker's run passes one key to its claim and to its
- * outcome, and a SHA-256 with its hex string is about 3 µs each time. Keys are never changed
- * once made (every function here makes a new one), nor are the stored forms given out.
+ * outcome, and each would hash it again. Keys are never changed once made (every function here
+ * makes a new one), nor are the stored forms given out.
  */
 const stored = new WeakMap<PropertyKey, PropertyKey>();
 

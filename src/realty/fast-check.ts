@@ -2,8 +2,8 @@
  * Plain checks of the two answers every deal reads (suggest's candidates, the created
  * docflow), ahead of their zod schemas in src/realty/types.ts. Each accepts only what its
  * schema accepts (never more: the tests hold both to the same samples); an answer it
- * refuses goes to the schema, which decides and names what is wrong. zod copied every
- * object and ran a check per field: about 10 µs of CPU a deal in the bench's profiles.
+ * refuses goes to the schema, which decides and names what is wrong. zod copies every
+ * object and runs a check per field, on the path every deal takes.
  */
 import type { DocflowResponse, SuggestCandidate } from './types.js';
 
