@@ -2,7 +2,7 @@
  * pino, JSON to stderr (stdout belongs to the command's own output), with
  * redaction of everything that may carry the session id or personal data.
  * On a terminal the command line may send the lines to a file instead, keeping
- * `warn` and above on stderr (src/cli/common.ts): the same lines, the same redaction.
+ * `warn` and above on stderr (src/cli/environment.ts): the same lines, the same redaction.
  */
 import { mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';

@@ -1,7 +1,7 @@
 /** The flags every follow-up command (`answer`, `cancel`, `suspend`, `resume`) takes. */
 import type { Command } from 'commander';
 import { TUNABLES } from '../config.js';
-import { nonNegativeInt, positiveInt } from './common.js';
+import { nonNegativeInt, positiveInt } from './flags.js';
 
 export interface FollowUpFlags {
   profile?: string;

@@ -8,7 +8,7 @@ import { bindDeployment, checkDeployment } from '../db/deployment.js';
 import { migrate } from '../db/migrate.js';
 import { DatabaseError, RealtyBatchError } from '../errors.js';
 import { reasonOf } from '../files/atomic-file.js';
-import type { Env } from './common.js';
+import type { Env } from './environment.js';
 
 export interface WithDatabaseOptions {
   /** Applies the pending migrations before the command (the default); `db status` and `db backup` look without changing. */

@@ -3,7 +3,7 @@
  * command did. Every command that needs Redis goes through here.
  */
 import type { ConnectOptions, RedisClient } from '../redis/connection.js';
-import type { Env } from './common.js';
+import type { Env } from './environment.js';
 
 /** How long a polite QUIT may take before the socket is simply closed. */
 const QUIT_MS = 1000;

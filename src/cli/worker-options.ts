@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { DEFAULTS, TUNABLES } from '../config.js';
 import type { DealWorkerOptions } from '../worker/create-worker.js';
-import { nonNegativeInt, positiveInt, share } from './common.js';
+import { nonNegativeInt, positiveInt, share } from './flags.js';
 
 /** What `addWorkerOptions` puts in a command's `opts()`. */
 export interface WorkerFlags {

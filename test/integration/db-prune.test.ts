@@ -5,7 +5,7 @@
  * (and its --dry-run) on the command line; and one process of a fleet takes the hourly turn.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Env } from '../../src/cli/common.js';
+import type { Env } from '../../src/cli/environment.js';
 import { runProgram } from '../../src/cli/program.js';
 import { DAY, loadConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';

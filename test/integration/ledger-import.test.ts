@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Env } from '../../src/cli/common.js';
+import type { Env } from '../../src/cli/environment.js';
 import { runProgram } from '../../src/cli/program.js';
 import { loadConfig } from '../../src/config.js';
 import type { DatabaseTarget } from '../../src/db/location.js';

@@ -1,6 +1,6 @@
 /** What the command line takes from the configuration: LOG_LEVEL and the dashboard's variables. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { reportError } from '../../src/cli/common.js';
+import { reportError } from '../../src/cli/report-error.js';
 import { loadConfig, logLevelOf } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 

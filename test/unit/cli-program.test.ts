@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Env } from '../../src/cli/common.js';
+import type { Env } from '../../src/cli/environment.js';
 import { Command } from 'commander';
 import { registerSandboxCommand, sandboxOptions, type SandboxFlags } from '../../src/cli/commands/sandbox.js';
 import { buildProgram, runProgram } from '../../src/cli/program.js';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Env } from '../../src/cli/common.js';
+import type { Env } from '../../src/cli/environment.js';
 import { runProgram } from '../../src/cli/program.js';
 import { withDatabase } from '../../src/cli/with-database.js';
 import { loadConfig } from '../../src/config.js';

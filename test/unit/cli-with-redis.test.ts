@@ -1,6 +1,6 @@
 /** withRedis: one connection per command, always let go. No Redis: a stand-in client. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { Env } from '../../src/cli/common.js';
+import type { Env } from '../../src/cli/environment.js';
 import { withRedis } from '../../src/cli/with-redis.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, it, expect, afterAll } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { logFileName } from '../../src/cli/common.js';
+import { logFileName } from '../../src/cli/environment.js';
 import { holdBottomLine, writeAbove } from '../../src/cli/terminal.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'realty-log-file-'));

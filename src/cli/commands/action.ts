@@ -7,7 +7,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { UsageError } from '../../errors.js';
 import type { ActionLine, ActionSelection } from '../../followups/actions.js';
 import type { ActionType } from '../../followups/followup-ledger.js';
-import type { CliContext } from '../common.js';
+import type { CliContext } from '../environment.js';
 import { followUpOptions, type FollowUpFlags } from '../follow-up-options.js';
 
 /** `--rows 3,7,12`. */

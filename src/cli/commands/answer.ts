@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import { writeFileAtomically } from '../../files/atomic-file.js';
 import type { AnswerLine } from '../../followups/answer.js';
-import type { CliContext } from '../common.js';
+import type { CliContext } from '../environment.js';
 import { followUpOptions, type FollowUpFlags } from '../follow-up-options.js';
 import { defaultResultsPath } from '../input-options.js';
 

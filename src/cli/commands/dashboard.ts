@@ -3,7 +3,8 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { resolveAccess } from '../../dashboard/auth.js';
 import { parsePublicUrl } from '../../dashboard/security.js';
 import type { Lang } from '../../config.js';
-import { LANG_HELP, langFlag, type CliContext } from '../common.js';
+import { type CliContext } from '../environment.js';
+import { LANG_HELP, langFlag } from '../flags.js';
 import { withDatabase } from '../with-database.js';
 import { withRedis } from '../with-redis.js';
 

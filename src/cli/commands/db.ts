@@ -13,7 +13,8 @@ import { MIGRATIONS, SCHEMA_VERSION } from '../../db/migrations/index.js';
 import { pruneDatabase, type PruneCounts } from '../../db/prune.js';
 import { DAY } from '../../config.js';
 import { DatabaseError, UsageError } from '../../errors.js';
-import { positiveInt, type CliContext, type Env } from '../common.js';
+import { type CliContext, type Env } from '../environment.js';
+import { positiveInt } from '../flags.js';
 import { rows } from '../print.js';
 import { withDatabase } from '../with-database.js';
 

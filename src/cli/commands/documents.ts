@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { downloadDocuments } from '../../results/documents.js';
 import { registerBatchFilesCommand } from '../batch-gateway.js';
-import type { CliContext } from '../common.js';
+import type { CliContext } from '../environment.js';
 import { createProgress } from '../progress.js';
 
 export function registerDocumentsCommand(program: Command, context: CliContext): Command {

@@ -8,7 +8,7 @@ import { commandOperator, recordAction } from '../../db/operator-actions.js';
 import type { DocflowType } from '../../ledger/entry.js';
 import { loadProfile } from '../../input/profile.js';
 import { docflowTypeOf, importDetail, importLedger, TYPE_NAMES, type LedgerImportSummary } from '../../results/ledger-import.js';
-import type { CliContext } from '../common.js';
+import type { CliContext } from '../environment.js';
 import { withDatabase } from '../with-database.js';
 
 export interface LedgerImportFlags {

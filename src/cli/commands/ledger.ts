@@ -17,7 +17,7 @@ import { commandOperator, recordAction } from '../../db/operator-actions.js';
 import { createLedger, type Ledger } from '../../ledger/ledger.js';
 import type { Database } from '../../db/database.js';
 import type { RedisClient } from '../../redis/connection.js';
-import type { CliContext, Env } from '../common.js';
+import type { CliContext, Env } from '../environment.js';
 import { withDatabase } from '../with-database.js';
 import { withRedis } from '../with-redis.js';
 

@@ -7,7 +7,7 @@ import type { Outcome } from '../../outcomes/types.js';
 import { loadProfile } from '../../input/profile.js';
 import { openQueue } from '../../queue/deal-queue.js';
 import type { RedisClient } from '../../redis/connection.js';
-import type { CliContext, Env } from '../common.js';
+import type { CliContext, Env } from '../environment.js';
 import { checkBatch } from '../input-options.js';
 import { rows } from '../print.js';
 import { commandOperator, recordAction } from '../../db/operator-actions.js';

@@ -8,7 +8,8 @@ import {
   type RequestIdsMode,
   type SandboxOptions,
 } from '../../sandbox/index.js';
-import { aborted, nonNegativeInt, onShutdownSignals } from '../common.js';
+import { nonNegativeInt } from '../flags.js';
+import { aborted, onShutdownSignals } from '../shutdown.js';
 
 export interface SandboxFlags {
   port: number;

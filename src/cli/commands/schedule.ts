@@ -21,7 +21,8 @@ import {
   removeSchedule,
   upsertSchedule,
 } from '../../schedule/scheduler.js';
-import { LANG_HELP, langFlag, nonNegativeInt, type CliContext, type Env } from '../common.js';
+import { type CliContext, type Env } from '../environment.js';
+import { LANG_HELP, langFlag, nonNegativeInt } from '../flags.js';
 import { commandOperator, recordAction } from '../../db/operator-actions.js';
 import { withDatabase } from '../with-database.js';
 import { withRedis } from '../with-redis.js';

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { signDocflows, type DealSigning } from '../../results/sign.js';
 import { registerBatchFilesCommand } from '../batch-gateway.js';
-import type { CliContext } from '../common.js';
+import type { CliContext } from '../environment.js';
 
 const SAID: Record<DealSigning, string> = {
   sent: 'sent',

@@ -8,7 +8,7 @@ import { describeMissing } from '../../batch/missing-rows.js';
 import { emptyCounts, SUBMITTED_OUTCOMES } from '../../outcomes/types.js';
 import { describeRegistered, describeStates } from '../../outcomes/state-tally.js';
 import type { RedisClient } from '../../redis/connection.js';
-import type { CliContext, Env } from '../common.js';
+import type { CliContext, Env } from '../environment.js';
 import { printCounts, rows } from '../print.js';
 import type { Database } from '../../db/database.js';
 import { withDatabase } from '../with-database.js';

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { downloadToSign } from '../../results/to-sign.js';
 import { registerBatchFilesCommand } from '../batch-gateway.js';
-import type { CliContext } from '../common.js';
+import type { CliContext } from '../environment.js';
 
 export function registerToSignCommand(program: Command, context: CliContext): Command {
   const spec = {
