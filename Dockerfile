@@ -4,6 +4,7 @@ WORKDIR /app
 COPY package.json npm-shrinkwrap.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/copy-lua.mjs ./scripts/
 COPY src ./src
 COPY jobs ./jobs
 RUN npm run build

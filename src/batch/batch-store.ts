@@ -21,7 +21,7 @@ import type { RedisClient as Redis } from '../redis/connection.js';
 import { UsageError } from '../errors.js';
 import type { BankProfile } from '../input/profile.js';
 import type { Keys } from '../redis/keys.js';
-import { luaScript } from '../redis/lua.js';
+import { luaFile } from '../redis/lua.js';
 import type { Database, Trx } from '../db/database.js';
 import type { BatchRow } from '../db/schema.js';
 import { LOADER, loaderMayLive, mayOpen } from './batch-open.js';
@@ -105,20 +105,10 @@ export interface BatchStore {
 
 /**
  * The batch's Redis keys (its profile, row index, checkpoints) live until `exp` (ms since epoch),
- * never less than they would have. KEYS: batch hash, rows, checkpoints. ARGV: exp, '1' to drop
- * the profile now (a batch that never loaded has no job left to read it).
+ * never less than they would have; the profile dropped now for a batch that never loaded (no job
+ * is left to read it): src/redis/lua/batch-expire.lua.
  */
-const EXPIRE = luaScript(`
-local exp = tonumber(ARGV[1])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if ARGV[2] == '1' then redis.call('HDEL', KEYS[1], 'profile') end
-if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'expiresAt', exp) end
-for i = 1, #KEYS do
-  local ttl = redis.call('PTTL', KEYS[i])
-  if ttl == -1 or (ttl >= 0 and now + ttl < exp) then redis.call('PEXPIREAT', KEYS[i], exp) end
-end
-return 0`);
+const EXPIRE = luaFile('batch-expire');
 
 type OpenMeta = Parameters<BatchStore['open']>[0];
 

@@ -15,14 +15,15 @@ import { createBatchStore } from './batch-store.js';
 import type { OutcomeRecord } from '../outcomes/types.js';
 import { clearOutcomes, rowsWithOutcome, writeOutcomes } from '../outcomes/outcome-rows.js';
 import type { JobStore, LoadContext } from './load-context.js';
+import { luaText } from '../redis/lua.js';
 
 /**
  * Which of a chunk's jobs exist, one 0 or 1 a key: one command for the chunk where an
  * EXISTS a job was as many commands as the jobs `addBulk` adds, each built and answered
- * by ioredis. Sent in full (EVAL): a hundred bytes a chunk, and it stays in order with
+ * by ioredis (src/redis/lua/jobs-exist.lua). Sent in full (EVAL): a few hundred bytes a chunk, and it stays in order with
  * the pipeline, where EVALSHA's fallback after NOSCRIPT would run after `addBulk`.
  */
-const JOBS_EXIST = "local r = {} for i, key in ipairs(KEYS) do r[i] = redis.call('EXISTS', key) end return r";
+const JOBS_EXIST = luaText('jobs-exist');
 
 /** Opens the deal queue on `redis` itself; `close` closes the queue, never the connection (nor the database). */
 export function createRedisLoadContext(redis: Redis, keys: Keys, db: Database): LoadContext {

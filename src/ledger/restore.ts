@@ -30,6 +30,7 @@ import type { Database, Trx } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { describeAge } from './claim.js';
+import { luaFile } from '../redis/lua.js';
 
 /** How long after its last evidence a restore is reported (status, the gauge, the alert). */
 export const RESTORE_ALERT_MS = 24 * 3_600_000;
@@ -47,17 +48,10 @@ export async function readWitness(redis: Redis, keys: Keys): Promise<Witness | u
 }
 
 /**
- * KEYS: the witness. ARGV: the database's id, its feed items now. Raised, never lowered, for the
- * same database; another database's id starts it afresh (a witness compares one database with
- * itself, never two).
+ * Raised, never lowered, for the same database; another database's id starts it afresh (a
+ * witness compares one database with itself, never two): src/redis/lua/feed-witness-raise.lua.
  */
-const RAISE = `
-local db = redis.call('HGET', KEYS[1], 'db')
-local items = tonumber(redis.call('HGET', KEYS[1], 'items') or '-1')
-if db ~= ARGV[1] or tonumber(ARGV[2]) > items then
-  redis.call('HSET', KEYS[1], 'db', ARGV[1], 'items', ARGV[2])
-end
-return 0`;
+const RAISE = luaFile('feed-witness-raise');
 
 /**
  * After a page's commit: the database's items, now at least `items`. Written only after the
@@ -65,7 +59,7 @@ return 0`;
  * its writes: two followers' raises landing out of order leave the larger.
  */
 export async function raiseWitness(redis: Redis, keys: Keys, witness: Witness): Promise<void> {
-  await redis.eval(RAISE, 1, keys.feedWitness, witness.databaseId, String(witness.items));
+  await RAISE.run(redis, [keys.feedWitness], [witness.databaseId, String(witness.items)]);
 }
 
 /** The database's id, '' before any command bound it (src/db/deployment.ts). */

@@ -6,13 +6,10 @@
  * over a job the other worker has finished and stripped.
  */
 import type { RedisClient as Redis } from '../redis/connection.js';
-import { luaScript } from '../redis/lua.js';
+import { luaFile } from '../redis/lua.js';
 
-/** KEYS: job, its lock. ARGV: token, data. 1 when written. */
-const UPDATE = luaScript(`
-if redis.call('GET', KEYS[2]) ~= ARGV[1] or redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], 'data', ARGV[2])
-return 1`);
+/** src/redis/lua/job-data-update.lua: 1 when written. */
+const UPDATE = luaFile('job-data-update');
 
 export async function updateLockedJobData(redis: Redis, jobKey: string, token: string, data: unknown): Promise<boolean> {
   return (await UPDATE.run(redis, [jobKey, `${jobKey}:lock`], [token, JSON.stringify(data)])) === 1;

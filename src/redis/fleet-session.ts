@@ -22,6 +22,7 @@ import type { Logger } from '../logger.js';
 import type { Credentials, Session, SessionProvider } from '../realty/session.js';
 import type { RedisClient } from './connection.js';
 import { tokenLock } from './token-lock.js';
+import { luaFile } from './lua.js';
 import type { Keys } from './keys.js';
 
 export interface FleetSessionOptions {
@@ -51,14 +52,8 @@ export const NO_SESSION_KEY =
 /** How long the stored session outlives its last login: a session older than that is surely dead. */
 const KEEP_MS = 7 * 24 * 60 * 60 * 1000;
 
-/** Stores generation ARGV[1] unless one as new is there already; 1 when stored. */
-const STORE = `
-local current = tonumber(redis.call('HGET', KEYS[1], 'gen') or '0')
-if current >= tonumber(ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[1], 'gen', ARGV[1], 'box', ARGV[2])
-redis.call('HDEL', KEYS[1], 'failed')
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return 1`;
+/** Stores a login's generation unless one as new is there already (src/redis/lua/session-store.lua). */
+const STORE = luaFile('session-store');
 
 /**
  * The error a renewal ends with, if the `failed` mark says so: the login this process waited for
@@ -168,7 +163,7 @@ export function createFleetSession(options: FleetSessionOptions): FleetSession {
       throw err;
     }
     const generation = storedGeneration + 1;
-    await redis.eval(STORE, 1, keys.session, String(generation), await seal(id, generation), String(KEEP_MS));
+    await STORE.run(redis, [keys.session], [String(generation), await seal(id, generation), String(KEEP_MS)]);
     session = { id, generation };
     logger?.info(
       { generation },

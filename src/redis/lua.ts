@@ -5,6 +5,7 @@
  * copies each defined command).
  */
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { RedisClient as Redis } from './connection.js';
 
 type Arg = string | number;
@@ -39,6 +40,27 @@ export function luaScript(source: string): LuaScript {
       }
     },
   };
+}
+
+/** The scripts' folder: each `<name>.lua` says what it takes and gives in its header (BullMQ's form). */
+const LUA_DIR = new URL('./lua/', import.meta.url);
+const INCLUDE = /^--- @include "([^"]+)"$/gm;
+const HEADER = /^--\[\[[\s\S]*?\]\]\n/;
+
+/** A script's text, each `--- @include "includes/<name>"` line replaced by that file once. */
+export function luaText(name: string, included: Set<string> = new Set()): string {
+  // The header says what the script takes and gives, for people: it is not sent.
+  const text = readFileSync(new URL(`${name}.lua`, LUA_DIR), 'utf8').replace(HEADER, '');
+  return text.replace(INCLUDE, (_line, include: string) => {
+    if (included.has(include)) return '';
+    included.add(include);
+    return luaText(include, included);
+  });
+}
+
+/** The script of `src/redis/lua/<name>.lua`, read once when its module loads. */
+export function luaFile(name: string): LuaScript {
+  return luaScript(luaText(name));
 }
 
 /** Runs a script; calls made in one turn of the event loop go out together. */

@@ -6,25 +6,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { RedisClient as Redis } from './connection.js';
-import { luaScript } from './lua.js';
+import { luaFile } from './lua.js';
 
-/**
- * Input: KEYS[1] the lock. ARGV[1] the holder's token, ARGV[2] its new life in milliseconds.
- * Output: 1 when renewed, 0 when the lock is no longer this token's.
- */
-const RENEW = luaScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0
-`);
-
-/**
- * Input: KEYS[1] the lock. ARGV[1] the holder's token.
- * Output: 1 when deleted, 0 when the lock is no longer this token's (left as it is).
- */
-const RELEASE = luaScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-`);
+const RENEW = luaFile('token-renew');
+const RELEASE = luaFile('token-release');
 
 export interface TokenLock {
   readonly key: string;

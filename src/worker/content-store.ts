@@ -7,7 +7,7 @@
 import { DEFAULT_RETENTION_MS } from '../batch/batch-store.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
-import { luaScript } from '../redis/lua.js';
+import { luaFile } from '../redis/lua.js';
 import { tokenLock } from '../redis/token-lock.js';
 
 export interface ContentStore {
@@ -21,14 +21,8 @@ export interface ContentStore {
   release(batch: string, sha256: string, token: string): Promise<void>;
 }
 
-/** KEYS: contents, batch, claim. ARGV: sha256, content id, fallback retention ms, claim token. */
-const REMEMBER = luaScript(`
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-local exp = tonumber(redis.call('HGET', KEYS[2], 'expiresAt') or '0') or 0
-if exp > 0 then redis.call('PEXPIREAT', KEYS[1], exp) else redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
-if redis.call('GET', KEYS[3]) == ARGV[4] then redis.call('DEL', KEYS[3]) end
-return 1
-`);
+/** Its input and output: src/redis/lua/content-remember.lua. */
+const REMEMBER = luaFile('content-remember');
 
 export function createContentStore(redis: Redis, keys: Keys): ContentStore {
   return {

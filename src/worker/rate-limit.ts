@@ -6,6 +6,7 @@
  * BullMQ's limiter (`worker.rateLimit`), which stops it fetching jobs meanwhile.
  */
 import type { RedisClient as Redis } from '../redis/connection.js';
+import { luaFile } from '../redis/lua.js';
 
 export interface RateGrant {
   /** 0 when the request may go now; otherwise how long until the next second. */
@@ -19,26 +20,12 @@ export interface RequestLimiter {
 }
 
 // One key, declared, so the script is valid on Redis Cluster.
-const TAKE = `
-local t = redis.call('TIME')
-local now = tonumber(t[1])
-local count = 0
-local v = redis.call('GET', KEYS[1])
-if v then
-  local s, c = string.match(v, '(%d+):(%d+)')
-  if tonumber(s) == now then count = tonumber(c) end
-end
-if count >= tonumber(ARGV[1]) then
-  return {1000 - math.floor(tonumber(t[2]) / 1000), now}
-end
-redis.call('SET', KEYS[1], now .. ':' .. (count + 1), 'PX', 2000)
-return {0, now}
-`;
+const TAKE = luaFile('rate-take');
 
 export function createRequestLimiter(redis: Redis, key: string, perSecond: number): RequestLimiter {
   return {
     async take() {
-      const [waitMs, second] = (await redis.eval(TAKE, 1, key, String(perSecond))) as [number, number];
+      const [waitMs, second] = (await TAKE.run(redis, [key], [String(perSecond)])) as [number, number];
       return { waitMs: waitMs > 0 ? Math.max(1, waitMs) : 0, second };
     },
   };
