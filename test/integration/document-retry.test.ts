@@ -4,17 +4,14 @@
  * the folder the batch was loaded from, where the documents stayed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, it, expect, afterEach } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
+import { describe, expect, afterEach } from 'vitest';
 import { childEnv, CLI, ROOT, runCli } from '../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { harness } from '../helpers/harness.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { storedOutcomes } from '../helpers/outcomes.js';
-import { useTestDatabase } from '../helpers/test-db.js';
 import { TEST_SIGNATURE } from '../helpers/signatures.js';
 
 const FILE_HEADER = [...HEADER, 'agreementFile', 'agreementSignatureFiles'];
@@ -22,31 +19,22 @@ const PDF = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
 const SIGNATURE = TEST_SIGNATURE;
 const POLL = { timeoutMs: 60_000, intervalMs: 100 };
 
-describe('retry of a file row whose input was moved', () => {
-  const store = useTestDatabase();
-  let sandbox: RunningSandbox | undefined;
-  let worker: ChildProcess | undefined;
-  const prefix = uniquePrefix('doc-retry');
-  let dir = '';
+const it = harness({ label: 'doc-retry', sandbox: { sessions: ['s'], strictContents: true, fault501: 1 } });
 
-  afterEach(async () => {
+describe('retry of a file row whose input was moved', () => {
+  let worker: ChildProcess | undefined;
+
+  // Before the harness closes the sandbox and deletes the prefix the worker works on.
+  afterEach(() => {
     if (worker?.exitCode === null) worker.kill('SIGKILL');
-    await sandbox?.close();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
   });
 
-  it('resolves relative document paths from the folder the batch was loaded from, not from the moved input', async () => {
-    sandbox = await startSandbox({ sessions: ['s'], strictContents: true, fault501: 1 });
-    const env = {
-      REDIS_URL,
-      REALTY_API_URL: sandbox.url,
-      REALTY_SESSION_ID: 's',
-      REALTY_PREFIX: prefix,
-      DATABASE_URL: store.url,
-      LOG_LEVEL: 'silent',
-    };
-    dir = await mkdtemp(join(tmpdir(), 'realty-doc-retry-'));
+  it('resolves relative document paths from the folder the batch was loaded from, not from the moved input', async ({
+    sandbox,
+    env,
+    dir,
+    db: store,
+  }) => {
     await mkdir(join(dir, 'docs'));
     await mkdir(join(dir, '.realty', 'processed'), { recursive: true });
     await writeFile(join(dir, 'docs', 'agreement.pdf'), PDF);

@@ -1,32 +1,27 @@
+/**
+ * A session the gateway refuses (401) in the middle of `run`: the queue paused, the unfinished
+ * rows left pending for a later run, nothing created, the session id never printed.
+ */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { createKeys } from '../../src/redis/keys.js';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
+import { describe, expect } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { harness } from '../helpers/harness.js';
+import { REDIS_URL } from '../helpers/redis.js';
+
+// No database of the test's own: the run uses its default place, as it did.
+const it = harness({ label: 'session', sandbox: { sessions: ['the-valid-one'] }, engine: 'none' });
 
 describe('a session the gateway refuses (401)', () => {
-  let sandbox: RunningSandbox;
-  let dir: string;
-  const prefix = uniquePrefix('session');
-
-  beforeAll(async () => {
-    sandbox = await startSandbox({ sessions: ['the-valid-one'] });
-    dir = await mkdtemp(join(tmpdir(), 'realty-401-'));
-  });
-  afterAll(async () => {
-    await sandbox.close();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
-  });
-
-  it('pauses the queue, exits 1 with unfinished rows pending, creates nothing, never prints the session id', async () => {
+  it('pauses the queue, exits 1 with unfinished rows pending, creates nothing, never prints the session id', async ({
+    sandbox,
+    dir,
+    prefix,
+    keys,
+    redis,
+  }) => {
     const out = join(dir, 'results.csv');
     const result = await runCli(
       [
@@ -63,8 +58,6 @@ describe('a session the gateway refuses (401)', () => {
     expect(readFileSync(out, 'utf8')).not.toContain('wrong-secret-session');
     expect(sandbox.stats().docflowsCreated).toBe(0);
 
-    const keys = createKeys(prefix);
-    const redis = new Redis(REDIS_URL);
     const queue = new Queue(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
     try {
       expect(await queue.isPaused()).toBe(true);
@@ -74,7 +67,6 @@ describe('a session the gateway refuses (401)', () => {
       expect(counts.wait).toBe(rows.filter((r) => r.outcome === 'pending').length);
     } finally {
       await queue.close();
-      redis.disconnect();
     }
   });
 });

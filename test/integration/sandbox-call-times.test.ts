@@ -3,22 +3,15 @@
  * (`onCall`): what the bench's rate figure reads, where a timer reading `stats()` put a late
  * read's calls into the wrong second on a loaded host.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
+import { describe, expect } from 'vitest';
 import { API_PREFIX, NEWS_PATH, SUGGEST_PATH } from '../../src/realty/types.js';
+import { harness } from '../helpers/harness.js';
+
+const times: number[] = [];
+const it = harness({ sandbox: { sessions: ['s'], onCall: (at) => times.push(at) } });
 
 describe("the sandbox's call times", () => {
-  const times: number[] = [];
-  let sandbox: RunningSandbox;
-
-  beforeAll(async () => {
-    sandbox = await startSandbox({ sessions: ['s'], onCall: (at) => times.push(at) });
-  });
-  afterAll(async () => {
-    await sandbox.close();
-  });
-
-  it('gives the arrival time of every suggest and creation call, answered or refused, and of nothing else', async () => {
+  it('gives the arrival time of every suggest and creation call, answered or refused, and of nothing else', async ({ sandbox }) => {
     const post = (path: string, body: unknown, session = 's') =>
       fetch(`${sandbox.url}${path}`, {
         method: 'POST',

@@ -5,12 +5,12 @@
  * Against the real sandbox.
  */
 import { Readable } from 'node:stream';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, expect } from 'vitest';
 import { TUNABLES } from '../../src/config.js';
 import { ApiNetworkError } from '../../src/errors.js';
 import { createRealtyClient } from '../../src/realty/client.js';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { uploadTimeoutMs } from '../../src/worker/upload-documents.js';
+import { harness } from '../helpers/harness.js';
 
 /** A PDF's 1.2 MB, sent in 6 chunks 150 ms apart: about 0.9 s of body (1.3 MB/s, well above the deadline's floor). */
 const CHUNKS = 6;
@@ -25,15 +25,10 @@ const slowBody = (): Readable =>
     { objectMode: false },
   );
 
-describe('the deadline of an upload', () => {
-  let sandbox: RunningSandbox;
-  beforeAll(async () => {
-    sandbox = await startSandbox({ sessions: ['s'] });
-  });
-  afterAll(async () => {
-    await sandbox.close();
-  });
+// One sandbox for the file's tests, as before: the second test reads its counts from zero (the first makes no call).
+const it = harness({ per: 'file' });
 
+describe('the deadline of an upload', () => {
   it('gives a file the call timeout plus a second per uploadFloorBytesPerSecond bytes', () => {
     const floor = TUNABLES.uploadFloorBytesPerSecond;
     expect(uploadTimeoutMs(30_000, 0)).toBe(30_000);
@@ -41,7 +36,9 @@ describe('the deadline of an upload', () => {
     expect(uploadTimeoutMs(30_000, 50 * 1024 * 1024)).toBe(30_000 + Math.ceil((50 * 1024 * 1024 * 1000) / floor));
   });
 
-  it('fails a body slower than the call timeout at that timeout, and sends it whole within the upload deadline given', async () => {
+  it('fails a body slower than the call timeout at that timeout, and sends it whole within the upload deadline given', async ({
+    sandbox,
+  }) => {
     const client = createRealtyClient({ baseUrl: sandbox.url, sessionId: 's', timeoutMs: 300 });
     try {
       const late = await client.uploadContent(slowBody, 'application/pdf', CHUNKS * 200_000).catch((e: unknown) => e);

@@ -1,0 +1,182 @@
+/**
+ * One setup for the integration tests: a vitest `test` whose context gives what a test used to
+ * make by hand in its hooks, each made only when the test names it and cleaned up after:
+ *
+ * - `prefix`: a Redis key prefix of the test's own (its keys deleted after), `keys` its key names;
+ * - `redis`: an ioredis client (disconnected after);
+ * - `db`: a migrated database of its own, SQLite unless told (dropped after), as `useTestDatabase` gives it;
+ * - `dir`: a temporary folder (removed after);
+ * - `sandbox`: the gateway's emulator on a free port (closed after);
+ * - `profile`: the samples' bank profile;
+ * - `env`: what a CLI child is given (test/helpers/cli.ts): the Redis, database, gateway, session and prefix above.
+ *
+ * `harness()` makes them for each test; `harness({ per: 'file' })` once for the file's tests,
+ * which share them as the tests that opened them in `beforeAll` did. What a file set up once
+ * besides (a load the tests read) it does in its first test or a `beforeAll` of its own.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis, type RedisOptions } from 'ioredis';
+import { test as base } from 'vitest';
+import { loadProfile, type BankProfile } from '../../src/input/profile.js';
+import { createKeys, type Keys } from '../../src/redis/keys.js';
+import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import { ROOT } from './cli.js';
+import { openTestDatabase, type TestEngine } from './database.js';
+import { deletePrefix, REDIS_URL, uniquePrefix } from './redis.js';
+import type { UsedDatabase } from './test-db.js';
+
+export interface HarnessOptions {
+  /** Once per test (the default) or once per file, shared by its tests. */
+  per?: 'test' | 'file';
+  /** In the Redis prefix (`test-<label>-…`) and the folder's name (`realty-<label>-…`), to tell a test's leftovers. */
+  label?: string;
+  /** The sandbox's options; by default one session, `s` (the session `env` gives). */
+  sandbox?: SandboxOptions;
+  /**
+   * The test database's engine; `none`: no database of the test's own, and `env` gives no
+   * DATABASE_URL (a command then uses its default place, as the tests that gave none did).
+   */
+  engine?: TestEngine | 'none';
+  /** Options of the `redis` client (BullMQ's workers want `maxRetriesPerRequest: null`). */
+  redis?: RedisOptions;
+  /** LOG_LEVEL in `env`; `silent` unless told. */
+  logLevel?: string;
+}
+
+/** The samples' bank profile, as a command's `--profile` takes it and as the code loads it. */
+export interface SampleProfile {
+  /** Relative to the project's root, the working folder of a CLI child (test/helpers/cli.ts). */
+  readonly arg: string;
+  /** Absolute. */
+  readonly path: string;
+  /** Loaded and checked as a command loads it (src/input/profile.ts). */
+  load(): Promise<BankProfile>;
+}
+
+export interface Harness {
+  prefix: string;
+  keys: Keys;
+  redis: Redis;
+  db: UsedDatabase;
+  dir: string;
+  sandbox: RunningSandbox;
+  profile: SampleProfile;
+  env: Record<string, string>;
+}
+
+export const SAMPLE_PROFILE = 'samples/bank-profile.json';
+
+/** The session of the default sandbox, and of `env`. */
+export const SESSION = 's';
+
+export function harness(options: HarnessOptions = {}) {
+  const scope = options.per ?? 'test';
+  const label = options.label ?? 'it';
+  const engine = options.engine ?? 'sqlite';
+  const sandboxOptions = options.sandbox ?? { sessions: [SESSION] };
+  const session = sandboxOptions.sessions?.[0] ?? SESSION;
+  return base.extend<Harness>({
+    prefix: [
+      // eslint-disable-next-line no-empty-pattern -- vitest reads a fixture's dependencies from its first parameter's pattern.
+      async ({}, use) => {
+        const prefix = uniquePrefix(label);
+        try {
+          await use(prefix);
+        } finally {
+          await deletePrefix(prefix);
+        }
+      },
+      { scope },
+    ],
+    keys: [async ({ prefix }, use) => use(createKeys(prefix)), { scope }],
+    redis: [
+      // eslint-disable-next-line no-empty-pattern
+      async ({}, use) => {
+        const redis = new Redis(REDIS_URL, options.redis ?? {});
+        try {
+          await use(redis);
+        } finally {
+          redis.disconnect();
+        }
+      },
+      { scope },
+    ],
+    db: [
+      // eslint-disable-next-line no-empty-pattern
+      async ({}, use) => {
+        if (engine === 'none') {
+          const none = (): never => {
+            throw new Error("this harness has no database of its own (engine: 'none')");
+          };
+          return use({
+            get db() {
+              return none();
+            },
+            get target() {
+              return none();
+            },
+            get url() {
+              return none();
+            },
+          });
+        }
+        const made = await openTestDatabase(engine);
+        const { target } = made;
+        try {
+          await use({ db: made.db, target, url: target.engine === 'sqlite' ? `sqlite:${target.path}` : target.url });
+        } finally {
+          await made.drop();
+        }
+      },
+      { scope },
+    ],
+    dir: [
+      // eslint-disable-next-line no-empty-pattern
+      async ({}, use) => {
+        const dir = await mkdtemp(join(tmpdir(), `realty-${label}-`));
+        try {
+          await use(dir);
+        } finally {
+          await rm(dir, { recursive: true, force: true });
+        }
+      },
+      { scope },
+    ],
+    sandbox: [
+      // eslint-disable-next-line no-empty-pattern
+      async ({}, use) => {
+        const sandbox = await startSandbox(sandboxOptions);
+        try {
+          await use(sandbox);
+        } finally {
+          await sandbox.close();
+        }
+      },
+      { scope },
+    ],
+    profile: [
+      // eslint-disable-next-line no-empty-pattern
+      async ({}, use) =>
+        use({ arg: SAMPLE_PROFILE, path: join(ROOT, SAMPLE_PROFILE), load: () => loadProfile(join(ROOT, SAMPLE_PROFILE)) }),
+      { scope },
+    ],
+    env: [
+      async ({ prefix, db, sandbox }, use) =>
+        use({
+          REDIS_URL,
+          ...(engine === 'none' ? {} : { DATABASE_URL: db.url }),
+          REALTY_API_URL: sandbox.url,
+          REALTY_SESSION_ID: session,
+          REALTY_PREFIX: prefix,
+          LOG_LEVEL: options.logLevel ?? 'silent',
+        }),
+      { scope },
+    ],
+  });
+}
+
+/** Everything made for each test. */
+export const test = harness();
+export const it = test;
