@@ -30,6 +30,12 @@ import type { UsedDatabase } from './test-db.js';
 export interface HarnessOptions {
   /** Once per test (the default) or once per file, shared by its tests. */
   per?: 'test' | 'file';
+  /**
+   * What a per-file harness still makes for each test (a database of each test's own, as
+   * `useTestDatabase()` gave it, beside the file's sandbox). `keys` follows `prefix`; `env` is
+   * made for each test when one of `prefix`, `db` or `sandbox` is.
+   */
+  each?: ReadonlyArray<'prefix' | 'redis' | 'db' | 'dir' | 'sandbox'>;
   /** In the Redis prefix (`test-<label>-…`) and the folder's name (`realty-<label>-…`), to tell a test's leftovers. */
   label?: string;
   /** The sandbox's options; by default one session, `s` (the session `env` gives). */
@@ -41,6 +47,8 @@ export interface HarnessOptions {
   engine?: TestEngine | 'none';
   /** Options of the `redis` client (BullMQ's workers want `maxRetriesPerRequest: null`). */
   redis?: RedisOptions;
+  /** REALTY_SESSION_ID in `env`; the sandbox's first session unless told (`s` when it names none). */
+  session?: string;
   /** LOG_LEVEL in `env`; `silent` unless told. */
   logLevel?: string;
 }
@@ -72,11 +80,14 @@ export const SAMPLE_PROFILE = 'samples/bank-profile.json';
 export const SESSION = 's';
 
 export function harness(options: HarnessOptions = {}) {
-  const scope = options.per ?? 'test';
+  const per = options.per ?? 'test';
+  const each = new Set(options.each ?? []);
+  const scopeOf = (name: 'prefix' | 'redis' | 'db' | 'dir' | 'sandbox'): 'test' | 'file' => (each.has(name) ? 'test' : per);
+  const envScope = (['prefix', 'db', 'sandbox'] as const).some((name) => scopeOf(name) === 'test') ? 'test' : per;
   const label = options.label ?? 'it';
   const engine = options.engine ?? 'sqlite';
   const sandboxOptions = options.sandbox ?? { sessions: [SESSION] };
-  const session = sandboxOptions.sessions?.[0] ?? SESSION;
+  const session = options.session ?? sandboxOptions.sessions?.[0] ?? SESSION;
   return base.extend<Harness>({
     prefix: [
       // eslint-disable-next-line no-empty-pattern -- vitest reads a fixture's dependencies from its first parameter's pattern.
@@ -88,9 +99,9 @@ export function harness(options: HarnessOptions = {}) {
           await deletePrefix(prefix);
         }
       },
-      { scope },
+      { scope: scopeOf('prefix') },
     ],
-    keys: [async ({ prefix }, use) => use(createKeys(prefix)), { scope }],
+    keys: [async ({ prefix }, use) => use(createKeys(prefix)), { scope: scopeOf('prefix') }],
     redis: [
       // eslint-disable-next-line no-empty-pattern
       async ({}, use) => {
@@ -101,7 +112,7 @@ export function harness(options: HarnessOptions = {}) {
           redis.disconnect();
         }
       },
-      { scope },
+      { scope: scopeOf('redis') },
     ],
     db: [
       // eslint-disable-next-line no-empty-pattern
@@ -130,7 +141,7 @@ export function harness(options: HarnessOptions = {}) {
           await made.drop();
         }
       },
-      { scope },
+      { scope: scopeOf('db') },
     ],
     dir: [
       // eslint-disable-next-line no-empty-pattern
@@ -142,7 +153,7 @@ export function harness(options: HarnessOptions = {}) {
           await rm(dir, { recursive: true, force: true });
         }
       },
-      { scope },
+      { scope: scopeOf('dir') },
     ],
     sandbox: [
       // eslint-disable-next-line no-empty-pattern
@@ -154,13 +165,13 @@ export function harness(options: HarnessOptions = {}) {
           await sandbox.close();
         }
       },
-      { scope },
+      { scope: scopeOf('sandbox') },
     ],
     profile: [
       // eslint-disable-next-line no-empty-pattern
       async ({}, use) =>
         use({ arg: SAMPLE_PROFILE, path: join(ROOT, SAMPLE_PROFILE), load: () => loadProfile(join(ROOT, SAMPLE_PROFILE)) }),
-      { scope },
+      { scope: per },
     ],
     env: [
       async ({ prefix, db, sandbox }, use) =>
@@ -172,7 +183,7 @@ export function harness(options: HarnessOptions = {}) {
           REALTY_PREFIX: prefix,
           LOG_LEVEL: options.logLevel ?? 'silent',
         }),
-      { scope },
+      { scope: envScope },
     ],
   });
 }

@@ -4,49 +4,28 @@
  * deal said; run again with the same files, nothing is sent again.
  */
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
+import { describe, expect } from 'vitest';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { readCsvFile } from '../helpers/csv.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { harness } from '../helpers/harness.js';
 import { SIGNING_FIXTURES, TEST_SIGNATURE } from '../helpers/signatures.js';
-import { useTestDatabase } from '../helpers/test-db.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 /** Each step of a docflow's life; docflows stop in `sent` (holdSent), so the commands reach each parent there however slow the host. */
 const LIFE_MS = 500;
 const PACKET = 'additional_packet_request';
 
+const it = harness({ per: 'file', label: 'answer', sandbox: { sessions: ['s'], lifecycleMs: LIFE_MS, holdSent: true, seed: 5 } });
+
 describe('answer: more documents for the docflows in processing', () => {
-  const store = useTestDatabase({ per: 'file' });
-  const prefix = uniquePrefix('answer');
   const batch = 'answer';
-  let dir: string;
-  let sandbox: RunningSandbox;
-  let env: Record<string, string>;
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'realty-answer-'));
-    sandbox = await startSandbox({ sessions: ['s'], lifecycleMs: LIFE_MS, holdSent: true, seed: 5 });
-    env = {
-      REDIS_URL,
-      DATABASE_URL: store.url,
-      REALTY_API_URL: sandbox.url,
-      REALTY_SESSION_ID: 's',
-      REALTY_PREFIX: prefix,
-      LOG_LEVEL: 'silent',
-    };
-  });
-  afterAll(async () => {
-    await sandbox.close();
-    await deletePrefix(prefix);
-    await rm(dir, { recursive: true, force: true });
-  });
-
-  it('sends one packet per folder to a sent docflow, says why not for every other deal, and never sends the same files twice', async () => {
+  it('sends one packet per folder to a sent docflow, says why not for every other deal, and never sends the same files twice', async ({
+    dir,
+    sandbox,
+    env,
+  }) => {
     copyFileSync(join(ROOT, 'samples', 'deals.csv'), join(dir, 'deals.csv'));
     const run = await runCli(
       ['run', join(dir, 'deals.csv'), '--profile', 'samples/bank-profile.json', '--batch', batch, '--out', join(dir, 'run.csv')],

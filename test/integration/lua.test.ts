@@ -1,27 +1,24 @@
+/**
+ * Lua scripts sent together in one turn (src/redis/lua.ts): answered in the order of the calls,
+ * a script the server lacks loaded on the way, and a failing script failing its call alone.
+ */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { createScriptBatcher, luaScript } from '../../src/redis/lua.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { harness } from '../helpers/harness.js';
 
 /** A script the server has never seen (a fresh comment): its first EVALSHA gets NOSCRIPT. */
 const unseen = (body: string) => luaScript(`-- ${randomBytes(8).toString('hex')}\n${body}`);
 
+/** A key under the file's prefix, inside its hash tag as the tool's keys are. */
+const keyOf = (prefix: string) => (name: string) => `{${prefix}}:${name}`;
+
+// The file's client and prefix, as before.
+const it = harness({ per: 'file', label: 'lua', redis: { maxRetriesPerRequest: null } });
+
 describe('scripts sent together', () => {
-  let redis: Redis;
-  let prefix: string;
-  const key = (name: string) => `{${prefix}}:${name}`;
-
-  beforeAll(() => {
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    prefix = uniquePrefix('lua');
-  });
-  afterAll(async () => {
-    await deletePrefix(prefix);
-    redis.disconnect();
-  });
-
-  it('answers every script of one turn in the order of the calls, loading a script the server lacks', async () => {
+  it('answers every script of one turn in the order of the calls, loading a script the server lacks', async ({ redis, prefix }) => {
+    const key = keyOf(prefix);
     const incr = unseen(`return redis.call('INCRBY', KEYS[1], ARGV[1])`);
     const run = createScriptBatcher(redis);
     const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => run(incr, [key('n')], [i + 1])));
@@ -32,7 +29,8 @@ describe('scripts sent together', () => {
     expect(known).toEqual([1275, 5]);
   });
 
-  it('fails only the call whose script fails', async () => {
+  it('fails only the call whose script fails', async ({ redis, prefix }) => {
+    const key = keyOf(prefix);
     const fail = luaScript(`if ARGV[1] == 'bad' then return redis.error_reply('refused') end return ARGV[1]`);
     const run = createScriptBatcher(redis);
     const [good, bad, other] = await Promise.allSettled([

@@ -5,54 +5,31 @@
  * the manifests' formula cells are defused the way the results file's are.
  */
 import { execFileSync } from 'node:child_process';
-import { copyFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
+import { describe, expect } from 'vitest';
 import { csvText, readCsvLines } from '../../src/results/docflow-files.js';
 import { ROOT, runCli } from '../helpers/cli.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
-import { useTestDatabase } from '../helpers/test-db.js';
+import { harness } from '../helpers/harness.js';
 
 const PROFILE = 'samples/bank-profile.json';
 const modeOf = async (path: string): Promise<string> => ((await stat(path)).mode & 0o777).toString(8);
 
+// The file's sandbox, prefix and folder, as before; a database of each test's own.
+const it = harness({ per: 'file', each: ['db'], label: 'private', sandbox: { sessions: ['s'], egronRegions: ['Республика Крым'] } });
+
 describe('files with personal data', () => {
-  const prefix = uniquePrefix('private');
-  const store = useTestDatabase();
-  let sandbox: RunningSandbox;
-  let dir: string;
-  const env = (): Record<string, string> => ({
-    REDIS_URL,
-    REALTY_PREFIX: prefix,
-    REALTY_API_URL: sandbox.url,
-    REALTY_SESSION_ID: 's',
-    LOG_LEVEL: 'silent',
-    DATABASE_URL: store.url,
-  });
-
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'realty-private-'));
-    sandbox = await startSandbox({ sessions: ['s'], egronRegions: ['Республика Крым'] });
-  });
-  afterAll(async () => {
-    await sandbox?.close();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
-  });
-
-  it('refuses a FIFO at the default rejects path in one sentence instead of waiting on it', async () => {
+  it('refuses a FIFO at the default rejects path in one sentence instead of waiting on it', async ({ dir, env }) => {
     await copyFile(join(ROOT, 'samples', 'deals.csv'), join(dir, 'piped.csv'));
     execFileSync('mkfifo', [join(dir, 'piped.rejects.csv')]);
-    const result = await runCli(['load', join(dir, 'piped.csv'), '--profile', PROFILE, '--dry-run'], env());
+    const result = await runCli(['load', join(dir, 'piped.csv'), '--profile', PROFILE, '--dry-run'], env);
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
       `realty-batch: ${join(dir, 'piped.rejects.csv')} is not a regular file (a pipe, a socket or a folder), so the refused rows were not written: remove it or name another file.\n`,
     );
   });
 
-  it('creates the results, attention and rejects files 0600', async () => {
+  it('creates the results, attention and rejects files 0600', async ({ dir, env }) => {
     const out = join(dir, 'results.csv');
     const attention = join(dir, 'attention.csv');
     const rejects = join(dir, 'rejects.csv');
@@ -73,7 +50,7 @@ describe('files with personal data', () => {
         '--backoff-ms',
         '10',
       ],
-      env(),
+      env,
       120_000,
     );
     expect(run.code, run.stderr).toBe(3);
@@ -84,7 +61,7 @@ describe('files with personal data', () => {
     });
   });
 
-  it('writes manifest cells a spreadsheet would run with a leading apostrophe, and reads them back as they were', async () => {
+  it('writes manifest cells a spreadsheet would run with a leading apostrophe, and reads them back as they were', async ({ dir }) => {
     const path = join(dir, 'manifest.csv');
     const line = { dealId: '-2+3', docflowId: '@SUM(A1)', file: 'f.pdf', type: '=HYPERLINK("http://x","y")' };
     await writeFile(path, csvText([line], ['dealId', 'docflowId', 'file', 'type']));

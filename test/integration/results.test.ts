@@ -1,27 +1,21 @@
+/**
+ * The results file written from the outcomes in Redis and the database: a line per row in input
+ * order (pending where none yet), for Russian Excel with --excel, line breaks quoted, JSON Lines.
+ */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { parse } from 'csv-parse/sync';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, expect } from 'vitest';
 import { createOutcomeStore } from '../../src/outcomes/store.js';
 import { RESULT_COLUMNS, RESULTS_FILE_COLUMNS } from '../../src/outcomes/types.js';
-import { createKeys } from '../../src/redis/keys.js';
 import { writeResults } from '../../src/results/write-results.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
-import { useTestDatabase } from '../helpers/test-db.js';
+import { harness } from '../helpers/harness.js';
+
+// The outcomes written once for the file, read by each test.
+const it = harness({ per: 'file', label: 'results' });
 
 describe('the results file', () => {
-  const prefix = uniquePrefix('results');
-  const keys = createKeys(prefix);
-  const store = useTestDatabase({ per: 'file' });
-  let redis: Redis;
-  let dir: string;
-
-  beforeAll(async () => {
-    redis = new Redis(REDIS_URL);
-    dir = await mkdtemp(join(tmpdir(), 'realty-results-'));
+  it.beforeAll(async ({ redis, keys, db: store }) => {
     const outcomes = createOutcomeStore(redis, keys, { db: store.db });
     await outcomes.record('b', {
       row: 1,
@@ -55,13 +49,7 @@ describe('the results file', () => {
     });
     await redis.hset(keys.rows('b'), '2', 'D-2');
   });
-  afterAll(async () => {
-    redis.disconnect();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
-  });
-
-  it('has one line per row in input order, pending where a row has no outcome yet', async () => {
+  it('has one line per row in input order, pending where a row has no outcome yet', async ({ redis, keys, db: store, dir }) => {
     const out = join(dir, 'r.csv');
     const summary = await writeResults({ redis, keys, db: store.db, batch: 'b', total: 3, out });
     const lines = readFileSync(out, 'utf8').trimEnd().split('\n');
@@ -78,7 +66,12 @@ describe('the results file', () => {
     expect(summary.counts).toMatchObject({ queued: 1, pending: 1, rejected: 1 });
   });
 
-  it('writes for Russian Excel with --excel: BOM, semicolons, CRLF, and cells a spreadsheet will not run', async () => {
+  it('writes for Russian Excel with --excel: BOM, semicolons, CRLF, and cells a spreadsheet will not run', async ({
+    redis,
+    keys,
+    db: store,
+    dir,
+  }) => {
     const out = join(dir, 'r-excel.csv');
     await writeResults({ redis, keys, db: store.db, batch: 'b', total: 3, out, excel: true });
     const bytes = readFileSync(out);
@@ -89,7 +82,12 @@ describe('the results file', () => {
     expect(text).not.toMatch(/[^\r]\n/);
   });
 
-  it('quotes a line break inside a cell, so that every reader sees one row for it, under --excel too', async () => {
+  it('quotes a line break inside a cell, so that every reader sees one row for it, under --excel too', async ({
+    redis,
+    keys,
+    db: store,
+    dir,
+  }) => {
     for (const excel of [false, true]) {
       const out = join(dir, `r-breaks-${excel}.csv`);
       await writeResults({ redis, keys, db: store.db, batch: 'b', total: 4, out, excel });
@@ -103,7 +101,7 @@ describe('the results file', () => {
     }
   });
 
-  it('writes JSON Lines when the file ends in .jsonl', async () => {
+  it('writes JSON Lines when the file ends in .jsonl', async ({ redis, keys, db: store, dir }) => {
     const out = join(dir, 'r.jsonl');
     await writeResults({ redis, keys, db: store.db, batch: 'b', total: 3, out });
     const rows = readFileSync(out, 'utf8')

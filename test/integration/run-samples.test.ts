@@ -1,39 +1,30 @@
+/**
+ * `realty-batch run` on the samples through real Redis and the real sandbox: every row ends as
+ * samples/README.md says, and the same deals in a later batch send nothing again.
+ */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
+import { describe, expect } from 'vitest';
 import { RESULTS_FILE_COLUMNS } from '../../src/outcomes/types.js';
 // @ts-expect-error: a plain .mjs module shared with the demo, without types
 import { compareWithExpected, readExpectedOutcomes } from '../../scripts/sample-expectations.mjs';
 import { ROOT, runCli } from '../helpers/cli.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { harness } from '../helpers/harness.js';
+
+// One sandbox, prefix and folder for the file: the second run finds the first one's deals. No
+// database of its own (the run's default place); the session the demo gives.
+const it = harness({
+  per: 'file',
+  label: 'samples',
+  sandbox: { egronRegions: ['Республика Крым'] },
+  engine: 'none',
+  session: 'demo-session',
+  logLevel: 'warn',
+});
 
 describe('realty-batch run on the samples, through real Redis and the real sandbox', () => {
-  let sandbox: RunningSandbox;
-  let dir: string;
-  const prefix = uniquePrefix('samples');
-  const env = () => ({
-    REDIS_URL,
-    REALTY_API_URL: sandbox.url,
-    REALTY_SESSION_ID: 'demo-session',
-    REALTY_PREFIX: prefix,
-    LOG_LEVEL: 'warn',
-  });
-
-  beforeAll(async () => {
-    sandbox = await startSandbox({ egronRegions: ['Республика Крым'] });
-    dir = await mkdtemp(join(tmpdir(), 'realty-run-'));
-  });
-  afterAll(async () => {
-    await sandbox.close();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
-  });
-
-  it('ends every row as samples/README.md says, sends no requestId twice, and exits 3', async () => {
+  it('ends every row as samples/README.md says, sends no requestId twice, and exits 3', async ({ sandbox, dir, env }) => {
     const out = join(dir, 'results.csv');
     const result = await runCli(
       [
@@ -52,7 +43,7 @@ describe('realty-batch run on the samples, through real Redis and the real sandb
         '--backoff-ms',
         '50',
       ],
-      env(),
+      env,
     );
     expect(result.stderr).not.toContain('demo-session');
     expect(result.code).toBe(3);
@@ -77,7 +68,11 @@ describe('realty-batch run on the samples, through real Redis and the real sandb
       expect(r.errorMessage).toMatch(/\d{2}:\d{2}:\d{6,7}:\d+.*\d{2}:\d{2}:\d{6,7}:\d+/);
   });
 
-  it('sends nothing again when the same deals run in a later batch: already_submitted with the earlier docflowId', async () => {
+  it('sends nothing again when the same deals run in a later batch: already_submitted with the earlier docflowId', async ({
+    sandbox,
+    dir,
+    env,
+  }) => {
     const before = sandbox.stats().docflowsCreated;
     const out = join(dir, 'again.csv');
     const result = await runCli(
@@ -97,7 +92,7 @@ describe('realty-batch run on the samples, through real Redis and the real sandb
         '--backoff-ms',
         '50',
       ],
-      env(),
+      env,
     );
     expect(result.code).toBe(3);
     const first = parse(readFileSync(join(dir, 'results.csv')), { columns: true }) as Array<Record<string, string>>;
