@@ -3,34 +3,33 @@
  * over HTTP: a deal's lift is another entry of the ledger than its registration, filed once.
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
+import { describe, expect } from 'vitest';
+import type { RunningSandbox } from '../../src/sandbox/index.js';
 import { parseRequestId } from '../../src/ledger/entry.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { readCsvFile } from '../helpers/csv.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { harness } from '../helpers/harness.js';
+import { deletePrefix } from '../helpers/redis.js';
 import { TEST_SIGNATURE } from '../helpers/signatures.js';
 
 const AGREEMENT = ['agreementContentId', 'agreementSignatureIds', 'agreementFileType'];
 const POA = '0a4c7f6e-3b1d-4e8a-9c2f-5d6e7f8a9b0c';
 const POA_SIGNATURE = '1b5d8a7f-4c2e-4f9b-8d3a-6e7f8a9b0c1d';
 
+// One sandbox, prefix and folder for the file, as before; no database of its own (the runs' default
+// place); the session the demo gives.
+const it = harness({ per: 'file', label: 'lift', sandbox: {}, engine: 'none', session: 'demo-session', logLevel: 'warn' });
+
 describe('realty-batch run --type lift', () => {
+  // The file's fixtures, named once for the helpers below.
   let sandbox: RunningSandbox;
   let dir: string;
-  const prefix = uniquePrefix('lift');
-  const env = () => ({
-    REDIS_URL,
-    REALTY_API_URL: sandbox.url,
-    REALTY_SESSION_ID: 'demo-session',
-    REALTY_PREFIX: prefix,
-    LOG_LEVEL: 'warn',
-  });
+  let prefix: string;
+  let env: Record<string, string>;
   // The samples' first two rows, both queued as registrations (samples/README.md).
   const samples = parse(readFileSync(join(ROOT, 'samples/deals.csv'), 'utf8'), { columns: true }) as Array<Record<string, string>>;
   const deals = samples.slice(0, 2);
@@ -39,11 +38,10 @@ describe('realty-batch run --type lift', () => {
     return { ...row, recordNumber: `54-01/2026-${i + 1}`, recordDate: '03.02.2026' };
   });
   const run = (file: string, batch: string, ...more: string[]) =>
-    runCli(['run', file, '--profile', join(dir, 'bank.json'), '--batch', batch, '--out', join(dir, `${batch}.csv`), ...more], env());
+    runCli(['run', file, '--profile', join(dir, 'bank.json'), '--batch', batch, '--out', join(dir, `${batch}.csv`), ...more], env);
 
-  beforeAll(async () => {
-    sandbox = await startSandbox();
-    dir = await mkdtemp(join(tmpdir(), 'realty-lift-'));
+  it.beforeAll(async ({ sandbox: s, dir: d, prefix: p, env: e }) => {
+    [sandbox, dir, prefix, env] = [s, d, p, e];
     // The samples' bank, its representative acting by a power of attorney uploaded before (content ids).
     const profile = JSON.parse(readFileSync(join(ROOT, 'samples/bank-profile.json'), 'utf8')) as { representative: object };
     profile.representative = { ...profile.representative, attorney: { contentId: POA, signatureIds: [POA_SIGNATURE] } };
@@ -61,12 +59,6 @@ describe('realty-batch run --type lift', () => {
       stringify([{ ...lifts[0]!, recordNumber: '', recordDate: '2099-01-01' }], { header: true }),
     );
   });
-  afterAll(async () => {
-    await sandbox.close();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
-  });
-
   it("files each deal's lift after its registration: two docflows a deal, neither already_submitted for the other", async () => {
     const registered = await run(join(dir, 'deals.csv'), 'reg-1');
     expect(registered.code, registered.stderr).toBe(0);
@@ -114,7 +106,7 @@ describe('realty-batch run --type lift', () => {
         '--out',
         join(dir, 'lift-3.csv'),
       ],
-      env(),
+      env,
     );
     expect(result.code, result.stderr).toBe(0);
     expect(readCsvFile(join(dir, 'lift-3.csv')).map((r) => [r.dealId, r.outcome, r.httpStatus])).toEqual([
@@ -153,7 +145,7 @@ describe('realty-batch run --type lift', () => {
           '--out',
           join(dir, `${batch}.csv`),
         ],
-        env(),
+        env,
       );
 
     const missing = await lift('bank-no-poa.json', 'lift-poa-0');
@@ -188,7 +180,7 @@ describe('realty-batch run --type lift', () => {
           '--json',
           ...more,
         ],
-        env(),
+        env,
       );
     const lifted = await load('--type', 'lift');
     expect(lifted.code, lifted.stderr).toBe(0);
@@ -223,15 +215,15 @@ describe('realty-batch run --type lift', () => {
     await writeFile(join(dir, 'lifts-poa-2.csv'), stringify(more, { header: true }));
     const loaded = await runCli(
       ['load', join(dir, 'lifts-poa-2.csv'), '--type', 'lift', '--profile', join(dir, 'bank-poa.json'), '--batch', 'lift-poa-2'],
-      env(),
+      env,
     );
     expect(loaded.code, loaded.stderr).toBe(0);
     // Redis loses everything (the jobs, the batch's profile); the database keeps the batch.
     await deletePrefix(prefix);
-    const refused = await runCli(['retry', 'lift-poa-2', '--missing', '--profile', join(dir, 'bank-no-poa.json')], env());
+    const refused = await runCli(['retry', 'lift-poa-2', '--missing', '--profile', join(dir, 'bank-no-poa.json')], env);
     expect(refused.code, refused.stdout + refused.stderr).toBe(1);
     expect(refused.stderr).toContain('representative.attorney.file: names no file');
-    const retried = await runCli(['retry', 'lift-poa-2', '--missing', '--profile', join(dir, 'bank-poa.json')], env());
+    const retried = await runCli(['retry', 'lift-poa-2', '--missing', '--profile', join(dir, 'bank-poa.json')], env);
     expect(retried.code, retried.stderr).toBe(0);
     expect(retried.stdout).toContain('batch lift-poa-2: 2 rows sent around again (missing)');
   });

@@ -3,18 +3,15 @@
  * sheet of a workbook, read with --sheet, end as the CSV samples do; the results, attention
  * and rejects files come out as workbooks, and the attention workbook loads back as it is.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { openInput, type InputRecord } from '../../src/input/open-input.js';
 import { RESULTS_FILE_COLUMNS } from '../../src/outcomes/types.js';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 // @ts-expect-error: a plain .mjs module shared with the demo, without types
 import { compareWithExpected, readExpectedOutcomes } from '../../scripts/sample-expectations.mjs';
 import { ROOT, runCli } from '../helpers/cli.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { harness } from '../helpers/harness.js';
 
 async function readRecords(file: string, sheet?: string): Promise<InputRecord[]> {
   const input = await openInput(file, sheet === undefined ? {} : { sheet });
@@ -32,29 +29,20 @@ async function sheetValues(file: string): Promise<unknown[][]> {
   return rows;
 }
 
+// No database of its own (the run's default place); the session the demo gives.
+const it = harness({
+  label: 'xlsx',
+  sandbox: { egronRegions: ['Республика Крым'] },
+  engine: 'none',
+  session: 'demo-session',
+  logLevel: 'warn',
+});
+
 describe('realty-batch run on an Excel workbook, through real Redis and the real sandbox', () => {
-  let sandbox: RunningSandbox;
-  let dir: string;
-  const prefix = uniquePrefix('xlsx');
-  const env = () => ({
-    REDIS_URL,
-    REALTY_API_URL: sandbox.url,
-    REALTY_SESSION_ID: 'demo-session',
-    REALTY_PREFIX: prefix,
-    LOG_LEVEL: 'warn',
-  });
-
-  beforeAll(async () => {
-    sandbox = await startSandbox({ egronRegions: ['Республика Крым'] });
-    dir = await mkdtemp(join(tmpdir(), 'realty-xlsx-'));
-  });
-  afterAll(async () => {
-    await sandbox.close();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
-  });
-
-  it('reads the sheet --sheet names, ends every row as the samples say, and writes results, attention and rejects workbooks', async () => {
+  it('reads the sheet --sheet names, ends every row as the samples say, and writes results, attention and rejects workbooks', async ({
+    dir,
+    env,
+  }) => {
     const samples = await openInput(join(ROOT, 'samples/deals.csv'));
     const records = [];
     for await (const record of samples.records()) records.push(record);
@@ -87,7 +75,7 @@ describe('realty-batch run on an Excel workbook, through real Redis and the real
         '--backoff-ms',
         '50',
       ],
-      env(),
+      env,
     );
     expect(result.code, result.stderr).toBe(3);
 
