@@ -2,22 +2,26 @@
  * A command run from another folder reads another `.env` (or none): `--env-file` names the
  * deployment's, and a batch that is not found says which deployment's database was searched and where to look.
  */
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ROOT, runCli } from '../helpers/cli.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { harness } from '../helpers/harness.js';
+import { REDIS_URL } from '../helpers/redis.js';
+
+// One prefix and folder for the file: its tests read the batch the first load left.
+const it = harness({ per: 'file', label: 'env-file' });
 
 describe('--env-file and where a missing batch was looked for', () => {
-  const prefix = uniquePrefix('env-file');
+  // The file's fixtures, named once for the tests below.
+  let prefix: string;
   let dir: string;
   let envFile: string;
   // The test's own environment does not say where to look (no REALTY_PREFIX): only the file does.
   const bare = {};
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'realty-env-file-'));
+  it.beforeAll(async ({ prefix: p, dir: d }) => {
+    [prefix, dir] = [p, d];
     envFile = join(dir, 'realty.env');
     writeFileSync(envFile, `REDIS_URL=${REDIS_URL}\nREALTY_PREFIX=${prefix}\nREALTY_API_URL=http://127.0.0.1:9\nREALTY_SESSION_ID=s\n`);
     const load = await runCli(
@@ -28,10 +32,6 @@ describe('--env-file and where a missing batch was looked for', () => {
       },
     );
     expect(load.code).toBe(3);
-  });
-  afterAll(async () => {
-    await deletePrefix(prefix);
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it("finds the deployment's batch through the file's REDIS_URL and REALTY_PREFIX", async () => {

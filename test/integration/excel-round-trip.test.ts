@@ -3,15 +3,15 @@
  * opens them (`;`, UTF-8 with a BOM): every id reads back as its exact text, never a number
  * with an exponent or without its leading zeros; dates in a workbook are dates.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { createAtomicFile } from '../../src/files/atomic-file.js';
 import { openInput } from '../../src/input/open-input.js';
 import { createRowsWriter } from '../../src/input/rejects.js';
 import { csvSink } from '../../src/results/csv-sink.js';
 import { createTableFile } from '../../src/results/table-file.js';
+import { harness } from '../helpers/harness.js';
 import { cellsAsShown, RUSSIAN_EXCEL_CSV } from '../helpers/libreoffice.js';
 
 const UIN = '32127602237600012345';
@@ -27,13 +27,8 @@ const RECORD = {
   errorMessage: 'Не найден объект',
 };
 
-let dir: string;
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'realty-batch-excel-'));
-});
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+// One folder for the file's files, as before.
+const it = harness({ per: 'file', label: 'batch-excel' });
 
 /** The shown cells of a file's first two rows, by the header's names. */
 async function shown(file: string, infilter?: string): Promise<Record<string, string>> {
@@ -42,7 +37,7 @@ async function shown(file: string, infilter?: string): Promise<Record<string, st
 }
 
 describe('opened in LibreOffice as Russian Excel opens it', { timeout: 180_000 }, () => {
-  it('a results CSV written --excel shows every id as its exact text, a 20-digit UIN included', async () => {
+  it('a results CSV written --excel shows every id as its exact text, a 20-digit UIN included', async ({ dir }) => {
     const file = join(dir, 'results.csv');
     const out = await createAtomicFile(file, { through: [csvSink(COLUMNS, true)] });
     await out.write(RECORD);
@@ -58,7 +53,7 @@ describe('opened in LibreOffice as Russian Excel opens it', { timeout: 180_000 }
     });
   });
 
-  it("an attention CSV keeps the input's long and zero-led digits as text", async () => {
+  it("an attention CSV keeps the input's long and zero-led digits as text", async ({ dir }) => {
     const input = join(dir, 'deals.csv');
     await writeFile(input, 'dealId,ownerSnils,ownerDocNumber,ownerSurname\n0012,01234567890,123456789012,Иванов\n');
     const reading = await openInput(input);
@@ -76,7 +71,7 @@ describe('opened in LibreOffice as Russian Excel opens it', { timeout: 180_000 }
     });
   });
 
-  it('a results workbook shows ids as text, the amount as a number and the time as a date', async () => {
+  it('a results workbook shows ids as text, the amount as a number and the time as a date', async ({ dir }) => {
     const file = join(dir, 'results.xlsx');
     const out = await createTableFile(file, COLUMNS);
     await out.write(RECORD);

@@ -5,24 +5,27 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
+import { afterAll, describe, expect } from 'vitest';
+import type { RunningSandbox } from '../../src/sandbox/index.js';
 import { parseRequestId } from '../../src/ledger/entry.js';
 import { childEnv, CLI, ROOT, runCli } from '../helpers/cli.js';
 import { readCsvFile } from '../helpers/csv.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { harness } from '../helpers/harness.js';
 import { waitFor } from '../helpers/wait-for.js';
 
+// One sandbox, prefix and folder for the file, as before; no database of its own (the commands'
+// default place).
+const it = harness({ per: 'file', label: 'extract', sandbox: { sessions: ['s'], lifecycleMs: 100 }, engine: 'none', logLevel: 'warn' });
+
 describe('realty-batch run --type extract', () => {
+  // The file's fixtures, named once for the helpers below.
   let sandbox: RunningSandbox;
   let dir: string;
-  let tracker: ChildProcess | undefined;
-  const prefix = uniquePrefix('extract');
   let env: Record<string, string>;
+  let tracker: ChildProcess | undefined;
   // One object by its cadastral number, one by its address (samples/README.md: suggest finds one object for it).
   const objects = [
     { dealId: 'MSK-2026-004511', cadastralNumber: '77:06:0005011:2376', extractType: 'ownership' },
@@ -54,10 +57,8 @@ describe('realty-batch run --type extract', () => {
     );
   const objectRequests = () => sandbox.docflows().filter((d) => d.type === 'object_request');
 
-  beforeAll(async () => {
-    sandbox = await startSandbox({ sessions: ['s'], lifecycleMs: 100 });
-    env = { REDIS_URL, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: 's', REALTY_PREFIX: prefix, LOG_LEVEL: 'warn' };
-    dir = await mkdtemp(join(tmpdir(), 'realty-extract-'));
+  it.beforeAll(async ({ sandbox: s, dir: d, env: e }) => {
+    [sandbox, dir, env] = [s, d, e];
     await writeFile(
       join(dir, 'objects.csv'),
       stringify(objects, {
@@ -66,11 +67,9 @@ describe('realty-batch run --type extract', () => {
       }),
     );
   });
-  afterAll(async () => {
+  // Before the harness closes the sandbox and deletes the prefix the tracker follows.
+  afterAll(() => {
     tracker?.kill('SIGKILL');
-    await sandbox.close();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
   });
 
   it('orders each extract, follows it to completed, and documents downloads the extract of its type', async () => {
