@@ -14,7 +14,7 @@ const SAVED = join(root, 'artifacts/screenshots');
 const DOCS = join(root, 'docs/screenshots');
 const SHOTS = ['batches.png', 'bull-board-failed.png'];
 
-const test = spawnSync('npx', ['vitest', 'run', 'test/integration/dashboard-browser.test.ts', '-t', 'finds the failed jobs'], {
+const test = spawnSync('npx', ['vitest', 'run', 'test/integration/dashboard/dashboard-browser.test.ts', '-t', 'finds the failed jobs'], {
   cwd: root,
   stdio: 'inherit',
 });

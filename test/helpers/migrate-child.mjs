@@ -1,4 +1,4 @@
-// One process migrating a database at the same moment as others (test/integration/db-migrations.test.ts):
+// One process migrating a database at the same moment as others (test/integration/db/db-migrations.test.ts):
 // it opens the database given as JSON in argv[2], connects, prints `ready`, waits for a line on stdin
 // (the go the test gives all of them at once), migrates with the built code, and prints the versions
 // it applied as JSON. Run after `npm run build`.

@@ -4,7 +4,7 @@
  * what cannot be a metric name (strings, Grafana's `$variables`, label matchers, ranges, the
  * label lists of `by`/`without`/`on`/`ignoring`/`group_left`/`group_right`), then takes every
  * identifier that is not a function (followed by `(`), a keyword, or part of a number or a
- * duration. test/integration/deploy-ops.test.ts checks it on sample expressions.
+ * duration. test/integration/deploy/deploy-ops.test.ts checks it on sample expressions.
  */
 
 const KEYWORDS = new Set([

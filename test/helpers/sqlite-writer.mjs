@@ -1,5 +1,5 @@
 // A worker's writes, as fast as they go, to the SQLite database at argv[2] until it is killed
-// (test/integration/db-migrations.test.ts backs the database up meanwhile): one committed row of
+// (test/integration/db/db-migrations.test.ts backs the database up meanwhile): one committed row of
 // operator_actions per insert, 200 characters of detail each.
 import { setImmediate } from 'node:timers';
 import Database from 'better-sqlite3';

@@ -2,7 +2,7 @@
  * withDatabase and `realty-batch db`, in this process on SQLite files of the test's own (no
  * server, no child): migrated at start, always closed, the target a test injects, and what
  * `db status|migrate|backup` print and exit with. Both engines, in child processes:
- * test/integration/db-migrations.test.ts.
+ * test/integration/db/db-migrations.test.ts.
  */
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

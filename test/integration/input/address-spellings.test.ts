@@ -1,0 +1,135 @@
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { parse } from 'csv-parse/sync';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runBatch, type RunResult } from '../../../src/cli/run-batch.js';
+import { parseMapping } from '../../../src/input/mapping.js';
+import { loadProfile } from '../../../src/input/profile.js';
+import { createLogger } from '../../../src/logger.js';
+import { createKeys } from '../../../src/redis/keys.js';
+import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import { ROOT } from '../../helpers/cli.js';
+import { openTestDatabase, type TestDatabase } from '../../helpers/database.js';
+import { csvText, HEADER, ROWS } from '../../helpers/fixtures.js';
+import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+
+const SESSION = 'address-spellings-session';
+/** The samples' address-only rows, as a bank's system spells their addresses (samples/registry.json holds each once). */
+const SPELLED: Record<string, Record<string, string>> = {
+  'NSK-2026-000123': { region: 'Новосибирская обл.', city: 'г. Новосибирск', street: 'ул. Челюскинцев', house: 'д. 14' },
+  'KZN-2026-000051': { region: 'Респ. Татарстан', city: 'г.Казань', street: 'Чистопольская ул.' },
+  // A settlement in the city column: the register files Краснообск as a settlement of the district.
+  'NSK-2026-000128': {
+    region: 'Новосибирская обл',
+    district: 'Новосибирский р-н',
+    city: 'рп. Краснообск',
+    settlement: '',
+    street: 'ул Центральная',
+  },
+  'MSK-2026-004512': { region: 'г. Москва', city: 'Москва', street: 'Хорошёвское шоссе', streetType: '' },
+};
+/** One combined address cell, the separate columns left empty. */
+const COMBINED = 'EKB-2026-000311';
+const ADDRESS_COLUMNS = ['region', 'district', 'city', 'settlement', 'street', 'streetType', 'house', 'building', 'structure', 'apartment'];
+
+/** The samples' header with a bank's own names for two columns, and its combined address column last. */
+const BANK_HEADER = [...HEADER.map((h) => (h === 'objectType' ? 'Вид объекта' : h === 'ownerGender' ? 'Пол' : h)), 'Адрес'];
+
+function bankRow(dealId: string, fields: Record<string, string>, address = ''): string[] {
+  const row = [...ROWS.find((r) => r[0] === dealId)!];
+  for (const [field, value] of Object.entries(fields)) row[HEADER.indexOf(field)] = value;
+  return [...row, address];
+}
+
+describe('addresses and values as people write them, through run against the sandbox’s registry', () => {
+  let sandbox: RunningSandbox;
+  let redis: Redis;
+  let own: TestDatabase;
+  let dir: string;
+  let result: RunResult;
+  let rows: Array<Record<string, string>>;
+  const prefix = uniquePrefix('address-spellings');
+  const outcome = (dealId: string) => rows.find((r) => r.dealId === dealId)!;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ sessions: [SESSION] });
+    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    own = await openTestDatabase('sqlite');
+    dir = await mkdtemp(join(tmpdir(), 'realty-address-spellings-'));
+    const file = join(dir, 'night.csv');
+    const combined = Object.fromEntries(ADDRESS_COLUMNS.map((c) => [c, '']));
+    await writeFile(
+      file,
+      csvText(
+        [
+          ...Object.entries(SPELLED).map(([dealId, fields]) => bankRow(dealId, { ...fields, objectType: 'Квартира', ownerGender: 'жен.' })),
+          bankRow(
+            COMBINED,
+            { ...combined, objectType: 'Жилое помещение', ownerGender: 'Мужской' },
+            '620014, Свердловская обл., г. Екатеринбург, ул. Малышева, д. 120, кв. 33',
+          ),
+        ],
+        { header: BANK_HEADER },
+      ),
+    );
+    const mapping = parseMapping(
+      {
+        columns: { 'Вид объекта': 'objectType', Пол: 'ownerGender' },
+        address: 'Адрес',
+        values: { objectType: { 'Жилое помещение': 'flat' } },
+      },
+      'map.json',
+    );
+    result = await runBatch({
+      file,
+      mapping,
+      profile: await loadProfile(join(ROOT, 'samples/bank-profile.json')),
+      out: join(dir, 'night.results.csv'),
+      batch: 'night',
+      redis,
+      keys: createKeys(prefix),
+      db: own.db,
+      logger: createLogger({ level: 'silent', destination: new PassThrough() }),
+      apiUrl: sandbox.url,
+      sessionId: SESSION,
+      concurrency: 4,
+      attempts: 2,
+      backoffMs: 50,
+      timeoutMs: 2000,
+      rejects: join(dir, 'night.rejects.csv'),
+      pollMs: 20,
+    });
+    rows = parse(readFileSync(join(dir, 'night.results.csv')), { columns: true }) as Array<Record<string, string>>;
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+    redis?.disconnect();
+    await deletePrefix(prefix);
+    await own?.drop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('finds every address-only deal through suggest and queues it, none not_found', () => {
+    expect(result.load).toMatchObject({ read: 5, invalid: 0, unknownColumns: [] });
+    for (const dealId of [...Object.keys(SPELLED), COMBINED]) expect(outcome(dealId), dealId).toMatchObject({ outcome: 'queued' });
+    expect(outcome(COMBINED).cadastralNumber).toBe('66:41:0702050:4433');
+  });
+
+  it('sends each street as its name and its own abbreviation, never "ул ул. Ленина", and Хорошёвское as a шоссе', () => {
+    const streets = sandbox
+      .docflows()
+      .map((d) => (d.object as { address: { street?: { name: string; abbreviation: string } } }).address.street)
+      .sort((a, b) => (a?.name ?? '').localeCompare(b?.name ?? ''));
+    expect(streets).toEqual([
+      { name: 'Малышева', abbreviation: 'ул' },
+      { name: 'Хорошёвское', abbreviation: 'ш' },
+      { name: 'Центральная', abbreviation: 'ул' },
+      { name: 'Челюскинцев', abbreviation: 'ул' },
+      { name: 'Чистопольская', abbreviation: 'ул' },
+    ]);
+  });
+});

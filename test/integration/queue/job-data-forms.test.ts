@@ -1,0 +1,151 @@
+/**
+ * A waiting job's data in each form a version of the tool wrote it: this one's (`row` and the
+ * deal as `c`, the batch and dealId in the job's id only), the previous one's (batch, dealId
+ * and the deal as `d`) and the earliest (the deal whole). Jobs written by an older version may
+ * still wait in Redis when a newer worker starts: each is sent once, with its whole deal.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { createDealProcessor } from '../../../jobs/deal.js';
+import { loadBatch } from '../../../src/batch/load-batch.js';
+import { findWaitingRows } from '../../../src/batch/waiting-rows.js';
+import type { Deal } from '../../../src/input/deal.js';
+import { loadProfile } from '../../../src/input/profile.js';
+import { createDealValidator } from '../../../src/input/validate-deal.js';
+import { createLogger } from '../../../src/logger.js';
+import { packDeal } from '../../../src/queue/deal-pack.js';
+import { dealJobId, type DealJobData } from '../../../src/queue/job-data.js';
+import { createKeys } from '../../../src/redis/keys.js';
+import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import { createDealWorker } from '../../../src/worker/create-worker.js';
+import { ROOT } from '../../helpers/cli.js';
+import { csvText, HEADER, ROWS } from '../../helpers/fixtures.js';
+import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { waitFor } from '../../helpers/wait-for.js';
+import { outcomeCount, storedOutcomes } from '../../helpers/outcomes.js';
+import { useTestDatabase } from '../../helpers/test-db.js';
+import { ledgerRows } from '../../helpers/ledger-rows.js';
+import { requestIdOf } from '../../../src/ledger/entry.js';
+
+const SESSION = 'job-data-forms-session';
+/** Rows 1 to 3 of the samples: two found through suggest, one with its cadastral number. */
+const THREE = ROWS.slice(0, 3);
+const dealOfRow = (cells: string[]): Deal => {
+  const result = createDealValidator()(Object.fromEntries(HEADER.map((h, i) => [h, cells[i] ?? ''])));
+  if (!result.ok) throw new Error(`sample row ${cells[0]} is valid`);
+  return result.deal;
+};
+
+describe('waiting jobs written by this version and by earlier ones', () => {
+  const prefix = uniquePrefix('job-forms');
+  const keys = createKeys(prefix);
+  const silent = createLogger({ level: 'silent' });
+  const store = useTestDatabase();
+  let redis: Redis;
+  let dir: string;
+  let sandbox: RunningSandbox;
+
+  beforeAll(async () => {
+    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    dir = await mkdtemp(join(tmpdir(), 'realty-job-forms-'));
+    sandbox = await startSandbox({ sessions: [SESSION] });
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+    await deletePrefix(prefix);
+    redis.disconnect();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('sends each once with its whole deal, and leaves each finished job its batch, row and dealId', async () => {
+    const file = join(dir, 'b.csv');
+    await writeFile(file, csvText(THREE));
+    const profile = await loadProfile(join(ROOT, 'samples/bank-profile.json'));
+    expect(
+      await loadBatch({ file, batch: 'b', profile, redis, keys, db: store.db, logger: silent, rejects: join(dir, 'b.rejects') }),
+    ).toMatchObject({
+      enqueued: 3,
+    });
+    const deals = THREE.map(dealOfRow);
+    const jobKey = (deal: Deal) => `${keys.bullPrefix}:${keys.queueName}:${dealJobId('b', deal.dealId)}`;
+
+    // As this version writes it: no batch, no dealId, the deal as `c`.
+    const written = JSON.parse((await redis.hget(jobKey(deals[0]!), 'data'))!) as Record<string, unknown>;
+    expect(Object.keys(written)).toEqual(['row', 'c']);
+    expect(JSON.stringify(written)).not.toContain(deals[0]!.dealId);
+    // The previous version's form and the earliest one, with the options they were written with.
+    const earlier: DealJobData[] = [
+      { batch: 'b', row: 2, dealId: deals[1]!.dealId, d: packDeal(deals[1]!) },
+      { batch: 'b', row: 3, dealId: deals[2]!.dealId, deal: deals[2]! },
+    ];
+    for (const [i, data] of earlier.entries()) {
+      const deal = deals[i + 1]!;
+      const opts = { jobId: dealJobId('b', deal.dealId), backoff: { type: 'realty' }, attempts: 1000 };
+      await redis.hset(jobKey(deal), 'data', JSON.stringify(data), 'opts', JSON.stringify(opts));
+    }
+
+    const worker = createDealWorker({
+      processor: createDealProcessor,
+      connection: redis,
+      keys,
+      db: store.db,
+      apiUrl: sandbox.url,
+      sessionId: SESSION,
+      concurrency: 3,
+      attempts: 3,
+      backoffMs: 50,
+      timeoutMs: 2000,
+      track: false,
+      logger: silent,
+    });
+    try {
+      await waitFor(async () => (await outcomeCount(store.db, 'b')) === 3, {
+        timeoutMs: 30_000,
+        intervalMs: 20,
+        what: 'three outcomes',
+      });
+    } finally {
+      await worker.close(5000);
+    }
+
+    const outcomes = await storedOutcomes(store.db, 'b');
+    expect(outcomes.map((o) => [o.row, o.dealId, o.outcome]).sort()).toEqual(deals.map((d, i) => [i + 1, d.dealId, 'queued']).sort());
+    // One docflow a deal, each for its own property, read whole from the job (the Cyrillic street too).
+    const docflows = sandbox.docflows();
+    expect(docflows).toHaveLength(3);
+    for (const deal of deals)
+      expect(docflows.filter((d) => d.requestId === requestIdOf(profile.organization.inn, deal.dealId))).toHaveLength(1);
+    // The ledger holds each deal once, submitted with its docflow.
+    expect((await ledgerRows(store.db)).map((r) => [r.deal_id, r.state, r.docflow_id]).sort()).toEqual(
+      deals
+        .map((d) => [
+          d.dealId,
+          'submitted',
+          docflows.find((f) => f.requestId === requestIdOf(profile.organization.inn, d.dealId))!.docflowId,
+        ])
+        .sort(),
+    );
+    for (const deal of deals) expect(JSON.stringify(docflows.map((d) => d.object))).toContain(deal.street!);
+
+    for (const deal of deals) {
+      const data = await redis.hget(jobKey(deal), 'data');
+      // The job was removed (DEAL_JOBS_KEPT), or keeps its keys only: never the deal's persons.
+      if (data === null) continue;
+      expect(Object.keys(JSON.parse(data) as object).sort()).toEqual(['batch', 'dealId', 'row']);
+      expect(data).not.toContain(deal.owners[0]!.surname);
+    }
+  });
+
+  it('tells the dealId of a delayed job written without one, from its id', async () => {
+    const deal = dealOfRow(ROWS[3]!);
+    const id = dealJobId('w', deal.dealId);
+    const delayedKey = `${keys.bullPrefix}:${keys.queueName}:delayed`;
+    await redis.hset(`${keys.bullPrefix}:${keys.queueName}:${id}`, 'data', JSON.stringify({ row: 4, holds: 1 }), 'atm', '0');
+    await redis.zadd(delayedKey, (Date.now() + 60_000) * 0x1000, id);
+    const waiting = await findWaitingRows(redis, keys, 'w', 10);
+    expect(waiting.rows).toEqual([expect.objectContaining({ row: 4, dealId: deal.dealId, attempts: 0 })]);
+  });
+});
