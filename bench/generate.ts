@@ -5,41 +5,20 @@
  * every row passes validation and every requestId is new to the sandbox.
  * Seeded: the same arguments write the same bytes.
  */
-import { createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { join } from 'node:path';
-import { parse } from 'csv-parse/sync';
 import iconv from 'iconv-lite';
 import { snilsCheckDigits } from '../src/input/checksums.js';
 import { createRandom } from '../src/sandbox/faults.js';
+import { CADASTRAL, DEAL_ID, FIRST_ROWS, HEADER, INVALID_SAMPLES, RESOLVING_SAMPLES } from './sample-deals.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-const SAMPLE = parse(readFileSync(join(ROOT, 'samples/deals.csv')), { relax_column_count: false }) as string[][];
-export const HEADER = SAMPLE[0]!;
-const ROWS = SAMPLE.slice(1);
+export { HEADER };
 const col = (name: string): number => HEADER.indexOf(name);
-const DEAL_ID = col('dealId');
 
-/** Sample rows that fail validation whatever their dealId (samples/README.md rows 9 and 14). */
-const INVALID = new Set(['NSK-2026-000127', 'SPB-2026-010079']);
-/** Valid rows without a cadastral number that suggest resolves to exactly one object (samples/README.md). */
-const RESOLVING = new Set([
-  'NSK-2026-000123',
-  'NSK-2026-000124',
-  'SPB-2026-010077',
-  'MSK-2026-004512',
-  'EKB-2026-000311',
-  'KZN-2026-000051',
-  'MSK-2026-004513',
-  'MSK-2026-004514',
-  'NSK-2026-000128',
-]);
-
-const FIRST = ROWS.filter((r, i) => ROWS.findIndex((o) => o[DEAL_ID] === r[DEAL_ID]) === i);
 /** Every valid sample row: for loading (addresses need not resolve). */
-const VALID = FIRST.filter((r) => !INVALID.has(r[DEAL_ID]!));
+const VALID = FIRST_ROWS.filter((r) => !INVALID_SAMPLES.includes(r[DEAL_ID]!));
 /** Rows whose deal goes through suggest and then gets a docflow: for the worker figures. */
-const SUGGESTED = VALID.filter((r) => RESOLVING.has(r[DEAL_ID]!) && r[col('cadastralNumber')] === '');
+const SUGGESTED = VALID.filter((r) => RESOLVING_SAMPLES.has(r[DEAL_ID]!) && r[CADASTRAL] === '');
 
 const SNILS = [col('ownerSnils'), col('owner2Snils')];
 const DOC_NUMBER = [col('ownerDocNumber'), col('owner2DocNumber')];

@@ -2,30 +2,13 @@
  * Many deals made from the sample rows (samples/deals.csv): the same people, checksums
  * and addresses under new unique dealIds, so every valid one can reach the registry.
  */
-import { HEADER, ROWS } from '../helpers/fixtures.js';
+import { CADASTRAL, DEAL_ID, FIRST_ROWS, HEADER, INVALID_SAMPLES, RESOLVING_SAMPLES } from '../../bench/sample-deals.js';
 
-/** Valid sample rows that find their cadastral number through suggest (samples/README.md). */
-const RESOLVING = [
-  'NSK-2026-000123',
-  'NSK-2026-000124',
-  'SPB-2026-010077',
-  'MSK-2026-004512',
-  'EKB-2026-000311',
-  'KZN-2026-000051',
-  'MSK-2026-004513',
-  'MSK-2026-004514',
-  'NSK-2026-000128',
-];
-/** Sample rows that fail validation whatever their dealId: a SNILS checksum; an empty birth place and 31.02. */
-const INVALID = ['NSK-2026-000127', 'SPB-2026-010079'];
-
-const DEAL_ID = HEADER.indexOf('dealId');
-const CADASTRAL = HEADER.indexOf('cadastralNumber');
-
-/** The first occurrence of each sample dealId (a later repeat is refused as a duplicate). */
-const FIRST = ROWS.filter((r, i) => ROWS.findIndex((o) => o[DEAL_ID] === r[DEAL_ID]) === i);
-const VALID = FIRST.filter((r) => !INVALID.includes(r[DEAL_ID]!) && (r[CADASTRAL] !== '' || RESOLVING.includes(r[DEAL_ID]!)));
-const BROKEN = INVALID.map((id) => FIRST.find((r) => r[DEAL_ID] === id)!);
+// The sample rows and what samples/README.md says of them are the bench's too (bench/sample-deals.ts).
+const VALID = FIRST_ROWS.filter(
+  (r) => !INVALID_SAMPLES.includes(r[DEAL_ID]!) && (r[CADASTRAL] !== '' || RESOLVING_SAMPLES.has(r[DEAL_ID]!)),
+);
+const BROKEN = INVALID_SAMPLES.map((id) => FIRST_ROWS.find((r) => r[DEAL_ID] === id)!);
 
 export interface GeneratedDeals {
   rows: string[][];
