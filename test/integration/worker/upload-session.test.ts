@@ -5,17 +5,15 @@
  * `--session-ttl-ms`, a worker process of the built CLI, and Redis.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, it, expect, beforeEach, afterEach } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import { describe, expect, afterEach } from 'vitest';
 import { childEnv, CLI, ROOT, runCli } from '../../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
+import { REDIS_URL } from '../../helpers/redis.js';
 import { waitFor } from '../../helpers/wait-for.js';
 import { storedOutcomes } from '../../helpers/outcomes.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
 import { TEST_SIGNATURE } from '../../helpers/signatures.js';
 
 const LOGIN = 'bank-robot';
@@ -26,14 +24,16 @@ const FILE_HEADER = [...HEADER, 'agreementFile', 'agreementSignatureFiles'];
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
 const SIGNATURE = TEST_SIGNATURE;
 
+const it = harness({
+  label: 'upload-session',
+  sandbox: { users: [`${LOGIN}:${PASSWORD}:${ACCOUNT}`], sessionTtlMs: TTL_MS, strictContents: true },
+});
+
 describe('an upload after the fleet session expired', () => {
-  const store = useTestDatabase();
-  let sandbox: RunningSandbox;
-  let dir: string;
-  let prefix: string;
   let worker: ChildProcess | undefined;
   let stderr = '';
-  const env = () => ({
+  // The fleet logs in itself: its login, not a session id.
+  const envOf = (sandbox: { url: string }, prefix: string, store: { url: string }) => ({
     REDIS_URL,
     REALTY_API_URL: sandbox.url,
     REALTY_LOGIN: LOGIN,
@@ -43,11 +43,8 @@ describe('an upload after the fleet session expired', () => {
     DATABASE_URL: store.url,
     LOG_LEVEL: 'debug',
   });
-  const outcomes = (batch: string) => storedOutcomes(store.db, batch);
 
-  beforeEach(async () => {
-    prefix = uniquePrefix('upload-session');
-    dir = await mkdtemp(join(tmpdir(), 'realty-upload-session-'));
+  it.beforeEach(async ({ dir }) => {
     await mkdir(join(dir, 'docs'));
     await writeFile(join(dir, 'docs', 'agreement.pdf'), PDF);
     await writeFile(join(dir, 'docs', 'agreement.pdf.sig'), SIGNATURE);
@@ -56,15 +53,19 @@ describe('an upload after the fleet session expired', () => {
     row[HEADER.indexOf('agreementSignatureIds')] = '';
     await writeFile(join(dir, 'deals.csv'), csvText([[...row, 'docs/agreement.pdf', 'docs/agreement.pdf.sig']], { header: FILE_HEADER }));
   });
-  afterEach(async () => {
+  // Before the harness closes the sandbox and deletes the prefix the worker works on.
+  afterEach(() => {
     if (worker?.exitCode === null) worker.kill('SIGKILL');
-    await sandbox?.close();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
   });
 
-  it('logs in again and sends the file again, opened anew: the row queued on its first try, each file uploaded once', async () => {
-    sandbox = await startSandbox({ users: [`${LOGIN}:${PASSWORD}:${ACCOUNT}`], sessionTtlMs: TTL_MS, strictContents: true });
+  it('logs in again and sends the file again, opened anew: the row queued on its first try, each file uploaded once', async ({
+    sandbox,
+    dir,
+    prefix,
+    db: store,
+  }) => {
+    const env = () => envOf(sandbox, prefix, store);
+    const outcomes = (batch: string) => storedOutcomes(store.db, batch);
     // No follower: the upload is the row's first gateway call (its cadastral number is given), so it meets the expiry.
     worker = spawn(process.execPath, [CLI, 'work', '--concurrency', '2', '--attempts', '3', '--backoff-ms', '100', '--no-track'], {
       cwd: ROOT,
