@@ -3,39 +3,35 @@
  * change by content, not by the file's time. A file whose bytes changed is still refused.
  */
 import { appendFileSync, utimesSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect } from 'vitest';
 import { loadBatch } from '../../../src/batch/load-batch.js';
-import { loadProfile, type BankProfile } from '../../../src/input/profile.js';
+import type { BankProfile } from '../../../src/input/profile.js';
 import { createLogger } from '../../../src/logger.js';
-import { createKeys } from '../../../src/redis/keys.js';
-import { ROOT } from '../../helpers/cli.js';
+import type { Keys } from '../../../src/redis/keys.js';
 import { csvText, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import { harness, type Harness } from '../../helpers/harness.js';
 import { batchRow } from '../../helpers/batch-rows.js';
 
+// The file's prefix, client and folder, as before; a database of each test's own.
+const it = harness({ per: 'file', each: ['db'], label: 'touched', redis: { maxRetriesPerRequest: null } });
+
 describe('an input touched or changed while it is loaded', () => {
-  const store = useTestDatabase();
-  const prefix = uniquePrefix('touched');
-  const keys = createKeys(prefix);
   const logger = createLogger({ level: 'silent' });
+  // The file's fixtures and each test's database, named once for `load` below.
   let dir: string;
   let redis: Redis;
+  let keys: Keys;
   let profile: BankProfile;
+  let store: Harness['db'];
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'realty-touched-'));
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    profile = await loadProfile(join(ROOT, 'samples/bank-profile.json'));
+  it.beforeAll(async ({ dir: d, redis: r, keys: k, profile: p }) => {
+    [dir, redis, keys, profile] = [d, r, k, await p.load()];
   });
-  afterAll(async () => {
-    redis.disconnect();
-    await deletePrefix(prefix);
-    await rm(dir, { recursive: true, force: true });
+  it.beforeEach(({ db }) => {
+    store = db;
   });
 
   const load = (file: string, batch: string, onProgress: () => void) =>
