@@ -1,31 +1,31 @@
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { parse } from 'csv-parse/sync';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadProfile, type BankProfile } from '../../../src/input/profile.js';
+import type { Redis } from 'ioredis';
+import { describe, expect } from 'vitest';
+import type { BankProfile } from '../../../src/input/profile.js';
 import { createLogger } from '../../../src/logger.js';
-import { createKeys } from '../../../src/redis/keys.js';
+import type { Keys } from '../../../src/redis/keys.js';
 import { loadBatch } from '../../../src/batch/load-batch.js';
 import { writeResults } from '../../../src/results/write-results.js';
-import { ROOT } from '../../helpers/cli.js';
 import { csvText, HEADER, records, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness, type Harness } from '../../helpers/harness.js';
 import { pauseDealQueue } from '../../helpers/queue.js';
 import { ledgerRows } from '../../helpers/ledger-rows.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
 import { storedOutcome, storedOutcomes } from '../../helpers/outcomes.js';
 
+// The file's prefix, client and folder, as before; a database of each test's own.
+const it = harness({ per: 'file', each: ['db'], label: 'unreadable', redis: { maxRetriesPerRequest: null } });
+
 describe('a row that cannot be read', () => {
-  const prefix = uniquePrefix('unreadable');
-  const keys = createKeys(prefix);
-  const store = useTestDatabase();
+  // The file's fixtures and each test's database, named once for `load` below.
   let redis: Redis;
+  let keys: Keys;
   let dir: string;
   let profile: BankProfile;
+  let store: Harness['db'];
   const logLines: string[] = [];
 
   /** Loads into Redis (nothing runs the jobs), with every log line kept. */
@@ -47,16 +47,12 @@ describe('a row that cannot be read', () => {
   const personal = (row: string[]): string[] =>
     ['dealId', 'ownerSurname', 'ownerName', 'ownerSnils', 'ownerDocNumber', 'ownerBirthPlace'].map((f) => row[HEADER.indexOf(f)]!);
 
-  beforeAll(async () => {
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    dir = await mkdtemp(join(tmpdir(), 'realty-unreadable-'));
-    profile = await loadProfile(join(ROOT, 'samples/bank-profile.json'));
+  it.beforeAll(async ({ redis: r, keys: k, dir: d, profile: p }) => {
+    [redis, keys, dir, profile] = [r, k, d, await p.load()];
     await pauseDealQueue(redis, keys);
   });
-  afterAll(async () => {
-    redis.disconnect();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
+  it.beforeEach(({ db }) => {
+    store = db;
   });
 
   it('has an empty dealId and one problem naming the cell count, and none of its cells outside the rejects file', async () => {
