@@ -3,46 +3,37 @@
  * batch's row in the database: it expires whatever becomes of the load, loaded, loading or
  * failed, and the batch's row says until when (`expires_at`).
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, expect } from 'vitest';
 import { databaseText } from '../../helpers/ledger-rows.js';
-import { loadProfile, type BankProfile } from '../../../src/input/profile.js';
+import type { BankProfile } from '../../../src/input/profile.js';
 import { createLogger } from '../../../src/logger.js';
 import { createBatchStore } from '../../../src/batch/batch-store.js';
-import { createKeys } from '../../../src/redis/keys.js';
 import { loadBatch } from '../../../src/batch/load-batch.js';
-import { ROOT } from '../../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import { harness } from '../../helpers/harness.js';
 import { batchRow } from '../../helpers/batch-rows.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
+// The file's prefix, client and folder, as before; a database of each test's own.
+const it = harness({ per: 'file', each: ['db'], label: 'pd-expiry', redis: { maxRetriesPerRequest: null } });
+
 describe('how long a batch keeps its personal data', () => {
-  const prefix = uniquePrefix('pd-expiry');
-  const keys = createKeys(prefix);
-  const database = useTestDatabase();
-  let redis: Redis;
   let profile: BankProfile;
-  let dir: string;
 
-  beforeAll(async () => {
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    profile = await loadProfile(join(ROOT, 'samples/bank-profile.json'));
-    dir = await mkdtemp(join(tmpdir(), 'realty-pd-expiry-'));
-  });
-  afterAll(async () => {
-    await deletePrefix(prefix);
-    redis.disconnect();
-    await rm(dir, { recursive: true, force: true });
+  it.beforeAll(async ({ profile: sample }) => {
+    profile = await sample.load();
   });
 
-  it('drops the profile of a batch whose load failed, and expires its keys its retention after the failure', async () => {
+  it('drops the profile of a batch whose load failed, and expires its keys its retention after the failure', async ({
+    redis,
+    keys,
+    dir,
+    db: database,
+  }) => {
     // Rows enqueued in chunks of 2, then a quote that never closes: the load fails part-way.
     const id = HEADER.indexOf('dealId');
     const rows = Array.from({ length: 6 }, (_, i) => ROWS[1]!.map((v, j) => (j === id ? `FAILED-${i}` : v)));
@@ -86,7 +77,7 @@ describe('how long a batch keeps its personal data', () => {
     expect(text).not.toMatch(/13840271548|318264|Григорьева|490-905-752|49090575213|Смирнова|СМИРНОВА/i);
   });
 
-  it("expires a loading batch's profile, and each heartbeat of its loader pushes the expiry on", async () => {
+  it("expires a loading batch's profile, and each heartbeat of its loader pushes the expiry on", async ({ redis, keys, db: database }) => {
     const store = createBatchStore(redis, keys, database.db);
     await store.open({ id: 'loading', file: 'deals.csv', fingerprint: 'f' }, profile, HOUR);
     const key = keys.batch('loading');
@@ -108,7 +99,11 @@ describe('how long a batch keeps its personal data', () => {
     expect(await store.expiresAt('loading')).toBeGreaterThan(Date.now() + HOUR - 60_000);
   });
 
-  it('never shortens the expiry of a loaded batch that is abandoned later, nor takes its profile from its workers', async () => {
+  it('never shortens the expiry of a loaded batch that is abandoned later, nor takes its profile from its workers', async ({
+    redis,
+    keys,
+    db: database,
+  }) => {
     const store = createBatchStore(redis, keys, database.db);
     await store.open({ id: 'loaded', file: 'deals.csv', fingerprint: 'f' }, profile, HOUR);
     await store.setTotal('loaded', 3, 10 * DAY);
