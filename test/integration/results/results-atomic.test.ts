@@ -2,14 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { lstat, mkdtemp, readdir, readFile, rm, rmdir, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect, afterAll } from 'vitest';
 import { OutputError } from '../../../src/errors.js';
 import { createOutcomeStore } from '../../../src/outcomes/store.js';
-import { createKeys } from '../../../src/redis/keys.js';
+import type { Keys } from '../../../src/redis/keys.js';
 import { writeResults } from '../../../src/results/write-results.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import { harness, type Harness } from '../../helpers/harness.js';
 import type { Database } from '../../../src/db/database.js';
 
 /** Three pages of 1,000 outcomes: the writer is well into the file when the second page is read. */
@@ -50,15 +49,18 @@ async function mountTiny(): Promise<string | undefined> {
 
 const tiny = await mountTiny();
 
+// The file's prefix, client and database, as before; a folder of each test's own.
+const it = harness({ per: 'file', each: ['dir'], label: 'results-atomic' });
+
 describe('the results file, written whole or not at all', () => {
-  const prefix = uniquePrefix('results-atomic');
-  const keys = createKeys(prefix);
-  const database = useTestDatabase({ per: 'file' });
+  // The file's fixtures and each test's folder, named once for the tests below.
   let redis: Redis;
+  let keys: Keys;
+  let database: Harness['db'];
   let dir: string;
 
-  beforeAll(async () => {
-    redis = new Redis(REDIS_URL);
+  it.beforeAll(async ({ redis: r, keys: k, db }) => {
+    [redis, keys, database] = [r, k, db];
     const outcomes = createOutcomeStore(redis, keys, { db: database.db });
     for (let from = 1; from <= ROWS; from += 500) {
       await Promise.all(
@@ -76,15 +78,8 @@ describe('the results file, written whole or not at all', () => {
       );
     }
   });
-  afterAll(async () => {
-    redis.disconnect();
-    await deletePrefix(prefix);
-  });
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'realty-results-atomic-'));
-  });
-  afterEach(async () => {
-    await rm(dir, { recursive: true, force: true });
+  it.beforeEach(({ dir: d }) => {
+    dir = d;
   });
 
   it('keeps the previous file intact, and leaves no temporary file, when the database fails on the second page', async () => {
