@@ -11,8 +11,11 @@
  * - `env`: what a CLI child is given (test/helpers/cli.ts): the Redis, database, gateway, session and prefix above.
  *
  * `harness()` makes them for each test; `harness({ per: 'file' })` once for the file's tests,
- * which share them as the tests that opened them in `beforeAll` did. What a file set up once
- * besides (a load the tests read) it does in its first test or a `beforeAll` of its own.
+ * which share them as the tests that opened them in `beforeAll` did (`each` keeps some for each
+ * test, a database as `useTestDatabase()` gave it). What a file sets up once besides (a run the
+ * tests read) it does in `it.beforeAll(({ sandbox, env }) => …)`, which gets the per-file
+ * fixtures. A file's own `afterAll`/`afterEach` runs before the harness cleans up, so a worker or
+ * tracker a test started is stopped there while its sandbox and prefix still exist.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
