@@ -157,7 +157,7 @@ export async function actOnBatch(o: ActionOptions): Promise<ActionLine[]> {
   const one = async (t: Target): Promise<void> => {
     const base = { row: t.row, dealId: t.dealId, docflowId: t.docflowId };
     const key = actionKey(o.bank, t.docflowId, o.action);
-    const earlier = await earlierFollowUp(o.db, key);
+    const earlier = await earlierFollowUp(o, key);
     if (earlier?.kind === 'before')
       return void line({
         ...base,
@@ -165,6 +165,7 @@ export async function actOnBatch(o: ActionOptions): Promise<ActionLine[]> {
         result: 'sent_before',
         reason: `${o.action} was asked before (${earlier.at}): nothing sent again`,
       });
+    if (earlier?.kind === 'lost') return void line({ ...base, result: 'lost', reason: earlier.reason });
     const parent = await withGatewayRetry(() => o.client.getDocflow(t.docflowId), retry);
     const note = t.duplicate ? duplicateNote(parent.state, o) : undefined;
     if (note) return void line({ ...base, state: parent.state, ...note });

@@ -94,12 +94,13 @@ export async function answerBatch(o: AnswerOptions): Promise<AnswerLine[]> {
     const folder = await readPacketFolder(join(o.dir, name));
     if (!folder.ok) return void line(p, 'refused', `${folder.problem}: nothing sent`);
     const key = packetKey(o.bank, p.docflowId, folder.sha256);
-    const earlier = await earlierFollowUp(o.db, key);
+    const earlier = await earlierFollowUp(o, key);
     if (earlier?.kind === 'before')
       return void line(p, 'sent_before', `these files were sent before (${earlier.at}): nothing sent again`, {
         id: earlier.docflowId,
         state: '',
       });
+    if (earlier?.kind === 'lost') return void line(p, 'lost', earlier.reason);
     const parent = await withGatewayRetry(() => o.client.getDocflow(p.docflowId!), retry);
     if (parent.state !== 'sent')
       return void line(

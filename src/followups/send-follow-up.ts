@@ -27,10 +27,26 @@ export interface SendContext {
   feedWaitMs: number;
 }
 
-/** Before any upload: what the ledger already holds of the follow-up, as a result; undefined when it may be sent. */
-export async function earlierFollowUp(db: Database, key: FollowUpKey): Promise<FollowUpResult | undefined> {
-  const e = await readFollowUp(db, key);
-  return e?.state === 'submitted' ? { kind: 'before', docflowId: e.docflowId, at: e.at } : undefined;
+/**
+ * Before any upload or look at the parent: what the ledger already holds of the follow-up, as a
+ * result; undefined when it may be sent. A try whose answer was lost is waited for first (at most
+ * `feedWaitMs`, while the follower reads the news feed): the feed says whether it made its
+ * docflow, and the parent's state after it (a cancelled docflow ends in error) must not hide it.
+ */
+export async function earlierFollowUp(ctx: Pick<SendContext, 'db' | 'feedWaitMs'>, key: FollowUpKey): Promise<FollowUpResult | undefined> {
+  const until = Date.now() + ctx.feedWaitMs;
+  let e = await readFollowUp(ctx.db, key);
+  while (e?.state === 'sending' && e.ended && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    e = await readFollowUp(ctx.db, key);
+  }
+  if (e?.state === 'submitted') return { kind: 'before', docflowId: e.docflowId, at: e.at };
+  if (e?.state === 'sending' && e.ended)
+    return {
+      kind: 'lost',
+      reason: `the answer to its try of ${e.since} was lost and the news feed has not shown yet whether it was made: nothing sent (run again once a follower has read it)`,
+    };
+  return undefined;
 }
 
 /** A 4xx (but a time-out or a rate limit) or a 501: the gateway made nothing. */
