@@ -52,9 +52,8 @@ export function exactMatcher(persons: readonly PersonNames[]): NameMatcher | und
   return names.size === 0 ? undefined : { isName: (key) => names.has(key), isBeside: (s, key) => pairs.has(`${s} ${key}`) };
 }
 
-/** FNV-1a, 32 bits: the filter needs spread, not secrecy (its few bits are the protection). */
-function fnv1a(text: string): number {
-  let hash = 0x811c9dc5;
+/** FNV-1a, 32 bits, carried on from `hash` (the offset basis for a text of its own): the filter needs spread, not secrecy (its few bits are the protection). */
+function fnv1a(text: string, hash = 0x811c9dc5): number {
   for (let i = 0; i < text.length; i++) {
     hash ^= text.charCodeAt(i);
     hash = Math.imul(hash, 0x01000193);
@@ -62,14 +61,46 @@ function fnv1a(text: string): number {
   return hash >>> 0;
 }
 const VERSION = '1';
-const hash16 = (key: string): number => {
-  const h = fnv1a(`pf${VERSION} ${key}`);
-  return (h ^ (h >>> 16)) & 0xffff;
-};
-const hash8 = (surname: string, key: string): number => {
-  const h = fnv1a(`pf${VERSION} ${surname} ${key}`);
-  return (h ^ (h >>> 8) ^ (h >>> 16) ^ (h >>> 24)) & 0xff;
-};
+/** FNV-1a of `pf1 `: every hash of the filter begins with it, so it is hashed once. */
+const PREFIX = fnv1a(`pf${VERSION} `);
+const fold16 = (h: number): number => (h ^ (h >>> 16)) & 0xffff;
+const fold8 = (h: number): number => (h ^ (h >>> 8) ^ (h >>> 16) ^ (h >>> 24)) & 0xff;
+/** fnv1a(`pf1 ${key}`), folded to 16 bits. */
+const hash16 = (key: string): number => fold16(fnv1a(key, PREFIX));
+/** fnv1a(`pf1 ${surname} ${key}`), folded to 8 bits. */
+const hash8 = (surname: string, key: string): number => fold8(fnv1a(key, fnv1a(' ', fnv1a(surname, PREFIX))));
+
+/** A person's part of a filter: their surnames' hashes, and the pair hashes of their other names with each. */
+interface PersonHashes {
+  surnames: number[];
+  pairs: number[];
+}
+
+/**
+ * Each person's hashes, kept by their names: the profile's representative is on every row of a
+ * batch, and each claim makes its deal's filter. Emptied when full.
+ */
+const hashed = new Map<string, PersonHashes>();
+const HASHED_MAX = 10_000;
+
+function hashesOf(p: PersonNames): PersonHashes {
+  const id = `${p.surname ?? ''}\u0000${p.name ?? ''}\u0000${p.patronymic ?? ''}`;
+  let kept = hashed.get(id);
+  if (kept === undefined) {
+    const surnames = keysOf(p.surname);
+    const given = surnames.length === 0 ? [] : [...keysOf(p.name), ...keysOf(p.patronymic)];
+    kept = { surnames: [], pairs: [] };
+    for (const s of surnames) {
+      kept.surnames.push(hash16(s));
+      // The hash state after `pf1 <surname> `, carried on over each given name's key.
+      const base = fnv1a(' ', fnv1a(s, PREFIX));
+      for (const g of given) kept.pairs.push(fold8(fnv1a(g, base)));
+    }
+    if (hashed.size >= HASHED_MAX) hashed.clear();
+    hashed.set(id, kept);
+  }
+  return kept;
+}
 
 /**
  * The filter a ledger entry keeps (`1` and base64url: the count of surname hashes, each in two
@@ -78,16 +109,23 @@ const hash8 = (surname: string, key: string): number => {
 export function personFilter(persons: readonly PersonNames[]): string {
   const surnames = new Set<number>();
   const pairs = new Set<number>();
-  for (const { surnames: keys, given } of namesOf(persons)) {
-    for (const s of keys) {
-      surnames.add(hash16(s));
-      for (const g of given) pairs.add(hash8(s, g));
-    }
+  for (const p of persons) {
+    const h = hashesOf(p);
+    for (const s of h.surnames) surnames.add(s);
+    for (const x of h.pairs) pairs.add(x);
   }
   if (surnames.size === 0) return '';
   const sorted = [...surnames].sort((a, b) => a - b).slice(0, 255);
-  const bytes = [sorted.length, ...sorted.flatMap((h) => [h >>> 8, h & 0xff]), ...[...pairs].sort((a, b) => a - b)];
-  return `${VERSION}${Buffer.from(bytes).toString('base64url')}`;
+  const sortedPairs = [...pairs].sort((a, b) => a - b);
+  const bytes = Buffer.allocUnsafe(1 + 2 * sorted.length + sortedPairs.length);
+  let at = 0;
+  bytes[at++] = sorted.length;
+  for (const h of sorted) {
+    bytes[at++] = h >>> 8;
+    bytes[at++] = h & 0xff;
+  }
+  for (const x of sortedPairs) bytes[at++] = x;
+  return `${VERSION}${bytes.toString('base64url')}`;
 }
 
 /** The matcher of a stored filter; undefined for none, or one this version cannot read. */
