@@ -6,7 +6,7 @@
  * of our docflows and their history, the feed's row.
  */
 import type { Database, Trx } from '../db/database.js';
-import type { Selectable } from 'kysely';
+import type { Compilable, Selectable } from 'kysely';
 import type { DocflowRow, DuplicateRow, FeedTable, LedgerRow } from '../db/schema.js';
 import type { NewsItem } from '../realty/types.js';
 import { parseRequestId, requestIdOf, type DocflowType } from '../ledger/entry.js';
@@ -16,7 +16,8 @@ import { databaseIdOf, evidence, itemsBehind, RESTORE_ALERT_MS, type Witness } f
 import { statusOfItem } from './item-status.js';
 import { recordDuplicate, type DuplicateHow } from '../db/duplicates.js';
 import { recordActionIn } from '../db/operator-actions.js';
-import { lockEntries, newEntry, prevNames, wellFormedRow } from './page-rows.js';
+import { COMPILED_PAGE_MAX, lockEntries, newEntry, prevNames, wellFormedRow } from './page-rows.js';
+import { columnsOf, executeCompiled, runCompiled } from '../db/compiled.js';
 
 /** A page as the follower read it. */
 export interface PageToStore {
@@ -113,8 +114,12 @@ export async function decidePage(
   const docflowIds = [...new Set(items.map(({ item }) => item.docflow.docflowId))];
   const docflows = new Map<string, DocflowRow>();
   if (docflowIds.length > 0) {
-    for (const d of await trx.selectFrom('docflows').selectAll().where('docflow_id', 'in', docflowIds).execute())
-      docflows.set(d.docflow_id, d);
+    const build = () => trx.selectFrom('docflows').selectAll().where('docflow_id', 'in', docflowIds);
+    const rows =
+      docflowIds.length <= COMPILED_PAGE_MAX
+        ? await runCompiled(trx, `pageDocflowsRead:${docflowIds.length}`, docflowIds, build)
+        : await build().execute();
+    for (const d of rows) docflows.set(d.docflow_id, d);
   }
   const changed = new Map<string, DocflowRow>();
   const history: Array<{ docflow_id: string; st: string; sat: string; seen_at: number }> = [];
@@ -282,29 +287,32 @@ export async function decidePage(
   for (const { item, ours } of items) await take(item, ours);
 
   if (changed.size > 0) {
-    await trx
-      .insertInto('docflows')
-      .values([...changed.values()])
-      .onConflict((c) =>
-        c.column('docflow_id').doUpdateSet((eb) => ({
-          st: eb.ref('excluded.st'),
-          sat: eb.ref('excluded.sat'),
-          req: eb.ref('excluded.req'),
-          req_at: eb.ref('excluded.req_at'),
-          uin: eb.ref('excluded.uin'),
-          amt: eb.ref('excluded.amt'),
-          payer: eb.ref('excluded.payer'),
-          rerr: eb.ref('excluded.rerr'),
-          files: eb.ref('excluded.files'),
-          updated_at: eb.ref('excluded.updated_at'),
-        })),
-      )
-      .execute();
-    await trx
-      .insertInto('docflow_history')
-      .values(history)
-      .onConflict((c) => c.columns(['docflow_id', 'sat', 'st']).doNothing())
-      .execute();
+    const rows = [...changed.values()];
+    await insertRows(trx, 'pageDocflows', rows, () =>
+      trx
+        .insertInto('docflows')
+        .values(rows)
+        .onConflict((c) =>
+          c.column('docflow_id').doUpdateSet((eb) => ({
+            st: eb.ref('excluded.st'),
+            sat: eb.ref('excluded.sat'),
+            req: eb.ref('excluded.req'),
+            req_at: eb.ref('excluded.req_at'),
+            uin: eb.ref('excluded.uin'),
+            amt: eb.ref('excluded.amt'),
+            payer: eb.ref('excluded.payer'),
+            rerr: eb.ref('excluded.rerr'),
+            files: eb.ref('excluded.files'),
+            updated_at: eb.ref('excluded.updated_at'),
+          })),
+        ),
+    );
+    await insertRows(trx, 'pageHistory', history, () =>
+      trx
+        .insertInto('docflow_history')
+        .values(history)
+        .onConflict((c) => c.columns(['docflow_id', 'sat', 'st']).doNothing()),
+    );
   }
   const n = page.items.length;
   // Complete up to this read's start only when it gave nothing after the cursor: a page may be cut
@@ -365,3 +373,23 @@ function restoreOf(
 }
 
 type FeedRow = Selectable<FeedTable>;
+
+/**
+ * A page's multi-row insert, compiled once per column set and row count (src/db/compiled.ts): every
+ * page runs it, and building a statement of a hundred rows is most of what Kysely costs the
+ * follower. Rows whose columns differ from the first row's, or more than COMPILED_PAGE_MAX of
+ * them, are built as they come.
+ */
+async function insertRows(trx: Trx, name: string, rows: readonly object[], build: () => Compilable<unknown>): Promise<void> {
+  const { columns } = columnsOf(rows[0]!);
+  const values: unknown[] = [];
+  for (const row of rows) {
+    const of = columnsOf(row);
+    if (of.columns !== columns || rows.length > COMPILED_PAGE_MAX) {
+      await trx.executeQuery(build().compile());
+      return;
+    }
+    for (const v of of.values) values.push(v);
+  }
+  await executeCompiled(trx, `${name}:${columns}:${rows.length}`, values, build);
+}

@@ -7,6 +7,7 @@ import type { Database, Trx } from '../db/database.js';
 import type { LedgerRow } from '../db/schema.js';
 import type { DocflowType } from '../ledger/entry.js';
 import { keyString, NO_TRY, type LedgerKey } from '../ledger/rows.js';
+import { runCompiled } from '../db/compiled.js';
 import type { NewsItem } from '../realty/types.js';
 
 /**
@@ -21,22 +22,38 @@ export function wellFormedRow<T extends object>(row: T): T {
   return out as T;
 }
 
+/**
+ * The most items a page's statements are compiled once for (one statement per length, kept for
+ * the process's life); a longer page, which the gateway sends rarely if ever, is built each time.
+ */
+export const COMPILED_PAGE_MAX = 128;
+
 /** The ledger rows of a page's deals, locked (PostgreSQL) in key order. */
 export async function lockEntries(trx: Trx, db: Database, keys: LedgerKey[]): Promise<Map<string, LedgerRow>> {
   const found = new Map<string, LedgerRow>();
   if (keys.length === 0) return found;
   const wanted = new Set(keys.map(keyString));
-  let q = trx
-    .selectFrom('ledger')
-    .selectAll()
-    .where('bank', 'in', [...new Set(keys.map((k) => k.bank))])
-    .where('type', 'in', [...new Set(keys.map((k) => k.type))])
-    .where('deal_id', 'in', [...new Set(keys.map((k) => k.dealId))])
-    .orderBy('bank')
-    .orderBy('type')
-    .orderBy('deal_id');
-  if (db.engine === 'postgres') q = q.forUpdate();
-  for (const row of await q.execute()) {
+  const banks = [...new Set(keys.map((k) => k.bank))];
+  const types = [...new Set(keys.map((k) => k.type))];
+  const dealIds = [...new Set(keys.map((k) => k.dealId))];
+  const build = () => {
+    const q = trx
+      .selectFrom('ledger')
+      .selectAll()
+      .where('bank', 'in', banks)
+      .where('type', 'in', types)
+      .where('deal_id', 'in', dealIds)
+      .orderBy('bank')
+      .orderBy('type')
+      .orderBy('deal_id');
+    return db.engine === 'postgres' ? q.forUpdate() : q;
+  };
+  // Compiled once per list lengths (src/db/compiled.ts): every page runs it.
+  const rows =
+    dealIds.length <= COMPILED_PAGE_MAX
+      ? await runCompiled(trx, `lockEntries:${banks.length}:${types.length}:${dealIds.length}`, [...banks, ...types, ...dealIds], build)
+      : await build().execute();
+  for (const row of rows) {
     const key = keyString({ bank: row.bank, type: row.type as DocflowType, dealId: row.deal_id });
     if (wanted.has(key)) found.set(key, row);
   }
