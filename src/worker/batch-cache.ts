@@ -50,6 +50,8 @@ export function createBatchCache(
   } = options;
   const profiles = new Map<string, { profile: BankProfile; at: number }>();
   const loaded = new Set<string>();
+  /** Profile reads in flight, by batch. */
+  const reading = new Map<string, Promise<BankProfile | undefined>>();
   return {
     async readiness(batch) {
       if (loaded.has(batch)) return 'ready';
@@ -69,7 +71,17 @@ export function createBatchCache(
     async profile(batch) {
       const cached = profiles.get(batch);
       if (cached && now() - cached.at < profileTtlMs) return cached.profile;
-      const profile = await store.profile(batch);
+      // The jobs that start together (a worker's first turn, the profile's expiry) share one read.
+      let read = reading.get(batch);
+      if (read === undefined) {
+        const shared = store.profile(batch);
+        const done = (): void => {
+          if (reading.get(batch) === shared) reading.delete(batch);
+        };
+        shared.then(done, done);
+        reading.set(batch, (read = shared));
+      }
+      const profile = await read;
       if (!profile) throw new UnrecoverableError(`batch ${batch} has no bank profile in Redis`);
       if (profiles.size > profileCacheSize) profiles.clear();
       profiles.set(batch, { profile, at: now() });

@@ -45,6 +45,27 @@ describe('the batch cache', () => {
     expect(s.profile).toHaveBeenCalledTimes(2);
   });
 
+  it('reads a profile once for the jobs that ask at the same time, and again after a failed read', async () => {
+    const s = store('loaded');
+    const cache = createBatchCache(s);
+    s.profile.mockRejectedValueOnce(new Error('connection lost'));
+    const failed = await Promise.allSettled([cache.profile('b'), cache.profile('b')]);
+    expect(failed.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(s.profile).toHaveBeenCalledTimes(1);
+    const profiles = await Promise.all(Array.from({ length: 100 }, () => cache.profile('b')));
+    expect(profiles.every((p) => p.organization.inn === '77')).toBe(true);
+    expect(s.profile).toHaveBeenCalledTimes(2);
+  });
+
+  it('fails each job that asks for a batch without a profile, whether or not they asked together', async () => {
+    const s = store('loaded', null);
+    const cache = createBatchCache(s);
+    const asked = await Promise.allSettled([cache.profile('b'), cache.profile('b')]);
+    for (const r of asked) expect(r.status === 'rejected' && r.reason instanceof UnrecoverableError).toBe(true);
+    await expect(cache.profile('b')).rejects.toBeInstanceOf(UnrecoverableError);
+    expect(s.profile).toHaveBeenCalledTimes(2);
+  });
+
   it('gives the last profile read for masking without a read, however old, and none before', async () => {
     let now = 0;
     const s = store('loaded');
