@@ -5,16 +5,15 @@
  * this (npm run lint:deps).
  */
 const LAYERS = [
-  // The vocabulary: the gateway's contract, a deal, an outcome. Types and pure functions.
-  ['src/realty/types.ts', 'src/input/deal.ts', 'src/outcomes/types.ts'],
+  // The vocabulary: the gateway's contract, a deal, an outcome, the address words. Types and pure functions.
+  ['src/domain'],
   ['src/errors.ts', 'src/logger.ts'],
   ['src/files', 'src/realty'],
   // src/db: the database, its schema and migrations; under the config (which reads where it is) and every store.
   ['src/input', 'src/sandbox', 'src/redis', 'src/db'],
   // The docflow types, each a module (its columns, its request): on the input's words and the contract.
   ['src/docflows'],
-  // A row's outcome in the database: written in the ledger's and the feed's transactions.
-  ['src/outcomes/outcome-rows.ts'],
+  // src/ledger: claims on deals, and a row's outcome in the database (written in the ledger's and the feed's transactions).
   ['src/config.ts', 'src/queue', 'src/ledger', 'src/metrics', 'src/privacy'],
   ['src/outcomes', 'src/feed'],
   ['src/batch'],
@@ -69,7 +68,7 @@ module.exports = {
       from: { path: '^src/sandbox/' },
       to: {
         path: '^(src|jobs)/',
-        pathNot: ['^src/sandbox/', '^src/realty/types\\.ts$', '^src/realty/address-words\\.ts$', '^src/files/package-root\\.ts$'],
+        pathNot: ['^src/sandbox/', '^src/domain/gateway\\.ts$', '^src/domain/address-words\\.ts$', '^src/files/package-root\\.ts$'],
       },
     },
     {

@@ -23,7 +23,7 @@ import { createDealValidator } from '../src/input/validate-deal.js';
 import { createLedger } from '../src/ledger/ledger.js';
 import { propertyArgs } from '../src/ledger/claim.js';
 import { createOutcomeStore } from '../src/outcomes/store.js';
-import type { OutcomeRecord } from '../src/outcomes/types.js';
+import type { OutcomeRecord } from '../src/domain/outcome.js';
 import { personsOf } from '../src/privacy/persons.js';
 import { personFilter } from '../src/privacy/name-filter.js';
 import { dealJobId } from '../src/queue/job-data.js';

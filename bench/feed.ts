@@ -23,7 +23,7 @@ import { DEFAULT_STORES_AHEAD, startFeedFollower } from '../src/feed/follower.js
 import type { RedisClient } from '../src/redis/connection.js';
 import { createKeys, type Keys } from '../src/redis/keys.js';
 import { createRealtyClient, type RealtyClient } from '../src/realty/client.js';
-import { NEWS_PATH } from '../src/realty/types.js';
+import { NEWS_PATH } from '../src/domain/gateway.js';
 import type { BenchContext } from './context.js';
 import { loadDeals, startWorker, untilOutcomes } from './deals.js';
 import { collectGarbage, median, progress, ratioFigure, round, type Figure } from './measure.js';

@@ -9,7 +9,7 @@
  * the follower's poll and the retry's wait, read against `newsLagMs` and `feedLagMs`.
  */
 import { createKeys } from '../src/redis/keys.js';
-import type { OutcomeRecord } from '../src/outcomes/types.js';
+import type { OutcomeRecord } from '../src/domain/outcome.js';
 import type { BenchContext } from './context.js';
 import { loadDeals, startWorker, untilOutcomes } from './deals.js';
 import { median, progress, round, type Figure } from './measure.js';

@@ -12,15 +12,15 @@
  */
 import { createReadStream } from 'node:fs';
 import { Agent, request } from 'undici';
-import type { Deal, DocumentFile } from '../src/input/deal.js';
+import type { Deal, DocumentFile } from '../src/domain/deal.js';
 import { createLogger } from '../src/logger.js';
 import { createRealtyClient } from '../src/realty/client.js';
 import { createRedis } from '../src/redis/connection.js';
 import { createKeys } from '../src/redis/keys.js';
-import { CONTENTS_PATH } from '../src/realty/types.js';
+import { CONTENTS_PATH } from '../src/domain/gateway.js';
 import { createContentStore } from '../src/worker/content-store.js';
-import { DealRun, type DealJob } from '../src/worker/deal-run.js';
-import type { DealProcessorContext } from '../src/worker/processor-context.js';
+import { DealRun, type DealJob } from '../src/worker/deal/run.js';
+import type { DealProcessorContext } from '../src/worker/deal/context.js';
 import { uploadDocuments } from '../src/worker/upload-documents.js';
 
 export interface UploadJob {

@@ -10,7 +10,7 @@ import { fork } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { DocumentFile } from '../src/input/deal.js';
+import type { DocumentFile } from '../src/domain/deal.js';
 import type { BenchContext } from './context.js';
 import { median, progress, ratioFigure, round, type Figure } from './measure.js';
 import { startSandboxProcess, type SandboxProcess } from './sandbox.js';

@@ -1,18 +1,18 @@
 /**
  * The processor of `deal` jobs: resolve the cadastral number, claim the deal in the
- * ledger, create the docflow, record exactly one outcome. The steps (src/worker/deal-steps.ts)
+ * ledger, create the docflow, record exactly one outcome. The steps (src/worker/deal/steps.ts)
  * decide; this file turns their Decision into what BullMQ understands.
  */
 import { DelayedError, UnrecoverableError, WaitingError, type Processor } from 'bullmq';
 import { BatchAbandonedError } from '../src/queue/batch-abandoned.js';
 import { failsJob } from '../src/outcomes/error-codes.js';
-import type { OutcomeRecord } from '../src/outcomes/types.js';
+import type { OutcomeRecord } from '../src/domain/outcome.js';
 import type { DealJobData } from '../src/queue/job-data.js';
 import { createBatchCache } from '../src/worker/batch-cache.js';
-import { DealRun, type DealJob } from '../src/worker/deal-run.js';
-import { decideDeal, type Decision } from '../src/worker/deal-steps.js';
-import { maskThrown } from '../src/worker/job-boundary.js';
-import type { DealProcessorContext } from '../src/worker/processor-context.js';
+import { DealRun, type DealJob } from '../src/worker/deal/run.js';
+import { decideDeal, type Decision } from '../src/worker/deal/steps.js';
+import { maskThrown } from '../src/worker/deal/job-boundary.js';
+import type { DealProcessorContext } from '../src/worker/deal/context.js';
 
 export type { DealProcessorContext };
 

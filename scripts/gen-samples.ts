@@ -21,11 +21,11 @@ import { fileURLToPath } from 'node:url';
 import { snilsCheckDigits } from '../src/input/checksums.js';
 import { CANONICAL_FIELDS, type CanonicalField } from '../src/input/fields.js';
 import { createDealValidator } from '../src/input/validate-deal.js';
-import type { SuggestCandidate } from '../src/realty/types.js';
+import type { SuggestCandidate } from '../src/domain/gateway.js';
 import { validateRegistry, type RegistryObject } from '../src/sandbox/registry.js';
 import { indexRegistry, parseSuggestQuery, suggest } from '../src/sandbox/suggest.js';
-import { matchCandidate } from '../src/worker/match-candidate.js';
-import { suggestQuery } from '../src/worker/resolve-cadastral.js';
+import { matchCandidate } from '../src/worker/deal/match-candidate.js';
+import { suggestQuery } from '../src/worker/deal/resolve-cadastral.js';
 
 // ---- the random source: CPython's Mersenne Twister, draw for draw ----
 

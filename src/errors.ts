@@ -3,8 +3,8 @@
  * Messages never carry the session id or personal data: they name rows, fields
  * and deal ids, never values of a person.
  */
-import type { ApiErrorBody } from './realty/types.js';
-import type { FieldProblem } from './input/deal.js';
+import type { ApiErrorBody } from './domain/gateway.js';
+import type { FieldProblem } from './domain/deal.js';
 
 export abstract class RealtyBatchError extends Error {
   abstract readonly code: string;
@@ -69,7 +69,7 @@ export class DatabaseError extends RealtyBatchError {
 
 /**
  * The news feed is not known complete to within two poll intervals: a claim waits (src/ledger/claim.ts)
- * and the row's try is not spent (src/worker/deal-failure.ts). Never a row's outcome.
+ * and the row's try is not spent (src/worker/deal/failure.ts). Never a row's outcome.
  */
 export class FeedNotCompleteError extends Error {
   readonly code = 'ERR_FEED_NOT_COMPLETE';

@@ -8,7 +8,7 @@ import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { batchOutcomes } from '../outcomes/batch-outcomes.js';
 import { createStateTally, type StateCounts } from '../outcomes/state-tally.js';
-import { emptyCounts, type Outcome } from '../outcomes/types.js';
+import { emptyCounts, type Outcome } from '../domain/outcome.js';
 import type { BatchMeta } from './batch-store.js';
 
 export interface BatchStates extends StateCounts {

@@ -3,21 +3,21 @@
  * queue, when it started and finished, and how fast it went.
  */
 import { DEFAULT_KIND } from '../docflows/registry.js';
-import type { DocflowType } from '../realty/types.js';
+import type { DocflowType } from '../domain/gateway.js';
 import { DUPLICATE_CODE } from '../db/duplicates.js';
 import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import { createBatchStore, noSuchBatch, type BatchState } from './batch-store.js';
-import type { Outcome } from '../outcomes/types.js';
+import type { Outcome } from '../domain/outcome.js';
 import { dealJobId } from '../queue/job-data.js';
 import type { Keys } from '../redis/keys.js';
 import { batchOutcomes } from '../outcomes/batch-outcomes.js';
-import { emptyCounts } from '../outcomes/types.js';
+import { emptyCounts } from '../domain/outcome.js';
 import { openQueue } from '../queue/deal-queue.js';
 import { findMissingRows } from './missing-rows.js';
 import { findWaitingRows, type WaitingRow } from './waiting-rows.js';
 import { createStateTally } from '../outcomes/state-tally.js';
-import type { Requirement } from '../outcomes/types.js';
+import type { Requirement } from '../domain/outcome.js';
 
 export interface BatchStatus {
   batch: string;

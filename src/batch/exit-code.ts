@@ -1,5 +1,5 @@
 /** The exit codes (docs/results.md, "Exit codes"), from a batch's counts of outcomes. */
-import { SUBMITTED_OUTCOMES, type Outcome } from '../outcomes/types.js';
+import { SUBMITTED_OUTCOMES, type Outcome } from '../domain/outcome.js';
 import type { StopReason } from './wait-batch.js';
 
 /** Rows whose outcome needs a person (anything but submitted or still pending). */

@@ -11,8 +11,8 @@
 import { LOADER } from '../config.js';
 import { BatchJobsHeldError } from '../errors.js';
 import type { RegisteredDeal } from '../ledger/entry.js';
-import type { DocflowType } from '../realty/types.js';
-import type { OutcomeRecord } from '../outcomes/types.js';
+import type { DocflowType } from '../domain/gateway.js';
+import type { OutcomeRecord } from '../domain/outcome.js';
 import type { DealJobData } from '../queue/job-data.js';
 import type { BatchStore } from './batch-store.js';
 

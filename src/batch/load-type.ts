@@ -6,7 +6,7 @@
 import { dirname, resolve } from 'node:path';
 import { ProfileError } from '../errors.js';
 import { createDocumentFileChecker } from '../input/document-files.js';
-import { localIsoDate } from '../input/normalize.js';
+import { localIsoDate } from '../input/field-checks.js';
 import type { BankProfile } from '../input/profile.js';
 import type { DocflowKind } from '../docflows/registry.js';
 

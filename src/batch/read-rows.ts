@@ -12,7 +12,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { ConfigError, InputError, UsageError } from '../errors.js';
-import { namesFiles, type FieldProblem } from '../input/deal.js';
+import { namesFiles, type FieldProblem } from '../domain/deal.js';
 import { createDocumentFileChecker } from '../input/document-files.js';
 import type { InputFile, InputOptions, InputRecord } from '../input/open-input.js';
 import { createDealValidator } from '../input/validate-deal.js';

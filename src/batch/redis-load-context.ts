@@ -12,8 +12,8 @@ import { DEAL_JOB, dealJobId, dealJobOptions, storedJobData, type DealJobData, t
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { createBatchStore } from './batch-store.js';
-import type { OutcomeRecord } from '../outcomes/types.js';
-import { clearOutcomes, rowsWithOutcome, writeOutcomes } from '../outcomes/outcome-rows.js';
+import type { OutcomeRecord } from '../domain/outcome.js';
+import { clearOutcomes, rowsWithOutcome, writeOutcomes } from '../ledger/outcome-rows.js';
 import type { JobStore, LoadContext } from './load-context.js';
 import { luaText } from '../redis/lua.js';
 

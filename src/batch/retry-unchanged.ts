@@ -7,8 +7,8 @@
  * the file it was loaded from (its fingerprint is checked), so a row corrected by a person is a
  * new load of the attention file, not a retry.
  */
-import type { Deal } from '../input/deal.js';
-import type { Outcome, OutcomeRecord } from '../outcomes/types.js';
+import type { Deal } from '../domain/deal.js';
+import type { Outcome, OutcomeRecord } from '../domain/outcome.js';
 
 /** Outcomes that are the registry's answer to the row's address. */
 export const REGISTRY_ANSWER_OUTCOMES: ReadonlySet<Outcome> = new Set(['not_found', 'ambiguous']);
@@ -22,7 +22,7 @@ export interface UnchangedRow {
 
 /**
  * The registry's query for a deal as it is read now, in the words the not_found message
- * keeps after "searched " (src/worker/resolve-cadastral.ts describeQuery); given by the
+ * keeps after "searched " (src/worker/deal/resolve-cadastral.ts describeQuery); given by the
  * command, since src/batch stands below src/worker.
  */
 export type RegistryQuery = (deal: Deal) => string;

@@ -1,5 +1,5 @@
 /** The outcome table every command prints the same way. */
-import { OUTCOMES, type Outcome } from '../outcomes/types.js';
+import { OUTCOMES, type Outcome } from '../domain/outcome.js';
 import type { LoadSummary } from '../batch/load-batch.js';
 
 /** `1 row`, `2 rows`: a count with its noun. */

@@ -18,7 +18,7 @@ import type { ResultsSummary } from '../results/write-results.js';
 import { createDealWorker, type DealWorkerOptions } from '../worker/create-worker.js';
 import { UsageError } from '../errors.js';
 import { createDealProcessor } from '../../jobs/deal.js';
-import { inputFingerprint } from '../input/reading.js';
+import { inputFingerprint } from '../input/reading-options.js';
 import { resumeAfterRefusedSession } from './session-pause.js';
 import { FEED_SHOW_WAIT_MS } from '../batch/feed-shown.js';
 import { runLoadedBatch, type BatchWatch } from '../pipeline/run-loaded-batch.js';

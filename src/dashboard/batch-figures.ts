@@ -11,7 +11,7 @@
  * row's outcome replaced (`retry`) is counted as it stands at the next scrape.
  */
 import type { Database } from '../db/database.js';
-import { emptyCounts, OUTCOMES, type Outcome } from '../outcomes/types.js';
+import { emptyCounts, OUTCOMES, type Outcome } from '../domain/outcome.js';
 
 /** Batches looked at per scrape: the most recently created ones. */
 export const MAX_BATCHES = 50;

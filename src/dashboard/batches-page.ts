@@ -3,7 +3,7 @@
  * Every value passes through `escapeHtml`.
  */
 import { DEFAULT_KIND, KINDS } from '../docflows/registry.js';
-import { OUTCOMES, SUBMITTED_OUTCOMES, type Outcome } from '../outcomes/types.js';
+import { OUTCOMES, SUBMITTED_OUTCOMES, type Outcome } from '../domain/outcome.js';
 import type { BatchStatus } from '../batch/batch-status.js';
 import { describeRegistered, describeStates } from '../outcomes/state-tally.js';
 import { describeStatesAge, type StatesAge } from '../feed/states-age.js';

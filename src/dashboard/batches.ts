@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import { InputError, UsageError } from '../errors.js';
-import { parseReading } from '../input/reading.js';
+import { parseReading } from '../input/reading-options.js';
 import type { Logger } from '../logger.js';
 import { createBatchStore, type BatchMeta } from '../batch/batch-store.js';
 import { BATCH_ID, type Keys } from '../redis/keys.js';

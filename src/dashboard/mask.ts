@@ -5,8 +5,8 @@
  * forbidden ones, so a field added to the deal later stays hidden until someone
  * decides it may be shown.
  */
-import type { AppliedDocument, Deal } from '../input/deal.js';
-import { RESULT_COLUMNS, type OutcomeRecord } from '../outcomes/types.js';
+import type { AppliedDocument, Deal } from '../domain/deal.js';
+import { RESULT_COLUMNS, type OutcomeRecord } from '../domain/outcome.js';
 import { DEAL_FIELDS } from '../input/fields.js';
 import type { DealJobData } from '../queue/job-data.js';
 import { unpackDeal, unpackDealCompact } from '../queue/deal-pack.js';

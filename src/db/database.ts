@@ -136,7 +136,7 @@ function openPostgres(url: string, poolSize: number): Database {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
-    // A server that does not answer: the query fails (an outage, src/worker/deal-failure.ts) instead of waiting for ever.
+    // A server that does not answer: the query fails (an outage, src/worker/deal/failure.ts) instead of waiting for ever.
     connectionTimeoutMillis: 10_000,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>

@@ -4,10 +4,10 @@
  * follow, results, attention, inbox, dashboard, documents) is shared and knows the types only
  * through the registry of these (registry.ts).
  */
-import type { Deal } from '../input/deal.js';
+import type { Deal } from '../domain/deal.js';
 import type { BankProfile } from '../input/profile.js';
 import type { OwnColumns } from '../input/validate-deal.js';
-import type { DocflowRequest, DocflowType } from '../realty/types.js';
+import type { DocflowRequest, DocflowType } from '../domain/gateway.js';
 
 export interface DocflowKind {
   /** The gateway's name: the path's last part at creation, and the ledger's type. */

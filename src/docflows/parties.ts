@@ -4,7 +4,7 @@
  * pointers (docs/gateway.md; the published examples in test/fixtures/gateway-examples/).
  */
 import { houseName } from '../input/address-parts.js';
-import type { AppliedDocument, Deal, Owner, OwnerAddress } from '../input/deal.js';
+import type { AppliedDocument, Deal, Owner, OwnerAddress } from '../domain/deal.js';
 import type { BankProfile } from '../input/profile.js';
 import {
   contentLink,
@@ -14,7 +14,7 @@ import {
   type Participant,
   type Person,
   type StructuredAddress,
-} from '../realty/types.js';
+} from '../domain/gateway.js';
 
 /** The object as the register knows it: its type, cadastral number, address and area. */
 export function objectOf(deal: Deal, cadastralNumber: string): EncumbranceOptions['object'] {

@@ -2,7 +2,7 @@
  * The docflow types a batch's rows may be, each a module of its own folder: the one list the
  * pipeline reads them from. A new type is its folder and its line here.
  */
-import type { DocflowType } from '../realty/types.js';
+import type { DocflowType } from '../domain/gateway.js';
 import type { DocflowKind } from './kind.js';
 import { extract } from './extract/index.js';
 import { lift } from './lift/index.js';

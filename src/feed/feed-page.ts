@@ -8,7 +8,7 @@
 import type { Database, Trx } from '../db/database.js';
 import type { Compilable, Selectable } from 'kysely';
 import type { DocflowRow, DuplicateRow, FeedTable, LedgerRow } from '../db/schema.js';
-import type { NewsItem } from '../realty/types.js';
+import type { NewsItem } from '../domain/gateway.js';
 import { parseRequestId, requestIdOf, type DocflowType } from '../ledger/entry.js';
 import { keyString, NO_TRY, updateRow, type LedgerKey } from '../ledger/rows.js';
 import type { NameMatcher } from '../privacy/name-filter.js';

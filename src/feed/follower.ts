@@ -15,7 +15,7 @@ import type { RedisClient as Redis } from '../redis/connection.js';
 import { tokenLock } from '../redis/token-lock.js';
 import type { Keys } from '../redis/keys.js';
 import type { RealtyClient } from '../realty/client.js';
-import type { NewsPage } from '../realty/types.js';
+import type { NewsPage } from '../domain/gateway.js';
 import { beginRead, ensureFeed, storeRead } from './feed-store.js';
 import { createRowWaker } from './wake-rows.js';
 import { createLagWindow, lagAllowance, type LagFigures } from '../ledger/feed-lag.js';

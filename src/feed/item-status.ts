@@ -8,8 +8,8 @@
  * names however it spells them (the filter its ledger entry keeps, src/privacy/name-filter.ts),
  * and any name, number and date it looks like.
  */
-import type { NewsDocflow } from '../realty/types.js';
-import type { DocflowStatus, Requirement } from '../outcomes/types.js';
+import type { NewsDocflow } from '../domain/gateway.js';
+import type { DocflowStatus, Requirement } from '../domain/outcome.js';
 import { MASK, maskNames } from '../privacy/mask-names.js';
 import type { NameMatcher } from '../privacy/name-filter.js';
 import { normalizeText } from '../privacy/normalize-text.js';

@@ -8,7 +8,7 @@ import type { LedgerRow } from '../db/schema.js';
 import type { DocflowType } from '../ledger/entry.js';
 import { keyString, NO_TRY, type LedgerKey } from '../ledger/rows.js';
 import { runCompiled } from '../db/compiled.js';
-import type { NewsItem } from '../realty/types.js';
+import type { NewsItem } from '../domain/gateway.js';
 
 /**
  * A row with each lone UTF-16 surrogate (half an emoji, from any text of the gateway's) as U+FFFD:

@@ -8,11 +8,11 @@ import { encumbrancerOf, toPerson } from '../docflows/parties.js';
 import { kindOf } from '../docflows/registry.js';
 import type { Database } from '../db/database.js';
 import type { BankProfile } from '../input/profile.js';
-import { reopenInput } from '../input/reading.js';
+import { reopenInput } from '../input/reading-options.js';
 import { createDealValidator } from '../input/validate-deal.js';
 import { batchOutcomes } from '../outcomes/batch-outcomes.js';
-import { SUBMITTED_OUTCOMES } from '../outcomes/types.js';
-import type { Organization, Participant, Person } from '../realty/types.js';
+import { SUBMITTED_OUTCOMES } from '../domain/outcome.js';
+import type { Organization, Participant, Person } from '../domain/gateway.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 

@@ -9,9 +9,9 @@
 import { createHash } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { createDocumentFileChecker } from '../input/document-files.js';
-import type { AppliedDocument, DocumentFile } from '../input/deal.js';
+import type { AppliedDocument, DocumentFile } from '../domain/deal.js';
 import type { RealtyClient } from '../realty/client.js';
-import { contentLink, type ContentPointer, type DocumentContent } from '../realty/types.js';
+import { contentLink, type ContentPointer, type DocumentContent } from '../domain/gateway.js';
 import { withGatewayRetry, type GatewayRetryOptions } from '../realty/gateway-retry.js';
 import { uploadTimeoutMs } from '../worker/upload-documents.js';
 import { verifiedFile } from '../worker/verified-file.js';

@@ -7,7 +7,7 @@ import type { Database } from '../db/database.js';
 import { ApiHttpError } from '../errors.js';
 import { maskRegistryText } from '../feed/item-status.js';
 import type { RealtyClient } from '../realty/client.js';
-import type { DocflowRequest } from '../realty/types.js';
+import type { DocflowRequest } from '../domain/gateway.js';
 import { claimFollowUp, readFollowUp, settleFollowUp, type ClaimOptions, type FollowUpKey } from './followup-ledger.js';
 
 export type FollowUpResult =

@@ -3,7 +3,7 @@
  * `ул. Ленина`, `Хорошёвское ш.`) to what the contract wants: a region's and a district's name
  * as the register writes it (`Новосибирская область`), a settlement's and a street's name with
  * its abbreviation apart (`{name: "Ленина", abbreviation: "ул"}`), once, at load. The words are
- * the shared table's (src/realty/address-words.ts), which the sandbox's matching reads too.
+ * the shared table's (src/domain/address-words.ts), which the sandbox's matching reads too.
  */
 import {
   DISTRICT_TYPE_WORDS,
@@ -12,7 +12,7 @@ import {
   STREET_TYPE_WORDS,
   typeWordTable,
   type TypedName,
-} from '../realty/address-words.js';
+} from '../domain/address-words.js';
 
 const STREETS = typeWordTable(STREET_TYPE_WORDS);
 const SETTLEMENTS = typeWordTable(SETTLEMENT_TYPE_WORDS);

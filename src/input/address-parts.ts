@@ -4,7 +4,7 @@
  * query, the candidate matcher and the docflow request all use what this gives.
  * Also the one comparison form of a house part or an apartment (the matcher's key).
  */
-import { APARTMENT_TYPES } from './deal.js';
+import { APARTMENT_TYPES } from '../domain/deal.js';
 
 export type ApartmentType = (typeof APARTMENT_TYPES)[number];
 

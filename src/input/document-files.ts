@@ -12,7 +12,7 @@ import { lstat, realpath } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { checkDetachedSignature, MAX_SIGNATURE_BYTES } from '../files/detached-signature.js';
 import { FileRefusedError, openRegularFile, type RegularFile } from '../files/regular-file.js';
-import { rowDocuments, type Deal, type DocumentFile, type FieldProblem, type RowDocument } from './deal.js';
+import { rowDocuments, type Deal, type DocumentFile, type FieldProblem, type RowDocument } from '../domain/deal.js';
 
 /** The gateway's limit on one content (realty-api-notes.md). */
 export const MAX_DOCUMENT_BYTES = 50 * 1024 * 1024;

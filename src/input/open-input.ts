@@ -8,7 +8,7 @@ import { stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { CsvError, parse } from 'csv-parse';
 import { InputError, UsageError } from '../errors.js';
-import type { FieldProblem } from './deal.js';
+import type { FieldProblem } from '../domain/deal.js';
 import { createCheckedBytes, createDecoder, detectEncoding, type InputEncoding } from './decode.js';
 import { readCell } from './csv-cell.js';
 import { CsvLineGuard, MAX_LINE_BYTES, oversizedOf, type OversizedLine } from './csv-line-guard.js';

@@ -4,7 +4,7 @@
  * this table does not know stays as it came: a new English message is never lost, only left
  * untranslated. Field names, column names and values stay as they are: the clerk looks for them.
  */
-import type { FieldProblem } from './deal.js';
+import type { FieldProblem } from '../domain/deal.js';
 
 /** English message → Russian; a function gets the pattern's groups. */
 type Rule = readonly [RegExp, string | ((...groups: string[]) => string)];

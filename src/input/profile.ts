@@ -6,10 +6,10 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ProfileError } from '../errors.js';
-import type { Address, Organization, Person } from '../realty/types.js';
+import type { Address, Organization, Person } from '../domain/gateway.js';
 import { isValidInn, isValidKpp, isValidOgrn, isValidOgrnip } from './checksums.js';
-import { APARTMENT_TYPES, DOC_TYPES } from './deal.js';
-import type { AppliedDocument, FieldProblem } from './deal.js';
+import { APARTMENT_TYPES, DOC_TYPES } from '../domain/deal.js';
+import type { AppliedDocument, FieldProblem } from '../domain/deal.js';
 import {
   MESSAGES,
   convert,
@@ -25,8 +25,8 @@ import {
   snils,
   text,
   uuid,
-} from './normalize.js';
-import type { Field } from './normalize.js';
+} from './field-checks.js';
+import type { Field } from './field-checks.js';
 
 export interface BankProfile {
   organization: Organization;

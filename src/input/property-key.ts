@@ -10,7 +10,7 @@
  * two different cadastral numbers say that (compareProperties).
  */
 import { createHash } from 'node:crypto';
-import type { Deal } from './deal.js';
+import type { Deal } from '../domain/deal.js';
 
 export interface PropertyKey {
   /** The cadastral number, when the row has one (or suggest found it). */

@@ -3,8 +3,8 @@
  * fails: the validator of the object and owners (validate-deal.ts) and each docflow type's own
  * columns (src/docflows/) read a record through it.
  */
-import type { FieldProblem } from './deal.js';
-import { MESSAGES, Problem, type Field } from './normalize.js';
+import type { FieldProblem } from '../domain/deal.js';
+import { MESSAGES, Problem, type Field } from './field-checks.js';
 
 /** Canonical field name → raw value; `''` is absent. Unknown keys are ignored. */
 export type DealRecord = Readonly<Record<string, string | undefined>>;

@@ -15,7 +15,7 @@ import { createXlsxFile, type XlsxFile } from '../files/xlsx-file.js';
 import { excelCell, QUOTE_LINE_BREAKS, safeCell } from './csv-cell.js';
 import { isIdColumn } from './id-columns.js';
 import type { Lang } from './lang.js';
-import type { FieldProblem } from './deal.js';
+import type { FieldProblem } from '../domain/deal.js';
 import { createEncoder } from './decode.js';
 import { headerKey, OWN_COLUMNS } from './mapping.js';
 import type { InputFile, InputRecord } from './open-input.js';

@@ -6,7 +6,7 @@ import { splitAddressLine, type AddressCells } from './address-line.js';
 import { districtName, regionName, splitSettlement, splitStreet, streetTypeName, type NamedLevel } from './address-levels.js';
 import { houseName, housePartNumber, splitApartment, splitHouse } from './address-parts.js';
 import type { ApartmentParts, HouseParts } from './address-parts.js';
-import type { AppliedDocument, Deal, DealValidation, FieldProblem, Owner, OwnerAddress } from './deal.js';
+import type { AppliedDocument, Deal, DealValidation, FieldProblem, Owner, OwnerAddress } from '../domain/deal.js';
 import { ownerFieldNames } from './fields.js';
 import type { CanonicalField, OwnerFieldSuffix, OwnerPrefix } from './fields.js';
 import {
@@ -23,13 +23,13 @@ import {
   text,
   uuid,
   UUID,
-} from './normalize.js';
-import { Problem, type Field } from './normalize.js';
+} from './field-checks.js';
+import { Problem, type Field } from './field-checks.js';
 import { complete, RecordReader, withoutUndefined, type DealRecord, type Draft } from './record-reader.js';
 import { propertyKeyOf } from './property-key.js';
 import { SeenIds } from './seen-ids.js';
 import { isUnreadable } from './unreadable.js';
-import { typeWordKey } from '../realty/address-words.js';
+import { typeWordKey } from '../domain/address-words.js';
 import { apartmentTypeField, areaUnitField, docTypeField, fileTypeField, genderField, objectTypeField } from './value-words.js';
 
 export interface DealValidatorOptions {

@@ -4,8 +4,8 @@
  * accepts its values and these words, any case, `ё` as `е`, a dot at the end or not. A
  * mapping's `values` (src/input/mapping.ts) translate a bank's own words before these.
  */
-import { APARTMENT_TYPES, AREA_UNITS, DOC_TYPES, OBJECT_TYPES } from './deal.js';
-import { convert, problem, type Field } from './normalize.js';
+import { APARTMENT_TYPES, AREA_UNITS, DOC_TYPES, OBJECT_TYPES } from '../domain/deal.js';
+import { convert, problem, type Field } from './field-checks.js';
 
 /** Value → the words that also mean it (lower case, `е` for `ё`, no dot at the end). */
 type Words<T extends string> = Readonly<Record<T, readonly string[]>>;

@@ -12,7 +12,7 @@ import { runCompiled } from '../db/compiled.js';
 import type { Engine, Trx } from '../db/database.js';
 import type { LedgerRow } from '../db/schema.js';
 import { storedProperty } from '../input/property-key.js';
-import type { OutcomeRecord } from '../outcomes/types.js';
+import type { OutcomeRecord } from '../domain/outcome.js';
 import { propertyOf, requestIdOf, type DocflowType, type PropertyKey, type SubmittedDeal, type Via } from './entry.js';
 import {
   dealOf,
@@ -106,7 +106,7 @@ export const FEED_SLACK_MS = 250;
 
 export { FeedNotCompleteError };
 
-/** ledger.claim's FeedBehind, as the error it throws: the row waits without spending a try (src/worker/deal-failure.ts). */
+/** ledger.claim's FeedBehind, as the error it throws: the row waits without spending a try (src/worker/deal/failure.ts). */
 export function feedNotComplete(behind: FeedBehind): FeedNotCompleteError {
   return new FeedNotCompleteError(
     `the news feed is not known complete: its last complete read was ${describeAge(behind.now - behind.coveredAt)} ago (a claim needs one within ${describeAge(behind.allowMs)}, two poll intervals); nothing was sent`,

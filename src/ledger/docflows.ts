@@ -6,7 +6,7 @@
  */
 import type { Database } from '../db/database.js';
 import type { DocflowRow } from '../db/schema.js';
-import { DOCFLOW_STATES, SUBMITTED_OUTCOMES, type DocflowStatus, type Outcome } from '../outcomes/types.js';
+import { DOCFLOW_STATES, SUBMITTED_OUTCOMES, type DocflowStatus, type Outcome } from '../domain/outcome.js';
 
 /** A docflow's status from its row; undefined when the feed never showed it. */
 export function docflowStatusOf(

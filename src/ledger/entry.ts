@@ -9,8 +9,8 @@
 
 import type { PropertyKey } from '../input/property-key.js';
 import { DOCFLOW_TYPE_CODES, parseRequestId, REGISTRATION, requestIdOf } from '../realty/request-id.js';
-import type { DocflowType } from '../realty/types.js';
-import type { SubmittedDeal, Via } from '../outcomes/types.js';
+import type { DocflowType } from '../domain/gateway.js';
+import type { SubmittedDeal, Via } from '../domain/outcome.js';
 
 export type { PropertyKey, SubmittedDeal, Via };
 

@@ -9,7 +9,7 @@ import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { batchBank, readDocflowStatuses, rowDocflows } from '../ledger/docflows.js';
 import { createOutcomeStore } from './store.js';
-import { SUBMITTED_OUTCOMES, type DocflowStatus, type OutcomeRecord } from './types.js';
+import { SUBMITTED_OUTCOMES, type DocflowStatus, type OutcomeRecord } from '../domain/outcome.js';
 
 const PAGE = 1000;
 

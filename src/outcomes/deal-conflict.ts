@@ -7,7 +7,7 @@
  */
 import { describeProperty, type PropertyKey } from '../input/property-key.js';
 import { ERROR_CODES } from './error-codes.js';
-import type { OutcomeRecord, SubmittedDeal } from './types.js';
+import type { OutcomeRecord, SubmittedDeal } from '../domain/outcome.js';
 
 export function dealIdConflict(
   row: number,

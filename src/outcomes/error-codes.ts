@@ -6,7 +6,7 @@
  * came (the last three entries describe them). docs/results.md's "Error codes" section has a row
  * for each entry (test/unit/error-codes.test.ts holds both to it).
  */
-import type { Outcome } from './types.js';
+import type { Outcome } from '../domain/outcome.js';
 
 export interface ErrorCodeEntry {
   /** The code as it stands in the results file; `<...>` marks a part that varies. */

@@ -11,7 +11,7 @@ import pRetry from 'p-retry';
 import { TUNABLES } from '../config.js';
 import { withoutDeal, type DealJobData } from '../queue/job-data.js';
 import type { OutcomeStore, RecordOptions, RecordResult } from './store.js';
-import { alreadySubmitted, ownDocflow, SUBMITTED_OUTCOMES, type OutcomeRecord } from './types.js';
+import { alreadySubmitted, ownDocflow, SUBMITTED_OUTCOMES, type OutcomeRecord } from '../domain/outcome.js';
 
 /** The job of a row: its Redis key and its data (with its deal until the row has its outcome). */
 export interface RowJob {

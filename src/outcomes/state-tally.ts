@@ -4,7 +4,7 @@
  * in each state, what the suspended ones wait for, whether every row is final (the batch
  * is `registered`), and the oldest row still on its way.
  */
-import { DOCFLOW_STATES, isRowFinal, SUBMITTED_OUTCOMES, type OutcomeRecord, type Requirement } from './types.js';
+import { DOCFLOW_STATES, isRowFinal, SUBMITTED_OUTCOMES, type OutcomeRecord, type Requirement } from '../domain/outcome.js';
 
 export interface StateCounts {
   /** Submitted rows per docflow state (`unknown`: a deal another row made, not shown by the feed yet). */

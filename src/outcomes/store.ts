@@ -27,8 +27,8 @@ import {
   type LedgerKey,
 } from '../ledger/rows.js';
 import type { LedgerRow } from '../db/schema.js';
-import type { OutcomeRecord } from './types.js';
-import { countOutcomes, readOutcome, readOutcomeRange, writeOutcome } from './outcome-rows.js';
+import type { OutcomeRecord } from '../domain/outcome.js';
+import { countOutcomes, readOutcome, readOutcomeRange, writeOutcome } from '../ledger/outcome-rows.js';
 
 export interface RecordOptions {
   /**

@@ -1,5 +1,5 @@
 /** The persons of a row whose names a text about it may carry: the deal's owners and the bank profile's representative. */
-import type { Deal } from '../input/deal.js';
+import type { Deal } from '../domain/deal.js';
 import type { BankProfile } from '../input/profile.js';
 import type { PersonNames } from './name-filter.js';
 

@@ -11,10 +11,10 @@
  * (the previous version's, read only) and `c`, the same with its Cyrillic texts one byte a
  * letter (`compactText`): 800 bytes of a bench row's data became 635.
  */
-import type { Deal } from '../input/deal.js';
+import type { Deal } from '../domain/deal.js';
 
 /**
- * Every key a deal holds (src/input/deal.ts), at every depth. Append only: a key's place is
+ * Every key a deal holds (src/domain/deal.ts), at every depth. Append only: a key's place is
  * its bit in jobs already waiting in Redis, which a new version must read as written.
  */
 const KEYS = [

@@ -5,7 +5,7 @@
  */
 import { Queue } from 'bullmq';
 import type { RedisClient as Redis } from '../redis/connection.js';
-import type { OutcomeRecord } from '../outcomes/types.js';
+import type { OutcomeRecord } from '../domain/outcome.js';
 import type { StoredJobData } from './job-data.js';
 import type { Keys } from '../redis/keys.js';
 

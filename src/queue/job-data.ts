@@ -1,5 +1,5 @@
-import type { Deal } from '../input/deal.js';
-import type { DocflowType } from '../realty/types.js';
+import type { Deal } from '../domain/deal.js';
+import type { DocflowType } from '../domain/gateway.js';
 import { packDealCompact, unpackDeal, unpackDealCompact, type PackedDeal } from './deal-pack.js';
 
 /** The one job kind: submit one deal of one batch. */

@@ -2,7 +2,7 @@
  * The typed client of the gateway: suggest, docflow creation and the news feed, exactly
  * as the gateway's contract spells them; and a docflow's later operations (read, send,
  * sign a file, download a file) as the public documentation shows them. Every call fails
- * the same way: ApiHttpError with the status (decide() in src/worker turns it into pause,
+ * the same way: ApiHttpError with the status (decide() in src/worker/deal/gateway-failure.ts turns it into pause,
  * retry or a final outcome), ApiNetworkError for no answer or a timeout, ApiResponseError
  * for an answer it cannot read. undici's `request` over a keep-alive pool, not global
  * fetch: the WHATWG layers fetch adds (streams, Headers, Response) cost CPU on every call.
@@ -10,8 +10,8 @@
 import { Readable, Transform } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
 import { ApiHttpError, ApiNetworkError, ApiResponseError } from '../errors.js';
-import { fastDocflowResponse, fastSuggestResponse } from './fast-check.js';
-import { fastNewsPage } from './fast-news.js';
+import { fastDocflowResponse, fastSuggestResponse } from './answer-precheck.js';
+import { fastNewsPage } from './news-precheck.js';
 import { checked, Deadline, errorBody, fileNameOf, header, networkReason, parseJson, retryAfter } from './response.js';
 import { fixedSession, type Session, type SessionProvider } from './session.js';
 import {
@@ -34,7 +34,7 @@ import {
   type NewsPage,
   type SuggestCandidate,
   type SuggestRequest,
-} from './types.js';
+} from '../domain/gateway.js';
 
 export interface RealtyClientOptions {
   /** The base url, e.g. `https://host`; the client adds `/realty/v1/...`. */

@@ -3,7 +3,7 @@
  * the bank, the docflow type, the dealId and the try alone (the ledger, src/ledger/, gives each
  * try its number), so the news feed tells whose docflow an item is.
  */
-import { DOCFLOW_TYPE_CODES, type DocflowType } from './types.js';
+import { DOCFLOW_TYPE_CODES, type DocflowType } from '../domain/gateway.js';
 
 export { DOCFLOW_TYPE_CODES };
 export type { DocflowType };

@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import type { z } from 'zod';
 import { ApiResponseError } from '../errors.js';
-import { apiErrorBodySchema, type ApiErrorBody } from './types.js';
+import { apiErrorBodySchema, type ApiErrorBody } from '../domain/gateway.js';
 
 /**
  * A call's abort signal. undici takes an EventEmitter as well as an AbortSignal, and

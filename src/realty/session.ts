@@ -7,7 +7,7 @@
 import { request } from 'undici';
 import { z } from 'zod';
 import { ApiHttpError, ApiNetworkError, ApiResponseError, LoginRefusedError } from '../errors.js';
-import { API_PREFIX } from './types.js';
+import { API_PREFIX } from '../domain/gateway.js';
 
 export const AUTH_PATH = `${API_PREFIX}/auth`;
 

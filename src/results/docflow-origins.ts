@@ -6,7 +6,7 @@
  */
 import type { Database } from '../db/database.js';
 import { requestIdOf, type DocflowType } from '../ledger/entry.js';
-import { SUBMITTED_OUTCOMES, type OutcomeRecord } from '../outcomes/types.js';
+import { SUBMITTED_OUTCOMES, type OutcomeRecord } from '../domain/outcome.js';
 
 /** Per query, at most this many docflows (bound values stay far below both engines' limits). */
 const CHUNK = 500;

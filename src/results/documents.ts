@@ -14,10 +14,10 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PRIVATE_FILE_MODE, writeFileAtomically } from '../files/atomic-file.js';
 import { batchOutcomes } from '../outcomes/batch-outcomes.js';
-import { SUBMITTED_OUTCOMES } from '../outcomes/types.js';
+import { SUBMITTED_OUTCOMES } from '../domain/outcome.js';
 import type { RealtyClient } from '../realty/client.js';
 import { withGatewayRetry } from '../realty/gateway-retry.js';
-import type { Docflow } from '../realty/types.js';
+import type { Docflow } from '../domain/gateway.js';
 import { SessionRefusedError } from '../errors.js';
 import {
   csvText,

@@ -7,7 +7,7 @@
 import type { Lang } from '../config.js';
 import { DEFAULT_KIND, KINDS } from '../docflows/registry.js';
 import { ERROR_CODES } from '../outcomes/error-codes.js';
-import type { OutcomeRecord } from '../outcomes/types.js';
+import type { OutcomeRecord } from '../domain/outcome.js';
 import { OWN_COLUMN_HEADERS_RU } from '../input/own-columns.js';
 
 /** The Russian attention file's errors column, as its header names it. */

@@ -12,7 +12,7 @@ import type { LedgerRow } from '../db/schema.js';
 import { UsageError } from '../errors.js';
 import { DOCFLOW_TYPE_CODES, parseRequestId, type DocflowType } from '../ledger/entry.js';
 import { compareKeys, insertRow, lockRow, NO_TRY, submitRow, type LedgerKey, type PrevDocflow } from '../ledger/rows.js';
-import { SUBMITTED_OUTCOMES, type Outcome } from '../outcomes/types.js';
+import { SUBMITTED_OUTCOMES, type Outcome } from '../domain/outcome.js';
 import { readResultsFile, type ResultsLine } from './read-results.js';
 
 export interface LedgerImportOptions {

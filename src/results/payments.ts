@@ -17,7 +17,7 @@ import { batchBank, readDocflowStatuses, rowDocflows } from '../ledger/docflows.
 import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
-import { SUBMITTED_OUTCOMES, type OutcomeRecord } from '../outcomes/types.js';
+import { SUBMITTED_OUTCOMES, type OutcomeRecord } from '../domain/outcome.js';
 import { describeStatesAge as describeFeedAge, START_A_FOLLOWER, type StatesAge } from '../feed/states-age.js';
 import type { Lang } from '../config.js';
 import { columnHeaders } from './russian.js';

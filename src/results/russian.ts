@@ -10,7 +10,7 @@ import type { Lang } from '../config.js';
 import { OWN_COLUMN_HEADERS_RU } from '../input/own-columns.js';
 import { translateProblems } from '../input/problems-ru.js';
 import { ERROR_CODES, type ErrorCode } from '../outcomes/error-codes.js';
-import { type DocflowState, type Outcome, type OutcomeRecord, type Requirement, RESULTS_FILE_COLUMNS } from '../outcomes/types.js';
+import { type DocflowState, type Outcome, type OutcomeRecord, type Requirement, RESULTS_FILE_COLUMNS } from '../domain/outcome.js';
 
 /** Plain words an operations clerk reads without the manual. */
 export const OUTCOME_NAMES_RU: Readonly<Record<Outcome, string>> = {

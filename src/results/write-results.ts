@@ -13,7 +13,7 @@ import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { batchOutcomes } from '../outcomes/batch-outcomes.js';
 import { DUPLICATE_CODE } from '../db/duplicates.js';
-import { emptyCounts, RESULTS_FILE_COLUMNS, type Outcome, type OutcomeRecord } from '../outcomes/types.js';
+import { emptyCounts, RESULTS_FILE_COLUMNS, type Outcome, type OutcomeRecord } from '../domain/outcome.js';
 import { createStateTally, type StateCounts } from '../outcomes/state-tally.js';
 import { withOrigins } from './docflow-origins.js';
 import type { Lang } from '../config.js';

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ApiErrorBody } from '../realty/types.js';
+import type { ApiErrorBody } from '../domain/gateway.js';
 import { readJsonBody, sendError, sendJson } from './http.js';
 import { userIdOf } from './news.js';
 

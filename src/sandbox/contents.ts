@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { contentLink, type ApiErrorBody } from '../realty/types.js';
+import { contentLink, type ApiErrorBody } from '../domain/gateway.js';
 import { contentsOf } from './content-registry.js';
 import { addLatency, authenticate, sendUnauthorized, type Runtime } from './handlers.js';
 import { sendError, sendJson } from './http.js';

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ApiErrorBody } from '../realty/types.js';
+import type { ApiErrorBody } from '../domain/gateway.js';
 import { unknownContents } from './content-registry.js';
 import { creationViewOf, dateOf, type StoredDocflow } from './docflow-record.js';
 import { SANDBOX_DOCFLOW_TYPES, docflowTypeOf } from './docflow-types.js';
@@ -27,7 +27,7 @@ import {
 import { readJsonBody, sendJson } from './http.js';
 import { planDocflow } from './lifecycle.js';
 import { userIdOf } from './news.js';
-import { normaliseName } from './normalise.js';
+import { normaliseName } from './register-compare.js';
 import type { DocflowTypeSpec } from './types/spec.js';
 
 function regionOf(object: StoredDocflow['object']): string | undefined {

@@ -2,7 +2,7 @@
  * A docflow as the sandbox keeps it, and the views of it the gateway gives: the creation
  * answer, `GET /docflows/{id}` and the news item, and the files it has now.
  */
-import type { ApiErrorBody, DocflowRequirements, DocflowResult, DocflowState } from '../realty/types.js';
+import type { ApiErrorBody, DocflowRequirements, DocflowResult, DocflowState } from '../domain/gateway.js';
 import type { SandboxFile } from './files.js';
 import type { DocflowPlan } from './lifecycle.js';
 

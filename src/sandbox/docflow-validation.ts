@@ -5,7 +5,7 @@
  * problem is listed, not only the first. The checker and the participants' checks serve
  * the other docflow types too (types/), under their own root path.
  */
-import { CADASTRAL_NUMBER, type ApiErrorBody } from '../realty/types.js';
+import { CADASTRAL_NUMBER, type ApiErrorBody } from '../domain/gateway.js';
 
 export interface Problem {
   /** `state`: the docflow a request acts on is not in a state that allows it. */

@@ -9,7 +9,7 @@
  * 1,000 requests a second).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ApiErrorBody } from '../realty/types.js';
+import type { ApiErrorBody } from '../domain/gateway.js';
 import { loginSessionValid, type Logins } from './auth.js';
 import type { RegistryBook } from './encumbrances.js';
 import type { LifeRates } from './lifecycle.js';

@@ -1,6 +1,6 @@
 /** Small node:http helpers: JSON answers, Error objects and a bounded body reader. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ApiErrorBody } from '../realty/types.js';
+import type { ApiErrorBody } from '../domain/gateway.js';
 
 /** The gateway publishes no size limit; 1 MB is far above any real request. */
 export const MAX_BODY_BYTES = 1024 * 1024;

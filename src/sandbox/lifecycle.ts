@@ -12,7 +12,7 @@
  */
 import { createRandom, type RandomSource } from './faults.js';
 import type { SandboxFile } from './files.js';
-import type { ApiErrorBody, PaymentRequirement } from '../realty/types.js';
+import type { ApiErrorBody, PaymentRequirement } from '../domain/gateway.js';
 
 export interface LifeRates {
   /** Milliseconds between two steps. */

@@ -9,7 +9,7 @@
  * The feed keeps every item: the sandbox lives for one test or rehearsal.
  */
 import { createHash } from 'node:crypto';
-import type { ApiErrorBody, NewsDocflow, NewsItem, NewsPage } from '../realty/types.js';
+import type { ApiErrorBody, NewsDocflow, NewsItem, NewsPage } from '../domain/gateway.js';
 import { dateOf, type DocflowView } from './docflow-record.js';
 
 /** Items per page when the reader names no `limit`, and the most it may ask for. */

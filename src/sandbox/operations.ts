@@ -6,7 +6,7 @@
  * users of one account, as in the news feed.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ApiErrorBody } from '../realty/types.js';
+import type { ApiErrorBody } from '../domain/gateway.js';
 import { contentTypeOf, extensionOf, fileBytes } from './files.js';
 import { addLatency, authenticate, FAULT_BODIES, FORBIDDEN, injectFault, type Runtime } from './handlers.js';
 import { readRawBody, sendBytes, sendJson } from './http.js';

@@ -1,6 +1,6 @@
 /** The sandbox's public shapes, and the checks on what may be configured at runtime. */
 import { z } from 'zod';
-import type { DocflowState } from '../realty/types.js';
+import type { DocflowState } from '../domain/gateway.js';
 import type { RegistryObject } from './registry.js';
 
 export interface SandboxOptions {

@@ -3,7 +3,7 @@
  * No framework: it must start in well under a second and serve thousands of calls a second.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { API_PREFIX, CONTENTS_PATH, NEWS_PATH, SUGGEST_PATH } from '../realty/types.js';
+import { API_PREFIX, CONTENTS_PATH, NEWS_PATH, SUGGEST_PATH } from '../domain/gateway.js';
 import { createLogins, handleAuth, parseUser, type Logins } from './auth.js';
 import { createRandom } from './faults.js';
 import { handleCreateDocflow } from './creation.js';
@@ -12,7 +12,7 @@ import { RegistryBook } from './encumbrances.js';
 import { handleNews, handleSuggest, type Runtime, type RuntimeConfig } from './handlers.js';
 import { readJsonBody, sendError, sendJson } from './http.js';
 import { NewsFeed } from './news.js';
-import { normaliseName } from './normalise.js';
+import { normaliseName } from './register-compare.js';
 import { handleDownloadFile, handleGetDocflow, handlePayment, handleSendDocflow, handleSignFile } from './operations.js';
 import {
   checkConfigPatch,

@@ -6,7 +6,7 @@
  * a date shown to clients is that time on the wall clock. Every change of a docflow's
  * state goes to `onChange` with the time it happened, in that order: the news feed.
  */
-import { API_PREFIX, type ApiErrorBody, type DocflowState } from '../realty/types.js';
+import { API_PREFIX, type ApiErrorBody, type DocflowState } from '../domain/gateway.js';
 import { dateOf, fileOf, type Settlement, type StoredDocflow } from './docflow-record.js';
 import type { SandboxFile } from './files.js';
 import { StepQueue } from './lifecycle.js';

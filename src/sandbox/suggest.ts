@@ -2,9 +2,9 @@
  * Cadastre suggest: request checks and matching over the registry. Like the real service
  * it returns candidates, near house numbers included; choosing among them is the client's job.
  */
-import { STREET_TYPE_WORDS, typeWordTable } from '../realty/address-words.js';
-import type { ApiErrorBody } from '../realty/types.js';
-import { normaliseName, normaliseNumber } from './normalise.js';
+import { STREET_TYPE_WORDS, typeWordTable } from '../domain/address-words.js';
+import type { ApiErrorBody } from '../domain/gateway.js';
+import { normaliseName, normaliseNumber } from './register-compare.js';
 import type { RegistryObject } from './registry.js';
 
 /** The real service caps its answer; 50 is plenty for one house. */

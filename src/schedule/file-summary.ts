@@ -1,5 +1,5 @@
 /** What a tick says of each file: the summary written beside its results, and its one log line. */
-import { SUBMITTED_OUTCOMES, type Outcome } from '../outcomes/types.js';
+import { SUBMITTED_OUTCOMES, type Outcome } from '../domain/outcome.js';
 
 export interface FileSummary {
   file: string;

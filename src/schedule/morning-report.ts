@@ -17,7 +17,7 @@ import { QUOTE_LINE_BREAKS, safeCell } from '../input/csv-cell.js';
 import { createBatchStore } from '../batch/batch-store.js';
 import { DEFAULT_KIND } from '../docflows/registry.js';
 import { batchStates } from '../batch/batch-states.js';
-import { DOCFLOW_STATES, OUTCOMES, type Outcome } from '../outcomes/types.js';
+import { DOCFLOW_STATES, OUTCOMES, type Outcome } from '../domain/outcome.js';
 import { notify } from './notify.js';
 import { publish, withStaging } from './safe-files.js';
 import type { TickData } from './scheduler.js';

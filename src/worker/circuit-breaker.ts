@@ -3,7 +3,7 @@
  * of 501s, 5xx, timeouts and resets crosses a threshold, the worker stops taking
  * jobs for a cool-down, then sends one probe; it resumes when the probe gets an
  * answer that is not one of those. Deals caught while it is open wait without
- * spending a try (src/worker/deal-steps.ts, failure).
+ * spending a try (src/worker/deal/steps.ts, failure).
  *
  * The state machine is pure (time is passed in) and unit-tested; the worker
  * wires its transitions to pausing and resuming itself.

@@ -15,9 +15,9 @@
  * One function, maskPersonalData, for every such text. Its pattern is built on the
  * first failure of a row (a successful row never pays for it) and kept with the deal.
  */
-import type { Deal, Owner } from '../input/deal.js';
+import type { Deal, Owner } from '../domain/deal.js';
 import type { BankProfile } from '../input/profile.js';
-import type { Address, Person } from '../realty/types.js';
+import type { Address, Person } from '../domain/gateway.js';
 import { MASK, maskNames } from '../privacy/mask-names.js';
 import { exactMatcher, type NameMatcher } from '../privacy/name-filter.js';
 import { normalizeText } from '../privacy/normalize-text.js';

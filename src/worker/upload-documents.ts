@@ -3,7 +3,7 @@
  * `agreementSignatureFiles`): each file goes up through `POST /contents` once a batch, by its
  * sha256 (content-store.ts), streamed from disk, and the docflow then names the content ids.
  * A crash after an upload leaves its id in Redis: the next run of the row uses it. Failures
- * take creation's policy (decide.ts), but an upload never made a docflow: never uncertain.
+ * take creation's policy (deal/gateway-failure.ts), but an upload never made a docflow: never uncertain.
  * Each file is checked against the inode, size and sha256 the load saw before its first byte
  * leaves, then that same descriptor is streamed, hashed again (verified-file.ts): a file
  * changed or swapped since ends the row `invalid` (DOCUMENT_CHANGED), its upload is not
@@ -12,11 +12,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { TUNABLES } from '../config.js';
-import { rowDocuments, type DocumentFile, type RowDocument } from '../input/deal.js';
-import type { DealRun } from './deal-run.js';
+import { rowDocuments, type DocumentFile, type RowDocument } from '../domain/deal.js';
+import type { DealRun } from './deal/run.js';
 import { verifiedFile } from './verified-file.js';
 
-/** Nothing to say (the ids are in run.uploaded), a file another worker is uploading, or the failure (deal-steps.ts decides). */
+/** Nothing to say (the ids are in run.uploaded), a file another worker is uploading, or the failure (deal/steps.ts decides). */
 export type UploadStep = undefined | { kind: 'delay'; ms: number } | { kind: 'error'; error: unknown };
 
 /**

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import { readCell } from '../../src/input/csv-cell.js';
-import { RESULT_COLUMNS } from '../../src/outcomes/types.js';
+import { RESULT_COLUMNS } from '../../src/domain/outcome.js';
 
 export type CsvRow = Record<string, string>;
 

@@ -12,7 +12,7 @@ import { runBatch, type RunOptions, type RunResult } from '../../src/cli/run-bat
 import type { Database } from '../../src/db/database.js';
 import { createDealProcessor } from '../../jobs/deal.js';
 import { createDealValidator } from '../../src/input/validate-deal.js';
-import type { Deal } from '../../src/input/deal.js';
+import type { Deal } from '../../src/domain/deal.js';
 import { loadProfile } from '../../src/input/profile.js';
 import { createLogger } from '../../src/logger.js';
 import { createKeys, type Keys } from '../../src/redis/keys.js';

@@ -1,12 +1,12 @@
 /**
- * A batch's outcomes as the database keeps them (the table `outcomes`, src/outcomes/outcome-rows.ts),
+ * A batch's outcomes as the database keeps them (the table `outcomes`, src/ledger/outcome-rows.ts),
  * read and written the way the product does: for tests that look into (or change) a row's stored
  * outcome itself.
  */
 import type { Database } from '../../src/db/database.js';
-import { readOutcome, writeOutcome } from '../../src/outcomes/outcome-rows.js';
-import { recordOf } from '../../src/outcomes/outcome-rows.js';
-import type { OutcomeRecord } from '../../src/outcomes/types.js';
+import { readOutcome, writeOutcome } from '../../src/ledger/outcome-rows.js';
+import { recordOf } from '../../src/ledger/outcome-rows.js';
+import type { OutcomeRecord } from '../../src/domain/outcome.js';
 
 /** Every stored outcome of the batch, in row order. */
 export async function storedOutcomes(db: Database, batch: string): Promise<OutcomeRecord[]> {

@@ -8,7 +8,7 @@ import { openInput, type InputFile, type InputRecord } from '../../src/input/ope
 import { createRejectsWriter, createRowsWriter } from '../../src/input/rejects.js';
 import { ATTENTION_COLUMNS } from '../../src/results/attention.js';
 import { hintFor, stateHintFor } from '../../src/results/hints.js';
-import { ATTENTION_OUTCOMES, type OutcomeRecord } from '../../src/outcomes/types.js';
+import { ATTENTION_OUTCOMES, type OutcomeRecord } from '../../src/domain/outcome.js';
 import { ROOT } from '../helpers/cli.js';
 
 const SAMPLE = join(ROOT, 'samples/deals.csv');

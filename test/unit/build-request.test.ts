@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
-import type { Deal } from '../../src/input/deal.js';
+import type { Deal } from '../../src/domain/deal.js';
 import { parseProfile } from '../../src/input/profile.js';
-import type { DocflowRequest, EncumbranceOptions } from '../../src/realty/types.js';
+import type { DocflowRequest, EncumbranceOptions } from '../../src/domain/gateway.js';
 import { buildEncumbranceRequest } from '../../src/docflows/registration/request.js';
 import { parseRequestId, requestIdOf } from '../../src/ledger/entry.js';
 import { readExample } from '../helpers/sandbox-http.js';

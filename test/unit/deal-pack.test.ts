@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Deal } from '../../src/input/deal.js';
+import type { Deal } from '../../src/domain/deal.js';
 import { compactText, fullText, packDeal, packDealCompact, unpackDeal, unpackDealCompact } from '../../src/queue/deal-pack.js';
 import { dealJobId, dealOf, jobDataOf, jobIdParts, storedJobData, withoutDeal, type DealJobData } from '../../src/queue/job-data.js';
 import { maskJobData, MASK } from '../../src/dashboard/mask.js';

@@ -3,10 +3,10 @@
  * worker's net under jobs BullMQ fails by itself), against a fake outcome store.
  */
 import { describe, expect, it, vi } from 'vitest';
-import type { Deal } from '../../src/input/deal.js';
+import type { Deal } from '../../src/domain/deal.js';
 import { recordOutcome } from '../../src/outcomes/record-outcome.js';
 import type { OutcomeStore, RecordOptions, RecordResult } from '../../src/outcomes/store.js';
-import type { OutcomeRecord } from '../../src/outcomes/types.js';
+import type { OutcomeRecord } from '../../src/domain/outcome.js';
 import type { DealJobData } from '../../src/queue/job-data.js';
 
 const deal = { dealId: 'D-1', ownerSurname: 'Смирнова' } as unknown as Deal;

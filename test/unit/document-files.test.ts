@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it, expect } from 'vitest';
 import { NOT_A_SIGNATURE } from '../../src/files/detached-signature.js';
-import type { Deal } from '../../src/input/deal.js';
+import type { Deal } from '../../src/domain/deal.js';
 import { agreementType, createDocumentFileChecker } from '../../src/input/document-files.js';
 import { ROOT } from '../helpers/cli.js';
 

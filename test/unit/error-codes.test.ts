@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, failsJob } from '../../src/outcomes/error-codes.js';
-import { OUTCOMES } from '../../src/outcomes/types.js';
+import { OUTCOMES } from '../../src/domain/outcome.js';
 import { ROOT } from '../helpers/cli.js';
 
 const sources = (dir: string): string[] =>

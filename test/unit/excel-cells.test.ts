@@ -4,7 +4,7 @@ import iconv from 'iconv-lite';
 import { describe, expect, it } from 'vitest';
 import { excelCell, readCell, safeCell } from '../../src/input/csv-cell.js';
 import { createEncoder } from '../../src/input/decode.js';
-import { parseReading, serializeReading } from '../../src/input/reading.js';
+import { parseReading, serializeReading } from '../../src/input/reading-options.js';
 
 describe('cells written for Excel', () => {
   it('writes an id that looks like a number as ="…", and reads it back as its text', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { batchExitCode } from '../../src/batch/exit-code.js';
 import type { StopReason } from '../../src/batch/wait-batch.js';
-import { emptyCounts, type Outcome } from '../../src/outcomes/types.js';
+import { emptyCounts, type Outcome } from '../../src/domain/outcome.js';
 
 /** A batch's results summary as batchExitCode reads it: its counts of outcomes and its duplicates. */
 function results(counts: Partial<Record<Outcome, number>>, duplicates = 0) {

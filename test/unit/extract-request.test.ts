@@ -4,7 +4,7 @@ import { kindNamed } from '../../src/docflows/registry.js';
 import { parseProfile } from '../../src/input/profile.js';
 import { createDealValidator } from '../../src/input/validate-deal.js';
 import { parseRequestId } from '../../src/ledger/entry.js';
-import type { DocflowRequest } from '../../src/realty/types.js';
+import type { DocflowRequest } from '../../src/domain/gateway.js';
 import { readExample } from '../helpers/sandbox-http.js';
 
 const example = readExample<DocflowRequest<{ type: string; cadastralNumber: string }>>('object-request.json');

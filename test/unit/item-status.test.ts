@@ -3,8 +3,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { maskPayer, maskRegistryText, registryErrorOf, statusOfItem } from '../../src/feed/item-status.js';
-import { isRowFinal } from '../../src/outcomes/types.js';
-import type { NewsDocflow } from '../../src/realty/types.js';
+import { isRowFinal } from '../../src/domain/outcome.js';
+import type { NewsDocflow } from '../../src/domain/gateway.js';
 
 /** A docflow as the gateway might send it, shapes the schema would not let through included. */
 const loose = (d: Record<string, unknown>): NewsDocflow => d as unknown as NewsDocflow;

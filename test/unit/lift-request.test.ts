@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { lift } from '../../src/docflows/lift/index.js';
 import { kindNamed } from '../../src/docflows/registry.js';
-import type { Deal } from '../../src/input/deal.js';
+import type { Deal } from '../../src/domain/deal.js';
 import { parseProfile } from '../../src/input/profile.js';
 import { createDealValidator } from '../../src/input/validate-deal.js';
 import { parseRequestId, requestIdOf } from '../../src/ledger/entry.js';
-import type { CessationOptions, DocflowRequest } from '../../src/realty/types.js';
+import type { CessationOptions, DocflowRequest } from '../../src/domain/gateway.js';
 import { readExample } from '../helpers/sandbox-http.js';
 
 const example = readExample<DocflowRequest<CessationOptions>>('cessation-encumbrance-request.json');

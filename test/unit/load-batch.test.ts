@@ -17,7 +17,7 @@ import { BatchJobsHeldError, InputError, LeftoverJobsHeldError, UsageError } fro
 import { loadProfile, type BankProfile } from '../../src/input/profile.js';
 import { storedProperty } from '../../src/input/property-key.js';
 import { createLogger } from '../../src/logger.js';
-import type { OutcomeRecord } from '../../src/outcomes/types.js';
+import type { OutcomeRecord } from '../../src/domain/outcome.js';
 import { dealJobId, dealOf, type DealJobData } from '../../src/queue/job-data.js';
 import { ROOT } from '../helpers/cli.js';
 import { csvText, ROWS, SAMPLE_INVALID, SAMPLE_READ } from '../helpers/fixtures.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { applyDefaults, parseMapping, resolveHeader } from '../../src/input/mapping.js';
-import { parseReading, serializeReading } from '../../src/input/reading.js';
+import { parseReading, serializeReading } from '../../src/input/reading-options.js';
 import { createDealValidator } from '../../src/input/validate-deal.js';
 
 const ROW = {

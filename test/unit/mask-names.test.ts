@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { maskRegistryText } from '../../src/feed/item-status.js';
-import type { Deal } from '../../src/input/deal.js';
+import type { Deal } from '../../src/domain/deal.js';
 import { loadProfile, type BankProfile } from '../../src/input/profile.js';
 import { createDealValidator } from '../../src/input/validate-deal.js';
 import { maskNames } from '../../src/privacy/mask-names.js';

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
-import { matchCandidate, normalizeStreet } from '../../src/worker/match-candidate.js';
-import type { SuggestCandidate } from '../../src/realty/types.js';
+import { matchCandidate, normalizeStreet } from '../../src/worker/deal/match-candidate.js';
+import type { SuggestCandidate } from '../../src/domain/gateway.js';
 import { readExample } from '../helpers/sandbox-http.js';
 
 const published = readExample<SuggestCandidate[]>('suggest-response.json');

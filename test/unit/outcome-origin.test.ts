@@ -3,7 +3,7 @@
  * deal another row made, or that made it before, gets it from the ledger.
  */
 import { describe, expect, it } from 'vitest';
-import { alreadySubmitted, ownDocflow } from '../../src/outcomes/types.js';
+import { alreadySubmitted, ownDocflow } from '../../src/domain/outcome.js';
 
 describe("an outcome's requestId and type", () => {
   it('is given to a row whose deal another row made, and to a row that made it before, from the ledger', () => {

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProfileError } from '../../src/errors.js';
 import { loadProfile, parseProfile } from '../../src/input/profile.js';
-import type { FieldProblem } from '../../src/input/deal.js';
+import type { FieldProblem } from '../../src/domain/deal.js';
 import { withPaths } from '../helpers/json-path.js';
 
 const SAMPLE = new URL('../../samples/bank-profile.json', import.meta.url);

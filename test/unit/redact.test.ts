@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { describe, it, expect, beforeAll } from 'vitest';
-import type { Deal, Owner } from '../../src/input/deal.js';
+import type { Deal, Owner } from '../../src/domain/deal.js';
 import { loadProfile, type BankProfile } from '../../src/input/profile.js';
 import { createDealValidator } from '../../src/input/validate-deal.js';
 import { ApiHttpError } from '../../src/errors.js';
-import { describeApiError } from '../../src/worker/decide.js';
+import { describeApiError } from '../../src/worker/deal/gateway-failure.js';
 import { maskPersonalData } from '../../src/worker/redact.js';
 import { ROOT } from '../helpers/cli.js';
 import { HEADER, ROWS } from '../helpers/fixtures.js';

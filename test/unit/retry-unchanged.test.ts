@@ -4,9 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { describeUnchanged, registryAnswerCouldDiffer } from '../../src/batch/retry-unchanged.js';
-import type { Deal } from '../../src/input/deal.js';
-import type { OutcomeRecord } from '../../src/outcomes/types.js';
-import { describeQuery, suggestQuery } from '../../src/worker/resolve-cadastral.js';
+import type { Deal } from '../../src/domain/deal.js';
+import type { OutcomeRecord } from '../../src/domain/outcome.js';
+import { describeQuery, suggestQuery } from '../../src/worker/deal/resolve-cadastral.js';
 
 const deal = (fields: Partial<Deal> = {}): Deal =>
   ({

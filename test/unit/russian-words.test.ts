@@ -7,11 +7,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { OWN_COLUMNS } from '../../src/input/mapping.js';
-import { MESSAGES } from '../../src/input/normalize.js';
+import { MESSAGES } from '../../src/input/field-checks.js';
 import { OWN_COLUMN_HEADERS_RU } from '../../src/input/own-columns.js';
 import { formatProblemsRu, translateProblem, translateProblems } from '../../src/input/problems-ru.js';
 import { ERROR_CODES } from '../../src/outcomes/error-codes.js';
-import { DOCFLOW_STATES, OUTCOMES, RESULTS_FILE_COLUMNS, type OutcomeRecord } from '../../src/outcomes/types.js';
+import { DOCFLOW_STATES, OUTCOMES, RESULTS_FILE_COLUMNS, type OutcomeRecord } from '../../src/domain/outcome.js';
 import { PAYMENT_COLUMNS } from '../../src/results/payments.js';
 import {
   codesOfColumn,

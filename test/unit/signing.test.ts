@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { personInitials } from '../../src/feed/item-status.js';
-import { docflowSchema } from '../../src/realty/types.js';
+import { docflowSchema } from '../../src/domain/gateway.js';
 import { stateHintFor } from '../../src/results/hints.js';
 import { filesToSign } from '../../src/results/to-sign.js';
 

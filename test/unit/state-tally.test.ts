@@ -1,7 +1,7 @@
 /** A batch's rows by docflow state, and when a batch counts as registered. */
 import { describe, expect, it } from 'vitest';
 import { createStateTally, describeStates } from '../../src/outcomes/state-tally.js';
-import type { OutcomeRecord } from '../../src/outcomes/types.js';
+import type { OutcomeRecord } from '../../src/domain/outcome.js';
 
 const row = (n: number, outcome: OutcomeRecord['outcome'], extra: Partial<OutcomeRecord> = {}): OutcomeRecord => ({
   row: n,

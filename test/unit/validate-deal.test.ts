@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import type { Deal, DealValidation, FieldProblem } from '../../src/input/deal.js';
+import type { Deal, DealValidation, FieldProblem } from '../../src/domain/deal.js';
 import { CANONICAL_FIELDS, canonicalFieldName } from '../../src/input/fields.js';
 import { createDealValidator } from '../../src/input/validate-deal.js';
 import type { DealRecord } from '../../src/input/validate-deal.js';
 import { parseProfile } from '../../src/input/profile.js';
 import { buildEncumbranceRequest } from '../../src/docflows/registration/request.js';
-import { suggestQuery } from '../../src/worker/resolve-cadastral.js';
+import { suggestQuery } from '../../src/worker/deal/resolve-cadastral.js';
 
 const TODAY = new Date(2026, 10, 21); // local 2026-11-21
 const CONTENT_ID = 'b35ecbab-adde-488f-b01c-7133c90a261e';

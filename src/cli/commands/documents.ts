@@ -1,7 +1,7 @@
 /** `realty-batch documents <batch> --dir <d>`: the registry's result files of every completed docflow of a batch. */
 import type { Command } from 'commander';
 import { downloadDocuments } from '../../results/documents.js';
-import { registerBatchFilesCommand } from '../batch-gateway.js';
+import { registerBatchFilesCommand } from '../batch-files-command.js';
 import type { CliContext } from '../environment.js';
 import { createProgress } from '../progress.js';
 

@@ -38,7 +38,7 @@ export function registerLoadCommand(program: Command, context: CliContext): Comm
     // Loaded when run, as every command's own heavy parts (program.ts).
     const [{ loadBatch }, { inputFingerprint }] = await Promise.all([
       import('../../batch/load-batch.js'),
-      import('../../input/reading.js'),
+      import('../../input/reading-options.js'),
     ]);
     const env = context.environment();
     const reading = await readingOptions(opts);

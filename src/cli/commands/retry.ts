@@ -2,8 +2,8 @@
 import type { Command } from 'commander';
 import { DEFAULT_RETRY_OUTCOMES, retryBatch } from '../../batch/retry-batch.js';
 import { describeUnchanged } from '../../batch/retry-unchanged.js';
-import { describeQuery, suggestQuery } from '../../worker/resolve-cadastral.js';
-import type { Outcome } from '../../outcomes/types.js';
+import { describeQuery, suggestQuery } from '../../worker/deal/resolve-cadastral.js';
+import type { Outcome } from '../../domain/outcome.js';
 import { loadProfile } from '../../input/profile.js';
 import { openQueue } from '../../queue/deal-queue.js';
 import type { RedisClient } from '../../redis/connection.js';

@@ -1,7 +1,7 @@
 /** `realty-batch sign <batch> --dir <d>`: the bank's signatures attached, and each docflow whose files are all signed sent. */
 import type { Command } from 'commander';
 import { signDocflows, type DealSigning } from '../../results/sign.js';
-import { registerBatchFilesCommand } from '../batch-gateway.js';
+import { registerBatchFilesCommand } from '../batch-files-command.js';
 import type { CliContext } from '../environment.js';
 
 const SAID: Record<DealSigning, string> = {

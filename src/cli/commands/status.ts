@@ -5,7 +5,7 @@ import { batchStatus, WAITING_ROWS, type BatchStatus } from '../../batch/batch-s
 import { needsAttention } from '../../batch/exit-code.js';
 import { DEFAULT_KIND, KINDS } from '../../docflows/registry.js';
 import { describeMissing } from '../../batch/missing-rows.js';
-import { emptyCounts, SUBMITTED_OUTCOMES } from '../../outcomes/types.js';
+import { emptyCounts, SUBMITTED_OUTCOMES } from '../../domain/outcome.js';
 import { describeRegistered, describeStates } from '../../outcomes/state-tally.js';
 import type { RedisClient } from '../../redis/connection.js';
 import type { CliContext, Env } from '../environment.js';

@@ -1,7 +1,7 @@
 /** `realty-batch to-sign <batch> --dir <d>`: the application files every docflow of a batch waits to have signed. */
 import type { Command } from 'commander';
 import { downloadToSign } from '../../results/to-sign.js';
-import { registerBatchFilesCommand } from '../batch-gateway.js';
+import { registerBatchFilesCommand } from '../batch-files-command.js';
 import type { CliContext } from '../environment.js';
 
 export function registerToSignCommand(program: Command, context: CliContext): Command {

@@ -3,8 +3,8 @@
  * its address (suggest finds the number as for a registration), and which extract. No owners:
  * an extract is ordered on the object alone.
  */
-import { EXTRACT_TYPES, type Deal } from '../../input/deal.js';
-import { oneOf } from '../../input/normalize.js';
+import { EXTRACT_TYPES, type Deal } from '../../domain/deal.js';
+import { oneOf } from '../../input/field-checks.js';
 import type { OwnColumns } from '../../input/validate-deal.js';
 
 export const EXTRACT_COLUMNS = ['extractType'] as const;

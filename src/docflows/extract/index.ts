@@ -4,10 +4,10 @@
  * ledger key is the dealId with the extract's type and its order (the day, or the batch when
  * ordered `--again`): the same extract of a deal is ordered once a day, never twice by accident.
  */
-import type { Deal } from '../../input/deal.js';
+import type { Deal } from '../../domain/deal.js';
 import type { BankProfile } from '../../input/profile.js';
 import { requestIdOf } from '../../realty/request-id.js';
-import type { DocflowRequest } from '../../realty/types.js';
+import type { DocflowRequest } from '../../domain/gateway.js';
 import type { DocflowKind } from '../kind.js';
 import { EXTRACT_COLUMNS, extractColumns } from './columns.js';
 

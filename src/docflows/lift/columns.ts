@@ -2,8 +2,8 @@
  * A lift's own columns (docs/input-format.md, "Lifts"): the registry's record of the mortgage
  * it lifts and the bank's further documents. The object and owner columns are a registration's.
  */
-import { ENCUMBRANCE_TYPES, type AppliedDocument, type Deal } from '../../input/deal.js';
-import { convert, oneOf, problem, text } from '../../input/normalize.js';
+import { ENCUMBRANCE_TYPES, type AppliedDocument, type Deal } from '../../domain/deal.js';
+import { convert, oneOf, problem, text } from '../../input/field-checks.js';
 import type { RecordReader } from '../../input/record-reader.js';
 import type { OwnColumns } from '../../input/validate-deal.js';
 

@@ -4,10 +4,10 @@
  * owners as a registration sends them, the registry's record of the mortgage, the bank with its
  * power of attorney when the profile has one, and its other documents (an empty list when none).
  */
-import type { Deal } from '../../input/deal.js';
+import type { Deal } from '../../domain/deal.js';
 import type { BankProfile } from '../../input/profile.js';
 import { requestIdOf } from '../../realty/request-id.js';
-import type { CessationOptions, DocflowRequest } from '../../realty/types.js';
+import type { CessationOptions, DocflowRequest } from '../../domain/gateway.js';
 import { contentOf, objectOf, whoseRightOf } from '../parties.js';
 
 export function buildLiftRequest(

@@ -3,10 +3,10 @@
  * the published example. Its requestId is the one the ledger gave the try
  * (src/ledger/entry.ts: the bank, the dealId and the resubmission number).
  */
-import type { Deal } from '../../input/deal.js';
+import type { Deal } from '../../domain/deal.js';
 import type { BankProfile } from '../../input/profile.js';
 import { requestIdOf } from '../../realty/request-id.js';
-import type { DocflowRequest, EncumbranceOptions } from '../../realty/types.js';
+import type { DocflowRequest, EncumbranceOptions } from '../../domain/gateway.js';
 import { contentOf, encumbrancerOf, objectOf, whoseRightOf } from '../parties.js';
 
 export function buildEncumbranceRequest(

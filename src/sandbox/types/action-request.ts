@@ -4,7 +4,7 @@
  * and completes. The registry acts on the docflow at once: a cancelled one ends in `error`;
  * a suspended one stays `sent`, takes no step and says so in its view until resumed.
  */
-import type { ApiErrorBody } from '../../realty/types.js';
+import type { ApiErrorBody } from '../../domain/gateway.js';
 import { Checker, checkEnvelope, isMissing, type Problem } from '../docflow-validation.js';
 import { checkDocumentList, checkMember, namedContents } from './participants.js';
 import { checkParent, findParent } from './parent.js';

@@ -4,7 +4,7 @@
  * hold a record of that number and date whose encumbrancer is the request's first
  * encumbrancer organization; the record is then removed, so lifting twice ends in `error`.
  */
-import type { ApiErrorBody } from '../../realty/types.js';
+import type { ApiErrorBody } from '../../domain/gateway.js';
 import { dateOf } from '../docflow-record.js';
 import {
   CADASTRAL_SHAPE,

@@ -3,7 +3,7 @@
  * keeps, whether it waits for signatures, and the registry's answer when it would complete.
  * The table of types (../docflow-types.ts) maps each name the gateway accepts to one.
  */
-import type { ApiErrorBody } from '../../realty/types.js';
+import type { ApiErrorBody } from '../../domain/gateway.js';
 import type { NamedContents } from '../content-registry.js';
 import type { DocflowFacts, Settlement, StoredDocflow } from '../docflow-record.js';
 import type { Problem } from '../docflow-validation.js';

@@ -14,7 +14,7 @@ import { runOutcome } from '../../helpers/csv.js';
 import { openTestDatabase, type TestDatabase } from '../../helpers/database.js';
 import { outcomeCount } from '../../helpers/outcomes.js';
 import { OWN_COLUMN_HEADERS_RU } from '../../../src/input/own-columns.js';
-import type { Outcome } from '../../../src/outcomes/types.js';
+import type { Outcome } from '../../../src/domain/outcome.js';
 import { OUTCOME_NAMES_RU } from '../../../src/results/russian.js';
 
 type Row = Record<string, string>;

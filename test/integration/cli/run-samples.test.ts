@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { describe, expect } from 'vitest';
-import { RESULTS_FILE_COLUMNS } from '../../../src/outcomes/types.js';
+import { RESULTS_FILE_COLUMNS } from '../../../src/domain/outcome.js';
 // @ts-expect-error: a plain .mjs module shared with the demo, without types
 import { compareWithExpected, readExpectedOutcomes } from '../../../scripts/sample-expectations.mjs';
 import { ROOT, runCli } from '../../helpers/cli.js';

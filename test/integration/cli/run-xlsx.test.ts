@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { describe, expect } from 'vitest';
 import { openInput, type InputRecord } from '../../../src/input/open-input.js';
-import { RESULTS_FILE_COLUMNS } from '../../../src/outcomes/types.js';
+import { RESULTS_FILE_COLUMNS } from '../../../src/domain/outcome.js';
 // @ts-expect-error: a plain .mjs module shared with the demo, without types
 import { compareWithExpected, readExpectedOutcomes } from '../../../scripts/sample-expectations.mjs';
 import { ROOT, runCli } from '../../helpers/cli.js';

@@ -4,8 +4,8 @@ import { runCompiled } from '../../../src/db/compiled.js';
 import type { Trx } from '../../../src/db/database.js';
 import type { LedgerUpdate } from '../../../src/db/schema.js';
 import { deleteRow, insertRow, lockRow, submitRowUnlessOther, updateRow, type LedgerKey } from '../../../src/ledger/rows.js';
-import { readOutcome, writeOutcome } from '../../../src/outcomes/outcome-rows.js';
-import type { OutcomeRecord } from '../../../src/outcomes/types.js';
+import { readOutcome, writeOutcome } from '../../../src/ledger/outcome-rows.js';
+import type { OutcomeRecord } from '../../../src/domain/outcome.js';
 import { useTestDatabase } from '../../helpers/test-db.js';
 
 describe.each(['sqlite', 'postgres'] as const)('a query compiled once, on %s', (engine) => {

@@ -14,7 +14,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { startDashboard, type RunningDashboard } from '../../../src/dashboard/server.js';
 import { createLogger } from '../../../src/logger.js';
-import { DOCFLOW_STATES } from '../../../src/outcomes/types.js';
+import { DOCFLOW_STATES } from '../../../src/domain/outcome.js';
 import { runTick } from '../../../src/schedule/run-tick.js';
 import { TUNABLES } from '../../../src/config.js';
 import { ROOT, runCli } from '../../helpers/cli.js';

@@ -18,7 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { parse } from 'csv-parse/sync';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
-import { NEWS_PATH } from '../../../src/realty/types.js';
+import { NEWS_PATH } from '../../../src/domain/gateway.js';
 import { parseRequestId } from '../../../src/ledger/entry.js';
 import { generateDeals } from '../../chaos/generate-deals.js';
 import { childEnv, CLI, ROOT, runCli } from '../../helpers/cli.js';

@@ -14,7 +14,7 @@ import { docflowStateCounts, readDocflowStatuses } from '../../../src/ledger/doc
 import { requestIdOf } from '../../../src/ledger/entry.js';
 import { createLedger } from '../../../src/ledger/ledger.js';
 import { createKeys, type Keys } from '../../../src/redis/keys.js';
-import type { NewsItem } from '../../../src/realty/types.js';
+import type { NewsItem } from '../../../src/domain/gateway.js';
 import { docflowRow, feedRow, ledgerRow, putDocflowRow, putLedgerRow } from '../../helpers/ledger-rows.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
 import { useTestDatabase } from '../../helpers/test-db.js';

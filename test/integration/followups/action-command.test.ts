@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { docflowSchema } from '../../../src/realty/types.js';
+import { docflowSchema } from '../../../src/domain/gateway.js';
 import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
 import { ROOT, runCli } from '../../helpers/cli.js';
 import { readCsvFile, type CsvRow } from '../../helpers/csv.js';

@@ -16,7 +16,7 @@ import iconv from 'iconv-lite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openInput, type InputRecord } from '../../../src/input/open-input.js';
 import { OWN_COLUMN_HEADERS_RU } from '../../../src/input/own-columns.js';
-import { OUTCOMES, RESULTS_FILE_COLUMNS, type Outcome } from '../../../src/outcomes/types.js';
+import { OUTCOMES, RESULTS_FILE_COLUMNS, type Outcome } from '../../../src/domain/outcome.js';
 import { PAYMENT_COLUMNS } from '../../../src/results/payments.js';
 import { readResultsFile } from '../../../src/results/read-results.js';
 import { columnHeaders, OUTCOME_NAMES_RU } from '../../../src/results/russian.js';

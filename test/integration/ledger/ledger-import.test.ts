@@ -19,7 +19,7 @@ import { loadConfig } from '../../../src/config.js';
 import type { DatabaseTarget } from '../../../src/db/location.js';
 import { listActions } from '../../../src/db/operator-actions.js';
 import { createLogger } from '../../../src/logger.js';
-import { RESULTS_FILE_COLUMNS } from '../../../src/outcomes/types.js';
+import { RESULTS_FILE_COLUMNS } from '../../../src/domain/outcome.js';
 import { connectRedis } from '../../../src/redis/connection.js';
 import { createKeys } from '../../../src/redis/keys.js';
 import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';

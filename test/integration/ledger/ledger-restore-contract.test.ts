@@ -15,7 +15,7 @@ import { readRestore, readWitness } from '../../../src/ledger/restore.js';
 import { storePage } from '../../../src/feed/feed-store.js';
 import { deploymentOf } from '../../../src/db/deployment.js';
 import { createKeys, type Keys } from '../../../src/redis/keys.js';
-import type { NewsItem } from '../../../src/realty/types.js';
+import type { NewsItem } from '../../../src/domain/gateway.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
 import { useTestDatabase } from '../../helpers/test-db.js';
 import { ENGINES } from '../../helpers/database.js';

@@ -25,7 +25,7 @@ import { loadProfile, type BankProfile } from '../../../src/input/profile.js';
 import { createLogger } from '../../../src/logger.js';
 import { createKeys, type Keys } from '../../../src/redis/keys.js';
 import { dealJobId, type DealJobData } from '../../../src/queue/job-data.js';
-import type { OutcomeRecord } from '../../../src/outcomes/types.js';
+import type { OutcomeRecord } from '../../../src/domain/outcome.js';
 import { batchStatus } from '../../../src/batch/batch-status.js';
 import { hintFor } from '../../../src/results/hints.js';
 import { UsageError } from '../../../src/errors.js';

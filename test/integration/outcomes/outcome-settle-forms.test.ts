@@ -1,6 +1,6 @@
 /**
  * An ERR_UNCERTAIN row learns its docflow in the same transaction as the ledger's entry
- * (src/outcomes/outcome-rows.ts, settleUncertain) once the entry has it (an operator named it,
+ * (src/ledger/outcome-rows.ts, settleUncertain) once the entry has it (an operator named it,
  * or the news feed found it). The stored outcome comes back whole: its dealId (a slash, Cyrillic
  * letters), its finish time to the millisecond, its attempts, and no cadastral number where it
  * had none.
@@ -11,7 +11,7 @@ import { storePage } from '../../../src/feed/feed-store.js';
 import { createLedger } from '../../../src/ledger/ledger.js';
 import { requestIdOf } from '../../../src/ledger/entry.js';
 import { createOutcomeStore } from '../../../src/outcomes/store.js';
-import type { OutcomeRecord } from '../../../src/outcomes/types.js';
+import type { OutcomeRecord } from '../../../src/domain/outcome.js';
 import { createKeys, type Keys } from '../../../src/redis/keys.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
 import { useTestDatabase } from '../../helpers/test-db.js';

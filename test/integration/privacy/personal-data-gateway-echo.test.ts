@@ -21,7 +21,7 @@ import { createLogger } from '../../../src/logger.js';
 import { openQueue } from '../../../src/queue/deal-queue.js';
 import { dealJobId } from '../../../src/queue/job-data.js';
 import { createKeys } from '../../../src/redis/keys.js';
-import type { Person } from '../../../src/realty/types.js';
+import type { Person } from '../../../src/domain/gateway.js';
 import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
 import { ROOT } from '../../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../../helpers/fixtures.js';

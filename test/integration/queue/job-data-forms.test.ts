@@ -12,7 +12,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createDealProcessor } from '../../../jobs/deal.js';
 import { loadBatch } from '../../../src/batch/load-batch.js';
 import { findWaitingRows } from '../../../src/batch/waiting-rows.js';
-import type { Deal } from '../../../src/input/deal.js';
+import type { Deal } from '../../../src/domain/deal.js';
 import { loadProfile } from '../../../src/input/profile.js';
 import { createDealValidator } from '../../../src/input/validate-deal.js';
 import { createLogger } from '../../../src/logger.js';

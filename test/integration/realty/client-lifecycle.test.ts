@@ -12,9 +12,9 @@ import { pipeline } from 'node:stream/promises';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { ApiHttpError, ApiNetworkError } from '../../../src/errors.js';
 import { createRealtyClient, type RealtyClient } from '../../../src/realty/client.js';
-import { DOCFLOW_TYPE, type Docflow, type DocflowRequest, type EncumbranceOptions } from '../../../src/realty/types.js';
+import { DOCFLOW_TYPE, type Docflow, type DocflowRequest, type EncumbranceOptions } from '../../../src/domain/gateway.js';
 import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
-import { decide } from '../../../src/worker/decide.js';
+import { decide } from '../../../src/worker/deal/gateway-failure.js';
 import { DOCFLOW_PATH, encumbranceRequest, post, readExample, withSandbox } from '../../helpers/sandbox-http.js';
 import { waitFor } from '../../helpers/wait-for.js';
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { ApiHttpError, ApiNetworkError } from '../../../src/errors.js';
 import { createRealtyClient, type RealtyClient } from '../../../src/realty/client.js';
-import { DOCFLOW_TYPE, type DocflowRequest, type EncumbranceOptions } from '../../../src/realty/types.js';
+import { DOCFLOW_TYPE, type DocflowRequest, type EncumbranceOptions } from '../../../src/domain/gateway.js';
 import { startSandbox, type RegistryObject, type RunningSandbox } from '../../../src/sandbox/index.js';
 import { readExample } from '../../helpers/sandbox-http.js';
 

@@ -9,7 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SUGGEST_PATH } from '../../../src/realty/types.js';
+import { SUGGEST_PATH } from '../../../src/domain/gateway.js';
 import { ROOT } from '../../helpers/cli.js';
 import { freePort } from '../../helpers/ports.js';
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { describe, expect } from 'vitest';
 import { createOutcomeStore } from '../../../src/outcomes/store.js';
-import { RESULT_COLUMNS, RESULTS_FILE_COLUMNS } from '../../../src/outcomes/types.js';
+import { RESULT_COLUMNS, RESULTS_FILE_COLUMNS } from '../../../src/domain/outcome.js';
 import { writeResults } from '../../../src/results/write-results.js';
 import { harness } from '../../helpers/harness.js';
 

@@ -4,7 +4,7 @@
  * read's calls into the wrong second on a loaded host.
  */
 import { describe, expect } from 'vitest';
-import { API_PREFIX, NEWS_PATH, SUGGEST_PATH } from '../../../src/realty/types.js';
+import { API_PREFIX, NEWS_PATH, SUGGEST_PATH } from '../../../src/domain/gateway.js';
 import { harness } from '../../helpers/harness.js';
 
 const times: number[] = [];

@@ -6,7 +6,7 @@
  */
 import { describe, it, expect } from 'vitest';
 import { request } from 'undici';
-import { docflowSchema, NEWS_PATH, newsPageSchema, type Docflow, type NewsItem } from '../../../src/realty/types.js';
+import { docflowSchema, NEWS_PATH, newsPageSchema, type Docflow, type NewsItem } from '../../../src/domain/gateway.js';
 import {
   startSandbox,
   type EncumbranceRecord,

@@ -12,7 +12,7 @@ import {
   type Docflow,
   type NewsItem,
   type SignatureRequirement,
-} from '../../../src/realty/types.js';
+} from '../../../src/domain/gateway.js';
 import type { RunningSandbox, SandboxDocflow, SandboxOptions } from '../../../src/sandbox/index.js';
 import { AUTH, DOCFLOW_PATH, call, encumbranceRequest, post, withSandbox } from '../../helpers/sandbox-http.js';
 import { waitFor } from '../../helpers/wait-for.js';

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { NEWS_PATH, newsPageSchema, type NewsPage } from '../../../src/realty/types.js';
+import { NEWS_PATH, newsPageSchema, type NewsPage } from '../../../src/domain/gateway.js';
 import type { RunningSandbox } from '../../../src/sandbox/index.js';
 import { DOCFLOW_PATH, SESSION, call, encumbranceRequest, post, withSandbox } from '../../helpers/sandbox-http.js';
 import { waitFor } from '../../helpers/wait-for.js';

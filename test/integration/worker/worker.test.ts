@@ -16,7 +16,7 @@ import { loadProfile, type BankProfile } from '../../../src/input/profile.js';
 import { createLogger } from '../../../src/logger.js';
 import { createKeys } from '../../../src/redis/keys.js';
 import { dealJobId, type DealJobData } from '../../../src/queue/job-data.js';
-import type { OutcomeRecord } from '../../../src/outcomes/types.js';
+import type { OutcomeRecord } from '../../../src/domain/outcome.js';
 import { startSandbox, type RegistryObject, type RunningSandbox, type SandboxOptions } from '../../../src/sandbox/index.js';
 import { createRequestLimiter } from '../../../src/worker/rate-limit.js';
 import { startFeedFollower } from '../../../src/feed/follower.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { fastDocflowResponse, fastSuggestResponse } from '../../src/realty/fast-check.js';
-import { docflowResponseSchema, suggestResponseSchema } from '../../src/realty/types.js';
+import { fastDocflowResponse, fastSuggestResponse } from '../../src/realty/answer-precheck.js';
+import { docflowResponseSchema, suggestResponseSchema } from '../../src/domain/gateway.js';
 
 const EXAMPLE = JSON.parse(readFileSync(new URL('../fixtures/gateway-examples/suggest-response.json', import.meta.url), 'utf8')) as Array<
   Record<string, unknown>

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
-import { fastNewsPage } from '../../src/realty/fast-news.js';
-import { newsPageSchema } from '../../src/realty/types.js';
+import { fastNewsPage } from '../../src/realty/news-precheck.js';
+import { newsPageSchema } from '../../src/domain/gateway.js';
 
 const docflow = (extra: Record<string, unknown> = {}) => ({
   docflowId: 'df-1',

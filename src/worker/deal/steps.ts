@@ -7,23 +7,23 @@
  */
 import { randomUUID } from 'node:crypto';
 import { RateLimitError } from 'bullmq';
-import { TUNABLES } from '../config.js';
-import { ApiHttpError, LoginRefusedError } from '../errors.js';
-import type { ClaimVerdict, Lookup } from '../ledger/ledger.js';
-import { compareProperties, storedProperty, type PropertyKey } from '../input/property-key.js';
-import { dealIdConflict } from '../outcomes/deal-conflict.js';
-import { ERROR_CODES, failsJob } from '../outcomes/error-codes.js';
-import { alreadySubmitted, ownDocflow, SUBMITTED_OUTCOMES, type SubmittedDeal } from '../outcomes/types.js';
-import type { DocflowRequest } from '../realty/types.js';
-import type { BankProfile } from '../input/profile.js';
-import { namesFiles, withUploaded } from '../input/deal.js';
-import type { BatchCache } from './batch-cache.js';
-import { mayHaveCreated } from './decide.js';
-import type { DealRun, Final } from './deal-run.js';
+import { TUNABLES } from '../../config.js';
+import { ApiHttpError, LoginRefusedError } from '../../errors.js';
+import type { ClaimVerdict, Lookup } from '../../ledger/ledger.js';
+import { compareProperties, storedProperty, type PropertyKey } from '../../input/property-key.js';
+import { dealIdConflict } from '../../outcomes/deal-conflict.js';
+import { ERROR_CODES, failsJob } from '../../outcomes/error-codes.js';
+import { alreadySubmitted, ownDocflow, SUBMITTED_OUTCOMES, type SubmittedDeal } from '../../domain/outcome.js';
+import type { DocflowRequest } from '../../domain/gateway.js';
+import type { BankProfile } from '../../input/profile.js';
+import { namesFiles, withUploaded } from '../../domain/deal.js';
+import type { BatchCache } from '../batch-cache.js';
+import { mayHaveCreated } from './gateway-failure.js';
+import type { DealRun, Final } from './run.js';
 import { resolveCadastralNumber } from './resolve-cadastral.js';
-import { attorneyFile, uploadDocuments } from './upload-documents.js';
+import { attorneyFile, uploadDocuments } from '../upload-documents.js';
 import type { Decision } from './decision.js';
-import { failure } from './deal-failure.js';
+import { failure } from './failure.js';
 
 export type { Decision };
 

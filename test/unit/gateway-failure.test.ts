@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { ApiHttpError, ApiNetworkError, ApiResponseError, DocumentChangedError, LoginRefusedError } from '../../src/errors.js';
-import { decide, describeApiError, retryDelay } from '../../src/worker/decide.js';
+import { decide, describeApiError, retryDelay } from '../../src/worker/deal/gateway-failure.js';
 
 const http = (status: number, extra: Partial<ConstructorParameters<typeof ApiHttpError>[0]> = {}) =>
   new ApiHttpError({ status, endpoint: 'docflows', ...extra });

@@ -4,11 +4,11 @@
  * persons; and the sign that a run lost its job to another worker.
  */
 import { DelayedError, RateLimitError, WaitingError, type Job } from 'bullmq';
-import type { Deal } from '../input/deal.js';
-import type { BankProfile } from '../input/profile.js';
-import type { OutcomeRecord } from '../outcomes/types.js';
-import type { DealJobData } from '../queue/job-data.js';
-import { maskPersonalData } from './redact.js';
+import type { Deal } from '../../domain/deal.js';
+import type { BankProfile } from '../../input/profile.js';
+import type { OutcomeRecord } from '../../domain/outcome.js';
+import type { DealJobData } from '../../queue/job-data.js';
+import { maskPersonalData } from '../redact.js';
 
 /** An error on its way to BullMQ, its message and stack masked in place (its class, which BullMQ reads, kept). */
 export function maskThrown(err: unknown, deal: Deal | undefined, profile: BankProfile | undefined): unknown {

@@ -1,10 +1,10 @@
 /** How a failure of a deal job's gateway call (or of a step before it) ends: retried, held, paused, or the row's outcome. */
 import { DelayedError, RateLimitError, UnrecoverableError, WaitingError } from 'bullmq';
-import { ApiNetworkError } from '../errors.js';
-import { isDatabaseOutage } from '../db/database.js';
-import { FeedNotCompleteError } from '../ledger/claim.js';
-import { decide, describeApiError } from './decide.js';
-import type { DealRun } from './deal-run.js';
+import { ApiNetworkError } from '../../errors.js';
+import { isDatabaseOutage } from '../../db/database.js';
+import { FeedNotCompleteError } from '../../ledger/claim.js';
+import { decide, describeApiError } from './gateway-failure.js';
+import type { DealRun } from './run.js';
 import { WAIT, type Decision } from './decision.js';
 import { LockLostError } from './job-boundary.js';
 

@@ -1,11 +1,11 @@
 /**
- * A plain check of the news feed's page, ahead of newsPageSchema (src/realty/types.ts). It
+ * A plain check of the news feed's page, ahead of newsPageSchema (src/domain/gateway.ts). It
  * accepts only what the schema accepts as it is (never more: the tests hold both to the same
  * samples); a page it refuses, or one whose `requirements`, `error` or `result` the schema
  * would drop, goes to the schema, which decides. zod copied every item and its nested
  * objects and ran a check per field: a follower reading a backlog checks 100 items a page.
  */
-import type { NewsPage } from './types.js';
+import type { NewsPage } from '../domain/gateway.js';
 
 type Loose = Record<string, unknown>;
 

@@ -1,7 +1,7 @@
 /** Step 1 of a deal: its cadastral number, from the row or through suggest. */
-import type { Deal } from '../input/deal.js';
-import type { RealtyClient } from '../realty/client.js';
-import type { SuggestRequest } from '../realty/types.js';
+import type { Deal } from '../../domain/deal.js';
+import type { RealtyClient } from '../../realty/client.js';
+import type { SuggestRequest } from '../../domain/gateway.js';
 import { describeCandidate, matchCandidate } from './match-candidate.js';
 
 export type Resolution =

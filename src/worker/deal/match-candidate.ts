@@ -5,8 +5,8 @@
  * and apartment come normalised from the load (`д.` and `кв.` gone: src/input/address-parts.ts);
  * both sides' numbers are compared in the one form that module gives.
  */
-import { numberKey } from '../input/address-parts.js';
-import type { SuggestCandidate } from '../realty/types.js';
+import { numberKey } from '../../input/address-parts.js';
+import type { SuggestCandidate } from '../../domain/gateway.js';
 
 export interface AddressToMatch {
   street?: string;

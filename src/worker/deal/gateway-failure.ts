@@ -3,9 +3,9 @@
  * the attempt, and one for the delay. Both are unit-tested against the table in
  * docs/results.md ("What each answer becomes").
  */
-import { ApiHttpError, ApiNetworkError, ApiResponseError, DocumentChangedError, LoginRefusedError } from '../errors.js';
-import { ERROR_CODES, httpStatusCode } from '../outcomes/error-codes.js';
-import type { Outcome } from '../outcomes/types.js';
+import { ApiHttpError, ApiNetworkError, ApiResponseError, DocumentChangedError, LoginRefusedError } from '../../errors.js';
+import { ERROR_CODES, httpStatusCode } from '../../outcomes/error-codes.js';
+import type { Outcome } from '../../domain/outcome.js';
 
 export type Decision =
   /** Final: record this outcome now, no retry can change it. */

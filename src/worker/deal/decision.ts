@@ -1,8 +1,8 @@
-/** What a step of a deal job decides (src/worker/deal-steps.ts); jobs/deal.ts makes it BullMQ's. */
-import type { NewOutcome } from '../outcomes/record-outcome.js';
-import type { OutcomeRecord } from '../outcomes/types.js';
-import type { DealJobData } from '../queue/job-data.js';
-import type { Final } from './deal-run.js';
+/** What a step of a deal job decides (src/worker/deal/steps.ts); jobs/deal.ts makes it BullMQ's. */
+import type { NewOutcome } from '../../outcomes/record-outcome.js';
+import type { OutcomeRecord } from '../../domain/outcome.js';
+import type { DealJobData } from '../../queue/job-data.js';
+import type { Final } from './run.js';
 
 export type Decision =
   /** Record this outcome: the job completes with it, or fails with no try left when the machinery failed (failsJob). */

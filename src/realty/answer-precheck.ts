@@ -1,11 +1,11 @@
 /**
  * Plain checks of the two answers every deal reads (suggest's candidates, the created
- * docflow), ahead of their zod schemas in src/realty/types.ts. Each accepts only what its
+ * docflow), ahead of their zod schemas in src/domain/gateway.ts. Each accepts only what its
  * schema accepts (never more: the tests hold both to the same samples); an answer it
  * refuses goes to the schema, which decides and names what is wrong. zod copies every
  * object and runs a check per field, on the path every deal takes.
  */
-import type { DocflowResponse, SuggestCandidate } from './types.js';
+import type { DocflowResponse, SuggestCandidate } from '../domain/gateway.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isInt = (v: unknown): boolean => typeof v === 'number' && Number.isSafeInteger(v);

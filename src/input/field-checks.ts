@@ -8,7 +8,7 @@
  * allocations), and wrapped in a zod schema for the profile's object schemas.
  */
 import { z } from 'zod';
-import { CADASTRAL_NUMBER } from '../realty/types.js';
+import { CADASTRAL_NUMBER } from '../domain/gateway.js';
 import { isValidSnils, snilsDigits } from './checksums.js';
 
 /** A trimmed, non-empty string in, `T` out. */

@@ -4,14 +4,14 @@
  * processor itself is jobs/deal.ts; createDealWorker receives it.
  */
 import type { Job } from 'bullmq';
-import type { Logger } from '../logger.js';
-import type { Ledger } from '../ledger/ledger.js';
-import type { BatchStore } from '../batch/batch-store.js';
-import type { OutcomeStore } from '../outcomes/store.js';
-import type { OutcomeRecord } from '../outcomes/types.js';
-import type { DealJobData, StoredJobData } from '../queue/job-data.js';
-import type { RealtyClient } from '../realty/client.js';
-import type { ContentStore } from './content-store.js';
+import type { Logger } from '../../logger.js';
+import type { Ledger } from '../../ledger/ledger.js';
+import type { BatchStore } from '../../batch/batch-store.js';
+import type { OutcomeStore } from '../../outcomes/store.js';
+import type { OutcomeRecord } from '../../domain/outcome.js';
+import type { DealJobData, StoredJobData } from '../../queue/job-data.js';
+import type { RealtyClient } from '../../realty/client.js';
+import type { ContentStore } from '../content-store.js';
 
 export interface DealProcessorContext {
   client: RealtyClient;

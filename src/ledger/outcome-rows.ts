@@ -8,7 +8,7 @@ import type { Trx } from '../db/database.js';
 import type { OnConflictBuilder } from 'kysely';
 import type { DuplicateRow, NewOutcomeRow, OutcomeRow, Schema } from '../db/schema.js';
 import { DUPLICATE_CODE, duplicateMessage, duplicatesOfRows } from '../db/duplicates.js';
-import type { OutcomeRecord } from './types.js';
+import type { OutcomeRecord } from '../domain/outcome.js';
 import { columnsOf, executeCompiled, runCompiled } from '../db/compiled.js';
 
 function rowOf(batch: string, r: OutcomeRecord, now: number): NewOutcomeRow {

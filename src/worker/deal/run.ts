@@ -1,22 +1,22 @@
 /**
- * One run of a deal job: what its steps (deal-steps.ts) learn as they go, and how the run
+ * One run of a deal job: what its steps (steps.ts) learn as they go, and how the run
  * ends its row (finish) or lets go of its deal (forget). One object a run, with no closures
  * of its own: the bench counts a worker's cost per deal.
  */
 import type { Job } from 'bullmq';
-import { kindOf, type DocflowKind } from '../docflows/registry.js';
-import type { Deal } from '../input/deal.js';
-import type { BankProfile } from '../input/profile.js';
-import { propertyKeyOf, type PropertyKey } from '../input/property-key.js';
-import type { Logger } from '../logger.js';
-import { recordOutcome, type NewOutcome } from '../outcomes/record-outcome.js';
-import type { OutcomeRecord } from '../outcomes/types.js';
-import { dealOf, jobDataOf, storedJobData, type DealJobData } from '../queue/job-data.js';
+import { kindOf, type DocflowKind } from '../../docflows/registry.js';
+import type { Deal } from '../../domain/deal.js';
+import type { BankProfile } from '../../input/profile.js';
+import { propertyKeyOf, type PropertyKey } from '../../input/property-key.js';
+import type { Logger } from '../../logger.js';
+import { recordOutcome, type NewOutcome } from '../../outcomes/record-outcome.js';
+import type { OutcomeRecord } from '../../domain/outcome.js';
+import { dealOf, jobDataOf, storedJobData, type DealJobData } from '../../queue/job-data.js';
 import { LockLostError } from './job-boundary.js';
-import type { DealProcessorContext } from './processor-context.js';
-import { personFilter } from '../privacy/name-filter.js';
-import { personsOf } from '../privacy/persons.js';
-import { maskPersonalData } from './redact.js';
+import type { DealProcessorContext } from './context.js';
+import { personFilter } from '../../privacy/name-filter.js';
+import { personsOf } from '../../privacy/persons.js';
+import { maskPersonalData } from '../redact.js';
 
 export type DealJob = Job<DealJobData, OutcomeRecord>;
 
