@@ -13,6 +13,30 @@ const NODE_GLOBALS = {
   Buffer: 'readonly',
 };
 
+/** Files whose longest function is over 80 lines today, and that length. */
+const LONG_FUNCTIONS = [
+  ['scripts/gen-samples.ts', 510],
+  ['src/batch/batch-store.ts', 144],
+  ['src/batch/enqueue.ts', 91],
+  ['src/batch/redis-load-context.ts', 89],
+  ['src/dashboard/metrics.ts', 126],
+  ['src/db/migrations/0001-system-of-record.ts', 100],
+  ['src/feed/feed-page.ts', 240],
+  ['src/feed/follower.ts', 244],
+  ['src/files/atomic-file.ts', 83],
+  ['src/followups/actions.ts', 104],
+  ['src/followups/answer.ts', 88],
+  ['src/input/open-input.ts', 185],
+  ['src/input/rejects.ts', 100],
+  ['src/ledger/history.ts', 86],
+  ['src/ledger/ledger.ts', 81],
+  ['src/realty/client.ts', 203],
+  ['src/redis/fleet-session.ts', 110],
+  ['src/results/sign.ts', 113],
+  ['src/sandbox/server.ts', 93],
+  ['src/worker/create-worker.ts', 243],
+];
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'out/', 'coverage/', 'bench/results.json'] },
   js.configs.recommended,
@@ -30,8 +54,20 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
-  // What ships: one function, one concern. Past 20 paths through it, split it.
-  { files: ['src/**/*.ts', 'jobs/**/*.ts', 'scripts/**/*.ts'], rules: { complexity: ['error', 20] } },
+  // What ships: one function, one concern. Past 20 paths through it, or 80 lines, split it.
+  {
+    files: ['src/**/*.ts', 'jobs/**/*.ts', 'scripts/**/*.ts'],
+    rules: {
+      complexity: ['error', 20],
+      'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }],
+    },
+  },
+  // The functions longer than that today, each held at its present length until it is split
+  // into named parts (a ratchet: it may shrink, never grow).
+  ...LONG_FUNCTIONS.map(([file, max]) => ({
+    files: [file],
+    rules: { 'max-lines-per-function': ['error', { max, skipBlankLines: true, skipComments: true }] },
+  })),
   // Tests read JSON of child processes and HTTP answers, and vitest's callbacks are async by habit.
   {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
