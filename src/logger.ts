@@ -28,7 +28,6 @@ export const REDACT_PATHS = [
   'deal',
   '*.deal',
   'data.deal',
-  'data.d',
   'data.c',
   'body',
   '*.body',

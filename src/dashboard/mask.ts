@@ -9,7 +9,7 @@ import type { AppliedDocument, Deal } from '../domain/deal.js';
 import { RESULT_COLUMNS, type OutcomeRecord } from '../domain/outcome.js';
 import { DEAL_FIELDS } from '../input/fields.js';
 import type { DealJobData } from '../queue/job-data.js';
-import { unpackDeal, unpackDealCompact } from '../queue/deal-pack.js';
+import { unpackDealCompact } from '../queue/deal-pack.js';
 
 export const MASK = '***';
 
@@ -56,10 +56,8 @@ export function maskJobData(data: unknown): unknown {
   const out: Json = {};
   for (const [key, value] of Object.entries(data)) {
     if (key === 'deal') out.deal = maskDeal(value);
-    // The deal as jobs keep it (packed, src/queue/deal-pack.ts): shown as the deal, masked the same way.
-    else if (key === 'd' && Array.isArray(value))
-      out.deal = maskDeal(unpackDeal(value, typeof data.dealId === 'string' ? data.dealId : ''));
-    // The same, its texts compact. A job written so keeps its dealId in its id only (the page shows the id).
+    // The deal as jobs keep it (packed, src/queue/deal-pack.ts): shown as the deal, masked the same
+    // way. A job written so keeps its dealId in its id only (the page shows the id).
     else if (key === 'c' && Array.isArray(value)) {
       const { dealId: _dealId, ...deal } = unpackDealCompact(value, '');
       out.deal = maskDeal(typeof data.dealId === 'string' ? { dealId: data.dealId, ...deal } : deal);

@@ -54,8 +54,8 @@ const RETRY = { retries: TUNABLES.outcomeWriteRetries, minTimeout: TUNABLES.outc
 
 export async function recordOutcome(store: OutcomeStore, write: NewOutcome | KeptOutcome): Promise<Recorded> {
   const rest = withoutDeal(write.job.data);
-  // Packed (`c`, or `d` and unpacked in jobs enqueued by earlier versions): any is personal data.
-  const deal = write.job.data.deal ?? write.job.data.c ?? write.job.data.d;
+  // In memory or packed (`c`): either is personal data.
+  const deal = write.job.data.deal ?? write.job.data.c;
   if (!write.record) return { kind: 'kept', data: deal !== undefined && (await write.updateJob(rest)) ? rest : undefined };
   const { batch, record, ledger, ifAbsent, mask } = write;
   if (mask && !SUBMITTED_OUTCOMES.has(record.outcome)) masked(record, mask);

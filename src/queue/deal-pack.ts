@@ -73,7 +73,7 @@ const PLACE: ReadonlyMap<string, number> = new Map(KEYS.map((key, i) => [key, i]
 /** In front of a real array whose first item would read as an object's key bits. */
 const ESCAPE = '#';
 
-/** A deal as `DealJobData.d` or `DealJobData.c` holds it (see above). */
+/** A deal as `DealJobData.c` holds it (see above). */
 export type PackedDeal = unknown[];
 
 /**
@@ -243,17 +243,7 @@ function unpack(raw: unknown, text: (s: string) => string = same): unknown {
   return out;
 }
 
-/** The deal packed, without its dealId (the job has it): `d`, texts as they are. */
-export function packDeal(deal: Deal): PackedDeal {
-  return pack(deal, 'dealId') as PackedDeal;
-}
-
-/** The deal `packDeal` packed, with the job's dealId. */
-export function unpackDeal(packed: PackedDeal, dealId: string): Deal {
-  return { dealId, ...(unpack(packed) as Omit<Deal, 'dealId'>) };
-}
-
-/** The deal packed as `c`: as `packDeal`, its texts compact (compactText). */
+/** The deal packed as `c`, without its dealId (the job has it), its texts compact (compactText). */
 export function packDealCompact(deal: Deal): PackedDeal {
   return pack(deal, 'dealId', compactText) as PackedDeal;
 }

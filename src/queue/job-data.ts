@@ -1,25 +1,24 @@
 import type { Deal } from '../domain/deal.js';
 import type { DocflowType } from '../domain/gateway.js';
-import { packDealCompact, unpackDeal, unpackDealCompact, type PackedDeal } from './deal-pack.js';
+import { packDealCompact, unpackDealCompact, type PackedDeal } from './deal-pack.js';
 
 /** The one job kind: submit one deal of one batch. */
 export const DEAL_JOB = 'deal';
 
 export interface DealJobData {
-  /** In the job's id (`dealJobId`); in its hash only in jobs of earlier versions and in finished jobs (see StoredJobData). */
+  /** In the job's id (`dealJobId`); in its hash only in finished jobs (see StoredJobData). */
   batch: string;
   /** The record's 1-based position in the input. */
   row: number;
   /** In the job's id, as `batch`. */
   dealId: string;
-  /**
-   * The deal, in memory and in jobs enqueued by earlier versions; removed from Redis once the
-   * row has its outcome (it holds personal data). Jobs are written with `c` instead (`storedJobData`).
-   */
+  /** The deal, in memory only: a job is written with `c` instead (`storedJobData`). */
   deal?: Deal;
-  /** The deal as jobs of the previous version keep it in Redis: positional, without key names (src/queue/deal-pack.ts). Removed with the outcome, as `deal`. */
-  d?: PackedDeal;
-  /** The deal as a job keeps it in Redis: as `d`, its Cyrillic texts one byte a letter (src/queue/deal-pack.ts). Removed with the outcome, as `deal`. */
+  /**
+   * The deal as a job keeps it in Redis: positional, without key names, its Cyrillic texts one
+   * byte a letter (src/queue/deal-pack.ts). Removed once the row has its outcome (it holds
+   * personal data).
+   */
   c?: PackedDeal;
   /** The docflow type of the batch's rows (src/docflows/); absent: a registration. */
   type?: DocflowType;
@@ -42,9 +41,8 @@ export interface DealJobData {
  * A job's data as its hash holds it. A waiting job is written without its batch and dealId:
  * its id (`dealJobId`) has both, and the hash kept them again: 41 bytes of data a row in the
  * bench (batch `bench`), about 30 of Redis memory once jemalloc's size classes round them
- * (50 on the suggest rows); more for a longer batch id. Jobs of earlier versions have them, and
- * so do finished jobs (the worker writes back what it read, without the deal). `jobDataOf`
- * reads either.
+ * (50 on the suggest rows); more for a longer batch id. Finished jobs have them (the worker
+ * writes back what it read, without the deal). `jobDataOf` reads either.
  */
 export type StoredJobData = Omit<DealJobData, 'batch' | 'dealId'> & Partial<Pick<DealJobData, 'batch' | 'dealId'>>;
 
@@ -73,13 +71,12 @@ export function jobDataOf(id: string | undefined, data: StoredJobData): DealJobD
 /** The job's deal, packed or not; undefined once its row has its outcome. */
 export function dealOf(data: DealJobData): Deal | undefined {
   if (data.deal) return data.deal;
-  if (data.c) return unpackDealCompact(data.c, data.dealId);
-  return data.d ? unpackDeal(data.d, data.dealId) : undefined;
+  return data.c ? unpackDealCompact(data.c, data.dealId) : undefined;
 }
 
 /** The job's data without its deal, packed or not: what a finished job keeps. */
 export function withoutDeal(data: DealJobData): DealJobData {
-  const { deal: _deal, d: _d, c: _c, ...rest } = data;
+  const { deal: _deal, c: _c, ...rest } = data;
   return rest;
 }
 
@@ -102,8 +99,7 @@ export function dealJobOptions() {
   return {
     attempts: JOB_ATTEMPTS_CEILING,
     // Any type BullMQ does not know goes to the worker's backoffStrategy, which reads none: one
-    // letter, not 'realty' (jobs of earlier versions have that, and go to the same strategy). The
-    // bench's opts were 80 bytes, an allocation of 96; 75 take one of 80 (16 bytes a waiting row).
+    // letter, as the options are stored with every waiting job.
     backoff: { type: 'r' },
   };
 }

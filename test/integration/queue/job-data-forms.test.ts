@@ -1,8 +1,8 @@
 /**
- * A waiting job's data in each form a version of the tool wrote it: this one's (`row` and the
- * deal as `c`, the batch and dealId in the job's id only), the previous one's (batch, dealId
- * and the deal as `d`) and the earliest (the deal whole). Jobs written by an older version may
- * still wait in Redis when a newer worker starts: each is sent once, with its whole deal.
+ * A waiting job's data as this version writes it (`row` and the deal as `c`, the batch and dealId
+ * in the job's id only): each job is sent once with its whole deal, and a finished job keeps its
+ * batch, row and dealId, never the deal's persons. Nothing was released before this form, so no
+ * other form is read.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,8 +16,7 @@ import type { Deal } from '../../../src/domain/deal.js';
 import { loadProfile } from '../../../src/input/profile.js';
 import { createDealValidator } from '../../../src/input/validate-deal.js';
 import { createLogger } from '../../../src/logger.js';
-import { packDeal } from '../../../src/queue/deal-pack.js';
-import { dealJobId, type DealJobData } from '../../../src/queue/job-data.js';
+import { dealJobId } from '../../../src/queue/job-data.js';
 import { createKeys } from '../../../src/redis/keys.js';
 import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
 import { createDealWorker } from '../../../src/worker/create-worker.js';
@@ -39,7 +38,7 @@ const dealOfRow = (cells: string[]): Deal => {
   return result.deal;
 };
 
-describe('waiting jobs written by this version and by earlier ones', () => {
+describe('waiting jobs as this version writes them', () => {
   const prefix = uniquePrefix('job-forms');
   const keys = createKeys(prefix);
   const silent = createLogger({ level: 'silent' });
@@ -76,17 +75,6 @@ describe('waiting jobs written by this version and by earlier ones', () => {
     const written = JSON.parse((await redis.hget(jobKey(deals[0]!), 'data'))!) as Record<string, unknown>;
     expect(Object.keys(written)).toEqual(['row', 'c']);
     expect(JSON.stringify(written)).not.toContain(deals[0]!.dealId);
-    // The previous version's form and the earliest one, with the options they were written with.
-    const earlier: DealJobData[] = [
-      { batch: 'b', row: 2, dealId: deals[1]!.dealId, d: packDeal(deals[1]!) },
-      { batch: 'b', row: 3, dealId: deals[2]!.dealId, deal: deals[2]! },
-    ];
-    for (const [i, data] of earlier.entries()) {
-      const deal = deals[i + 1]!;
-      const opts = { jobId: dealJobId('b', deal.dealId), backoff: { type: 'realty' }, attempts: 1000 };
-      await redis.hset(jobKey(deal), 'data', JSON.stringify(data), 'opts', JSON.stringify(opts));
-    }
-
     const worker = createDealWorker({
       processor: createDealProcessor,
       connection: redis,
