@@ -7,9 +7,8 @@
  * there are any, the keys KEYS does not know, as an object (so a deal with a field added
  * later still travels whole). A real array stays an array; one that could be read as an
  * object (its first item a number, or the escape) gets the escape in front. The deal's
- * dealId is the job's own (its id, `dealJobId`) and is not written twice. Two forms: `d`
- * (the previous version's, read only) and `c`, the same with its Cyrillic texts one byte a
- * letter (`compactText`): 800 bytes of a bench row's data became 635.
+ * dealId is the job's own (its id, `dealJobId`) and is not written twice. Its Cyrillic texts
+ * are written one byte a letter (`compactText`): the job's data is paid per waiting row.
  */
 import type { Deal } from '../domain/deal.js';
 
