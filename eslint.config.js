@@ -22,7 +22,6 @@ const LONG_FUNCTIONS = [
   ['src/dashboard/metrics.ts', 126],
   ['src/db/migrations/0001-system-of-record.ts', 100],
   ['src/feed/feed-page.ts', 240],
-  ['src/feed/follower.ts', 244],
   ['src/files/atomic-file.ts', 83],
   ['src/followups/actions.ts', 104],
   ['src/followups/answer.ts', 88],

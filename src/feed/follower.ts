@@ -12,13 +12,14 @@
 import type { Database } from '../db/database.js';
 import type { Logger } from '../logger.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
-import { tokenLock } from '../redis/token-lock.js';
 import type { Keys } from '../redis/keys.js';
 import type { RealtyClient } from '../realty/client.js';
 import type { NewsPage } from '../domain/gateway.js';
-import { beginRead, ensureFeed, storeRead } from './feed-store.js';
-import { createRowWaker } from './wake-rows.js';
-import { createLagWindow, lagAllowance, type LagFigures } from '../ledger/feed-lag.js';
+import { beginRead, ensureFeed, storeRead, type StoreResult } from './feed-store.js';
+import { createRowWaker, type RowWaker } from './wake-rows.js';
+import { FollowerLock } from './follower-lock.js';
+import { HighWaterMark } from './feed-mark.js';
+import { LagWatch } from './lag-watch.js';
 
 export interface FollowerOptions {
   redis: Redis;
@@ -50,104 +51,54 @@ export const DEFAULT_FEED_LOCK_MS = 5000;
 export const DEFAULT_STORES_AHEAD = 4;
 
 export function startFeedFollower(options: FollowerOptions): FeedFollower {
-  const { redis, keys, db, client, logger } = options;
-  const pollMs = options.pollMs ?? DEFAULT_FEED_POLL_MS;
-  const lockMs = options.lockMs ?? DEFAULT_FEED_LOCK_MS;
-  const storesAhead = Math.max(1, options.storesAhead ?? DEFAULT_STORES_AHEAD);
-  const lock = tokenLock(redis, keys.feedLock, lockMs);
-  const log = logger.child({ component: 'feed' });
-  const waker = createRowWaker(redis, keys, log);
-  let holding = false;
-  let stopped = false;
-  let wake: (() => void) | undefined;
-  let timer: NodeJS.Timeout | undefined;
+  const follower = new Follower(options);
+  follower.start();
+  return follower;
+}
 
-  const sleep = (ms: number): Promise<void> =>
-    new Promise((resolve) => {
-      timer = setTimeout(resolve, ms);
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
+type Stored = Awaited<ReturnType<typeof storeRead>>;
+type Settled = 'stop' | 'complete' | 'more';
+type ReceivedPage = NewsPage & { receivedAt: number };
 
-  const setHolding = (now: boolean): void => {
-    if (now === holding) return;
-    holding = now;
-    if (now) log.info({ lockMs }, 'following the gateway news feed for the fleet');
-    else if (!stopped) log.warn('another process follows the news feed now (this one stopped renewing its lock in time)');
-  };
+/**
+ * A page read ahead: asked for while the one before it is stored, when that one was full
+ * (the feed may hold more). `after` is the token it was read after; `readAt`, the database's clock
+ * before the read began (the last one known then: a little early is safe, it only makes
+ * `coveredAt` claim less).
+ */
+interface Read {
+  after: string;
+  readAt: number;
+  page: Promise<ReceivedPage>;
+}
 
-  // Renewed on its own timer, not between reads: a read may take the gateway's whole timeout.
-  const renewal = setInterval(
-    () => {
-      if (!holding) return;
-      lock
-        .renew()
-        .then((ok) => ok || setHolding(false))
-        .catch(() => undefined);
-    },
-    Math.max(100, Math.floor(lockMs / 3)),
-  );
-  renewal.unref();
-
-  /**
-   * A page read ahead: asked for while the one before it is stored, when that one was full
-   * (the feed may hold more). `after` is the token it was read after; `readAt`, the database's clock
-   * before the read began (the last one known then: a little early is safe, it only makes
-   * `coveredAt` claim less).
-   */
-  let ahead: { after: string; readAt: number; page: Promise<NewsPage & { receivedAt: number }> } | undefined;
-  /** The feed's lag behind the answers, measured (src/ledger/feed-lag.ts); written with the next page stored. */
-  const lagWindow = createLagWindow();
-  let lagToWrite: LagFigures | undefined;
-  /** The allowance last said in the log: a line each time it doubles. */
-  let lagSaid = 0;
-  /**
-   * A high-water mark: the newest token a read without `after` gave, asked at `at` (the database's
-   * clock before the call). Once a stored page reaches it, the feed is known complete up to `at`,
-   * however long its pages: under a feed that always has something new (no read ever comes back
-   * empty) the coverage still keeps up. Asked while pages with items are read one after another,
-   * at most one pending, at most one each half poll period.
-   */
-  let mark: { at: number; token: Promise<string | undefined> } | undefined;
-  let lastMarkAt = 0;
-  const askMark = (at: number): void => {
-    if (mark || at - lastMarkAt < pollMs / 2) return;
-    mark = {
-      at,
-      token: client.news().then(
-        (p) => p.lastToken,
-        () => undefined,
-      ),
-    };
-  };
-  /** Whether this page reaches the pending mark: the time it completes the feed to, if so. */
-  const reached = async (after: string, page: NewsPage): Promise<number | undefined> => {
-    if (page.news.length === 0) mark = undefined; // an empty read says more, of a later moment
-    if (!mark) return undefined;
-    const token = await mark.token;
-    if (token !== undefined && token !== after && !page.news.some((i) => i.token === token)) return undefined;
-    const at = mark.at;
-    mark = undefined;
-    if (token === undefined) return undefined;
-    lastMarkAt = at;
-    return at;
-  };
+/**
+ * The follower: `start` runs its loop (take the lock, read a page, store it, sleep when the feed
+ * had no more), `close` ends it. Its parts: the lock (follower-lock.ts), the high-water mark
+ * (feed-mark.ts), the lag (lag-watch.ts), the rows to wake (wake-rows.ts), and here the pages
+ * read ahead and the stores in flight.
+ */
+class Follower implements FeedFollower {
+  private readonly redis: Redis;
+  private readonly keys: Keys;
+  private readonly db: Database;
+  private readonly client: RealtyClient;
+  private readonly log: Logger;
+  private readonly pollMs: number;
+  private readonly lockMs: number;
+  private readonly storesAhead: number;
+  private readonly lock: FollowerLock;
+  private readonly mark: HighWaterMark;
+  private readonly lag: LagWatch;
+  private readonly waker: RowWaker;
+  private stopped = false;
+  /** Ends the sleep under way, if any. */
+  private wake: (() => void) | undefined;
+  private running: Promise<void> = Promise.resolve();
+  /** The page read ahead, to store in the next step. */
+  private ahead: Read | undefined;
   /** the database's clock (ms) in the last answer that gave it: earlier than any read started after. */
-  let clock = 0;
-
-  const readAfter = (after: string, readAt: number) => {
-    const began = performance.now();
-    // When the answer came, on the database's clock: the read's start plus its time here.
-    const page = client.news(after).then((p) => ({ ...p, receivedAt: readAt + Math.round(performance.now() - began) }));
-    // Read ahead and maybe dropped (the store before it failed): its failure is not unhandled.
-    page.catch(() => undefined);
-    return { after, readAt, page };
-  };
-
-  type Stored = Awaited<ReturnType<typeof storeRead>>;
-  type Settled = 'stop' | 'complete' | 'more';
+  private clock = 0;
   /**
    * The stores sent and not answered yet, oldest first, each as its settle: pages read ahead
    * are stored back to back, each transaction begun once the one before it ended, and their
@@ -155,65 +106,227 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
    * cursor where it was, and is refused too. Reading does not wait for them (at most
    * storesAhead): the database stores a page while the next ones are read.
    */
-  let storing: Array<Promise<Settled>> = [];
+  private storing: Array<Promise<Settled>> = [];
   /** A store was refused (lost lock or moved cursor): what was read ahead is dropped. */
-  let refused = false;
+  private refused = false;
+
+  constructor(options: FollowerOptions) {
+    this.redis = options.redis;
+    this.keys = options.keys;
+    this.db = options.db;
+    this.client = options.client;
+    this.pollMs = options.pollMs ?? DEFAULT_FEED_POLL_MS;
+    this.lockMs = options.lockMs ?? DEFAULT_FEED_LOCK_MS;
+    this.storesAhead = Math.max(1, options.storesAhead ?? DEFAULT_STORES_AHEAD);
+    this.log = options.logger.child({ component: 'feed' });
+    this.lock = new FollowerLock(this.redis, this.keys.feedLock, this.lockMs, this.log);
+    this.mark = new HighWaterMark(this.client, this.pollMs);
+    this.lag = new LagWatch(this.log);
+    this.waker = createRowWaker(this.redis, this.keys, this.log);
+  }
+
+  get following(): boolean {
+    return this.lock.holding;
+  }
+
+  start(): void {
+    this.lock.start();
+    this.running = this.loop();
+  }
+
+  async close(): Promise<void> {
+    this.stopped = true;
+    this.lock.stop();
+    this.wake?.();
+    // A read in flight may take the gateway's timeout: the lock is given up now, and its
+    // store, should it come, is refused (the lock is no longer this follower's).
+    await Promise.race([this.running, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+    await this.lock.release();
+    await this.waker.close();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  private async loop(): Promise<void> {
+    let failures = 0;
+    while (!this.stopped) {
+      try {
+        if (!this.lock.holding) {
+          this.ahead = undefined;
+          // Every store sent is answered before the lock is asked for again: a late 'lost' must
+          // not mark the lock given up after it was taken back (and a stored page's rows are woken).
+          await this.drain().catch(() => undefined);
+          if (!(await this.lock.acquire())) {
+            await this.sleep(this.lockMs / 2);
+            continue;
+          }
+        }
+        const more = await this.step();
+        if (failures > 0) this.log.info({ failures }, 'the news feed answers again');
+        failures = 0;
+        if (!more) await this.sleep(this.pollMs);
+      } catch (err) {
+        failures++;
+        // One line when it starts, then one a few minutes: a gateway down all night must not fill the log.
+        if (failures === 1 || failures % 50 === 0)
+          this.log.warn({ err: { message: (err as Error).message }, failures }, 'the news feed could not be read; trying again');
+        await this.sleep(Math.min(30_000, 500 * 2 ** Math.min(6, failures)));
+      }
+    }
+  }
+
+  /** One page: true when the feed may hold more at once (a full page), false when it had no more. */
+  private async step(): Promise<boolean> {
+    let read = this.ahead;
+    this.ahead = undefined;
+    if (read === undefined) {
+      await this.drain();
+      this.refused = false;
+      this.mark.forget();
+      // The cursor and the clock, taken before the read: everything the feed held at this
+      // moment is in the answer.
+      const start = await beginRead(this.db);
+      if (start.cursor === undefined) {
+        await ensureFeed(this.db, this.client);
+        return true;
+      }
+      this.clock = start.now;
+      read = this.readAfter(start.cursor, start.now);
+    }
+    let page: ReceivedPage;
+    try {
+      page = await read.page;
+    } catch (err) {
+      await this.drain().catch(() => undefined);
+      throw err;
+    }
+    // A page with items: the feed may hold more (a page's length proves nothing: it may be cut short
+    // at any size), so the next is read while this one is stored, until a read gives nothing. The store
+    // checks that the cursor is still this page's `after`, so a page is stored only after the one before it.
+    const full = page.news.length > 0;
+    const markAt = await this.mark.reached(read.after, page);
+    const next = full && !this.stopped && !this.refused ? this.readAfter(page.lastToken, this.clock) : undefined;
+    if (next) this.mark.ask(this.clock);
+    this.store(read, page, markAt);
+    if (next === undefined) {
+      // Nothing read ahead (the feed had no more, or a store was refused): every answer now, this page's last.
+      const last = await this.drain();
+      if (this.refused) return this.lock.holding;
+      return last === 'more';
+    }
+    while (this.storing.length > this.storesAhead && !this.refused) {
+      try {
+        await this.storing.shift();
+      } catch (err) {
+        await this.drain().catch(() => undefined);
+        throw err;
+      }
+    }
+    if (this.refused) {
+      // A page before was refused: so is this one (unless the cursor came to its `after`
+      // meanwhile); the page read ahead is dropped and the next step starts from the database's cursor.
+      // A store that failed meanwhile is thrown here, for the loop's log and backoff.
+      await this.drain();
+      return this.lock.holding;
+    }
+    this.ahead = next;
+    return true;
+  }
+
+  private readAfter(after: string, readAt: number): Read {
+    const began = performance.now();
+    // When the answer came, on the database's clock: the read's start plus its time here.
+    const page = this.client.news(after).then((p) => ({ ...p, receivedAt: readAt + Math.round(performance.now() - began) }));
+    // Read ahead and maybe dropped (the store before it failed): its failure is not unhandled.
+    page.catch(() => undefined);
+    return { after, readAt, page };
+  }
+
+  /** Sends the page's store, begun once the one before it ended: in the database's order, as they were read. */
+  private store(read: Read, page: ReceivedPage, markAt: number | undefined): void {
+    const lag = this.lag.take();
+    const toStore = {
+      lockToken: this.lock.token,
+      after: read.after,
+      lastToken: page.lastToken,
+      readAt: read.readAt,
+      items: page.news,
+      pollMs: this.pollMs,
+      receivedAt: page.receivedAt,
+      ...(markAt !== undefined && { markAt }),
+      ...(lag && { lag }),
+    };
+    const previous = this.storing.at(-1);
+    const settled = this.settle(
+      previous
+        ? previous.then(
+            () => storeRead(this.redis, this.keys, this.db, toStore),
+            () => storeRead(this.redis, this.keys, this.db, toStore),
+          )
+        : storeRead(this.redis, this.keys, this.db, toStore),
+    );
+    // Answered in a later step, or dropped with a failure here: never unhandled.
+    settled.catch(() => undefined);
+    this.storing.push(settled);
+  }
 
   /** A store's answer: 'stop' when it was refused (lost lock or moved cursor), else whether the feed was all read. */
-  const settle = async (pending: Promise<Stored>): Promise<Settled> => {
+  private async settle(pending: Promise<Stored>): Promise<Settled> {
     const { result: stored, now } = await pending;
-    if (now !== undefined) clock = now;
+    if (now !== undefined) this.clock = now;
     if (stored.kind === 'lost') {
-      refused = true;
-      setHolding(false);
+      this.refused = true;
+      this.lock.lost();
       return 'stop';
     }
     // Moved: another follower stored this page; the next read starts from the database's cursor.
     if (stored.kind === 'moved') {
-      refused = true;
+      this.refused = true;
       return 'stop';
     }
+    this.report(stored);
+    // Their rows sleep until their try's end plus --feed-lag-ms: run them now.
+    this.waker.wake(stored.wake);
+    return stored.complete ? 'complete' : 'more';
+  }
+
+  /** What a stored page found, in the log; its lag samples, to the lag watch. */
+  private report(stored: Extract<StoreResult, { kind: 'stored' }>): void {
     if (stored.restore)
-      log.error(
+      this.log.error(
         { evidence: stored.restore.why, givenBack: stored.restore.lost },
         'the database was restored from an older copy (or lost committed writes): the docflows made since are entered from the news feed, and nothing is sent before the feed is read to its end; check that DATABASE_URL names the live database (realty-batch status)',
       );
-    if (stored.resolved > 0) log.info({ resolved: stored.resolved }, 'lost answers found in the news feed');
-    if (stored.lags.length > 0) {
-      lagWindow.add(stored.lags);
-      lagToWrite = lagWindow.figures();
-      const allowance = lagToWrite ? lagAllowance(0, lagToWrite.p99) : 0;
-      if (lagToWrite && allowance >= 1000 && allowance >= 2 * lagSaid) {
-        lagSaid = allowance;
-        log.warn(
-          { lagP99Ms: lagToWrite.p99, lagMaxMs: lagToWrite.max, samples: lagToWrite.samples, waitMs: allowance },
-          'the news feed shows docflows late: a try whose answer was lost is judged only once the feed was read complete this long after its end, whatever --feed-lag-ms says',
-        );
-      }
-    }
+    if (stored.resolved > 0) this.log.info({ resolved: stored.resolved }, 'lost answers found in the news feed');
+    if (stored.lags.length > 0) this.lag.add(stored.lags);
     for (const d of stored.duplicates)
-      log.error(
+      this.log.error(
         { dealBatch: d.batch, row: d.row, docflowId: d.docflow_id, keptDocflowId: d.kept_docflow_id, requestId: d.request_id, how: d.how },
         'a deal has two docflows at the gateway (DUPLICATE_DOCFLOW): both are followed; one must be cancelled',
       );
     for (const o of stored.overruled)
-      log.error(
+      this.log.error(
         { dealBatch: o.batch, row: o.row, dealId: o.dealId, docflowId: o.docflowId, requestId: o.requestId },
         "the news feed shows a docflow for a try an operator resolved as having none (ledger --resolve-none): the feed's evidence is kept, the deal has this docflow and is not sent again",
       );
-    // Their rows sleep until their try's end plus --feed-lag-ms: run them now.
-    waker.wake(stored.wake);
-    return stored.complete ? 'complete' : 'more';
-  };
+  }
 
   /**
    * Waits for every store in flight, in order: before a fresh start, a sleep, or on a failure.
    * The last one's answer (`refused` tells whether any was refused); the first failure is thrown
    * once all have ended.
    */
-  const drain = async (): Promise<Settled | undefined> => {
-    const pending = storing;
-    storing = [];
+  private async drain(): Promise<Settled | undefined> {
+    const pending = this.storing;
+    this.storing = [];
     let last: Settled | undefined;
     let failure: { err: unknown } | undefined;
     for (const settled of pending) {
@@ -225,135 +338,5 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
     }
     if (failure) throw failure.err;
     return last;
-  };
-
-  /** One page: true when the feed may hold more at once (a full page), false when it had no more. */
-  const step = async (): Promise<boolean> => {
-    let read = ahead;
-    ahead = undefined;
-    if (read === undefined) {
-      await drain();
-      refused = false;
-      mark = undefined;
-      // The cursor and the clock, taken before the read: everything the feed held at this
-      // moment is in the answer.
-      const start = await beginRead(db);
-      if (start.cursor === undefined) {
-        await ensureFeed(db, client);
-        return true;
-      }
-      clock = start.now;
-      read = readAfter(start.cursor, start.now);
-    }
-    let page: NewsPage & { receivedAt: number };
-    try {
-      page = await read.page;
-    } catch (err) {
-      await drain().catch(() => undefined);
-      throw err;
-    }
-    // A page with items: the feed may hold more (a page's length proves nothing: it may be cut short
-    // at any size), so the next is read while this one is stored, until a read gives nothing. The store
-    // checks that the cursor is still this page's `after`, so a page is stored only after the one before it.
-    const full = page.news.length > 0;
-    const markAt = await reached(read.after, page);
-    const next = full && !stopped && !refused ? readAfter(page.lastToken, clock) : undefined;
-    if (next) askMark(clock);
-    // Each store begins once the one before it ended: in the database's order, as they were read.
-    const toStore = {
-      lockToken: lock.token,
-      after: read.after,
-      lastToken: page.lastToken,
-      readAt: read.readAt,
-      items: page.news,
-      pollMs,
-      receivedAt: page.receivedAt,
-      ...(markAt !== undefined && { markAt }),
-      ...(lagToWrite && { lag: lagToWrite }),
-    };
-    lagToWrite = undefined;
-    const previous = storing.at(-1);
-    const settled = settle(
-      previous
-        ? previous.then(
-            () => storeRead(redis, keys, db, toStore),
-            () => storeRead(redis, keys, db, toStore),
-          )
-        : storeRead(redis, keys, db, toStore),
-    );
-    // Answered in a later step, or dropped with a failure here: never unhandled.
-    settled.catch(() => undefined);
-    storing.push(settled);
-    if (next === undefined) {
-      // Nothing read ahead (the feed had no more, or a store was refused): every answer now, this page's last.
-      const last = await drain();
-      if (refused) return holding;
-      return last === 'more';
-    }
-    while (storing.length > storesAhead && !refused) {
-      try {
-        await storing.shift();
-      } catch (err) {
-        await drain().catch(() => undefined);
-        throw err;
-      }
-    }
-    if (refused) {
-      // A page before was refused: so is this one (unless the cursor came to its `after`
-      // meanwhile); the page read ahead is dropped and the next step starts from the database's cursor.
-      // A store that failed meanwhile is thrown here, for the loop's log and backoff.
-      await drain();
-      return holding;
-    }
-    ahead = next;
-    return true;
-  };
-
-  const loop = async (): Promise<void> => {
-    let failures = 0;
-    while (!stopped) {
-      try {
-        if (!holding) {
-          ahead = undefined;
-          // Every store sent is answered before the lock is asked for again: a late 'lost' must
-          // not mark the lock given up after it was taken back (and a stored page's rows are woken).
-          await drain().catch(() => undefined);
-          const taken = await lock.acquire();
-          setHolding(taken);
-          if (!taken) {
-            await sleep(lockMs / 2);
-            continue;
-          }
-        }
-        const more = await step();
-        if (failures > 0) log.info({ failures }, 'the news feed answers again');
-        failures = 0;
-        if (!more) await sleep(pollMs);
-      } catch (err) {
-        failures++;
-        // One line when it starts, then one a few minutes: a gateway down all night must not fill the log.
-        if (failures === 1 || failures % 50 === 0)
-          log.warn({ err: { message: (err as Error).message }, failures }, 'the news feed could not be read; trying again');
-        await sleep(Math.min(30_000, 500 * 2 ** Math.min(6, failures)));
-      }
-    }
-  };
-  const running = loop();
-
-  return {
-    get following() {
-      return holding;
-    },
-    async close() {
-      stopped = true;
-      clearInterval(renewal);
-      wake?.();
-      // A read in flight may take the gateway's timeout: the lock is given up now, and its
-      // store, should it come, is refused (the lock is no longer this follower's).
-      await Promise.race([running, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
-      if (holding) await lock.release();
-      holding = false;
-      await waker.close();
-    },
-  };
+  }
 }
