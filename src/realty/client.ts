@@ -4,16 +4,17 @@
  * sign a file, download a file) as the public documentation shows them. Every call fails
  * the same way: ApiHttpError with the status (decide() in src/worker/deal/gateway-failure.ts turns it into pause,
  * retry or a final outcome), ApiNetworkError for no answer or a timeout, ApiResponseError
- * for an answer it cannot read. undici's `request` over a keep-alive pool, not global
- * fetch: the WHATWG layers fetch adds (streams, Headers, Response) cost CPU on every call.
+ * for an answer it cannot read. The calls themselves (the pool, the session, the deadline)
+ * are the connection's (connection.ts); here, each operation's path and the answers it takes.
  */
-import { Readable, Transform } from 'node:stream';
-import { Agent, request, type Dispatcher } from 'undici';
-import { ApiHttpError, ApiNetworkError, ApiResponseError } from '../errors.js';
+import { Transform, type Readable } from 'node:stream';
+import type { Dispatcher } from 'undici';
+import { ApiNetworkError, ApiResponseError } from '../errors.js';
 import { fastDocflowResponse, fastSuggestResponse } from './answer-precheck.js';
 import { fastNewsPage } from './news-precheck.js';
-import { checked, Deadline, errorBody, fileNameOf, header, networkReason, parseJson, retryAfter } from './response.js';
-import { fixedSession, type Session, type SessionProvider } from './session.js';
+import { GatewayConnection } from './connection.js';
+import { checked, fileNameOf, header, networkReason, parseJson } from './response.js';
+import { fixedSession, type SessionProvider } from './session.js';
 import {
   contentPointerSchema,
   CONTENTS_PATH,
@@ -137,243 +138,169 @@ export interface RealtyClient {
   close(): Promise<void>;
 }
 
-/** One call's body and limits; a function body opens a new stream for each send. */
-interface CallInit {
-  body?: string | Uint8Array | Readable | (() => Readable | Promise<Readable>);
-  contentType?: string;
-  contentLength?: number;
-  timeoutMs?: number;
-  streamed?: boolean;
-}
-
 export const SIGNATURE_CONTENT_TYPE = 'application/x-pkcs7-signature';
 
 export function createRealtyClient(options: RealtyClientOptions): RealtyClient {
-  const baseUrl = options.baseUrl.replace(/\/+$/, '');
-  const dispatcher = new Agent({
-    connections: options.connections ?? 128,
-    keepAliveTimeout: 30_000,
-    headersTimeout: options.timeoutMs,
-    bodyTimeout: options.timeoutMs,
-  });
-  const session = options.session ?? fixedSession(options.sessionId ?? '');
-  if (options.session === undefined && !options.sessionId) throw new Error('A gateway client needs a sessionId or a session.');
-  /** The headers of one session, made again only when the session changes. */
-  let made: { session: Session; headers: Record<string, string>; readHeaders: Record<string, string> } | undefined;
-  const headersOf = (current: Session) => {
-    if (made?.session !== current) {
-      const authorization = `auth.sid ${current.id}`;
-      made = {
-        session: current,
-        headers: { 'content-type': 'application/json', accept: 'application/json', authorization },
-        readHeaders: { accept: 'application/json', authorization },
-      };
-    }
-    return made;
+  const client = new GatewayClient(options);
+  // Each operation an own property, bound: callers wrap one operation in a spread of the client
+  // ({ ...client, news }, which copies own properties only), or hand one on by itself.
+  return {
+    suggest: client.suggest.bind(client),
+    createDocflow: client.createDocflow.bind(client),
+    news: client.news.bind(client),
+    getDocflow: client.getDocflow.bind(client),
+    sendDocflow: client.sendDocflow.bind(client),
+    signFile: client.signFile.bind(client),
+    uploadContent: client.uploadContent.bind(client),
+    downloadFile: client.downloadFile.bind(client),
+    close: client.close.bind(client),
   };
+}
 
-  /**
-   * A call; on a 401 the session is renewed once and the call made again with the new one.
-   * A refused login is thrown as it is (LoginRefusedError); a renewal that has nothing new
-   * leaves the 401.
-   */
-  async function open(
-    method: 'GET' | 'POST',
-    path: string,
-    endpoint: string,
-    init: CallInit,
-  ): Promise<{ response: Dispatcher.ResponseData; text?: string }> {
-    const current = session.current();
-    try {
-      return await openOnce(method, path, endpoint, init, current);
-    } catch (err) {
-      if (!(err instanceof ApiHttpError) || err.status !== 401 || !(await session.renew(current.generation))) throw err;
-      // A stream given as it is was read: it cannot be sent again. A function opens a new one.
-      if (init.body instanceof Readable) throw new ApiNetworkError(endpoint, 'SESSION_RENEWED', err);
-      return openOnce(method, path, endpoint, init, session.current());
-    }
-  }
+/** The operations, each on the connection (connection.ts): its path, the statuses it takes and its answer's checks. */
+class GatewayClient implements RealtyClient {
+  private readonly connection: GatewayConnection;
+  private readonly timeoutMs: number;
+  private readonly maxDownloadBytes: number;
 
-  /**
-   * Opens a call and waits for the answer's head. One deadline covers the call: until the
-   * head when `streamed`, else the head and the whole body. undici's own header and body
-   * timers tick in coarse steps and do not cover the total. The timer is cleared when the
-   * call ends (AbortSignal.timeout's would stay armed for the whole timeout: thousands of
-   * them a second). A status of 300 or more is an ApiHttpError with the gateway's Error object.
-   */
-  async function openOnce(
-    method: 'GET' | 'POST',
-    path: string,
-    endpoint: string,
-    init: CallInit,
-    current: Session,
-  ): Promise<{ response: Dispatcher.ResponseData; text?: string }> {
-    // A body that opens its stream is opened for this send (a stream is sent once), before the
-    // call starts: an opening that refuses (a file no longer the one checked) sends nothing at all.
-    const body = typeof init.body === 'function' ? await init.body() : init.body;
-    const { headers, readHeaders } = headersOf(current);
-    const started = performance.now();
-    let response: Dispatcher.ResponseData;
-    const signal = new Deadline();
-    const deadline = setTimeout(() => signal.expire(), init.timeoutMs ?? options.timeoutMs);
-    let text: string | undefined;
-    try {
-      response = await request(
-        `${baseUrl}${path}`,
-        init.body === undefined
-          ? { method, headers: readHeaders, dispatcher, signal }
-          : {
-              method,
-              // A JSON body (every deal's two calls) takes the session's headers as they are: no copy a call.
-              headers:
-                init.contentType === undefined && init.contentLength === undefined
-                  ? headers
-                  : {
-                      ...headers,
-                      ...(init.contentType !== undefined && { 'content-type': init.contentType }),
-                      ...(init.contentLength !== undefined && { 'content-length': String(init.contentLength) }),
-                    },
-              body,
-              dispatcher,
-              signal,
-            },
-      );
-      if (!init.streamed || response.statusCode >= 300) text = await response.body.text();
-    } catch (err) {
-      options.onCall?.(endpoint, 0, performance.now() - started);
-      throw new ApiNetworkError(endpoint, networkReason(err), err);
-    } finally {
-      clearTimeout(deadline);
-      // An answer that came before the whole body was read (a 401 at once): the file is closed.
-      if (body instanceof Readable && !body.readableEnded) body.destroy();
-    }
-    options.onCall?.(endpoint, response.statusCode, performance.now() - started);
-    if (response.statusCode >= 300) {
-      throw new ApiHttpError({
-        status: response.statusCode,
-        endpoint,
-        body: errorBody(parseJson(text ?? ''), text ?? ''),
-        retryAfterSeconds: retryAfter(response.headers['retry-after']),
-      });
-    }
-    return text === undefined ? { response } : { response, text };
-  }
-
-  async function call(
-    method: 'GET' | 'POST',
-    path: string,
-    endpoint: string,
-    payload?: unknown,
-    timeoutMs = options.timeoutMs,
-  ): Promise<{ status: number; json: unknown }> {
-    const { response, text } = await open(method, path, endpoint, {
-      ...(method === 'POST' && { body: JSON.stringify(payload) }),
-      timeoutMs,
+  constructor(options: RealtyClientOptions) {
+    if (options.session === undefined && !options.sessionId) throw new Error('A gateway client needs a sessionId or a session.');
+    this.connection = new GatewayConnection({
+      baseUrl: options.baseUrl,
+      session: options.session ?? fixedSession(options.sessionId ?? ''),
+      timeoutMs: options.timeoutMs,
+      connections: options.connections,
+      onCall: options.onCall,
     });
-    return { status: response.statusCode, json: parseJson(text ?? '') };
+    this.timeoutMs = options.timeoutMs;
+    this.maxDownloadBytes = options.maxDownloadBytes ?? MAX_DOWNLOAD_BYTES;
+  }
+
+  async suggest(query: SuggestRequest): Promise<SuggestCandidate[]> {
+    const { status, json } = await this.connection.json('POST', SUGGEST_PATH, 'suggest', query);
+    return fastSuggestResponse(json) ?? checked(suggestResponseSchema, json, 'suggest', status);
+  }
+
+  async createDocflow(docflowType: string, body: DocflowRequest<object>, callOptions?: { timeoutMs?: number }): Promise<CreatedDocflow> {
+    const { status, json } = await this.connection.json(
+      'POST',
+      docflowPath(docflowType),
+      'docflows',
+      body,
+      Math.min(this.timeoutMs, callOptions?.timeoutMs ?? this.timeoutMs),
+    );
+    if (status !== 200 && status !== 201) {
+      throw new ApiResponseError('docflows', status, 'the contract allows only 200 and 201 for a created docflow');
+    }
+    return { status, docflow: fastDocflowResponse(json) ?? checked(docflowResponseSchema, json, 'docflows', status) };
+  }
+
+  async news(after?: string): Promise<NewsPage> {
+    const { status, json } = await this.connection.json(
+      'GET',
+      after === undefined ? NEWS_PATH : `${NEWS_PATH}?after=${encodeURIComponent(after)}`,
+      'news',
+    );
+    return fastNewsPage(json) ?? checked(newsPageSchema, json, 'news', status);
+  }
+
+  getDocflow(docflowId: string): Promise<Docflow> {
+    return this.docflowCall('GET', docflowId, 'docflow');
+  }
+
+  sendDocflow(docflowId: string): Promise<Docflow> {
+    return this.docflowCall('POST', docflowId, 'send');
+  }
+
+  async signFile(
+    docflowId: string,
+    fileId: string,
+    signature: Uint8Array | Readable,
+    signOptions?: { contentType?: string },
+  ): Promise<void> {
+    await this.connection.open('POST', fileSignaturesPath(docflowId, fileId), 'signature', {
+      body: signature,
+      contentType: signOptions?.contentType ?? SIGNATURE_CONTENT_TYPE,
+    });
+  }
+
+  async uploadContent(
+    body: Readable | (() => Readable | Promise<Readable>),
+    contentType: string,
+    length: number,
+    uploadOptions?: { timeoutMs?: number },
+  ): Promise<ContentPointer> {
+    const endpoint = 'contents';
+    // Its own deadline when given: a large file's body takes longer to send than a JSON call's.
+    const { response, text } = await this.connection.open('POST', CONTENTS_PATH, endpoint, {
+      body,
+      contentType,
+      contentLength: length,
+      ...(uploadOptions?.timeoutMs !== undefined && { timeoutMs: uploadOptions.timeoutMs }),
+    });
+    if (response.statusCode !== 201 && response.statusCode !== 200) {
+      throw new ApiResponseError(endpoint, response.statusCode, 'an upload is answered with 201');
+    }
+    return checked(contentPointerSchema, parseJson(text ?? ''), endpoint, response.statusCode);
+  }
+
+  async downloadFile(docflowId: string, fileId: string): Promise<DownloadedFile> {
+    const endpoint = 'file';
+    const { response } = await this.connection.open('GET', docflowFilePath(docflowId, fileId), endpoint, { streamed: true });
+    if (response.statusCode !== 200) {
+      await response.body.dump().catch(() => undefined);
+      throw new ApiResponseError(endpoint, response.statusCode, 'a file is answered with 200');
+    }
+    const limit = this.maxDownloadBytes;
+    const announced = header(response.headers['content-length'])?.trim();
+    const length = announced !== undefined && /^\d+$/.test(announced) ? Number(announced) : undefined;
+    if (length !== undefined && length > limit) {
+      response.body.destroy();
+      throw new DownloadTooLargeError(fileId, limit);
+    }
+    const stream = cappedBody(response, endpoint, fileId, limit);
+    return {
+      contentType: header(response.headers['content-type']) ?? '',
+      length,
+      fileName: fileNameOf(header(response.headers['content-disposition'])),
+      stream,
+      async bytes() {
+        const chunks: Buffer[] = [];
+        for await (const chunk of stream) chunks.push(chunk as Buffer);
+        return Buffer.concat(chunks);
+      },
+    };
+  }
+
+  close(): Promise<void> {
+    return this.connection.close();
   }
 
   /** A later operation answers the docflow with 200; any other 2xx is an answer the client cannot trust. */
-  async function docflowCall(method: 'GET' | 'POST', docflowId: string, endpoint: string): Promise<Docflow> {
-    const { status, json } = await call(method, docflowPathOf(docflowId), endpoint, method === 'POST' ? {} : undefined);
+  private async docflowCall(method: 'GET' | 'POST', docflowId: string, endpoint: string): Promise<Docflow> {
+    const { status, json } = await this.connection.json(method, docflowPathOf(docflowId), endpoint, method === 'POST' ? {} : undefined);
     if (status !== 200) throw new ApiResponseError(endpoint, status, 'a docflow is answered with 200');
     return checked(docflowSchema, json, endpoint, status);
   }
+}
 
-  return {
-    async suggest(query) {
-      const { status, json } = await call('POST', SUGGEST_PATH, 'suggest', query);
-      return fastSuggestResponse(json) ?? checked(suggestResponseSchema, json, 'suggest', status);
+/**
+ * A download's body, failed with DownloadTooLargeError as soon as its bytes pass `limit`. Its own
+ * errors (a reset, no byte within timeoutMs) become ApiNetworkError; closing it closes the answer.
+ */
+function cappedBody(response: Dispatcher.ResponseData, endpoint: string, fileId: string, limit: number): Transform {
+  let received = 0;
+  const stream = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      received += chunk.length;
+      if (received > limit) callback(new DownloadTooLargeError(fileId, limit));
+      else callback(null, chunk);
     },
-    async createDocflow(docflowType, body, callOptions) {
-      const { status, json } = await call(
-        'POST',
-        docflowPath(docflowType),
-        'docflows',
-        body,
-        Math.min(options.timeoutMs, callOptions?.timeoutMs ?? options.timeoutMs),
-      );
-      if (status !== 200 && status !== 201) {
-        throw new ApiResponseError('docflows', status, 'the contract allows only 200 and 201 for a created docflow');
-      }
-      return { status, docflow: fastDocflowResponse(json) ?? checked(docflowResponseSchema, json, 'docflows', status) };
-    },
-    async news(after) {
-      const { status, json } = await call(
-        'GET',
-        after === undefined ? NEWS_PATH : `${NEWS_PATH}?after=${encodeURIComponent(after)}`,
-        'news',
-      );
-      return fastNewsPage(json) ?? checked(newsPageSchema, json, 'news', status);
-    },
-    getDocflow(docflowId) {
-      return docflowCall('GET', docflowId, 'docflow');
-    },
-    sendDocflow(docflowId) {
-      return docflowCall('POST', docflowId, 'send');
-    },
-    async signFile(docflowId, fileId, signature, signOptions) {
-      await open('POST', fileSignaturesPath(docflowId, fileId), 'signature', {
-        body: signature,
-        contentType: signOptions?.contentType ?? SIGNATURE_CONTENT_TYPE,
-      });
-    },
-    async uploadContent(body, contentType, length, uploadOptions) {
-      const endpoint = 'contents';
-      // Its own deadline when given: a large file's body takes longer to send than a JSON call's.
-      const { response, text } = await open('POST', CONTENTS_PATH, endpoint, {
-        body,
-        contentType,
-        contentLength: length,
-        ...(uploadOptions?.timeoutMs !== undefined && { timeoutMs: uploadOptions.timeoutMs }),
-      });
-      if (response.statusCode !== 201 && response.statusCode !== 200) {
-        throw new ApiResponseError(endpoint, response.statusCode, 'an upload is answered with 201');
-      }
-      return checked(contentPointerSchema, parseJson(text ?? ''), endpoint, response.statusCode);
-    },
-    async downloadFile(docflowId, fileId) {
-      const endpoint = 'file';
-      const { response } = await open('GET', docflowFilePath(docflowId, fileId), endpoint, { streamed: true });
-      if (response.statusCode !== 200) {
-        await response.body.dump().catch(() => undefined);
-        throw new ApiResponseError(endpoint, response.statusCode, 'a file is answered with 200');
-      }
-      const limit = options.maxDownloadBytes ?? MAX_DOWNLOAD_BYTES;
-      const announced = header(response.headers['content-length'])?.trim();
-      const length = announced !== undefined && /^\d+$/.test(announced) ? Number(announced) : undefined;
-      if (length !== undefined && length > limit) {
-        response.body.destroy();
-        throw new DownloadTooLargeError(fileId, limit);
-      }
-      // The body's own errors (a reset, no byte within timeoutMs) become ApiNetworkError.
-      let received = 0;
-      const stream = new Transform({
-        transform(chunk: Buffer, _encoding, callback) {
-          received += chunk.length;
-          if (received > limit) callback(new DownloadTooLargeError(fileId, limit));
-          else callback(null, chunk);
-        },
-      });
-      response.body.on('error', (err) => stream.destroy(new ApiNetworkError(endpoint, networkReason(err), err)));
-      stream.on('close', () => {
-        if (!response.body.destroyed) response.body.destroy();
-      });
-      response.body.pipe(stream);
-      return {
-        contentType: header(response.headers['content-type']) ?? '',
-        length,
-        fileName: fileNameOf(header(response.headers['content-disposition'])),
-        stream,
-        async bytes() {
-          const chunks: Buffer[] = [];
-          for await (const chunk of stream) chunks.push(chunk as Buffer);
-          return Buffer.concat(chunks);
-        },
-      };
-    },
-    async close() {
-      await dispatcher.close();
-    },
-  };
+  });
+  response.body.on('error', (err) => stream.destroy(new ApiNetworkError(endpoint, networkReason(err), err)));
+  stream.on('close', () => {
+    if (!response.body.destroyed) response.body.destroy();
+  });
+  response.body.pipe(stream);
+  return stream;
 }
