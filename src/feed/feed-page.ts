@@ -30,7 +30,7 @@ export interface PageToStore {
   pollMs?: number;
   /**
    * This page reached the newest token a read without `after` gave at this time (database clock,
-   * src/feed/follower.ts): everything the feed held then is stored with it, however long the page.
+   * src/feed/feed-mark.ts): everything the feed held then is stored with it, however long the page.
    */
   markAt?: number;
   /** When the page's answer came (database clock: readAt plus the read's time on this host): the lag's sample point. */
