@@ -58,23 +58,26 @@ export function actionOf(request: FastifyRequest): { action: string; detail: str
 }
 
 /**
- * An `onResponse` hook recording every request that changed something (a method other than
- * GET, HEAD, OPTIONS on a route, answered below 400: what the hooks and Bull Board refused is
- * not an action) as an operator action of `who`. It runs once the answer is sent: a failure to
- * record is logged and the request keeps its answer. `pending` holds the writes under way.
+ * An `onSend` hook recording every request that changed something (a method other than GET,
+ * HEAD, OPTIONS on a route, answered below 400: what the hooks and Bull Board refused is not an
+ * action) as an operator action of `who`. The answer leaves once the action is recorded, so an
+ * operator's actions are recorded in the order they were made and none is answered unrecorded;
+ * a failure to record is logged and the request keeps its answer. `pending` holds the writes
+ * under way.
  */
 function recordActions(db: Database, who: string, pending: Set<Promise<void>>, logger: Logger | undefined) {
-  return (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    if (READS.has(request.method) || reply.statusCode >= 400) return Promise.resolve();
+  return async <T>(request: FastifyRequest, reply: FastifyReply, payload: T): Promise<T> => {
+    if (READS.has(request.method) || reply.statusCode >= 400) return payload;
     const action = actionOf(request);
-    if (!action) return Promise.resolve();
+    if (!action) return payload;
     const write = recordAction(db, { who, ...action })
       .catch((err: unknown) =>
         logger?.error({ err: { message: (err as Error).message }, action: action.action }, 'a dashboard action could not be recorded'),
       )
       .finally(() => pending.delete(write));
     pending.add(write);
-    return write;
+    await write;
+    return payload;
   };
 }
 
@@ -140,7 +143,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
   app.addHook('onRequest', refuseUnsafeActions(BOARD_PATH, queue));
   // Behind the credentials, the only user who can have come through is theirs.
   const recording = new Set<Promise<void>>();
-  app.addHook('onResponse', recordActions(db, options.credentials?.user ?? ANONYMOUS, recording, logger));
+  app.addHook('onSend', recordActions(db, options.credentials?.user ?? ANONYMOUS, recording, logger));
   // fastify's own 404 repeats the method and the path it was given; this says one fixed sentence.
   app.setNotFoundHandler(async (_request, reply) =>
     reply.code(404).type('text/plain; charset=utf-8').send('There is no such page on the realty-batch dashboard.\n'),
