@@ -1,7 +1,7 @@
 /** The flags of every process that runs deal workers (`run`, `work`), and the settings they make. */
 import type { Command } from 'commander';
 import { DEFAULTS, TUNABLES } from '../config.js';
-import type { DealWorkerOptions } from '../worker/create-worker.js';
+import { resolveWorkerSettings, type WorkerSettings } from '../worker/worker-settings.js';
 import { nonNegativeInt, positiveInt, share } from './flags.js';
 
 /** What `addWorkerOptions` puts in a command's `opts()`. */
@@ -60,18 +60,18 @@ export function addWorkerOptions(cmd: Command): Command {
     .option('--no-track', 'never follow the news feed in this process (another process of the fleet must)');
 }
 
-/** The deal worker's settings from its flags and the environment. */
-export function dealWorkerSettings(flags: WorkerFlags) {
-  return {
+/** The deal worker's settings from its flags (each has its default there), resolved once: the rest from TUNABLES. */
+export function dealWorkerSettings(flags: WorkerFlags): WorkerSettings {
+  return resolveWorkerSettings({
     concurrency: flags.concurrency,
     attempts: flags.attempts,
     backoffMs: flags.backoffMs,
     timeoutMs: flags.timeoutMs,
-    rate: flags.rate,
+    ...(flags.rate !== undefined && { rate: flags.rate }),
     lockMs: flags.lockMs,
     breaker: { threshold: flags.breakerThreshold, cooldownMs: flags.breakerCooldownMs },
     feedLagMs: flags.feedLagMs,
     reconcileTimeoutMs: flags.reconcileTimeoutMs,
     track: flags.track,
-  } satisfies Partial<DealWorkerOptions>;
+  });
 }

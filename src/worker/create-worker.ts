@@ -36,10 +36,15 @@ import { createMetricsRecorder } from '../metrics/recorder.js';
 import { ApiHttpError } from '../errors.js';
 import { BatchAbandonedError } from '../queue/batch-abandoned.js';
 import { TUNABLES } from '../config.js';
-import { CircuitBreaker, type BreakerOptions } from './circuit-breaker.js';
+import { CircuitBreaker } from './circuit-breaker.js';
+import { resolveWorkerSettings, type WorkerSettingsInput } from './worker-settings.js';
 import { openQueue } from '../queue/deal-queue.js';
 
-export interface DealWorkerOptions {
+/**
+ * What the worker runs with, and its settings (src/worker/worker-settings.ts): a resolved group
+ * (`run`, `work`) or some of them (tests, benches), the rest resolved here once with their defaults.
+ */
+export interface DealWorkerOptions extends WorkerSettingsInput {
   /** Makes the processor of `deal` jobs from its context (jobs/deal.ts: createDealProcessor). */
   processor: (ctx: DealProcessorContext) => Processor<DealJobData, OutcomeRecord>;
   /** A connection with `maxRetriesPerRequest: null`; the worker duplicates it for blocking calls. */
@@ -52,39 +57,13 @@ export interface DealWorkerOptions {
   sessionId?: string;
   /** The fleet's session (src/redis/fleet-session.ts), started; wins over `sessionId`. */
   session?: SessionProvider;
-  concurrency: number;
-  attempts: number;
-  backoffMs: number;
-  timeoutMs: number;
-  /** Gateway requests per second across every worker (`--rate`); none when undefined. */
-  rate?: number;
-  /**
-   * How long a job stays locked to a worker that stopped answering (`--lock-ms`):
-   * after that another worker takes it over. Locks are renewed at half of it.
-   * TUNABLES.jobLockMs when undefined.
-   */
-  lockMs?: number;
-  /** The circuit breaker's settings; TUNABLES.breaker when undefined. */
-  breaker?: Partial<BreakerOptions>;
-  /** How long after a try's end its docflow may take to show in the news feed (`--feed-lag-ms`). */
-  feedLagMs?: number;
-  /** How long past that a row waits for the feed before it ends ERR_UNCERTAIN (`--reconcile-timeout-ms`). */
-  reconcileTimeoutMs?: number;
-  /** Follow the news feed for the fleet when no other process does (default true; `--no-track`). */
-  track?: boolean;
-  /** How often the follower reads the feed once it has nothing new (ms). */
-  feedPollMs?: number;
   /**
    * Prune the database once an hour, one process of the fleet at a time (src/db/prune.ts): entries
    * unchanged this long (REALTY_LEDGER_DAYS) and expired batches. Not pruned when undefined.
    */
   ledgerMs?: number;
-  /** How many finished jobs BullMQ keeps (TUNABLES.keptJobs when undefined). */
-  keptJobs?: { completed: number; failed: number; failedMaxAgeMs: number };
   logger: Logger;
 }
-
-// The worker's tunables live in src/config.ts (TUNABLES); these names stay for the CLI's defaults.
 
 export interface DealWorker {
   /** The worker's circuit breaker (its state, for status lines and tests). */
@@ -105,7 +84,8 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   const queue = openQueue(connection, keys);
   queue.on('error', (err) => logger.error({ err: { message: err.message } }, 'queue error'));
   const metrics = createMetricsRecorder(connection, keys.metrics);
-  const breakerOptions: BreakerOptions = { ...TUNABLES.breaker, ...options.breaker };
+  const settings = resolveWorkerSettings(options);
+  const breakerOptions = settings.breaker;
   let probeTimer: NodeJS.Timeout | undefined;
   let closing = false;
   const breaker = new CircuitBreaker(breakerOptions, (from, to, detail) => {
@@ -154,8 +134,8 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   const client = createRealtyClient({
     baseUrl: options.apiUrl,
     session,
-    timeoutMs: options.timeoutMs,
-    connections: Math.max(8, options.concurrency),
+    timeoutMs: settings.timeoutMs,
+    connections: Math.max(8, settings.concurrency),
     onCall: (endpoint, status, ms) => {
       metrics.call(endpoint, status, ms);
       breaker.record(status, Date.now());
@@ -167,7 +147,7 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   const feedClient = createRealtyClient({
     baseUrl: options.apiUrl,
     session,
-    timeoutMs: Math.max(options.timeoutMs, TUNABLES.feedTimeoutMs),
+    timeoutMs: Math.max(settings.timeoutMs, TUNABLES.feedTimeoutMs),
     connections: 2,
     onCall: (endpoint, status, ms) => metrics.call(endpoint, status, ms),
   });
@@ -186,26 +166,25 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   const commit = createCommitter(options.db);
   const outcomes = createOutcomeStore(storeConnection, keys, { run: scripts, db: options.db, commit });
   const ledger = createLedger(storeConnection, keys, options.db, {
-    timeoutMs: options.timeoutMs,
-    feedLagMs: options.feedLagMs ?? TUNABLES.feedLagMs,
+    timeoutMs: settings.timeoutMs,
+    feedLagMs: settings.feedLagMs,
     run: scripts,
     commit,
   });
   // Every worker process offers to follow the feed; one at a time does (a lock in Redis).
-  const follower: FeedFollower | undefined =
-    options.track === false
-      ? undefined
-      : startFeedFollower({
-          redis: connection,
-          keys,
-          db: options.db,
-          client: feedClient,
-          logger,
-          ...(options.feedPollMs ? { pollMs: options.feedPollMs } : {}),
-        });
+  const follower: FeedFollower | undefined = !settings.track
+    ? undefined
+    : startFeedFollower({
+        redis: connection,
+        keys,
+        db: options.db,
+        client: feedClient,
+        logger,
+        ...(settings.feedPollMs !== undefined && { pollMs: settings.feedPollMs }),
+      });
   const pruning = options.ledgerMs === undefined ? undefined : startPruning(options.db, { ledgerMs: options.ledgerMs, logger });
   let sessionReported = false;
-  const limiter = options.rate ? createRequestLimiter(connection, keys.rate, options.rate) : undefined;
+  const limiter = settings.rate !== undefined ? createRequestLimiter(connection, keys.rate, settings.rate) : undefined;
 
   const batches = createBatchStore(connection, keys, options.db);
   // Read once, when the first batch is met (memoized; a failed read is asked again).
@@ -227,9 +206,9 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     ensureFeed: () => ensureFeed(options.db, feedClient),
     databaseId,
     apiUrl: options.apiUrl,
-    attempts: options.attempts,
-    reconcileTimeoutMs: options.reconcileTimeoutMs ?? TUNABLES.reconcileTimeoutMs,
-    timeoutMs: options.timeoutMs,
+    attempts: settings.attempts,
+    reconcileTimeoutMs: settings.reconcileTimeoutMs,
+    timeoutMs: settings.timeoutMs,
     // A processor always has its token; a job without one (never, in a Worker) is written as BullMQ would.
     updateJobData: async (job, token, data) =>
       token
@@ -261,15 +240,15 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     }),
   });
 
-  const kept = options.keptJobs ?? TUNABLES.keptJobs;
+  const kept = settings.keptJobs;
   const worker = new Worker<DealJobData, OutcomeRecord>(keys.queueName, processor, {
     connection,
     prefix: keys.bullPrefix,
-    concurrency: options.concurrency,
+    concurrency: settings.concurrency,
     // Shown as the job's processedBy (Bull Board, tests): which host and process ran it.
     name: `${hostname()}:${process.pid}`,
-    lockDuration: options.lockMs || TUNABLES.jobLockMs,
-    stalledInterval: options.lockMs || TUNABLES.jobLockMs,
+    lockDuration: settings.lockMs,
+    stalledInterval: settings.lockMs,
     // Finished jobs do not outlive their outcomes (TUNABLES.keptJobs); BullMQ's age is in seconds.
     removeOnComplete: { count: kept.completed },
     removeOnFail: { count: kept.failed, age: Math.round(kept.failedMaxAgeMs / 1000) },
@@ -279,10 +258,10 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
     maxStalledCount: TUNABLES.maxStalls,
     // BullMQ honours worker.rateLimit() only on a worker with a limiter; the per-request
     // budget above is the real bound (a job makes one or two requests).
-    ...(options.rate ? { limiter: { max: options.rate, duration: 1000 } } : {}),
+    ...(settings.rate !== undefined && { limiter: { max: settings.rate, duration: 1000 } }),
     settings: {
       backoffStrategy: (attemptsMade: number, _type?: string, err?: Error) =>
-        retryDelay(attemptsMade, options.backoffMs, (err as { cause?: unknown } | undefined)?.cause ?? err),
+        retryDelay(attemptsMade, settings.backoffMs, (err as { cause?: unknown } | undefined)?.cause ?? err),
     },
   });
   worker.on('error', (err) => logger.error({ err: { message: err.message } }, 'worker error'));

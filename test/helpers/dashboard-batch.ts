@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { Redis } from 'ioredis';
-import { runBatch, type RunOptions, type RunResult } from '../../src/cli/run-batch.js';
+import { runBatch, type RunOptions, type RunResult } from '../../src/pipeline/run-batch.js';
 import type { Database } from '../../src/db/database.js';
 import { createDealProcessor } from '../../jobs/deal.js';
 import { createDealValidator } from '../../src/input/validate-deal.js';
@@ -74,7 +74,7 @@ export interface DashboardInput {
 }
 
 /** jobs/deal.ts, with the ledger's claim of `refused` deals answered by a Redis error. */
-function refusingClaims(refused: ReadonlySet<string>): NonNullable<RunOptions['processor']> {
+function refusingClaims(refused: ReadonlySet<string>): RunOptions['processor'] {
   return (ctx) =>
     createDealProcessor({
       ...ctx,
@@ -124,7 +124,6 @@ export async function runDashboardBatch(
     const result = await runBatch({
       file,
       profile: await loadProfile(join(ROOT, 'samples/bank-profile.json')),
-      out: join(dir, `${batch}.results.csv`),
       batch,
       redis,
       keys,
@@ -132,13 +131,10 @@ export async function runDashboardBatch(
       logger: createLogger({ level: 'silent', destination: new PassThrough() }),
       apiUrl: sandbox.url,
       sessionId: SESSION,
-      concurrency: 4,
-      attempts: 2,
-      backoffMs: 50,
-      timeoutMs: 2000,
-      rejects: join(dir, `${batch}.rejects.csv`),
-      pollMs: 20,
-      ...(input.refusedClaims && { processor: refusingClaims(new Set(input.refusedClaims)) }),
+      processor: input.refusedClaims ? refusingClaims(new Set(input.refusedClaims)) : createDealProcessor,
+      worker: { concurrency: 4, attempts: 2, backoffMs: 50, timeoutMs: 2000 },
+      waiting: { pollMs: 20 },
+      output: { out: join(dir, `${batch}.results.csv`), rejects: join(dir, `${batch}.rejects.csv`) },
     });
     return { redis, keys, db, prefix, dir, sandbox, batch, file, result, close };
   } catch (err) {

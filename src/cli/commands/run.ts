@@ -1,10 +1,10 @@
 /** `realty-batch run <file> --profile <bank.json>`: load, process in this process, write the results file. */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { requireGateway, type Lang } from '../../config.js';
+import { requireGateway, type Config, type Lang } from '../../config.js';
 import { describeMissing } from '../../batch/missing-rows.js';
 import { parseDeadline } from '../../batch/deadline.js';
-import { loadProfile } from '../../input/profile.js';
+import { loadProfile, type BankProfile } from '../../input/profile.js';
 import { requireNoEviction } from '../../redis/connection.js';
 import { type CliContext } from '../environment.js';
 import { LANG_HELP, langFlag } from '../flags.js';
@@ -14,7 +14,10 @@ import { printCounts, printLoad, rows } from '../print.js';
 import { checkGatewayReachable } from '../gateway-check.js';
 import { createProgress } from '../progress.js';
 import { formatDuration, formatRate } from '../progress-format.js';
-import type { RunResult } from '../run-batch.js';
+import type { RunOptions, RunResult } from '../../pipeline/run-batch.js';
+import type { WorkerSettings } from '../../worker/worker-settings.js';
+import { withBoundedHeap } from '../heap-growth.js';
+import { resumeAfterRefusedSession } from '../session-pause.js';
 import { bindToGateway, withDatabase } from '../with-database.js';
 import { withRedis } from '../with-redis.js';
 import { describeFollowingFromNow } from '../../feed/states-age.js';
@@ -57,8 +60,10 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
     const gateway = requireGateway(env.config);
     const reading = await readingOptions(opts);
     const profile = await loadProfile(opts.profile);
+    const settings = runSettings(file, opts, reading, { profile, deadline, config: env.config });
+    const { worker } = settings;
     // A wrong REALTY_API_URL stops here in one sentence, before anything is opened or loaded.
-    await checkGatewayReachable(gateway.apiUrl, opts.timeoutMs);
+    await checkGatewayReachable(gateway.apiUrl, worker.timeoutMs);
     // Signals are ours from the start: a SIGTERM while connecting must not kill the process raw.
     const shutdown = onShutdownSignals();
     const result = await withDatabase(env, (db) =>
@@ -69,9 +74,13 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
           await bindToGateway(db, env, gateway);
 
           // Loaded when run, as every command's own heavy parts (program.ts).
-          const [{ openGatewaySession }, { runBatch }] = await Promise.all([import('../gateway-session.js'), import('../run-batch.js')]);
+          const [{ openGatewaySession }, { runBatch }, { createDealProcessor }] = await Promise.all([
+            import('../gateway-session.js'),
+            import('../../pipeline/run-batch.js'),
+            import('../../../jobs/deal.js'),
+          ]);
           // Logged in (or the fleet's session taken) before anything is loaded: a refused login stops here.
-          const session = await openGatewaySession(gateway, { redis, keys: env.keys, timeoutMs: opts.timeoutMs, logger: env.logger });
+          const session = await openGatewaySession(gateway, { redis, keys: env.keys, timeoutMs: worker.timeoutMs, logger: env.logger });
           // The first line: on a terminal it opens the log file, whose name then comes before the bars.
           env.logger.info({ file, batch: opts.batch }, 'run started');
           const loading = createProgress('load', { unit: 'bytes', logger: env.logger });
@@ -80,8 +89,6 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
             const ran = await runBatch({
               file,
               profile,
-              profileFile: resolve(opts.profile),
-              out: opts.out ?? defaultResultsPath(file),
               batch: opts.batch,
               redis,
               keys: env.keys,
@@ -89,16 +96,14 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
               logger: env.logger,
               apiUrl: gateway.apiUrl,
               session,
-              ...dealWorkerSettings(opts),
-              ...reading,
-              resubmit: opts.resubmit,
-              excel: opts.excel ?? profile.excel,
-              attention: opts.attention,
-              attentionAsInput: opts.attentionAsInput,
-              lang: opts.lang ?? env.config.lang,
-              retentionMs: env.config.retentionMs,
+              processor: createDealProcessor,
+              ...settings,
               signal: shutdown.signal,
-              ...(deadline !== undefined && { deadline }),
+              // The process is the CLI's: its V8 settings bound the load's heap.
+              aroundLoad: withBoundedHeap,
+              // A queue this project paused for a refused session resumes with a new run.
+              onQueueOpen: (queue, log) =>
+                resumeAfterRefusedSession({ redis, keys: env.keys, queue, logger: log, resumedBy: 'for this run' }),
               onLoadProgress: ({ rows, bytes, size }) => loading.update({ value: bytes, total: size, rows }),
               onProgress: (done, total, waiting) => {
                 loading.stop();
@@ -118,6 +123,33 @@ export function registerRunCommand(program: Command, context: CliContext): Comma
     printRun(result, resolve(opts.profile));
     context.setExitCode(result.exitCode);
   });
+}
+
+/**
+ * The run's settings in their groups, from its flags and the environment, resolved once: the
+ * CLI's own defaults (the results file beside the input, Excel when the profile says so, the
+ * locale's language) here, the worker's from its flags (worker-options.ts), the rest in runBatch.
+ */
+function runSettings(
+  file: string,
+  opts: RunFlags,
+  { kind, filesRoot, again, rejects, ...reading }: Awaited<ReturnType<typeof readingOptions>>,
+  { profile, deadline, config }: { profile: BankProfile; deadline: number | undefined; config: Config },
+): Pick<RunOptions, 'reading' | 'load' | 'waiting' | 'output'> & { worker: WorkerSettings } {
+  return {
+    reading,
+    load: { kind, filesRoot, again, profileFile: resolve(opts.profile), resubmit: opts.resubmit, retentionMs: config.retentionMs },
+    worker: dealWorkerSettings(opts),
+    waiting: { deadline },
+    output: {
+      out: opts.out ?? defaultResultsPath(file),
+      rejects,
+      excel: opts.excel ?? profile.excel,
+      attention: opts.attention,
+      attentionAsInput: opts.attentionAsInput,
+      lang: opts.lang ?? config.lang,
+    },
+  };
 }
 
 /** The run's summary on stdout; why it stopped early, if it did, on stderr. */

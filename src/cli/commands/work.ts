@@ -1,8 +1,7 @@
 /** `realty-batch work`: a long-running worker of every batch (and of the schedules' ticks) until a signal. */
 import type { Command } from 'commander';
-import { requireGateway } from '../../config.js';
+import { requireGateway, TUNABLES } from '../../config.js';
 import { requireNoEviction } from '../../redis/connection.js';
-import { TUNABLES } from '../../config.js';
 import { type CliContext } from '../environment.js';
 import { nonNegativeInt } from '../flags.js';
 import { aborted, onShutdownSignals } from '../shutdown.js';
@@ -22,10 +21,12 @@ export function registerWorkCommand(program: Command, context: CliContext): Comm
     .option('--grace-ms <ms>', 'on a signal, how long active jobs may take to finish', nonNegativeInt('--grace-ms'), TUNABLES.graceMs);
   return addWorkerOptions(command).action(async (_flags: unknown, cmd: Command) => {
     const opts = cmd.opts<WorkFlags>();
+    // The worker's settings, resolved once from the flags and passed whole.
+    const worker = dealWorkerSettings(opts);
     const env = context.environment();
     const gateway = requireGateway(env.config);
     // A wrong REALTY_API_URL stops the worker at its start in one sentence, not one line per deal all night.
-    await checkGatewayReachable(gateway.apiUrl, opts.timeoutMs);
+    await checkGatewayReachable(gateway.apiUrl, worker.timeoutMs);
     const shutdown = onShutdownSignals();
     await withDatabase(env, (db) =>
       withRedis(
@@ -50,7 +51,7 @@ export function registerWorkCommand(program: Command, context: CliContext): Comm
             import('../gateway-session.js'),
             import('../session-pause.js'),
           ]);
-          const session = await openGatewaySession(gateway, { redis, keys: env.keys, timeoutMs: opts.timeoutMs, logger: env.logger });
+          const session = await openGatewaySession(gateway, { redis, keys: env.keys, timeoutMs: worker.timeoutMs, logger: env.logger });
           const dealWorker = createDealWorker({
             processor: createDealProcessor,
             apiUrl: gateway.apiUrl,
@@ -60,7 +61,7 @@ export function registerWorkCommand(program: Command, context: CliContext): Comm
             db,
             logger: env.logger,
             ledgerMs: env.config.ledgerMs,
-            ...dealWorkerSettings(opts),
+            ...worker,
           });
           await resumeAfterRefusedSession({
             redis,
@@ -78,7 +79,7 @@ export function registerWorkCommand(program: Command, context: CliContext): Comm
             logger: env.logger,
             signal: shutdown.signal,
           });
-          env.logger.info({ concurrency: opts.concurrency }, 'worker started');
+          env.logger.info({ concurrency: worker.concurrency }, 'worker started');
           await aborted(shutdown.signal);
           env.logger.info({ graceMs: opts.graceMs }, 'stopping: no new jobs; active ones may finish');
           await Promise.all([dealWorker.close(opts.graceMs), tickWorker.close()]);

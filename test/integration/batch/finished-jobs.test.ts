@@ -12,7 +12,8 @@ import { parse } from 'csv-parse/sync';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runBatch, type RunOptions } from '../../../src/cli/run-batch.js';
+import { runBatch } from '../../../src/pipeline/run-batch.js';
+import { createDealProcessor } from '../../../jobs/deal.js';
 import { loadBatch } from '../../../src/batch/load-batch.js';
 import { batchStatus } from '../../../src/batch/batch-status.js';
 import { retryBatch } from '../../../src/batch/retry-batch.js';
@@ -47,11 +48,10 @@ describe('finished jobs kept by count, the outcome store reads the rest', () => 
   let keys: Keys;
   const logger = createLogger({ level: 'silent' });
 
-  const run = async (file: string, extra: Partial<RunOptions> = {}) =>
+  const run = async (file: string) =>
     runBatch({
       file,
       profile,
-      out: join(dir, 'results.csv'),
       batch: 'b',
       redis,
       keys,
@@ -59,16 +59,18 @@ describe('finished jobs kept by count, the outcome store reads the rest', () => 
       logger,
       apiUrl: sandbox.url,
       sessionId: SESSION,
-      concurrency: 1,
-      attempts: 2,
-      backoffMs: 50,
-      timeoutMs: 2000,
-      rejects: join(dir, 'rejects.csv'),
-      pollMs: 20,
-      feedPollMs: 50,
-      // One completed job kept, so that a night of three rows already loses two.
-      keptJobs: { completed: 1, failed: 1, failedMaxAgeMs: 60_000 },
-      ...extra,
+      processor: createDealProcessor,
+      worker: {
+        concurrency: 1,
+        attempts: 2,
+        backoffMs: 50,
+        timeoutMs: 2000,
+        feedPollMs: 50,
+        // One completed job kept, so that a night of three rows already loses two.
+        keptJobs: { completed: 1, failed: 1, failedMaxAgeMs: 60_000 },
+      },
+      waiting: { pollMs: 20 },
+      output: { out: join(dir, 'results.csv'), rejects: join(dir, 'rejects.csv') },
     });
 
   beforeAll(async () => {

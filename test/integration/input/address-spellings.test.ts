@@ -6,7 +6,8 @@ import { PassThrough } from 'node:stream';
 import { parse } from 'csv-parse/sync';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runBatch, type RunResult } from '../../../src/cli/run-batch.js';
+import { runBatch, type RunResult } from '../../../src/pipeline/run-batch.js';
+import { createDealProcessor } from '../../../jobs/deal.js';
 import { parseMapping } from '../../../src/input/mapping.js';
 import { loadProfile } from '../../../src/input/profile.js';
 import { createLogger } from '../../../src/logger.js';
@@ -86,9 +87,8 @@ describe('addresses and values as people write them, through run against the san
     );
     result = await runBatch({
       file,
-      mapping,
+      reading: { mapping },
       profile: await loadProfile(join(ROOT, 'samples/bank-profile.json')),
-      out: join(dir, 'night.results.csv'),
       batch: 'night',
       redis,
       keys: createKeys(prefix),
@@ -96,12 +96,10 @@ describe('addresses and values as people write them, through run against the san
       logger: createLogger({ level: 'silent', destination: new PassThrough() }),
       apiUrl: sandbox.url,
       sessionId: SESSION,
-      concurrency: 4,
-      attempts: 2,
-      backoffMs: 50,
-      timeoutMs: 2000,
-      rejects: join(dir, 'night.rejects.csv'),
-      pollMs: 20,
+      processor: createDealProcessor,
+      worker: { concurrency: 4, attempts: 2, backoffMs: 50, timeoutMs: 2000 },
+      waiting: { pollMs: 20 },
+      output: { out: join(dir, 'night.results.csv'), rejects: join(dir, 'night.rejects.csv') },
     });
     rows = parse(readFileSync(join(dir, 'night.results.csv')), { columns: true }) as Array<Record<string, string>>;
   });

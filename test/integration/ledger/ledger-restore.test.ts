@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from 'vitest';
-import { runBatch } from '../../../src/cli/run-batch.js';
+import { runBatch } from '../../../src/pipeline/run-batch.js';
 import { loadBatch } from '../../../src/batch/load-batch.js';
 import { openDatabase, type Database } from '../../../src/db/database.js';
 import { migrate } from '../../../src/db/migrate.js';
@@ -85,7 +85,6 @@ describe('a database restored from an older copy (SQLite, the sandbox)', () => {
     runBatch({
       file,
       profile,
-      out: join(dir, `${batch}.results.csv`),
       batch,
       redis,
       keys,
@@ -93,9 +92,10 @@ describe('a database restored from an older copy (SQLite, the sandbox)', () => {
       logger,
       apiUrl: sandbox.url,
       sessionId: SESSION,
-      rejects: join(dir, `${batch}.rejects.csv`),
-      pollMs: 20,
-      ...FAST,
+      processor: createDealProcessor,
+      worker: FAST,
+      waiting: { pollMs: 20 },
+      output: { out: join(dir, `${batch}.results.csv`), rejects: join(dir, `${batch}.rejects.csv`) },
     });
   const docflowsOf = (dealId: string) => sandbox.docflows().filter((d) => d.requestId === requestIdOf(profile.organization.inn, dealId));
 

@@ -12,7 +12,8 @@ import { parse } from 'csv-parse/sync';
 import { Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from 'vitest';
-import { runBatch, type RunOptions } from '../../../src/cli/run-batch.js';
+import { runBatch } from '../../../src/pipeline/run-batch.js';
+import type { WorkerSettingsInput } from '../../../src/worker/worker-settings.js';
 import { retryBatch } from '../../../src/batch/retry-batch.js';
 import { loadBatch } from '../../../src/batch/load-batch.js';
 import { openQueue } from '../../../src/queue/deal-queue.js';
@@ -72,12 +73,12 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
     await writeFile(file, csvText(dealIds.map(row)));
     return file;
   };
-  const run = async (batch: string, dealIds: string[], extra: Partial<RunOptions> = {}) => {
+  const run = async (batch: string, dealIds: string[], extra: WorkerSettingsInput & { stallMs?: number } = {}) => {
+    const { stallMs, ...worker } = extra;
     const out = join(dir, `${batch}.results.csv`);
     const result = await runBatch({
       file: await fileOf(batch, dealIds),
       profile,
-      out,
       batch,
       redis,
       keys,
@@ -85,10 +86,10 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
       logger: quiet,
       apiUrl: sandbox.url,
       sessionId: SESSION,
-      rejects: join(dir, `${batch}.rejects.csv`),
-      pollMs: 20,
-      ...FAST,
-      ...extra,
+      processor: createDealProcessor,
+      worker: { ...FAST, ...worker },
+      waiting: { pollMs: 20, stallMs },
+      output: { out, rejects: join(dir, `${batch}.rejects.csv`) },
     });
     return { result, rows: parse(readFileSync(out), { columns: true }) as Array<Record<string, string>> };
   };

@@ -14,7 +14,8 @@ import { parse } from 'csv-parse/sync';
 import { Redis } from 'ioredis';
 import { request } from 'undici';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { runBatch } from '../../../src/cli/run-batch.js';
+import { runBatch } from '../../../src/pipeline/run-batch.js';
+import { createDealProcessor } from '../../../jobs/deal.js';
 import { maskJobData } from '../../../src/dashboard/mask.js';
 import { loadProfile, type BankProfile } from '../../../src/input/profile.js';
 import { createLogger } from '../../../src/logger.js';
@@ -175,8 +176,6 @@ describe('personal data echoed by the gateway', () => {
     const result = await runBatch({
       file,
       profile,
-      out,
-      attention,
       batch: 'echo',
       redis,
       keys,
@@ -184,14 +183,10 @@ describe('personal data echoed by the gateway', () => {
       logger: createLogger({ level: 'debug', destination: stream }),
       apiUrl: gateway.url,
       sessionId: SESSION,
-      concurrency: 2,
-      attempts: 3,
-      backoffMs: 50,
-      timeoutMs: 2000,
-      rejects: join(dir, 'rejects.csv'),
-      pollMs: 20,
-      feedLagMs: 300,
-      feedPollMs: 50,
+      processor: createDealProcessor,
+      worker: { concurrency: 2, attempts: 3, backoffMs: 50, timeoutMs: 2000, feedLagMs: 300, feedPollMs: 50 },
+      waiting: { pollMs: 20 },
+      output: { out, attention, rejects: join(dir, 'rejects.csv') },
     });
     expect(result.results.counts).toMatchObject({ rejected: 1, queued: 1 });
     expect(gateway.calls()).toBe(2);

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { describe, it, expect } from 'vitest';
-import { runBatch } from '../../../src/cli/run-batch.js';
+import { runBatch } from '../../../src/pipeline/run-batch.js';
+import { createDealProcessor } from '../../../jobs/deal.js';
 import { loadProfile } from '../../../src/input/profile.js';
 import { createLogger } from '../../../src/logger.js';
 import { createKeys } from '../../../src/redis/keys.js';
@@ -79,7 +80,6 @@ describe('the circuit breaker', () => {
       const result = await runBatch({
         file: join(dir, 'deals.csv'),
         profile: await loadProfile(join(ROOT, 'samples/bank-profile.json')),
-        out: join(dir, 'out.csv'),
         batch: 'down',
         redis,
         keys: createKeys(prefix),
@@ -87,16 +87,19 @@ describe('the circuit breaker', () => {
         logger: createLogger({ level: 'silent' }),
         apiUrl: sandbox.url,
         sessionId: 's',
-        concurrency: 8,
-        attempts: 1,
-        backoffMs: 50,
-        timeoutMs: 2000,
-        breaker: { ...options, cooldownMs: 500, maxProbes: 20 },
-        rejects: join(dir, 'r.csv'),
-        pollMs: 20,
-        // A 5xx may have made a docflow: a deal out of tries asks the feed before it ends.
-        feedLagMs: 200,
-        feedPollMs: 50,
+        processor: createDealProcessor,
+        worker: {
+          concurrency: 8,
+          attempts: 1,
+          backoffMs: 50,
+          timeoutMs: 2000,
+          breaker: { ...options, cooldownMs: 500, maxProbes: 20 },
+          // A 5xx may have made a docflow: a deal out of tries asks the feed before it ends.
+          feedLagMs: 200,
+          feedPollMs: 50,
+        },
+        waiting: { pollMs: 20 },
+        output: { out: join(dir, 'out.csv'), rejects: join(dir, 'r.csv') },
       });
       // Only the failures that opened it (fewer than minCalls) may have spent their try.
       expect(result.results.counts.failed).toBeLessThan(options.minCalls);

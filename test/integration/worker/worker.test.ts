@@ -7,7 +7,8 @@ import { parse } from 'csv-parse/sync';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from 'vitest';
-import { runBatch, type RunOptions } from '../../../src/cli/run-batch.js';
+import { runBatch, type LoadSettings } from '../../../src/pipeline/run-batch.js';
+import type { WorkerSettingsInput } from '../../../src/worker/worker-settings.js';
 import { loadBatch } from '../../../src/batch/load-batch.js';
 import { createDealWorker } from '../../../src/worker/create-worker.js';
 import { TUNABLES } from '../../../src/config.js';
@@ -85,32 +86,28 @@ describe('the worker against every answer of the gateway', () => {
       await client.close();
     }
   };
-  const run = async (dealIds: string[], extra: Partial<RunOptions> = {}) => {
-    const file = join(dir, `${extra.batch ?? 'b'}.csv`);
+  const run = async (dealIds: string[], extra: { batch?: string } & LoadSettings & WorkerSettingsInput = {}) => {
+    const { batch = 'b', resubmit, ...worker } = extra;
+    const file = join(dir, `${batch}.csv`);
     await writeFile(file, csvText(dealIds.map(row)));
-    const out = join(dir, `${extra.batch ?? 'b'}.results.csv`);
+    const out = join(dir, `${batch}.results.csv`);
     const stream = new PassThrough();
     stream.on('data', (d: Buffer) => (logs += d.toString()));
     const result = await runBatch({
       file,
       profile,
-      out,
-      batch: 'b',
+      batch,
       redis,
       keys: createKeys(prefix),
       db: store.db,
       logger: createLogger({ level: 'debug', destination: stream }),
       apiUrl: sandbox.url,
       sessionId: SESSION,
-      concurrency: 4,
-      attempts: 3,
-      backoffMs: 100,
-      timeoutMs: 2000,
-      rejects: join(dir, 'rejects.csv'),
-      pollMs: 20,
-      feedLagMs: 300,
-      feedPollMs: 50,
-      ...extra,
+      processor: createDealProcessor,
+      load: { resubmit },
+      worker: { concurrency: 4, attempts: 3, backoffMs: 100, timeoutMs: 2000, feedLagMs: 300, feedPollMs: 50, ...worker },
+      waiting: { pollMs: 20 },
+      output: { out, rejects: join(dir, 'rejects.csv') },
     });
     const rows = parse(readFileSync(out), { columns: true }) as Array<Record<string, string>>;
     return { result, rows };
@@ -543,7 +540,6 @@ describe('--rate: gateway requests per second across every worker', () => {
       const result = await runBatch({
         file,
         profile: await loadProfile(join(ROOT, 'samples/bank-profile.json')),
-        out: join(dir, 'out.csv'),
         batch: 'rated',
         redis,
         keys: createKeys(prefix),
@@ -551,13 +547,10 @@ describe('--rate: gateway requests per second across every worker', () => {
         logger: createLogger({ level: 'silent' }),
         apiUrl: sandbox.url,
         sessionId: SESSION,
-        concurrency: 5,
-        attempts: 2,
-        backoffMs: 100,
-        timeoutMs: 2000,
-        rate: 3,
-        rejects: join(dir, 'r.csv'),
-        pollMs: 20,
+        processor: createDealProcessor,
+        worker: { concurrency: 5, attempts: 2, backoffMs: 100, timeoutMs: 2000, rate: 3 },
+        waiting: { pollMs: 20 },
+        output: { out: join(dir, 'out.csv'), rejects: join(dir, 'r.csv') },
       });
       expect(result.results.counts.queued).toBe(5);
       expect(sandbox.stats().docflowsCreated).toBe(5);
