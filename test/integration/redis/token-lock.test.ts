@@ -1,19 +1,13 @@
 /** The token lock on real Redis: one holder at a time, and only its holder renews or lets it go. */
-import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { tokenLock } from '../../../src/redis/token-lock.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
-describe('tokenLock', () => {
-  const redis = new Redis(REDIS_URL);
-  const prefix = uniquePrefix('token-lock');
-  afterAll(async () => {
-    await deletePrefix(prefix);
-    redis.disconnect();
-  });
+const it = harness({ per: 'file', label: 'token-lock' });
 
-  it('is taken by one token at a time, renewed and let go only by it', async () => {
+describe('tokenLock', () => {
+  it('is taken by one token at a time, renewed and let go only by it', async ({ redis, prefix }) => {
     const key = `${prefix}:lock`;
     const a = tokenLock(redis, key, 60_000);
     const b = tokenLock(redis, key, 60_000);
@@ -34,7 +28,7 @@ describe('tokenLock', () => {
     await b.release();
   });
 
-  it('frees itself when its holder stops renewing: another takes it after its life', async () => {
+  it('frees itself when its holder stops renewing: another takes it after its life', async ({ redis, prefix }) => {
     const key = `${prefix}:short`;
     const a = tokenLock(redis, key, 50);
     const b = tokenLock(redis, key, 60_000);
