@@ -1,34 +1,19 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import { describe, expect } from 'vitest';
 import { runCli, runCliOnTerminal } from '../../helpers/cli.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness, type Harness } from '../../helpers/harness.js';
+import { REDIS_URL } from '../../helpers/redis.js';
 
 /** A JSON log line at info (pino's 30) anywhere in a text. */
 const INFO_LINE = /\{"level":30,/;
 
+// One sandbox (its own defaults) and folder for the file, a prefix for each run.
+const it = harness({ per: 'file', each: ['prefix'], label: 'tty', sandbox: {}, engine: 'none' });
+
 describe('log lines at a terminal: a file below warn, stderr as before elsewhere', () => {
-  let sandbox: RunningSandbox;
-  let dir: string;
-  const prefixes: string[] = [];
-
-  beforeAll(async () => {
-    sandbox = await startSandbox({});
-    dir = await mkdtemp(join(tmpdir(), 'realty-terminal-logs-'));
-  });
-  afterAll(async () => {
-    await sandbox.close();
-    await rm(dir, { recursive: true, force: true });
-    for (const prefix of prefixes) await deletePrefix(prefix);
-  });
-
   /** A run of the samples with its own prefix, state home and output files. */
-  function setUp(label: string) {
-    const prefix = uniquePrefix(`tty-${label}`);
-    prefixes.push(prefix);
+  function setUp(label: string, { sandbox, dir, prefix }: Pick<Harness, 'sandbox' | 'dir' | 'prefix'>) {
     const state = join(dir, `${label}-state`);
     const env = {
       REDIS_URL,
@@ -59,8 +44,12 @@ describe('log lines at a terminal: a file below warn, stderr as before elsewhere
     return { env, args, logFiles };
   }
 
-  it('on a terminal without LOG_LEVEL, names a log file and keeps every info line off the screen and in the file', async () => {
-    const { env, args, logFiles } = setUp('plain');
+  it('on a terminal without LOG_LEVEL, names a log file and keeps every info line off the screen and in the file', async ({
+    sandbox,
+    dir,
+    prefix,
+  }) => {
+    const { env, args, logFiles } = setUp('plain', { sandbox, dir, prefix });
     const { code, output } = await runCliOnTerminal(args, env);
     expect(code).toBe(3);
     expect(output).not.toMatch(INFO_LINE);
@@ -84,8 +73,8 @@ describe('log lines at a terminal: a file below warn, stderr as before elsewhere
     expect(output).toMatch(/results: .*\(24 rows\)/);
   });
 
-  it('on a terminal with LOG_LEVEL=info, writes the lines to stderr as before and no file', async () => {
-    const { env, args, logFiles } = setUp('level');
+  it('on a terminal with LOG_LEVEL=info, writes the lines to stderr as before and no file', async ({ sandbox, dir, prefix }) => {
+    const { env, args, logFiles } = setUp('level', { sandbox, dir, prefix });
     const { code, output } = await runCliOnTerminal(args, { ...env, LOG_LEVEL: 'info' });
     expect(code).toBe(3);
     expect(output).toMatch(INFO_LINE);
@@ -93,8 +82,8 @@ describe('log lines at a terminal: a file below warn, stderr as before elsewhere
     expect(logFiles()).toEqual([]);
   });
 
-  it('off a terminal, writes the lines to stderr as before and no file', async () => {
-    const { env, args, logFiles } = setUp('pipe');
+  it('off a terminal, writes the lines to stderr as before and no file', async ({ sandbox, dir, prefix }) => {
+    const { env, args, logFiles } = setUp('pipe', { sandbox, dir, prefix });
     const { LOG_LEVEL: _unset, ...rest } = env;
     const result = await runCli(args, rest);
     expect(result.code).toBe(3);

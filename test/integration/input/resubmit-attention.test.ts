@@ -6,38 +6,36 @@
  * the built CLI (`run`, `track`, `results`, `run --resubmit`), the real sandbox and Redis.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadProfile } from '../../../src/input/profile.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import { afterAll, describe, expect } from 'vitest';
 import { childEnv, CLI, ROOT, runCli } from '../../helpers/cli.js';
 import { readCsvFile } from '../../helpers/csv.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
+// Seeded as the deal-life test: among the lives, payments, a registry error, and the four docflows that wait for signatures.
+// No database of the test's own: the commands use their default place, as they did.
+const it = harness({
+  per: 'file',
+  label: 'resubmit',
+  sandbox: { sessions: ['s'], lifecycleMs: 150, payment: 0.3, faultRegistry: 0.2, seed: 7 },
+  engine: 'none',
+});
+
 describe('the attention file loaded again with --resubmit', { timeout: 120_000 }, () => {
-  let dir: string;
-  let sandbox: RunningSandbox;
-  const prefix = uniquePrefix('resubmit');
-  let env: Record<string, string>;
   let tracker: ChildProcess | undefined;
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'realty-resubmit-'));
-    // Seeded as the deal-life test: among the lives, payments, a registry error, and the four docflows that wait for signatures.
-    sandbox = await startSandbox({ sessions: ['s'], lifecycleMs: 150, payment: 0.3, faultRegistry: 0.2, seed: 7 });
-    env = { REDIS_URL, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: 's', REALTY_PREFIX: prefix, LOG_LEVEL: 'silent' };
-  });
-  afterAll(async () => {
+  // Before the harness closes the sandbox and deletes the prefix.
+  afterAll(() => {
     tracker?.kill('SIGKILL');
-    await sandbox.close();
-    await deletePrefix(prefix);
-    await rm(dir, { recursive: true, force: true });
   });
 
-  it('sends again only the deals whose docflow the registry refused; the rows waiting for signatures or the duty stand', async () => {
+  it('sends again only the deals whose docflow the registry refused; the rows waiting for signatures or the duty stand', async ({
+    dir,
+    sandbox,
+    env,
+    profile,
+  }) => {
     const night = await runCli(
       ['run', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--batch', 'night', '--out', join(dir, 'night.csv')],
       env,
@@ -74,7 +72,7 @@ describe('the attention file loaded again with --resubmit', { timeout: 120_000 }
       env,
     );
     expect([0, 3]).toContain(again.code);
-    const inn = (await loadProfile(join(ROOT, 'samples/bank-profile.json'))).organization.inn;
+    const inn = (await profile.load()).organization.inn;
     const docflowsOf = (id: string) => sandbox.docflows().filter((d) => d.requestId?.endsWith(`:${id}`));
     // The refused deals: a second docflow each, under resubmission number 1.
     for (const id of refused)
