@@ -1,46 +1,29 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKeys } from '../../../src/redis/keys.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import { describe, expect } from 'vitest';
 import { runCli } from '../../helpers/cli.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
 import { readCsvFile } from '../../helpers/csv.js';
+import { harness } from '../../helpers/harness.js';
 
 const readCsv = readCsvFile;
 /** samples/deals.csv's row in an EGRON region: the sandbox answers it 501. */
 const CRIMEA_ROW = '24';
 
+// No database of the test's own: the commands use their default place, as they did.
+const it = harness({ per: 'file', label: 'deadline', sandbox: { sessions: ['s'], egronRegions: ['Республика Крым'] }, engine: 'none' });
+
 describe('run --deadline: a run that must end before the morning', () => {
-  let dir: string;
-  let sandbox: RunningSandbox;
-  const prefix = uniquePrefix('deadline');
   const batch = 'night';
   let env: Record<string, string>;
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'realty-deadline-'));
-    sandbox = await startSandbox({ sessions: ['s'], egronRegions: ['Республика Крым'] });
-    env = {
-      REDIS_URL,
-      REALTY_API_URL: sandbox.url,
-      REALTY_SESSION_ID: 's',
-      REALTY_PREFIX: prefix,
-      LOG_LEVEL: 'silent',
-      LANG: 'C.UTF-8',
-      LC_ALL: '',
-      LC_MESSAGES: '',
-    };
-  });
-  afterAll(async () => {
-    await sandbox.close();
-    await deletePrefix(prefix);
-    await rm(dir, { recursive: true, force: true });
+  it.beforeAll(({ env: harnessEnv }) => {
+    env = { ...harnessEnv, LANG: 'C.UTF-8', LC_ALL: '', LC_MESSAGES: '' };
   });
 
-  it('stops waiting for a 501 row at the deadline: that row pending with a hint, the others done, its job kept, exit 3', async () => {
+  it('stops waiting for a 501 row at the deadline: that row pending with a hint, the others done, its job kept, exit 3', async ({
+    dir,
+    redis,
+    keys,
+  }) => {
     // Ten minutes before the 501 row's second try: only the deadline ends this run.
     const run = await runCli(
       [
@@ -86,13 +69,7 @@ describe('run --deadline: a run that must end before the morning', () => {
     expect(waiting.errors).toContain('501');
 
     // The row's job waits in the delayed set for its next try: a later worker finishes it, once.
-    const redis = new Redis(REDIS_URL);
-    try {
-      const keys = createKeys(prefix);
-      expect(await redis.zcard(`${keys.bullPrefix}:${keys.queueName}:delayed`)).toBe(1);
-    } finally {
-      redis.disconnect();
-    }
+    expect(await redis.zcard(`${keys.bullPrefix}:${keys.queueName}:delayed`)).toBe(1);
 
     const status = await runCli(['status', batch], env);
     expect(status.stdout).toContain('waiting for their next try: 1 row, the first at ');

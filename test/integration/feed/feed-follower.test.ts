@@ -4,59 +4,45 @@
  * coverage that keeps up with a busy feed (without it, every lost answer would wait out the
  * reconcile timeout).
  */
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from 'vitest';
+import { describe, expect, afterEach } from 'vitest';
 import { readFeedState } from '../../../src/feed/feed-store.js';
 import { startFeedFollower, type FeedFollower } from '../../../src/feed/follower.js';
 import { createLogger } from '../../../src/logger.js';
-import { createKeys, type Keys } from '../../../src/redis/keys.js';
 import { createRealtyClient, type RealtyClient } from '../../../src/realty/client.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import { harness } from '../../helpers/harness.js';
 import { DOCFLOW_PATH, encumbranceRequest, post } from '../../helpers/sandbox-http.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
 const quiet = createLogger({ level: 'silent' });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+// One Redis client for the file; a prefix, a sandbox (an empty registry, its default session) and a database for each test.
+const it = harness({ per: 'file', each: ['prefix', 'sandbox', 'db'], label: 'feed', sandbox: { registry: [] } });
+
 describe('the news feed follower', () => {
-  const store = useTestDatabase();
-  let redis: Redis;
-  let sandbox: RunningSandbox;
   let client: RealtyClient;
-  let prefix: string;
-  let keys: Keys;
   const followers: FeedFollower[] = [];
-  const follow = (lockMs = 1000) => {
-    const f = startFeedFollower({ redis, keys, db: store.db, client, logger: quiet, pollMs: 50, lockMs });
-    followers.push(f);
-    return f;
-  };
+  let follow: (lockMs?: number) => FeedFollower;
   /** A docflow made by another system on the same account (a requestId that is not ours). */
-  const otherSystem = (i: number) => post(sandbox, DOCFLOW_PATH, encumbranceRequest({ requestId: `erp-${i}` }));
+  let otherSystem: (i: number) => Promise<unknown>;
   const POLL = { timeoutMs: 10_000, intervalMs: 20 };
 
-  beforeAll(() => {
-    redis = new Redis(REDIS_URL);
-  });
-  beforeEach(async () => {
-    prefix = uniquePrefix('feed');
-    keys = createKeys(prefix);
-    sandbox = await startSandbox({ registry: [] });
+  it.beforeEach(({ redis, keys, db: store, sandbox }) => {
     client = createRealtyClient({ baseUrl: sandbox.url, sessionId: 'demo-session', timeoutMs: 5000 });
+    follow = (lockMs = 1000) => {
+      const f = startFeedFollower({ redis, keys, db: store.db, client, logger: quiet, pollMs: 50, lockMs });
+      followers.push(f);
+      return f;
+    };
+    otherSystem = (i: number) => post(sandbox, DOCFLOW_PATH, encumbranceRequest({ requestId: `erp-${i}` }));
   });
+  // Before the harness closes the sandbox and deletes the prefix.
   afterEach(async () => {
     for (const f of followers.splice(0)) await f.close();
     await client.close();
-    await sandbox.close();
-    await deletePrefix(prefix);
-  });
-  afterAll(() => {
-    redis.disconnect();
   });
 
-  it('is one process at a time: a second stands by, and takes over within seconds of a follower that died', async () => {
+  it('is one process at a time: a second stands by, and takes over within seconds of a follower that died', async ({ redis, keys }) => {
     const first = follow();
     await waitFor(() => first.following, { ...POLL, what: 'the first to follow' });
     const second = follow();
@@ -71,7 +57,10 @@ describe('the news feed follower', () => {
     expect(Date.now() - died).toBeLessThan(3000);
   });
 
-  it('resumes from its cursor in the database: every item after it is read once, none skipped, across followers', async () => {
+  it('resumes from its cursor in the database: every item after it is read once, none skipped, across followers', async ({
+    sandbox,
+    db: store,
+  }) => {
     // Each docflow lives queued → sent → completed within 200 ms: three items, the later ones
     // coming while the followers change hands.
     sandbox.configure({ lifecycleMs: 100 });
@@ -89,7 +78,7 @@ describe('the news feed follower', () => {
     expect(sandbox.stats().docflowStates).toEqual({ completed: 75 });
   });
 
-  it('keeps the feed known up to a moment ago while other systems keep it busy', async () => {
+  it('keeps the feed known up to a moment ago while other systems keep it busy', async ({ sandbox, db: store }) => {
     // Every call takes 100 ms and other systems make about 100 docflows a second: every read
     // of the feed finds new items, none is ever empty.
     sandbox.configure({ latencyMs: 100 });

@@ -5,16 +5,13 @@
  * letters), its finish time to the millisecond, its attempts, and no cadastral number where it
  * had none.
  */
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { storePage } from '../../../src/feed/feed-store.js';
 import { createLedger } from '../../../src/ledger/ledger.js';
 import { requestIdOf } from '../../../src/ledger/entry.js';
 import { createOutcomeStore } from '../../../src/outcomes/store.js';
 import type { OutcomeRecord } from '../../../src/domain/outcome.js';
-import { createKeys, type Keys } from '../../../src/redis/keys.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import { harness } from '../../helpers/harness.js';
 import { ledgerRow, putLedgerRow } from '../../helpers/ledger-rows.js';
 import { putOutcome } from '../../helpers/outcomes.js';
 
@@ -22,12 +19,10 @@ const BANK = '7701234567';
 // A dealId with a slash and Cyrillic letters; no cadastral number.
 const DEAL = 'ДКП/2026-7';
 
-describe("an uncertain row's outcome settled in the database", () => {
-  const database = useTestDatabase();
-  let redis: Redis;
-  let prefix: string;
-  let keys: Keys;
+// One Redis client for the file; a prefix and a database for each test, as before.
+const it = harness({ per: 'file', each: ['prefix', 'db'], label: 'settle-forms' });
 
+describe("an uncertain row's outcome settled in the database", () => {
   const uncertain: OutcomeRecord = {
     row: 3,
     dealId: DEAL,
@@ -39,12 +34,7 @@ describe("an uncertain row's outcome settled in the database", () => {
     finishedAt: '2026-11-25T03:45:15.123Z',
   };
 
-  beforeAll(() => {
-    redis = new Redis(REDIS_URL);
-  });
-  beforeEach(async () => {
-    prefix = uniquePrefix('settle-forms');
-    keys = createKeys(prefix);
+  it.beforeEach(async ({ keys, db: database }) => {
     // Row 3 of batch b tried the deal; the try ended without an answer a few seconds ago.
     const now = await database.db.now();
     await putLedgerRow(database.db, {
@@ -63,12 +53,6 @@ describe("an uncertain row's outcome settled in the database", () => {
     });
     await putOutcome(database.db, 'b', uncertain);
   });
-  afterEach(async () => {
-    await deletePrefix(prefix);
-  });
-  afterAll(() => {
-    redis.disconnect();
-  });
 
   const settled = {
     row: 3,
@@ -80,7 +64,7 @@ describe("an uncertain row's outcome settled in the database", () => {
     finishedAt: '2026-11-25T03:45:15.123Z',
   };
 
-  it('named by an operator: its finish time to the ms kept, its error gone', async () => {
+  it('named by an operator: its finish time to the ms kept, its error gone', async ({ redis, keys, db: database }) => {
     const ledger = createLedger(redis, keys, database.db, { timeoutMs: 1000, feedLagMs: 1000 });
     expect(await ledger.resolve(BANK, DEAL, { docflowId: 'df-1', outcome: 'queued' })).toBe('resolved');
     expect(await ledgerRow(database.db, BANK, DEAL)).toMatchObject({ state: 'submitted', docflow_id: 'df-1', via: 'operator' });
@@ -91,7 +75,7 @@ describe("an uncertain row's outcome settled in the database", () => {
     expect(record!.errorMessage).toMatch(/named by an operator/);
   });
 
-  it('found in the news feed', async () => {
+  it('found in the news feed', async ({ redis, keys, db: database }) => {
     const { db } = database;
     const since = (await db.now()) - 60_000;
     await db.kysely
