@@ -6,42 +6,37 @@
  * every page's store, while the follower's process goes on (SQLite's wait for another writer
  * holds the whole process: better-sqlite3 waits in the event loop's thread).
  */
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, expect, afterAll } from 'vitest';
 import { ensureFeed, readFeedState } from '../../../src/feed/feed-store.js';
 import { startFeedFollower } from '../../../src/feed/follower.js';
 import { createLogger } from '../../../src/logger.js';
-import { createKeys } from '../../../src/redis/keys.js';
 import { createRealtyClient, type RealtyClient } from '../../../src/realty/client.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
 import { DOCFLOW_PATH, encumbranceRequest, post } from '../../helpers/sandbox-http.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+// PostgreSQL, where another transaction can hold the feed's row; a sandbox with an empty registry and its default session.
+const it = harness({ per: 'file', label: 'read-ahead', engine: 'postgres', sandbox: { registry: [] } });
+
 describe('the follower reading ahead of its stores', () => {
-  const store = useTestDatabase({ engine: 'postgres' });
-  const prefix = uniquePrefix('read-ahead');
-  let redis: Redis;
-  let sandbox: RunningSandbox;
   let client: RealtyClient;
 
-  beforeAll(async () => {
-    redis = new Redis(REDIS_URL);
-    sandbox = await startSandbox({ registry: [] });
+  it.beforeAll(({ sandbox }) => {
     client = createRealtyClient({ baseUrl: sandbox.url, sessionId: 'demo-session', timeoutMs: 5000 });
   });
+  // Before the harness closes the sandbox.
   afterAll(async () => {
-    redis?.disconnect();
     await client?.close();
-    await sandbox?.close();
-    await deletePrefix(prefix);
   });
 
-  it('reads on while the database stores nothing, storesAhead + 1 pages behind and no more, then stores every item once', async () => {
-    const keys = createKeys(prefix);
+  it('reads on while the database stores nothing, storesAhead + 1 pages behind and no more, then stores every item once', async ({
+    redis,
+    keys,
+    sandbox,
+    db: store,
+  }) => {
     // A backlog: 1,000 docflows of another system, three items each (queued, sent, completed)
     // once their 50 ms steps are due.
     sandbox.configure({ lifecycleMs: 50 });

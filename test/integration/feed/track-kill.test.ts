@@ -6,18 +6,14 @@
  * gateway gives it, each change stored once.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { readFeedState } from '../../../src/feed/feed-store.js';
 import { readDocflowStatuses } from '../../../src/ledger/docflows.js';
 import { parseRequestId } from '../../../src/ledger/entry.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
 import { childEnv, CLI, ROOT, runCli } from '../../helpers/cli.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
 import { AUTH, SESSION } from '../../helpers/sandbox-http.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
 interface Tracker {
@@ -26,12 +22,10 @@ interface Tracker {
   log: () => string;
 }
 
+// One database for the whole scenario: the two followers and the run share its ledger and feed.
+const it = harness({ per: 'file', label: 'track-kill', sandbox: { sessions: [SESSION], lifecycleMs: 300, faultRegistry: 0.3, seed: 11 } });
+
 describe('track: one follower for the fleet, killed mid-feed', () => {
-  let dir: string;
-  let sandbox: RunningSandbox;
-  // One database for the whole scenario: the two followers and the run share its ledger and feed.
-  const store = useTestDatabase({ per: 'file' });
-  const prefix = uniquePrefix('track-kill');
   let env: Record<string, string>;
   const trackers: Tracker[] = [];
   const poll = (what: string) => ({ timeoutMs: 60_000, intervalMs: 100, what });
@@ -50,26 +44,19 @@ describe('track: one follower for the fleet, killed mid-feed', () => {
     return tracker;
   };
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'realty-track-kill-'));
-    sandbox = await startSandbox({ sessions: [SESSION], lifecycleMs: 300, faultRegistry: 0.3, seed: 11 });
-    env = {
-      REDIS_URL,
-      DATABASE_URL: store.url,
-      REALTY_API_URL: sandbox.url,
-      REALTY_SESSION_ID: SESSION,
-      REALTY_PREFIX: prefix,
-      LOG_LEVEL: 'silent',
-    };
+  it.beforeAll(({ env: harnessEnv }) => {
+    env = harnessEnv;
   });
-  afterAll(async () => {
+  // Before the harness closes the sandbox and deletes the prefix.
+  afterAll(() => {
     for (const t of trackers) t.child.kill('SIGKILL');
-    await sandbox.close();
-    await deletePrefix(prefix);
-    await rm(dir, { recursive: true, force: true });
   });
 
-  it('of two followers one follows; SIGKILLed mid-feed, the other goes on, and nothing is missed or stored twice', async () => {
+  it('of two followers one follows; SIGKILLed mid-feed, the other goes on, and nothing is missed or stored twice', async ({
+    dir,
+    sandbox,
+    db: store,
+  }) => {
     const a = track();
     const b = track();
     const holder = await waitFor(() => [a, b].find((t) => t.log().includes(FOLLOWING)), poll('one of them to follow'));
