@@ -3,37 +3,35 @@
  * `load --files-root` would be: a row naming its agreement by absolute path under the root is
  * sent (queued); the same file in a schedule without the option is refused at load (invalid).
  */
-import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, expect, afterAll } from 'vitest';
 import { createLogger } from '../../../src/logger.js';
-import { createKeys } from '../../../src/redis/keys.js';
 import { runTick } from '../../../src/schedule/run-tick.js';
 import { listSchedules, type TickData } from '../../../src/schedule/scheduler.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
 import { createDealWorker, type DealWorker } from '../../../src/worker/create-worker.js';
 import { createDealProcessor } from '../../../jobs/deal.js';
 import { ROOT, runCli } from '../../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import { harness } from '../../helpers/harness.js';
+import { REDIS_URL } from '../../helpers/redis.js';
 import { TEST_SIGNATURE } from '../../helpers/signatures.js';
 
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
 const SIGNATURE = TEST_SIGNATURE;
 const FILE_HEADER = [...HEADER, 'agreementFile', 'agreementSignatureFiles'];
 
+// One database for the file: the worker, started once, and both ticks share its ledger. One
+// Redis client, as BullMQ's worker wants it, for the worker and the ticks.
+const it = harness({
+  per: 'file',
+  label: 'schedule-files-root',
+  sandbox: { sessions: ['s'], strictContents: true },
+  redis: { maxRetriesPerRequest: null },
+});
+
 describe('a schedule with --files-root', () => {
-  const prefix = uniquePrefix('schedule-files-root');
-  const keys = createKeys(prefix);
-  // One database for the file: the worker, started once, and both ticks share its ledger.
-  const store = useTestDatabase({ per: 'file' });
   const logger = createLogger({ level: 'silent' });
-  let sandbox: RunningSandbox;
-  let redis: Redis;
-  let connection: Redis;
   let worker: DealWorker;
   let dir: string;
   let docs: string;
@@ -55,13 +53,10 @@ describe('a schedule with --files-root', () => {
     return { name, inbox, outbox, profile: join(ROOT, 'samples/bank-profile.json') };
   };
 
-  beforeAll(async () => {
-    sandbox = await startSandbox({ sessions: ['s'], strictContents: true });
-    redis = new Redis(REDIS_URL);
-    connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  it.beforeAll(async ({ sandbox, redis, keys, db: store, dir: folder }) => {
     worker = createDealWorker({
       processor: createDealProcessor,
-      connection,
+      connection: redis,
       keys,
       db: store.db,
       apiUrl: sandbox.url,
@@ -72,25 +67,21 @@ describe('a schedule with --files-root', () => {
       timeoutMs: 5000,
       logger,
     });
-    dir = await mkdtemp(join(tmpdir(), 'realty-schedule-files-root-'));
+    dir = folder;
     docs = join(dir, 'documents');
     await mkdir(docs);
     await writeFile(join(docs, 'agreement.pdf'), PDF);
     await writeFile(join(docs, 'agreement.pdf.sig'), SIGNATURE);
   });
+  // Before the harness closes the sandbox and deletes the prefix.
   afterAll(async () => {
     await worker.close(1000);
-    connection.disconnect();
-    redis.disconnect();
-    await sandbox.close();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
   });
 
   it(
     "keeps the root with the schedule and gives it to each tick's load: an absolute file under it is sent (queued); without it, invalid",
     { timeout: 120_000 },
-    async () => {
+    async ({ prefix, keys, redis, db: store, sandbox }) => {
       const agreement = join(docs, 'agreement.pdf');
       const env = { REDIS_URL, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent', DATABASE_URL: store.url };
       const add = (data: TickData, extra: string[]) =>
