@@ -7,6 +7,8 @@
  * - `db`: a migrated database of its own, SQLite unless told (dropped after), as `useTestDatabase` gives it;
  * - `dir`: a temporary folder (removed after);
  * - `sandbox`: the gateway's emulator on a free port (closed after);
+ * - `openSandbox(options?)`: for a test that starts its sandbox itself, with options of its own
+ *   (several tests of a file, each another kind): each it starts closed after the test;
  * - `profile`: the samples' bank profile;
  * - `env`: what a CLI child is given (test/helpers/cli.ts): the Redis, database, gateway, session and prefix above.
  *
@@ -73,6 +75,8 @@ export interface Harness {
   db: UsedDatabase;
   dir: string;
   sandbox: RunningSandbox;
+  /** Starts a sandbox (the harness's options unless told), closed after the test: always made for each test. */
+  openSandbox: (options?: SandboxOptions) => Promise<RunningSandbox>;
   profile: SampleProfile;
   env: Record<string, string>;
 }
@@ -169,6 +173,22 @@ export function harness(options: HarnessOptions = {}) {
         }
       },
       { scope: scopeOf('sandbox') },
+    ],
+    openSandbox: [
+      // eslint-disable-next-line no-empty-pattern
+      async ({}, use) => {
+        const opened: RunningSandbox[] = [];
+        try {
+          await use(async (given = sandboxOptions) => {
+            const sandbox = await startSandbox(given);
+            opened.push(sandbox);
+            return sandbox;
+          });
+        } finally {
+          for (const sandbox of opened) await sandbox.close();
+        }
+      },
+      { scope: 'test' },
     ],
     profile: [
       // eslint-disable-next-line no-empty-pattern

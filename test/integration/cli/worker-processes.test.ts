@@ -1,23 +1,23 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeEach, afterEach } from 'vitest';
-import { createKeys } from '../../../src/redis/keys.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import { describe, expect, afterEach } from 'vitest';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
 import { childEnv, CLI, ROOT, runCli } from '../../helpers/cli.js';
 import { csvText, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness, type Harness } from '../../helpers/harness.js';
+import { REDIS_URL } from '../../helpers/redis.js';
 import { waitFor } from '../../helpers/wait-for.js';
 import { storedOutcomes } from '../../helpers/outcomes.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
 
 /** Three valid sample deals that carry their cadastral numbers (samples/README.md rows 2, 6, 10). */
 const WITH_NUMBER = ['MSK-2026-004511', 'SPB-2026-010078', 'EKB-2026-000312'].map((id) => ROWS.find((r) => r[0] === id)!);
 
+// A prefix, folder and database for each test; its sandbox each test starts, with options of its own.
+const it = harness({ label: 'procs' });
+
 describe('separate worker processes', () => {
-  const store = useTestDatabase();
+  let store: Harness['db'];
   let sandbox: RunningSandbox;
   let dir: string;
   let prefix: string;
@@ -46,20 +46,19 @@ describe('separate worker processes', () => {
   const outcomes = (batch: string): Promise<Array<{ outcome: string; docflowId?: string }>> => storedOutcomes(store.db, batch);
   const POLL = { timeoutMs: 30_000, intervalMs: 50 };
 
-  beforeEach(async () => {
-    prefix = uniquePrefix('procs');
-    dir = await mkdtemp(join(tmpdir(), 'realty-procs-'));
+  it.beforeEach(async ({ prefix: testPrefix, dir: testDir, db }) => {
+    prefix = testPrefix;
+    dir = testDir;
+    store = db;
     await writeFile(join(dir, 'deals.csv'), csvText(WITH_NUMBER));
   });
-  afterEach(async () => {
+  // Before the harness closes the sandbox and deletes the prefix.
+  afterEach(() => {
     for (const w of workers.splice(0)) if (w.exitCode === null) w.kill('SIGKILL');
-    await sandbox?.close();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
   });
 
-  it("takes over a killed worker's jobs and still makes one docflow per deal", async () => {
-    sandbox = await startSandbox({ sessions: ['s'], latencyMs: 1500 });
+  it("takes over a killed worker's jobs and still makes one docflow per deal", async ({ openSandbox }) => {
+    sandbox = await openSandbox({ sessions: ['s'], latencyMs: 1500 });
     const loaded = await runCli(
       ['load', join(dir, 'deals.csv'), '--profile', 'samples/bank-profile.json', '--batch', 'killed', '--rejects', join(dir, 'r.csv')],
       env('s'),
@@ -78,8 +77,8 @@ describe('separate worker processes', () => {
     expect(new Set(done.map((o) => o.docflowId))).toEqual(new Set(sandbox.docflows().map((d) => d.docflowId)));
   });
 
-  it('resumes a queue paused by a 401 when a worker starts with a valid session', async () => {
-    sandbox = await startSandbox({ sessions: ['valid'] });
+  it('resumes a queue paused by a 401 when a worker starts with a valid session', async ({ openSandbox }) => {
+    sandbox = await openSandbox({ sessions: ['valid'] });
     const refused = await runCli(
       [
         'run',
@@ -105,8 +104,8 @@ describe('separate worker processes', () => {
     expect((await outcomes('paused')).every((o) => o.outcome === 'queued')).toBe(true);
   });
 
-  it('stops on SIGTERM after its active jobs finish, and exits 0', async () => {
-    sandbox = await startSandbox({ sessions: ['s'], latencyMs: 400 });
+  it('stops on SIGTERM after its active jobs finish, and exits 0', async ({ openSandbox, redis, keys }) => {
+    sandbox = await openSandbox({ sessions: ['s'], latencyMs: 400 });
     await runCli(
       ['load', join(dir, 'deals.csv'), '--profile', 'samples/bank-profile.json', '--batch', 'graceful', '--rejects', join(dir, 'r.csv')],
       env('s'),
@@ -114,10 +113,7 @@ describe('separate worker processes', () => {
     const worker = startWorker('s');
     const exited = new Promise<number | null>((resolve) => worker.once('exit', resolve));
     // SIGTERM once it has jobs in hand (each call takes 400 ms).
-    const redis = new Redis(REDIS_URL);
-    const keys = createKeys(prefix);
     await waitFor(async () => (await redis.llen(`${keys.bullPrefix}:${keys.queueName}:active`)) > 0, { ...POLL, what: 'an active job' });
-    redis.disconnect();
     worker.kill('SIGTERM');
     expect(await exited).toBe(0);
     // Whatever was active when the signal came was finished, not abandoned half-way.
