@@ -4,58 +4,46 @@
  * worker started on another database (another folder's default, a wrong DATABASE_URL) leaves its
  * jobs alone instead of checking its deals against a ledger that never saw them.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect } from 'vitest';
 import { createDealProcessor } from '../../../jobs/deal.js';
 import { loadBatch } from '../../../src/batch/load-batch.js';
 import { deploymentOf } from '../../../src/db/deployment.js';
-import { loadProfile } from '../../../src/input/profile.js';
 import { createLogger } from '../../../src/logger.js';
 import { dealJobId } from '../../../src/queue/job-data.js';
-import { createKeys } from '../../../src/redis/keys.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
 import { createDealWorker } from '../../../src/worker/create-worker.js';
 import { openTestDatabase, type TestDatabase } from '../../helpers/database.js';
-import { ROOT, runCli } from '../../helpers/cli.js';
+import { runCli } from '../../helpers/cli.js';
 import { csvText, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import { harness } from '../../helpers/harness.js';
+import { REDIS_URL } from '../../helpers/redis.js';
 import { outcomeCount } from '../../helpers/outcomes.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
+// The file's sandbox, folder and Redis client (as BullMQ's worker wants it); a database and a prefix for each test.
+const it = harness({ per: 'file', each: ['db', 'prefix'], label: 'binding', redis: { maxRetriesPerRequest: null } });
+
 describe('one ledger per deployment', () => {
-  const store = useTestDatabase();
-  let dir: string;
-  let sandbox: RunningSandbox;
-  let other: RunningSandbox;
-  const prefix = uniquePrefix('binding');
-  let redis: Redis;
   let elsewhere: TestDatabase | undefined;
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'realty-binding-'));
-    sandbox = await startSandbox({ sessions: ['s'] });
-    other = await startSandbox({ sessions: ['s'] });
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  it.beforeAll(async ({ dir }) => {
     await writeFile(join(dir, 'deals.csv'), csvText(ROWS.slice(1, 3)));
   });
   afterEach(async () => {
     await elsewhere?.drop();
     elsewhere = undefined;
   });
-  afterAll(async () => {
-    await sandbox.close();
-    await other.close();
-    redis.disconnect();
-    await deletePrefix(prefix);
-    await rm(dir, { recursive: true, force: true });
-  });
 
-  it('is bound to the gateway of its first run, and refuses a run configured for another in one sentence, sending nothing', async () => {
+  it('is bound to the gateway of its first run, and refuses a run configured for another in one sentence, sending nothing', async ({
+    dir,
+    sandbox,
+    openSandbox,
+    prefix,
+    db: store,
+  }) => {
+    const other = await openSandbox({ sessions: ['s'] });
     const env = (url: string) => ({
       REDIS_URL,
       DATABASE_URL: store.url,
@@ -88,9 +76,15 @@ describe('one ledger per deployment', () => {
     expect(retry.stderr).toContain(`is the ledger of the deployment on ${sandbox.url}`);
   });
 
-  it("leaves the jobs of a batch loaded into another database to that database's workers", async () => {
-    const keys = createKeys(uniquePrefix('binding-jobs'));
-    const profile = await loadProfile(join(ROOT, 'samples/bank-profile.json'));
+  it("leaves the jobs of a batch loaded into another database to that database's workers", async ({
+    dir,
+    sandbox,
+    redis,
+    keys,
+    db: store,
+    profile: sample,
+  }) => {
+    const profile = await sample.load();
     const logger = createLogger({ level: 'silent' });
     await loadBatch({ file: join(dir, 'deals.csv'), batch: 'b', profile, redis, keys, db: store.db, logger, rejects: join(dir, 'r.csv') });
     elsewhere = await openTestDatabase('sqlite');
@@ -127,7 +121,6 @@ describe('one ledger per deployment', () => {
       expect(await elsewhere.db.kysely.selectFrom('ledger').selectAll().execute()).toEqual([]);
     } finally {
       await worker.close();
-      await deletePrefix(keys.prefix);
     }
   });
 });
