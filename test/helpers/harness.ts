@@ -3,6 +3,7 @@
  * make by hand in its hooks, each made only when the test names it and cleaned up after:
  *
  * - `prefix`: a Redis key prefix of the test's own (its keys deleted after), `keys` its key names;
+ *   `openPrefix(label?)` another, for a test that needs several (each deleted after the test);
  * - `redis`: an ioredis client (disconnected after);
  * - `db`: a migrated database of its own, SQLite unless told (dropped after), as `useTestDatabase` gives it;
  * - `dir`: a temporary folder (removed after);
@@ -71,6 +72,8 @@ export interface SampleProfile {
 export interface Harness {
   prefix: string;
   keys: Keys;
+  /** Another prefix (`test-<label>-…`, the harness's label unless told), its keys deleted after the test: always made for each test. */
+  openPrefix: (label?: string) => string;
   redis: Redis;
   db: UsedDatabase;
   dir: string;
@@ -109,6 +112,22 @@ export function harness(options: HarnessOptions = {}) {
       { scope: scopeOf('prefix') },
     ],
     keys: [async ({ prefix }, use) => use(createKeys(prefix)), { scope: scopeOf('prefix') }],
+    openPrefix: [
+      // eslint-disable-next-line no-empty-pattern
+      async ({}, use) => {
+        const opened: string[] = [];
+        try {
+          await use((given = label) => {
+            const prefix = uniquePrefix(given);
+            opened.push(prefix);
+            return prefix;
+          });
+        } finally {
+          for (const prefix of opened) await deletePrefix(prefix);
+        }
+      },
+      { scope: 'test' },
+    ],
     redis: [
       // eslint-disable-next-line no-empty-pattern
       async ({}, use) => {

@@ -1,45 +1,40 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { createKeys } from '../../../src/redis/keys.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import { describe, expect, afterEach } from 'vitest';
 import { childEnv, CLI, ROOT, runCli } from '../../helpers/cli.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
+import { REDIS_URL } from '../../helpers/redis.js';
 import { waitFor } from '../../helpers/wait-for.js';
 import { readCsvFile, runOutcome } from '../../helpers/csv.js';
 
+// The fleet's sandbox and prefix; the single run's prefix and sandbox opened in the test. No database of their own, as before.
+const it = harness({ label: 'fleet', sandbox: { sessions: ['s'], latencyMs: 100, egronRegions: ['Республика Крым'] }, engine: 'none' });
+
 describe('load, work, results and status as separate processes', () => {
-  const prefix = uniquePrefix('fleet');
-  const single = uniquePrefix('single');
-  let sandbox: RunningSandbox;
-  /**
-   * The single run's own gateway: the same bank's same deals filed by two deployments on one
-   * gateway account are two docflows per requestId, which each deployment's follower rightly
-   * reports as DUPLICATE_DOCFLOW once its feed shows the other's.
-   */
-  let alone: RunningSandbox;
-  let dir: string;
   const workers: ChildProcess[] = [];
 
-  beforeAll(async () => {
-    sandbox = await startSandbox({ sessions: ['s'], latencyMs: 100, egronRegions: ['Республика Крым'] });
-    alone = await startSandbox({ sessions: ['s'], latencyMs: 100, egronRegions: ['Республика Крым'] });
-    dir = await mkdtemp(join(tmpdir(), 'realty-fleet-'));
-  });
-  afterAll(async () => {
+  // Before the harness closes the sandboxes and deletes the prefixes.
+  afterEach(() => {
     for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
-    await sandbox.close();
-    await alone.close();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
-    await deletePrefix(single);
   });
 
-  it('give the outcomes of one run, with the work shared by more than one of three workers', async () => {
+  it('give the outcomes of one run, with the work shared by more than one of three workers', async ({
+    prefix,
+    keys,
+    redis,
+    sandbox,
+    openSandbox,
+    openPrefix,
+    dir,
+  }) => {
+    const single = openPrefix('single');
+    /**
+     * The single run's own gateway: the same bank's same deals filed by two deployments on one
+     * gateway account are two docflows per requestId, which each deployment's follower rightly
+     * reports as DUPLICATE_DOCFLOW once its feed shows the other's.
+     */
+    const alone = await openSandbox();
     const env = (p: string) => ({
       REDIS_URL,
       REALTY_API_URL: p === single ? alone.url : sandbox.url,
@@ -87,8 +82,6 @@ describe('load, work, results and status as separate processes', () => {
     const comparable = (file: string) => readCsvFile(file).map(runOutcome);
     expect(comparable(join(dir, 'fleet.csv'))).toEqual(comparable(join(dir, 'one.csv')));
 
-    const redis = new Redis(REDIS_URL);
-    const keys = createKeys(prefix);
     const queue = new Queue(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
     try {
       const jobs = await queue.getJobs(['completed', 'failed'], 0, -1);
@@ -97,7 +90,6 @@ describe('load, work, results and status as separate processes', () => {
       expect(by.size).toBeGreaterThan(1);
     } finally {
       await queue.close();
-      redis.disconnect();
     }
   });
 });
