@@ -1,21 +1,21 @@
 import { PassThrough } from 'node:stream';
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeEach, afterEach } from 'vitest';
+import { describe, expect, afterEach } from 'vitest';
 import { LOCKED_OUT } from '../../../src/dashboard/auth.js';
 import { clientKey, createLoginThrottle } from '../../../src/dashboard/login-throttle.js';
 import { CONTENT_SECURITY_POLICY } from '../../../src/dashboard/security.js';
 import { startDashboard, type RunningDashboard } from '../../../src/dashboard/server.js';
 import { createLogger } from '../../../src/logger.js';
-import { createKeys } from '../../../src/redis/keys.js';
 import { basic, call } from '../../helpers/dashboard-batch.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import { harness } from '../../helpers/harness.js';
 
 const SECOND = 1000;
 const credentials = { user: 'ops', password: 'the night shift' };
 const AUTH = basic(credentials.user, credentials.password);
 /** What a guesser tries: neither may ever reach a log. */
 const GUESS = { user: 'mallory-admin', password: 'Spring2026!guess' };
+
+// For the tests over HTTP: a prefix, a Redis client and a database for each (the throttle's own tests name none).
+const it = harness({ label: 'dashboard-throttle', redis: { maxRetriesPerRequest: null } });
 
 describe('the login throttle', () => {
   function clock() {
@@ -73,16 +73,11 @@ describe('the login throttle', () => {
 });
 
 describe('wrong passwords over HTTP', () => {
-  const store = useTestDatabase();
-  let prefix: string;
-  let redis: Redis;
   let dashboard: RunningDashboard;
   let log: string;
   let now: number;
 
-  beforeEach(async () => {
-    prefix = uniquePrefix('dashboard-throttle');
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  it.beforeEach(async ({ redis, keys, db: store }) => {
     log = '';
     const destination = new PassThrough();
     destination.on('data', (d: Buffer) => (log += d.toString()));
@@ -91,7 +86,7 @@ describe('wrong passwords over HTTP', () => {
     now = Date.now();
     dashboard = await startDashboard({
       redis,
-      keys: createKeys(prefix),
+      keys,
       db: store.db,
       host: '127.0.0.1',
       port: 0,
@@ -100,10 +95,9 @@ describe('wrong passwords over HTTP', () => {
       loginThrottle: { now: () => now },
     });
   });
+  // Before the harness disconnects Redis and deletes the prefix.
   afterEach(async () => {
     await dashboard?.close();
-    redis?.disconnect();
-    await deletePrefix(prefix);
   });
 
   it('checks only the first 10 of 300 wrong passwords sent at once, answers 429 with Retry-After even to the right one, and logs the lock-out once without the guesses', async () => {

@@ -6,8 +6,7 @@
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { UnrecoverableError, type Job } from 'bullmq';
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, expect, beforeAll } from 'vitest';
 import { databaseText } from '../../helpers/ledger-rows.js';
 import { createDealProcessor, type DealProcessorContext } from '../../../jobs/deal.js';
 import { ApiHttpError } from '../../../src/errors.js';
@@ -18,13 +17,11 @@ import { createLogger } from '../../../src/logger.js';
 import { createBatchStore } from '../../../src/batch/batch-store.js';
 import type { OutcomeRecord } from '../../../src/domain/outcome.js';
 import type { DealJobData } from '../../../src/queue/job-data.js';
-import { createKeys } from '../../../src/redis/keys.js';
 import { createDealWorker } from '../../../src/worker/create-worker.js';
 import { ROOT } from '../../helpers/cli.js';
 import { HEADER, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
 import { storedOutcome } from '../../helpers/outcomes.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
 
 /** Row 2 of the samples: Смирнова Ольга, SNILS 490-905-752 13, with its cadastral number. */
 const validated = createDealValidator()(Object.fromEntries(HEADER.map((h, i) => [h, ROWS[1]![i] ?? ''])));
@@ -33,6 +30,9 @@ const deal: Deal = validated.deal;
 /** A message naming the owner and the bank's representative (samples/bank-profile.json). */
 const NAMING = 'could not write СМИРНОВА (СНИЛС 490-905-752 13), representative Григорьева 45 07 318264';
 const MASKED = 'could not write *** (СНИЛС ***), representative *** ***';
+
+// A prefix, a Redis client (as BullMQ's worker wants it) and a database for the test that names them.
+const it = harness({ label: 'pd-net', redis: { maxRetriesPerRequest: null } });
 
 let profile: BankProfile;
 beforeAll(async () => {
@@ -93,19 +93,7 @@ describe('what reaches BullMQ and the log', () => {
 });
 
 describe('the net under the processor (a job BullMQ failed by itself)', () => {
-  const prefix = uniquePrefix('pd-net');
-  const keys = createKeys(prefix);
-  const store = useTestDatabase();
-  let redis: Redis;
-  beforeAll(() => {
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-  });
-  afterAll(async () => {
-    await deletePrefix(prefix);
-    redis.disconnect();
-  });
-
-  it('records its failure with the persons of the row masked', async () => {
+  it('records its failure with the persons of the row masked', async ({ redis, keys, db: store }) => {
     await createBatchStore(redis, keys, store.db).open({ id: 'b', file: 'deals.csv', fingerprint: 'f' }, profile);
     const worker = createDealWorker({
       processor: createDealProcessor,
