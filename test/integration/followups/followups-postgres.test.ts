@@ -6,18 +6,14 @@
  * needing a lift, never cancelled.
  */
 import { copyFileSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { docflowSchema } from '../../../src/domain/gateway.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
 import { ROOT, runCli } from '../../helpers/cli.js';
 import { readCsvFile } from '../../helpers/csv.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
 import { DOCFLOW_PATH, encumbranceRequest, post, SESSION } from '../../helpers/sandbox-http.js';
 import { TEST_SIGNATURE } from '../../helpers/signatures.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
 /** Each step of a docflow's life; docflows stop in `sent` (holdSent) until the test lets one complete. */
@@ -25,36 +21,24 @@ const LIFE_MS = 300;
 const ACTION = 'action_request';
 const BANK = '7701934587';
 
+const it = harness({
+  per: 'file',
+  label: 'followups-pg',
+  engine: 'postgres',
+  sandbox: { sessions: [SESSION], lifecycleMs: LIFE_MS, holdSent: true, seed: 11 },
+});
+
 describe('follow-ups on PostgreSQL: a lost answer, a document, a registered duplicate', () => {
-  const store = useTestDatabase({ engine: 'postgres', per: 'file' });
-  const prefix = uniquePrefix('followups-pg');
   const batch = 'fu';
-  let dir: string;
-  let sandbox: RunningSandbox;
-  let env: Record<string, string>;
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'realty-followups-pg-'));
-    sandbox = await startSandbox({ sessions: [SESSION], lifecycleMs: LIFE_MS, holdSent: true, seed: 11 });
-    env = {
-      REDIS_URL,
-      DATABASE_URL: store.url,
-      REALTY_API_URL: sandbox.url,
-      REALTY_SESSION_ID: SESSION,
-      REALTY_PREFIX: prefix,
-      LOG_LEVEL: 'silent',
-    };
-  });
-  afterAll(async () => {
-    await sandbox.close();
-    await deletePrefix(prefix);
-    await rm(dir, { recursive: true, force: true });
-  });
-
-  const docflow = (id: string) => sandbox.docflows().find((d) => d.docflowId === id);
-  const actions = () => sandbox.docflows().filter((d) => d.type === ACTION);
-
-  it('never sends a cancel twice when its answer was lost, uploads its document once, and reports a registered duplicate as needing a lift', async () => {
+  it('never sends a cancel twice when its answer was lost, uploads its document once, and reports a registered duplicate as needing a lift', async ({
+    dir,
+    sandbox,
+    env,
+    db: store,
+  }) => {
+    const docflow = (id: string) => sandbox.docflows().find((d) => d.docflowId === id);
+    const actions = () => sandbox.docflows().filter((d) => d.type === ACTION);
     expect(store.url).toMatch(/^postgres/);
     copyFileSync(join(ROOT, 'samples', 'deals.csv'), join(dir, 'deals.csv'));
     const input = join(dir, 'deals.csv');

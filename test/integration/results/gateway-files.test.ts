@@ -8,17 +8,19 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect } from 'vitest';
 import { DocumentChangedError } from '../../../src/errors.js';
 import { createRealtyClient, DownloadTooLargeError, MAX_DOWNLOAD_BYTES, type RealtyClient } from '../../../src/realty/client.js';
 import { ownFolder, saveDocflowFile } from '../../../src/results/docflow-files.js';
 import { verifiedFile } from '../../../src/worker/verified-file.js';
+import { harness } from '../../helpers/harness.js';
+
+// A folder for each test.
+const it = harness({ label: 'gw-files' });
 
 describe('files between this host and the gateway', () => {
-  let dir: string;
   let server: Server;
   let client: RealtyClient;
   /** What the server received: requests and body bytes. */
@@ -27,7 +29,6 @@ describe('files between this host and the gateway', () => {
   let download = { bytes: 0, announce: true };
 
   beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'realty-gw-files-'));
     received.requests = 0;
     received.bytes = 0;
     server = createServer((req, res) => {
@@ -65,10 +66,11 @@ describe('files between this host and the gateway', () => {
     await client.close().catch(() => undefined);
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
-    await rm(dir, { recursive: true, force: true });
   });
 
-  it('sends not one byte, nor a request, of an agreement swapped for a link to a file outside its folder after the load', async () => {
+  it('sends not one byte, nor a request, of an agreement swapped for a link to a file outside its folder after the load', async ({
+    dir,
+  }) => {
     const bytes = Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(2 * 1024 * 1024)]);
     const path = join(dir, 'agreement.pdf');
     await writeFile(path, bytes);
@@ -91,7 +93,9 @@ describe('files between this host and the gateway', () => {
     expect(received).toEqual({ requests: 1, bytes: bytes.length });
   });
 
-  it('refuses a download its Content-Length puts past the cap before reading it, and one that only grows past it as it comes, keeping nothing', async () => {
+  it('refuses a download its Content-Length puts past the cap before reading it, and one that only grows past it as it comes, keeping nothing', async ({
+    dir,
+  }) => {
     expect(MAX_DOWNLOAD_BYTES).toBe(100 * 1024 * 1024);
     const folder = await ownFolder(dir, 'DEAL-1');
     download = { bytes: 1024 * 1024 + 1, announce: true };
@@ -111,7 +115,7 @@ describe('files between this host and the gateway', () => {
     expect((await stat(join(folder.path, 'f-1.pdf'))).mode & 0o777).toBe(0o600);
   });
 
-  it('refuses a deal folder that is a link to a folder elsewhere, writing nothing through it', async () => {
+  it('refuses a deal folder that is a link to a folder elsewhere, writing nothing through it', async ({ dir }) => {
     const elsewhere = join(dir, 'elsewhere');
     await mkdir(elsewhere);
     await mkdir(join(dir, 'out'));
