@@ -5,17 +5,14 @@
  * processing and leaves one waiting for signatures unsigned, which `to-sign` skips and says so.
  */
 import { copyFileSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { docflowSchema } from '../../../src/domain/gateway.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
 import { ROOT, runCli } from '../../helpers/cli.js';
 import { readCsvFile, type CsvRow } from '../../helpers/csv.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
 import { DOCFLOW_PATH, encumbranceRequest, post, SESSION } from '../../helpers/sandbox-http.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
 /** Each step of a docflow's life; docflows stop in `sent` (holdSent), so every command below reaches each parent there however slow the host. */
@@ -23,30 +20,19 @@ const LIFE_MS = 500;
 const ACTION = 'action_request';
 const BANK = '7701934587';
 
+const it = harness({ per: 'file', label: 'action', sandbox: { sessions: [SESSION], lifecycleMs: LIFE_MS, holdSent: true, seed: 7 } });
+
 describe("cancel, suspend and resume a batch's docflows", () => {
-  const store = useTestDatabase({ per: 'file' });
-  const prefix = uniquePrefix('action');
   const batch = 'act';
   let dir: string;
   let sandbox: RunningSandbox;
   let env: Record<string, string>;
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'realty-action-'));
-    sandbox = await startSandbox({ sessions: [SESSION], lifecycleMs: LIFE_MS, holdSent: true, seed: 7 });
-    env = {
-      REDIS_URL,
-      DATABASE_URL: store.url,
-      REALTY_API_URL: sandbox.url,
-      REALTY_SESSION_ID: SESSION,
-      REALTY_PREFIX: prefix,
-      LOG_LEVEL: 'silent',
-    };
-  });
-  afterAll(async () => {
-    await sandbox.close();
-    await deletePrefix(prefix);
-    await rm(dir, { recursive: true, force: true });
+  // The file's folder, sandbox and env (its prefix and database), for the helpers below.
+  it.beforeAll(({ dir: folder, sandbox: started, env: given }) => {
+    dir = folder;
+    sandbox = started;
+    env = given;
   });
 
   const docflow = (id: string) => sandbox.docflows().find((d) => d.docflowId === id);
@@ -61,7 +47,9 @@ describe("cancel, suspend and resume a batch's docflows", () => {
     return docflowSchema.parse(answer.body).docflowId;
   };
 
-  it('cancels once, suspends and resumes, and cancels a duplicate in processing while one waiting for signatures stays unsigned', async () => {
+  it('cancels once, suspends and resumes, and cancels a duplicate in processing while one waiting for signatures stays unsigned', async ({
+    db: store,
+  }) => {
     copyFileSync(join(ROOT, 'samples', 'deals.csv'), join(dir, 'deals.csv'));
     const input = join(dir, 'deals.csv');
     const run = await runCli(
