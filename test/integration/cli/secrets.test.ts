@@ -1,14 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, expect } from 'vitest';
 import { createLogger } from '../../../src/logger.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
 import { runCli } from '../../helpers/cli.js';
 import { HEADER, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
+import { REDIS_URL } from '../../helpers/redis.js';
 
 const SESSION = 'sid-5f1c9e77-secret-value';
 const PASSWORD = 'pw-0a7d31-secret-value';
@@ -22,22 +20,20 @@ const PERSONAL = ROWS.flatMap((r) =>
   }),
 ).filter((v) => v.length >= 4);
 
+// The file's sandbox, folder and prefix; no database of its own: the commands use their default place, as they did.
+const it = harness({
+  per: 'file',
+  label: 'secrets',
+  sandbox: { sessions: [SESSION], egronRegions: ['Республика Крым'], users: [USER] },
+  engine: 'none',
+});
+
 describe('secrets and personal data', () => {
-  let sandbox: RunningSandbox;
-  let dir: string;
-  const prefix = uniquePrefix('secrets');
-
-  beforeAll(async () => {
-    sandbox = await startSandbox({ sessions: [SESSION], egronRegions: ['Республика Крым'], users: [USER] });
-    dir = await mkdtemp(join(tmpdir(), 'realty-secrets-'));
-  });
-  afterAll(async () => {
-    await sandbox.close();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
-  });
-
-  it('keeps the session id out of every log line, results file, attention file and error, and personal data out of logs and results, at LOG_LEVEL=debug', async () => {
+  it('keeps the session id out of every log line, results file, attention file and error, and personal data out of logs and results, at LOG_LEVEL=debug', async ({
+    sandbox,
+    dir,
+    prefix,
+  }) => {
     expect(PERSONAL.length).toBeGreaterThan(40);
     const env = { REDIS_URL, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: SESSION, REALTY_PREFIX: prefix, LOG_LEVEL: 'debug' };
     const out = join(dir, 'results.csv');
@@ -95,7 +91,11 @@ describe('secrets and personal data', () => {
     expect(leaked).toEqual([]);
   });
 
-  it('keeps the password of REALTY_LOGIN out of every log line, results file and error, even when the login is refused or incomplete', async () => {
+  it('keeps the password of REALTY_LOGIN out of every log line, results file and error, even when the login is refused or incomplete', async ({
+    sandbox,
+    dir,
+    prefix,
+  }) => {
     const env = {
       REDIS_URL,
       REALTY_API_URL: sandbox.url,
