@@ -7,16 +7,14 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { readXlsx } from '../../../src/input/read-xlsx.js';
 import { createRealtyClient } from '../../../src/realty/client.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
 import { childEnv, CLI, ROOT, runCli } from '../../helpers/cli.js';
 import { readCsvFile, type CsvRow } from '../../helpers/csv.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
 interface StatusJson {
@@ -27,10 +25,18 @@ interface StatusJson {
   oldestUnfinished?: { row: number; since: string };
 }
 
+// Seeded: the same lives every run, among them a payment, a registry error and completions. No
+// database of the file's own: the commands use their default place, as they did.
+const it = harness({
+  per: 'file',
+  label: 'life',
+  sandbox: { sessions: ['s'], lifecycleMs: 150, payment: 0.3, faultRegistry: 0.2, seed: 7 },
+  engine: 'none',
+});
+
 describe('the life of a deal after creation', () => {
   let dir: string;
   let sandbox: RunningSandbox;
-  const prefix = uniquePrefix('life');
   const batch = 'life';
   let env: Record<string, string>;
   let tracker: ChildProcess | undefined;
@@ -48,17 +54,15 @@ describe('the life of a deal after creation', () => {
     (await (await fetch(`${sandbox.url}/__sandbox/stats`)).json()) as { operationCalls: Record<string, Record<string, number>> };
   const fileDownloads = async () => Object.values((await sandboxStats()).operationCalls.file ?? {}).reduce((a, b) => a + b, 0);
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'realty-life-'));
-    // Seeded: the same lives every run, among them a payment, a registry error and completions.
-    sandbox = await startSandbox({ sessions: ['s'], lifecycleMs: 150, payment: 0.3, faultRegistry: 0.2, seed: 7 });
-    env = { REDIS_URL, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: 's', REALTY_PREFIX: prefix, LOG_LEVEL: 'silent', LANG: 'C.UTF-8' };
+  // The file's folder, sandbox and env (its prefix), for the helpers below.
+  it.beforeAll(({ dir: folder, sandbox: started, env: given }) => {
+    dir = folder;
+    sandbox = started;
+    env = { ...given, LANG: 'C.UTF-8' };
   });
-  afterAll(async () => {
+  // Before the harness closes the sandbox and deletes the prefix.
+  afterAll(() => {
     tracker?.kill('SIGKILL');
-    await sandbox.close();
-    await deletePrefix(prefix);
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('follows every row to its state, lists payments, downloads extracts once, and ends registered', async () => {
