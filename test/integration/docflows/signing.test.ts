@@ -9,14 +9,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import { afterAll, describe, expect } from 'vitest';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
 import { childEnv, CLI, ROOT, runCli } from '../../helpers/cli.js';
 import { readCsvFile, type CsvRow } from '../../helpers/csv.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
 import { TEST_SIGNATURE } from '../../helpers/signatures.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
@@ -25,10 +24,12 @@ interface StatusJson {
   waitingFor: Record<string, number>;
 }
 
+// No database of the file's own: the commands use their default place, as they did.
+const it = harness({ per: 'file', label: 'sign', sandbox: { sessions: ['s'], lifecycleMs: 150, seed: 3 }, engine: 'none' });
+
 describe('the signing round trip', () => {
   let dir: string;
   let sandbox: RunningSandbox;
-  const prefix = uniquePrefix('sign');
   const batch = 'sign';
   let env: Record<string, string>;
   let tracker: ChildProcess | undefined;
@@ -47,16 +48,15 @@ describe('the signing round trip', () => {
   };
   const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'realty-sign-'));
-    sandbox = await startSandbox({ sessions: ['s'], lifecycleMs: 150, seed: 3 });
-    env = { REDIS_URL, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: 's', REALTY_PREFIX: prefix, LOG_LEVEL: 'silent', LANG: 'C.UTF-8' };
+  // The file's folder, sandbox and env (its prefix), for the helpers below.
+  it.beforeAll(({ dir: folder, sandbox: started, env: given }) => {
+    dir = folder;
+    sandbox = started;
+    env = { ...given, LANG: 'C.UTF-8' };
   });
-  afterAll(async () => {
+  // Before the harness closes the sandbox and deletes the prefix.
+  afterAll(() => {
     tracker?.kill('SIGKILL');
-    await sandbox.close();
-    await deletePrefix(prefix);
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('downloads what waits for signatures, attaches the signatures once, sends the signed docflows and refuses foreign or changed files', async () => {
