@@ -13,13 +13,12 @@ import { runCompiled } from '../db/compiled.js';
 import { commitAlone, type Committer } from '../db/group-commit.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
-import { luaScript, type ScriptRunner } from '../redis/lua.js';
+import { luaFile, type ScriptRunner } from '../redis/lua.js';
 import type { OutcomeRecord } from '../domain/outcome.js';
 import { readOutcome, settleUncertain } from './outcome-rows.js';
 import { decideClaim, feedNotComplete, propertyArgs, type ClaimVerdict, type FeedBehind, type Holder, type NeedsHolder } from './claim.js';
 import { REGISTRATION, type DocflowType, type LedgerEntry, type PropertyKey, type RegisteredDeal, type Via } from './entry.js';
 import { entryOf, keyString, lockRow, NO_TRY, submitRow, updateRow, type LedgerKey } from './rows.js';
-import { LEDGER_LUA } from './lua.js';
 import { parseRequestId, propertyOf } from './entry.js';
 
 export { propertyArgs, type ClaimVerdict };
@@ -106,19 +105,14 @@ export interface Ledger {
   ): Promise<'resolved' | 'not-waiting' | 'in-flight'>;
 }
 
-/** KEYS: the holder's job. 1 while it exists unfinished (whether its row has an outcome is the database's). */
-const JOB_RUNS = luaScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-return 1 - redis.call('HEXISTS', KEYS[1], 'finishedOn')`);
+/** Whether the holder's job still runs: src/redis/lua/job-runs.lua. */
+const JOB_RUNS = luaFile('job-runs');
 
 /** Outcomes a row's job that runs again keeps: its deal is at the registry. */
 const FINAL_OUTCOMES: ReadonlySet<string> = new Set(['queued', 'suspended', 'already_submitted']);
 
-/** KEYS: checkpoints, batch hash. ARGV: row, cadastral number. */
-const CHECKPOINT = luaScript(`${LEDGER_LUA}
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-extend(KEYS[1], KEYS[2], now_ms())
-return 0`);
+/** The row's cadastral number kept until its outcome: src/redis/lua/row-checkpoint.lua. */
+const CHECKPOINT = luaFile('row-checkpoint');
 
 export function createLedger(redis: Redis, keys: Keys, db: Database, options: LedgerOptions): Ledger {
   const run: ScriptRunner = options.run ?? ((script, k, args) => script.run(redis, k, args));

@@ -11,7 +11,7 @@ import { recordDuplicate } from '../db/duplicates.js';
 import { commitAlone, type Committer } from '../db/group-commit.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
-import { createScriptBatcher, luaScript, type ScriptRunner } from '../redis/lua.js';
+import { createScriptBatcher, luaFile, type ScriptRunner } from '../redis/lua.js';
 import { propertyArgs } from '../ledger/claim.js';
 import { parseRequestId, REGISTRATION, type DocflowType, type PropertyKey, type SubmittedDeal, type Via } from '../ledger/entry.js';
 import {
@@ -53,7 +53,7 @@ export interface RecordOptions {
         resubmit: boolean;
         via?: Via;
         keepClaim?: boolean;
-        /** The property the row is for: another property's docflow is never this row's instead (src/ledger/lua.ts). */
+        /** The property the row is for: another property's docflow is never this row's instead (src/ledger/claim.ts). */
         property?: PropertyKey;
       }
     | undefined;
@@ -81,17 +81,8 @@ export interface OutcomeStore {
   count(batch: string): Promise<number>;
 }
 
-/**
- * After the outcome's commit, the row's work in Redis: its checkpoint and row-index entry go (the
- * outcome names its deal now), and its job loses its deal. KEYS: checkpoints, job (or
- * checkpoints), row index. ARGV: row, job data ('' to leave the job be). The job's data is
- * written only while the job exists, as BullMQ's own updateData does (commands/updateData-1.lua).
- */
-const AFTER_WRITE = luaScript(`
-redis.call('HDEL', KEYS[1], ARGV[1])
-redis.call('HDEL', KEYS[3], ARGV[1])
-if ARGV[2] ~= '' and redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HSET', KEYS[2], 'data', ARGV[2]) end
-return 0`);
+/** After the outcome's commit, the row's work in Redis: src/redis/lua/outcome-after-write.lua. */
+const AFTER_WRITE = luaFile('outcome-after-write');
 
 const SUBMITTED_OUTCOMES = new Set(['queued', 'suspended']);
 
