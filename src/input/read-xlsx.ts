@@ -141,7 +141,13 @@ export function readXlsx(file: string, options: XlsxReadOptions = {}): XlsxRows 
           const names = sheetNames(reader);
           seen = names.length > 0 ? names : [...seen, sheet.name];
           const wanted = options.sheet ?? names[0] ?? sheet.name;
-          if (!sameName(sheet.name, wanted)) continue;
+          if (!sameName(sheet.name, wanted)) {
+            // A sheet passed over is still read to its end: exceljs may have put it in a temp file,
+            // which it deletes as soon as the next sheet is asked for, and a stream of it left unread
+            // would then fail to open with no one listening (a crash, not an error of this file).
+            for await (const row of sheet) void row;
+            continue;
+          }
           found = true;
           yield* sheetRows(sheet, options);
           break;
