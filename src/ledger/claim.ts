@@ -3,7 +3,7 @@
  * docflow. The decision is one transaction on the deal's row in the database (its row locked,
  * the feed's row read); it is committed before the creation call goes out. Redis is read
  * around it for the work only: the row's own outcome (its job ran again), the checkpoint of
- * the cadastral number suggest found, and whether another row that holds the claim still
+ * the cadastral number suggest found for a row that must wait, and whether another row that holds the claim still
  * runs, which chooses between waiting and taking over, never whether a deal may be sent.
  */
 import { FeedNotCompleteError } from '../errors.js';

@@ -36,7 +36,7 @@ export interface ClaimRequest {
   resubmit: boolean;
   /** `send` claims and writes the try ahead; `check` only reconciles (the row has no tries left). */
   mode: 'send' | 'check';
-  /** A cadastral number suggest just found: checkpointed in the same step. */
+  /** A cadastral number suggest just found: kept in the claim, or checkpointed when the row must wait. */
   cadastralNumber?: string;
   /**
    * The property the row is for (its cadastral number, the row's or the one suggest found, and
@@ -63,7 +63,7 @@ export interface LedgerOptions {
   commit?: Committer;
 }
 
-/** What a job learns before it asks suggest: its outcome, its checkpoint, its deal's entry. */
+/** What a job learns before it asks suggest: its outcome, its cadastral number (its checkpoint's, or its own claim's), its deal's entry. */
 export interface Lookup {
   earlier: OutcomeRecord | undefined;
   cadastralNumber: string | undefined;
@@ -111,8 +111,14 @@ const JOB_RUNS = luaFile('job-runs');
 /** Outcomes a row's job that runs again keeps: its deal is at the registry. */
 const FINAL_OUTCOMES: ReadonlySet<string> = new Set(['queued', 'suspended', 'already_submitted']);
 
-/** The row's cadastral number kept until its outcome: src/redis/lua/row-checkpoint.lua. */
+/**
+ * The row's cadastral number kept until its outcome (src/redis/lua/row-checkpoint.lua), for a
+ * row that runs again without a claim of its own to read it from: one put back by the rate, one
+ * that waits for another row holding its deal, for a try to show in the feed, or for the feed.
+ * A row whose claim went through finds it in the claim (`lookup`).
+ */
 const CHECKPOINT = luaFile('row-checkpoint');
+const WAITS: ReadonlySet<string> = new Set(['wait', 'reconcile', 'behind']);
 
 export function createLedger(redis: Redis, keys: Keys, db: Database, options: LedgerOptions): Ledger {
   const run: ScriptRunner = options.run ?? ((script, k, args) => script.run(redis, k, args));
@@ -120,8 +126,6 @@ export function createLedger(redis: Redis, keys: Keys, db: Database, options: Le
   const keyOf = (bank: string, dealId: string, type: DocflowType = REGISTRATION): LedgerKey => ({ bank, type, dealId });
   return {
     async claim(r) {
-      // The cadastral number suggest found is kept until the row's outcome (a job put back before its claim).
-      if (r.cadastralNumber) await run(CHECKPOINT, [keys.checkpoints(r.batch), keys.batch(r.batch)], [r.row, r.cadastralNumber]);
       const key = keyOf(r.bank, r.dealId, r.type);
       const [cn, addr] = propertyArgs(r.property);
       const input = {
@@ -146,6 +150,9 @@ export function createLedger(redis: Redis, keys: Keys, db: Database, options: Le
           if (earlier && FINAL_OUTCOMES.has(earlier.outcome)) return { kind: 'done' as const, record: earlier };
           return decideClaim(trx, db.engine, now, input, holder);
         });
+        // A row that will run again before it has a claim of its own keeps the number suggest found.
+        if (r.cadastralNumber && WAITS.has(verdict.kind))
+          await run(CHECKPOINT, [keys.checkpoints(r.batch), keys.batch(r.batch)], [r.row, r.cadastralNumber]);
         // The feed is not known complete: thrown, so the row waits without spending a try.
         if (verdict.kind === 'behind') throw feedNotComplete(verdict);
         if (verdict.kind !== 'holder') return verdict;
@@ -173,7 +180,9 @@ export function createLedger(redis: Redis, keys: Keys, db: Database, options: Le
         redis.hget(keys.checkpoints(batch), String(row)),
         readKey(db.kysely, keyOf(bank, dealId, type)),
       ]);
-      return { earlier, cadastralNumber: checkpoint || undefined, entry };
+      // A claim the row made keeps its property: the number suggest found needs no copy in Redis.
+      const claimed = entry && entry.batch === batch && entry.row === row ? entry.property?.cadastralNumber : undefined;
+      return { earlier, cadastralNumber: checkpoint || claimed, entry };
     },
     async checkpoint(batch, row, cadastralNumber) {
       await run(CHECKPOINT, [keys.checkpoints(batch), keys.batch(batch)], [row, cadastralNumber]);

@@ -118,9 +118,9 @@ function useProfile(run: DealRun, profile: BankProfile): void {
 
 /**
  * The cadastral number, before the claim. A job's first run asks suggest straight away, and
- * the claim writes its checkpoint: nearly every such row has no outcome, no checkpoint and a
- * deal no ledger knows, so the lookup would find nothing. Every later run (a retry, a stall, a
- * hold, a wait, a throttled run) looks first: a checkpoint or a docflow spares the suggest call.
+ * the claim keeps what it found: nearly every such row has no outcome, no claim and a deal no
+ * ledger knows, so the lookup would find nothing. Every later run (a retry, a stall, a hold, a
+ * wait, a throttled run) looks first: its claim, a checkpoint or a docflow spares the suggest call.
  */
 export async function resolution(run: DealRun): Promise<Decision | undefined> {
   if (run.cadastralNumber || run.exhausted) return undefined;
@@ -205,7 +205,7 @@ export interface Claimed {
  * Claims the deal in the ledger (a try written ahead, or with no tries left a check of the
  * last), starting the news feed first if the deployment has none. Throttled before the
  * claim: a job put back by --rate leaves no try written ahead, and keeps what suggest just
- * found (the claim would have checkpointed it).
+ * found (a claim would have kept it).
  */
 export async function claim(run: DealRun): Promise<Decision | Claimed> {
   const { ctx, exhausted, found, batch, row } = run;

@@ -127,7 +127,8 @@ describe.each(['sqlite', 'postgres'] as const)('the ledger on %s', (engine) => {
     expect(await entry()).toBeUndefined();
     const start = await now();
     await feedAt(start, start);
-    expect(await ledger.claim(request({ cadastralNumber: '54:35:1:1' }))).toEqual({ kind: 'send', requestId: `${BANK}:reg:0:D-1` });
+    const found = { cadastralNumber: '54:35:1:1', property: { cadastralNumber: '54:35:1:1' } };
+    expect(await ledger.claim(request(found))).toEqual({ kind: 'send', requestId: `${BANK}:reg:0:D-1` });
     const e = await entry();
     expect(e).toMatchObject({
       type: 'encumbrance_request',
@@ -149,8 +150,11 @@ describe.each(['sqlite', 'postgres'] as const)('the ledger on %s', (engine) => {
       row: 1,
     });
     expect(e!.try_at).toBeGreaterThanOrEqual(start);
-    // The cadastral number suggest found is the row's work: in Redis, until its outcome.
-    expect(await redis.hget(keys.checkpoints('a'), '1')).toBe('54:35:1:1');
+    // The cadastral number suggest found is kept by the claim itself: a later run of the row reads
+    // it there, and no copy of it is written to Redis; another row of the deal is not given it.
+    expect(await redis.exists(keys.checkpoints('a'))).toBe(0);
+    expect((await ledger.lookup(BANK, 'D-1', 'a', 1)).cadastralNumber).toBe('54:35:1:1');
+    expect((await ledger.lookup(BANK, 'D-1', 'a', 2)).cadastralNumber).toBeUndefined();
   });
 
   it('makes a second row of the deal wait while the holder lives, and lets it take over a claim whose holder is gone', async () => {
@@ -161,9 +165,12 @@ describe.each(['sqlite', 'postgres'] as const)('the ledger on %s', (engine) => {
     await redis.hset(holder.job, 'data', '{}');
     await ledger.claim(holder);
     await ledger.settle(BANK, 'D-1', rid('D-1'), 'a', 1, 'run-1', 'definite');
-    const other = request({ batch: 'b', row: 5, job: `${keys.bullPrefix}:deals:b.RC0x` });
+    const other = request({ batch: 'b', row: 5, job: `${keys.bullPrefix}:deals:b.RC0x`, cadastralNumber: '54:35:1:1' });
     expect(await ledger.claim(other)).toEqual({ kind: 'wait', batch: 'a', row: 1 });
     expect(await entry()).toMatchObject({ batch: 'a', row: 1, state: 'idle' });
+    // The waiting row has no claim to keep what suggest found: Redis keeps it until its next run.
+    expect(await redis.hget(keys.checkpoints('b'), '5')).toBe('54:35:1:1');
+    expect((await ledger.lookup(BANK, 'D-1', 'b', 5)).cadastralNumber).toBe('54:35:1:1');
     // The holder's row got an outcome (or its job is gone): the claim is free again, same requestId.
     await putOutcome(db, 'a', record(1, 'D-1', { outcome: 'unavailable' }));
     expect(await ledger.claim(other)).toEqual({ kind: 'send', requestId: rid('D-1') });
