@@ -28,7 +28,6 @@ const LONG_FUNCTIONS = [
   ['src/input/open-input.ts', 185],
   ['src/input/rejects.ts', 100],
   ['src/ledger/history.ts', 86],
-  ['src/ledger/ledger.ts', 81],
   ['src/redis/fleet-session.ts', 110],
   ['src/results/sign.ts', 113],
   ['src/sandbox/server.ts', 93],

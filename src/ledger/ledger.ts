@@ -16,7 +16,16 @@ import type { Keys } from '../redis/keys.js';
 import { luaFile, type ScriptRunner } from '../redis/lua.js';
 import type { OutcomeRecord } from '../domain/outcome.js';
 import { readOutcome, settleUncertain } from './outcome-rows.js';
-import { decideClaim, feedNotComplete, propertyArgs, type ClaimVerdict, type FeedBehind, type Holder, type NeedsHolder } from './claim.js';
+import {
+  decideClaim,
+  feedNotComplete,
+  propertyArgs,
+  type ClaimInput,
+  type ClaimVerdict,
+  type FeedBehind,
+  type Holder,
+  type NeedsHolder,
+} from './claim.js';
 import { REGISTRATION, type DocflowType, type LedgerEntry, type PropertyKey, type RegisteredDeal, type Via } from './entry.js';
 import { entryOf, keyString, lockRow, NO_TRY, submitRow, updateRow, type LedgerKey } from './rows.js';
 import { parseRequestId, propertyOf } from './entry.js';
@@ -120,6 +129,14 @@ const FINAL_OUTCOMES: ReadonlySet<string> = new Set(['queued', 'suspended', 'alr
 const CHECKPOINT = luaFile('row-checkpoint');
 const WAITS: ReadonlySet<string> = new Set(['wait', 'reconcile', 'behind']);
 
+/** What the claim's decision reads of a request: its property as the ledger keeps it. */
+function claimInput(key: LedgerKey, r: ClaimRequest, options: LedgerOptions): ClaimInput {
+  const [cn, addr] = propertyArgs(r.property);
+  const { batch, row, job, resubmit, mode, nonce } = r;
+  const { timeoutMs, feedLagMs } = options;
+  return { key, batch, row, job, resubmit, mode, cn, addr, nonce, personFilter: r.personFilter ?? '', timeoutMs, feedLagMs };
+}
+
 export function createLedger(redis: Redis, keys: Keys, db: Database, options: LedgerOptions): Ledger {
   const run: ScriptRunner = options.run ?? ((script, k, args) => script.run(redis, k, args));
   const commit = options.commit ?? commitAlone(db);
@@ -127,21 +144,7 @@ export function createLedger(redis: Redis, keys: Keys, db: Database, options: Le
   return {
     async claim(r) {
       const key = keyOf(r.bank, r.dealId, r.type);
-      const [cn, addr] = propertyArgs(r.property);
-      const input = {
-        key,
-        batch: r.batch,
-        row: r.row,
-        job: r.job,
-        resubmit: r.resubmit,
-        mode: r.mode,
-        cn,
-        addr,
-        nonce: r.nonce,
-        personFilter: r.personFilter ?? '',
-        timeoutMs: options.timeoutMs,
-        feedLagMs: options.feedLagMs,
-      };
+      const input = claimInput(key, r, options);
       let holder: Holder | undefined;
       for (;;) {
         const verdict = await commit(keyString(key), async (trx, now): Promise<ClaimVerdict | NeedsHolder | FeedBehind> => {
