@@ -12,7 +12,7 @@ import type { Logger } from '../logger.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { batchExitCode } from '../batch/exit-code.js';
-import { FEED_SHOW_WAIT_MS, waitUntilFeedShows } from '../batch/feed-shown.js';
+import { waitUntilFeedShows } from '../batch/feed-shown.js';
 import { findMissingRows, type MissingRows } from '../batch/missing-rows.js';
 import { waitForBatch, type StopReason, type WaitOptions } from '../batch/wait-batch.js';
 import { writeAttention } from '../results/attention.js';
@@ -61,7 +61,7 @@ export interface LoadedBatchOptions {
    * The wait for the news feed past the batch's resent deals once every row has its outcome
    * (src/batch/feed-shown.ts); none when not given (no follower reads the feed).
    */
-  feed?: { feedLagMs: number; timeoutMs?: number; signal?: AbortSignal };
+  feed?: { feedLagMs: number; timeoutMs: number; signal?: AbortSignal };
   /** Asked once the wait ends: false gives the batch up before anything is written (the inbox's input changed). */
   goOn?: () => boolean;
   results: { out: string; excel?: boolean };
@@ -154,7 +154,7 @@ export async function runLoadedBatch(options: LoadedBatchOptions): Promise<Loade
 
 /** src/batch/feed-shown.ts's wait, and its warn line when it runs out. */
 async function feedPastResends(db: Database, batch: string, feed: NonNullable<LoadedBatchOptions['feed']>, log: Logger): Promise<void> {
-  const timeoutMs = feed.timeoutMs ?? FEED_SHOW_WAIT_MS;
+  const { timeoutMs } = feed;
   const unseen = await waitUntilFeedShows(db, batch, {
     feedLagMs: feed.feedLagMs,
     timeoutMs,

@@ -26,6 +26,7 @@ import { loadBatch, removeBatchJobs } from '../batch/load-batch.js';
 import { openQueue } from '../queue/deal-queue.js';
 import { defaultBatchId } from '../batch/batch-id.js';
 import { TUNABLES } from '../config.js';
+import { FEED_SHOW_WAIT_MS } from '../batch/feed-shown.js';
 import { describeMissing } from '../batch/missing-rows.js';
 import { runLoadedBatch, type LoadedBatchResult, type WrittenAttention } from '../pipeline/run-loaded-batch.js';
 import { describe, type FileSummary } from './file-summary.js';
@@ -62,6 +63,8 @@ export interface TickContext {
   pollMs?: number;
   /** The tick's deadline (ms since the epoch): a batch unfinished then is written with its rows pending, exit 3. */
   deadline?: number;
+  /** The worker's `--feed-lag-ms` (its resolved settings): how long a docflow may take to show in the feed. */
+  feedLagMs?: number;
 }
 
 type Outcome = Omit<FileSummary, 'file' | 'sha256' | 'startedAt' | 'finishedAt' | 'seconds'>;
@@ -215,7 +218,11 @@ class FileRun {
       ...(ctx.pollMs ? { pollMs: ctx.pollMs } : {}),
       ...(ctx.deadline !== undefined && { deadline: ctx.deadline }),
       // As `run` does (src/batch/feed-shown.ts): a resend's earlier docflow is in the results, not after them.
-      feed: { feedLagMs: TUNABLES.feedLagMs, ...(ctx.signal ? { signal: ctx.signal } : {}) },
+      feed: {
+        feedLagMs: ctx.feedLagMs ?? TUNABLES.feedLagMs,
+        timeoutMs: FEED_SHOW_WAIT_MS,
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      },
       goOn: () => !inputChanged.signal.aborted,
       results: { out: join(stage, 'results.csv'), excel: profile.excel },
       attention: { out: join(stage, 'attention.csv') },

@@ -19,6 +19,8 @@ export interface TickProcessorContext {
   logger: Logger;
   signal?: AbortSignal;
   pollMs?: number;
+  /** The worker's `--feed-lag-ms`: a tick's batch waits for the feed with it, as `run` does. */
+  feedLagMs?: number;
 }
 
 export interface TickWorkerOptions {
@@ -30,6 +32,7 @@ export interface TickWorkerOptions {
   processor: (ctx: TickProcessorContext) => Processor<TickData, ScheduleJobResult>;
   signal?: AbortSignal;
   pollMs?: number;
+  feedLagMs?: number;
 }
 
 export function createTickWorker(options: TickWorkerOptions): Worker<TickData, ScheduleJobResult> {
@@ -43,6 +46,7 @@ export function createTickWorker(options: TickWorkerOptions): Worker<TickData, S
       logger,
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.pollMs ? { pollMs: options.pollMs } : {}),
+      ...(options.feedLagMs !== undefined && { feedLagMs: options.feedLagMs }),
     }),
     // Ticks of different schedules run side by side; one schedule's ticks never overlap (its lock).
     { connection, prefix: keys.bullPrefix, concurrency: 4 },

@@ -78,6 +78,7 @@ export function registerWorkCommand(program: Command, context: CliContext): Comm
             db,
             logger: env.logger,
             signal: shutdown.signal,
+            feedLagMs: worker.feedLagMs,
           });
           env.logger.info({ concurrency: worker.concurrency }, 'worker started');
           await aborted(shutdown.signal);
