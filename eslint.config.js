@@ -31,7 +31,6 @@ const LONG_FUNCTIONS = [
   ['src/redis/fleet-session.ts', 110],
   ['src/results/sign.ts', 113],
   ['src/sandbox/server.ts', 93],
-  ['src/worker/create-worker.ts', 243],
 ];
 
 export default tseslint.config(
