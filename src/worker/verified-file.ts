@@ -20,14 +20,12 @@ import { FileRefusedError, openRegularFile, type RegularFile } from '../files/re
 const GONE: ReadonlySet<string> = new Set(['ENOENT', 'ENOTDIR', 'EISDIR', 'EACCES', 'EPERM']);
 
 /**
- * Bytes read (and sent) at a time. The file's sha256 is CPU the bare upload does not spend
- * (about 0.9 ms per 2 MB here); reads of 512 KiB instead of fs.createReadStream's 64 KiB make
- * up most of it: a 2 MB file is 5 reads (4 hash updates, 4 socket writes) instead of 33 (32, 32),
- * and fewer buffers to fault in and collect. Measured with bench/upload.ts (100 files of 2 MB,
- * 10 at a time, paired runs): the sending process's CPU went from 470-530 ms to 350-420 (the
- * bare upload's 310-370); 128 KiB cost about 25 ms more, 256 KiB and 1 MiB were within the
- * noise of 512. An upload holds at most three reads (the held one, one waiting in the stream,
- * one the socket is taking): 1.5 MiB, where 64 KiB reads held about a quarter of that.
+ * Bytes read (and sent) at a time. The file's sha256 is CPU a bare upload does not spend; reads
+ * of 512 KiB instead of fs.createReadStream's 64 KiB make up most of it: a 2 MB file is 5 reads
+ * (4 hash updates, 4 socket writes) instead of 33 (32, 32), and fewer buffers to fault in and
+ * collect. Smaller reads cost more CPU per file; larger ones save none. An upload holds at most
+ * three reads (the held one, one waiting in the stream, one the socket is taking): 1.5 MiB, where
+ * 64 KiB reads held about a quarter of that.
  */
 export const READ_BYTES = 512 * 1024;
 
@@ -102,8 +100,8 @@ async function openChecked(expected: ExpectedFile, fail: Fail, field: string): P
 
 /**
  * The checked descriptor's reads, one at a time, straight into the buffers that are sent: no
- * fs stream under this one, no async iterator or generator between them (those layers cost
- * about 35 ms of CPU per 100 files of 2 MB beside the reads: promises for every chunk).
+ * fs stream under this one, and no async iterator or generator between them, which would make
+ * promises for every chunk: CPU spent on every file beside the reads.
  */
 class VerifiedStream extends Readable {
   readonly #file: RegularFile;
