@@ -52,8 +52,8 @@ export function createDealWorker(options: DealWorkerOptions): DealWorker {
   queue.on('error', (err) => logger.error({ err: { message: err.message } }, 'queue error'));
   const metrics = createMetricsRecorder(connection, keys.metrics);
   const settings = resolveWorkerSettings(options);
-  // The gate, the services and the worker each need another made after them: reached through
-  // arrows, which run only once jobs do, when all three exist.
+  // The gate reaches the worker and the services' client, and the processor the worker, all made
+  // after them: through arrows, which run only once jobs do, when all three exist.
   const gate = new BreakerGate({
     breaker: settings.breaker,
     logger,
