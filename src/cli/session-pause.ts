@@ -1,6 +1,6 @@
 /**
  * A deal queue paused because the gateway refused the session: the deal worker pauses
- * the queue and marks why (`keys.pauseReason` = `session`, src/worker/create-worker.ts).
+ * the queue and marks why (`keys.pauseReason` = `session`, src/worker/worker-services.ts).
  * A process that starts with a session (`run`, `work`) resumes it: if the session is
  * still refused, the first job pauses it again. A queue paused by someone else (the
  * dashboard, an operator) stays paused.
