@@ -12,12 +12,12 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { ConfigError, InputError, UsageError } from '../errors.js';
-import { namesFiles, type FieldProblem } from '../domain/deal.js';
+import type { FieldProblem } from '../domain/deal.js';
 import { createDocumentFileChecker } from '../input/document-files.js';
 import type { InputFile, InputOptions, InputRecord } from '../input/open-input.js';
 import { createDealValidator } from '../input/validate-deal.js';
 import { packDealCompact, type PackedDeal } from '../queue/deal-pack.js';
-import { kindOf } from '../docflows/registry.js';
+import { kindOf, namesFiles, rowDocuments } from '../docflows/registry.js';
 
 /** A valid row, its deal packed (`c`): row, dealId, packed deal. */
 export type ReadRow = [row: number, dealId: string, deal: PackedDeal, key?: string];
@@ -62,6 +62,7 @@ export async function* readChunksHere(input: InputFile, options: ReadOptions): A
   const validate = createDealValidator({ own: kind.own, ...(options.order !== undefined && { order: options.order }) });
   const checkFiles = createDocumentFileChecker({
     baseDir: dirname(resolve(options.file)),
+    documentsOf: rowDocuments,
     ...(options.filesRoot !== undefined && { filesRoot: resolve(options.filesRoot) }),
   });
   let chunk: ReadChunk = { valid: [], refused: [], bytes: 0 };

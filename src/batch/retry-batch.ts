@@ -18,8 +18,7 @@ import { UsageError } from '../errors.js';
 import { parseReading, reopenInput } from '../input/reading-options.js';
 import { checkedProfile, orderOf } from './load-type.js';
 import { createDealValidator } from '../input/validate-deal.js';
-import { DEFAULT_KIND, kindOf } from '../docflows/registry.js';
-import { namesFiles } from '../domain/deal.js';
+import { DEFAULT_KIND, kindOf, namesFiles, parseRequestId, rowDocuments } from '../docflows/registry.js';
 import { createDocumentFileChecker } from '../input/document-files.js';
 import type { Logger } from '../logger.js';
 import { createBatchStore, noSuchBatch, type BatchMeta } from './batch-store.js';
@@ -28,7 +27,6 @@ import { deleteOutcomeIf } from '../ledger/outcome-rows.js';
 import type { BankProfile } from '../input/profile.js';
 import { alreadySubmitted, ATTENTION_OUTCOMES, ownDocflow, type Outcome, type OutcomeRecord } from '../domain/outcome.js';
 import { readEntry } from '../ledger/ledger.js';
-import { parseRequestId } from '../realty/request-id.js';
 import type { Database } from '../db/database.js';
 import { findMissingRows } from './missing-rows.js';
 import { DEAL_JOB, dealJobId, dealJobOptions, storedJobData, type DealJobData } from '../queue/job-data.js';
@@ -259,6 +257,7 @@ async function requeue(
   // A row's files are checked (and hashed) again, as the load did: a worker uploads only checked files.
   const checkFiles = createDocumentFileChecker({
     baseDir: await documentsFolder(meta.file, options.input),
+    documentsOf: rowDocuments,
     // The load's --files-root: a row it accepted with a file there is accepted again.
     ...(meta.filesRoot !== undefined && { filesRoot: meta.filesRoot }),
   });

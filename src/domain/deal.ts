@@ -68,21 +68,12 @@ export interface Deal {
   areaUnit: string;
   /** One owner, or two spouses (cooperativeOwnership); none for an extract (ordered on the object alone). */
   owners: [] | [Owner] | [Owner, Owner];
-  /** A registration's mortgage agreement (`encumbrance_request`). */
+  /**
+   * A registration's mortgage agreement (`encumbrance_request`): canonical columns, read by the
+   * validator when no type says otherwise (src/input/validate-deal.ts). Every other type's own
+   * fields are its module's (src/docflows/<type>/): a deal of that type is `Deal & Own`.
+   */
   agreement?: AppliedDocument;
-  /** A lift's own fields (`cessation_encumbrance_request`). */
-  lift?: LiftFields;
-  /** An extract's own fields (`object_request`). */
-  extract?: ExtractFields;
-}
-
-export const EXTRACT_TYPES = ['info', 'base', 'ownership'] as const;
-
-/** What an extract's row orders: which extract, and its order (with the dealId, the ledger's key). */
-export interface ExtractFields {
-  extractType: (typeof EXTRACT_TYPES)[number];
-  /** The day of the order (YYYY-MM-DD), or the batch's id when ordered `--again`: the same extract of a deal is ordered once an order. */
-  order: string;
 }
 
 /** A document a docflow applies: by content ids, or by files the load checks and a worker uploads. */
@@ -99,49 +90,11 @@ export interface AppliedDocument {
   signatureBeside?: boolean;
 }
 
-export const ENCUMBRANCE_TYPES = ['mortgage', 'mortgageInLaw'] as const;
-
-/** What a lift adds to the object and its owners: the registry's record of the mortgage it lifts. */
-export interface LiftFields {
-  encumbranceType: (typeof ENCUMBRANCE_TYPES)[number];
-  recordNumber: string;
-  /** YYYY-MM-DD. */
-  recordDate: string;
-  /** `otherDocumentFiles`: the bank's further documents (a statement that the loan is repaid). */
-  documents: AppliedDocument[];
-}
-
 /** A row's document, with the columns that name its file and its signatures (the load's and the upload's problems name them). */
 export interface RowDocument {
   document: AppliedDocument;
   fileField: string;
   signatureField: string;
-}
-
-/** The deal with its documents' uploaded content ids (one a document, in rowDocuments' order) in place of their files. */
-export function withUploaded(deal: Deal, uploaded: ReadonlyArray<{ contentId: string; signatureIds: string[] }>): Deal {
-  const copy: Deal = { ...deal };
-  if (deal.agreement) copy.agreement = { ...deal.agreement };
-  if (deal.lift) copy.lift = { ...deal.lift, documents: deal.lift.documents.map((d) => ({ ...d })) };
-  rowDocuments(copy).forEach(({ document }, i) => {
-    const ids = uploaded[i];
-    if (ids) Object.assign(document, ids);
-  });
-  return copy;
-}
-
-/** Whether a row names files (the load checks them, a worker uploads them) rather than content ids only. */
-export function namesFiles(deal: Deal): boolean {
-  return rowDocuments(deal).some(({ document }) => document.file !== undefined || document.signatureFiles !== undefined);
-}
-
-/** The documents a row applies, in the order they are uploaded: its agreement, a lift's other documents. */
-export function rowDocuments(deal: Deal): RowDocument[] {
-  const documents: RowDocument[] = [];
-  if (deal.agreement) documents.push({ document: deal.agreement, fileField: 'agreementFile', signatureField: 'agreementSignatureFiles' });
-  for (const document of deal.lift?.documents ?? [])
-    documents.push({ document, fileField: 'otherDocumentFiles', signatureField: 'otherDocumentFiles' });
-  return documents;
 }
 
 /**
@@ -173,4 +126,5 @@ export interface FieldProblem {
   kind?: 'dealIdConflict' | 'duplicateRow';
 }
 
-export type DealValidation = { ok: true; deal: Deal } | { ok: false; problems: FieldProblem[] };
+/** A record's deal, with its type's own fields (`Own`, src/docflows/<type>/), or its problems. */
+export type DealValidation<Own extends object = object> = { ok: true; deal: Deal & Own } | { ok: false; problems: FieldProblem[] };

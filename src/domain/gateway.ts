@@ -57,18 +57,18 @@ export const suggestResponseSchema = z.array(suggestCandidateSchema);
 export const DOCFLOW_TYPE = 'encumbrance_request';
 
 /**
- * The docflow types a bank files (docs/gateway.md), the path's last part at creation,
- * each with its code in our requestIds (`<inn>:<code>:<try>:<dealId>`, src/realty/request-id.ts):
- * a type of the gateway's is one line here, and a module of src/docflows/ when a row files it.
+ * The docflow types of the gateway's contract (docs/gateway.md), the path's last part at
+ * creation. A row's type is a module of src/docflows/, which also gives its code in our
+ * requestIds (src/docflows/registry.ts); the sandbox knows them by these names alone.
  */
-export const DOCFLOW_TYPE_CODES = Object.freeze({
-  encumbrance_request: 'reg',
-  cessation_encumbrance_request: 'lift',
-  object_request: 'ext',
-  additional_packet_request: 'pkt',
-  action_request: 'act',
-} as const);
-export type DocflowType = keyof typeof DOCFLOW_TYPE_CODES;
+export const DOCFLOW_TYPES = [
+  'encumbrance_request',
+  'cessation_encumbrance_request',
+  'object_request',
+  'additional_packet_request',
+  'action_request',
+] as const;
+export type DocflowType = (typeof DOCFLOW_TYPES)[number];
 
 export interface StructuredAddress {
   region: string;

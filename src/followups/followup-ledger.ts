@@ -16,7 +16,7 @@ import type { LedgerRow } from '../db/schema.js';
 import { FEED_SLACK_MS } from '../ledger/claim.js';
 import { lagAllowance } from '../ledger/feed-lag.js';
 import { deleteRow, insertRow, lockRow, submitRow, updateRow, type LedgerKey } from '../ledger/rows.js';
-import { requestIdOf } from '../realty/request-id.js';
+import { requestIdOf } from '../docflows/registry.js';
 
 export type FollowUpType = 'additional_packet_request' | 'action_request';
 export type ActionType = 'cancel' | 'suspend' | 'resume';

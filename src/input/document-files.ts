@@ -12,7 +12,8 @@ import { lstat, realpath } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { checkDetachedSignature, MAX_SIGNATURE_BYTES } from '../files/detached-signature.js';
 import { FileRefusedError, openRegularFile, type RegularFile } from '../files/regular-file.js';
-import { rowDocuments, type Deal, type DocumentFile, type FieldProblem, type RowDocument } from '../domain/deal.js';
+import type { Deal, DocumentFile, FieldProblem, RowDocument } from '../domain/deal.js';
+import { agreementDocuments } from './validate-deal.js';
 
 /** The gateway's limit on one content (realty-api-notes.md). */
 export const MAX_DOCUMENT_BYTES = 50 * 1024 * 1024;
@@ -29,6 +30,8 @@ export interface DocumentFileOptions {
   baseDir: string;
   /** `--files-root`: absolute paths are allowed, and files may live under this folder too. */
   filesRoot?: string;
+  /** The documents a row's deal applies, in upload order (its type's: src/docflows/registry.ts); default a registration's agreement. */
+  documentsOf?: (deal: Deal) => RowDocument[];
 }
 
 /** What the load fills in of a file that passed. */
@@ -100,7 +103,8 @@ export function createDocumentFileChecker(options: DocumentFileOptions) {
     return problems;
   };
   /** The row's problems with its files (none: its deal's files are filled in). */
-  return Object.assign((deal: Deal): Promise<FieldProblem[]> => checkDocuments(rowDocuments(deal)), { documents: checkDocuments });
+  const documentsOf = options.documentsOf ?? agreementDocuments;
+  return Object.assign((deal: Deal): Promise<FieldProblem[]> => checkDocuments(documentsOf(deal)), { documents: checkDocuments });
 }
 
 async function exists(path: string): Promise<boolean> {

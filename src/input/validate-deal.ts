@@ -6,7 +6,7 @@ import { splitAddressLine, type AddressCells } from './address-line.js';
 import { districtName, regionName, splitSettlement, splitStreet, streetTypeName, type NamedLevel } from './address-levels.js';
 import { houseName, housePartNumber, splitApartment, splitHouse } from './address-parts.js';
 import type { ApartmentParts, HouseParts } from './address-parts.js';
-import type { AppliedDocument, Deal, DealValidation, FieldProblem, Owner, OwnerAddress } from '../domain/deal.js';
+import type { AppliedDocument, Deal, DealValidation, FieldProblem, Owner, OwnerAddress, RowDocument } from '../domain/deal.js';
 import { ownerFieldNames } from './fields.js';
 import type { CanonicalField, OwnerFieldSuffix, OwnerPrefix } from './fields.js';
 import {
@@ -32,14 +32,14 @@ import { isUnreadable } from './unreadable.js';
 import { typeWordKey } from '../domain/address-words.js';
 import { apartmentTypeField, areaUnitField, docTypeField, fileTypeField, genderField, objectTypeField } from './value-words.js';
 
-export interface DealValidatorOptions {
+export interface DealValidatorOptions<Own extends object = object> {
   /** The day against which "not in the future" is checked; default: now. */
   today?: Date;
   /**
    * The columns of the docflow type beside the object's and the owners' (src/docflows/): what
    * they add to the deal. Default: a registration's agreement.
    */
-  own?: OwnColumns;
+  own?: OwnColumns<Own>;
   /**
    * The order the rows belong to (an extract's ledger key, src/docflows/extract/): the day it was
    * ordered (YYYY-MM-DD; default: today), or the batch's id when ordered again on purpose (`--again`).
@@ -54,9 +54,12 @@ export interface OwnContext {
   order: string;
 }
 
-/** A docflow type's own columns: read from the record into the deal's own part (problems reported on the reader). */
-export interface OwnColumns {
-  read(r: RecordReader, context: OwnContext): Partial<Deal>;
+/**
+ * A docflow type's own columns: read from the record into the deal's own part, `Own` (its fields
+ * beside the object's and the owners'; problems reported on the reader, and then nothing).
+ */
+export interface OwnColumns<Own extends object = object> {
+  read(r: RecordReader, context: OwnContext): Own;
   /** false: the rows name no owners (an extract is ordered on the object alone). */
   owners?: boolean;
   /** The object's address may be left out when its cadastral number is given (an extract). */
@@ -64,12 +67,17 @@ export interface OwnColumns {
 }
 
 /** A registration's columns: its mortgage agreement. */
-export const AGREEMENT_COLUMNS: OwnColumns = {
+export const AGREEMENT_COLUMNS: OwnColumns<Pick<Deal, 'agreement'>> = {
   read: (r) => ({ agreement: withoutUndefined(readAgreement(r) as AppliedDocument) }),
 };
 
+/** A registration's documents: its agreement, with the columns that name its files. */
+export function agreementDocuments(deal: Deal): RowDocument[] {
+  return deal.agreement ? [{ document: deal.agreement, fileField: 'agreementFile', signatureField: 'agreementSignatureFiles' }] : [];
+}
+
 export type { DealRecord };
-export type DealValidator = (record: DealRecord) => DealValidation;
+export type DealValidator<Own extends object = object> = (record: DealRecord) => DealValidation<Own>;
 
 const DEFAULT_STREET_TYPE = 'ул';
 const DEFAULT_CITIZENSHIP = 'Российская Федерация';
@@ -305,9 +313,9 @@ function readAddressLine(record: DealRecord): { record: DealRecord; problem?: st
  * A validator for the records of one file, in order: it remembers the dealIds it
  * has seen, so that a repeated id rejects every later occurrence.
  */
-export function createDealValidator(options: DealValidatorOptions = {}): DealValidator {
+export function createDealValidator<Own extends object = object>(options: DealValidatorOptions<Own> = {}): DealValidator<Own> {
   const date = pastDate(localIsoDate(options.today ?? new Date()));
-  const own = options.own ?? AGREEMENT_COLUMNS;
+  const own: OwnColumns = options.own ?? AGREEMENT_COLUMNS;
   const order = options.order ?? localIsoDate(options.today ?? new Date());
   // dealId → the 1-based row where it first appeared.
   const seen = new SeenIds();
@@ -346,11 +354,12 @@ export function createDealValidator(options: DealValidatorOptions = {}): DealVal
     const owner2 = joint ? readOwner(r, 'owner2', date) : undefined;
     const ownPart = own.read(r, { date, order });
 
+    // The own part is what `own.read` made of this record: the type's `Own`.
     const deal = complete<Deal>(r, 0, {
       ...property,
       owners: withOwners ? owner && (owner2 ? [owner, owner2] : [owner]) : [],
       ...ownPart,
-    });
+    }) as (Deal & Own) | undefined;
     return deal === undefined ? { ok: false, problems: r.problems } : { ok: true, deal };
   };
 }

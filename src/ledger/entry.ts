@@ -8,7 +8,7 @@
  */
 
 import type { PropertyKey } from '../input/property-key.js';
-import { DOCFLOW_TYPE_CODES, parseRequestId, REGISTRATION, requestIdOf } from '../realty/request-id.js';
+import { DOCFLOW_TYPE_CODES, parseRequestId, REGISTRATION, requestIdOf } from '../docflows/registry.js';
 import type { DocflowType } from '../domain/gateway.js';
 import type { SubmittedDeal, Via } from '../domain/outcome.js';
 

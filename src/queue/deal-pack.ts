@@ -13,8 +13,9 @@
 import type { Deal } from '../domain/deal.js';
 
 /**
- * Every key a deal holds (src/domain/deal.ts), at every depth. Append only: a key's place is
- * its bit in jobs already waiting in Redis, which a new version must read as written.
+ * Every key a deal held (src/domain/deal.ts, and the types' own parts, src/docflows/<type>/), at
+ * every depth, when it was listed here. Append only: a key's place is its bit in jobs already
+ * waiting in Redis, which a new version must read as written. A key not listed travels by name.
  */
 const KEYS = [
   'dealId',

@@ -1,29 +1,26 @@
 /**
- * The requestId of each try of a deal, `<bank INN>:<type code>:<try>:<dealId>`: a function of
- * the bank, the docflow type, the dealId and the try alone (the ledger, src/ledger/, gives each
- * try its number), so the news feed tells whose docflow an item is.
+ * The form of our requestIds, `<bank INN>:<type code>:<try>:<dealId>`: a function of the bank,
+ * the docflow type, the dealId and the try alone (the ledger, src/ledger/, gives each try its
+ * number), so the news feed tells whose docflow an item is. Each type's code is its module's
+ * (src/docflows/); the table of them, and requestIdOf and parseRequestId by type, are the
+ * registry's (src/docflows/registry.ts).
  */
-import { DOCFLOW_TYPE_CODES, type DocflowType } from '../domain/gateway.js';
-
-export { DOCFLOW_TYPE_CODES };
-export type { DocflowType };
-/** A row's type when its batch names none: the product's first. */
-export const REGISTRATION: DocflowType = 'encumbrance_request';
-const TYPE_OF_CODE = new Map<string, DocflowType>(Object.entries(DOCFLOW_TYPE_CODES).map(([type, code]) => [code, type as DocflowType]));
 
 /**
- * `<bank INN>:<type code>:<n>:<dealId>`: the same deal of one type always sends the same
- * requestId for one resubmission number, whoever loads it, in whichever batch, on whichever
- * host; a deal's registration and its lift name different entries. The INN and `n` are
- * digits and the code letters, so the dealId after the third colon may hold anything.
+ * `<bank INN>:<code>:<n>:<dealId>`: the same deal of one type always sends the same requestId
+ * for one resubmission number, whoever loads it, in whichever batch, on whichever host; a
+ * deal's registration and its lift name different entries. The INN and `n` are digits and the
+ * code letters, so the dealId after the third colon may hold anything.
  */
-export function requestIdOf(bank: string, dealId: string, n = 0, type: DocflowType = REGISTRATION): string {
-  return `${bank}:${DOCFLOW_TYPE_CODES[type]}:${n}:${dealId}`;
+export function formatRequestId(bank: string, code: string, n: number, dealId: string): string {
+  return `${bank}:${code}:${n}:${dealId}`;
 }
 
-/** The bank, type, try and dealId a requestId of ours names; undefined for anyone else's. */
-export function parseRequestId(requestId: string): { bank: string; type: DocflowType; n: number; dealId: string } | undefined {
+/** The bank, type code, try and dealId of a requestId in our form; undefined for anything else. */
+export function splitRequestId(requestId: string): { bank: string; code: string; n: number; dealId: string } | undefined {
   const match = /^(\d+):([a-z]+):(\d+):(.+)$/s.exec(requestId);
-  const type = match && TYPE_OF_CODE.get(match[2]!);
-  return match && type ? { bank: match[1]!, type, n: Number(match[3]), dealId: match[4]! } : undefined;
+  return match ? { bank: match[1]!, code: match[2]!, n: Number(match[3]), dealId: match[4]! } : undefined;
 }
+
+/** What a type's code may be: letters, as splitRequestId reads them. */
+export const REQUEST_ID_CODE = /^[a-z]+$/;

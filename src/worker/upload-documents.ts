@@ -12,7 +12,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { TUNABLES } from '../config.js';
-import { rowDocuments, type DocumentFile, type RowDocument } from '../domain/deal.js';
+import type { DocumentFile, RowDocument } from '../domain/deal.js';
+import { rowDocuments } from '../docflows/registry.js';
 import type { DealRun } from './deal/run.js';
 import { verifiedFile } from './verified-file.js';
 

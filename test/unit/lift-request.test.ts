@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { lift } from '../../src/docflows/lift/index.js';
 import { kindNamed } from '../../src/docflows/registry.js';
-import type { Deal } from '../../src/domain/deal.js';
+import type { LiftDeal } from '../../src/docflows/lift/fields.js';
 import { parseProfile } from '../../src/input/profile.js';
 import { createDealValidator } from '../../src/input/validate-deal.js';
 import { parseRequestId, requestIdOf } from '../../src/ledger/entry.js';
@@ -12,7 +12,7 @@ const example = readExample<DocflowRequest<CessationOptions>>('cessation-encumbr
 const [encumbrancer] = example.options.whoUseRestriction.encumbrancer;
 
 /** The published example's lift, as a bank's row would give it (the object by its cadastral number and address). */
-const deal: Deal = {
+const deal: LiftDeal = {
   dealId: 'lift-1',
   objectType: 'flat',
   cadastralNumber: '66:41:0704007:1391',
@@ -77,7 +77,7 @@ describe('the cessation_encumbrance_request a lift becomes', () => {
   it('sends the representative as the profile has it when it has no power of attorney, and each other document with its signatures', () => {
     const { attorney: _attorney, ...representative } = profileOfExample().representative;
     const profile = { ...profileOfExample(), representative: { ...representative, representativeType: 'authorized' } };
-    const withDocs: Deal = {
+    const withDocs: LiftDeal = {
       ...deal,
       lift: {
         ...deal.lift!,

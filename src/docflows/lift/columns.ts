@@ -2,10 +2,11 @@
  * A lift's own columns (docs/input-format.md, "Lifts"): the registry's record of the mortgage
  * it lifts and the bank's further documents. The object and owner columns are a registration's.
  */
-import { ENCUMBRANCE_TYPES, type AppliedDocument, type Deal } from '../../domain/deal.js';
+import type { AppliedDocument } from '../../domain/deal.js';
 import { convert, oneOf, problem, text } from '../../input/field-checks.js';
 import type { RecordReader } from '../../input/record-reader.js';
 import type { OwnColumns } from '../../input/validate-deal.js';
+import { ENCUMBRANCE_TYPES, type LiftFields, type LiftOwn } from './fields.js';
 
 export const LIFT_COLUMNS = ['encumbranceType', 'recordNumber', 'recordDate', 'otherDocumentFiles'] as const;
 
@@ -24,8 +25,8 @@ const documentPaths = convert((value) => {
     : problem(`names a signature (${paths.indexOf(signature) + 1}): a document's .sig beside it is found on its own`);
 });
 
-export const liftColumns: OwnColumns = {
-  read(r: RecordReader, { date }): Partial<Deal> {
+export const liftColumns: OwnColumns<LiftOwn> = {
+  read(r: RecordReader, { date }): LiftOwn {
     const before = r.problems.length;
     const lift = {
       encumbranceType: r.withDefault('encumbranceType', encumbranceType, 'mortgage'),
@@ -39,6 +40,6 @@ export const liftColumns: OwnColumns = {
       })),
     };
     if (r.problems.length > before) return {};
-    return { lift: lift as Deal['lift'] };
+    return { lift: lift as LiftFields };
   },
 };

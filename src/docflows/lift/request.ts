@@ -4,18 +4,21 @@
  * owners as a registration sends them, the registry's record of the mortgage, the bank with its
  * power of attorney when the profile has one, and its other documents (an empty list when none).
  */
-import type { Deal } from '../../domain/deal.js';
 import type { BankProfile } from '../../input/profile.js';
-import { requestIdOf } from '../../realty/request-id.js';
+import { formatRequestId } from '../../realty/request-id.js';
 import type { CessationOptions, DocflowRequest } from '../../domain/gateway.js';
 import { contentOf, objectOf, whoseRightOf } from '../parties.js';
+import type { LiftDeal } from './fields.js';
+
+/** Its code in our requestIds: `<inn>:lift:<try>:<dealId>`. */
+export const LIFT_CODE = 'lift';
 
 export function buildLiftRequest(
-  deal: Deal,
+  deal: LiftDeal,
   cadastralNumber: string,
   profile: BankProfile,
   baseUrl: string,
-  requestId: string = requestIdOf(profile.organization.inn, deal.dealId, 0, 'cessation_encumbrance_request'),
+  requestId: string = formatRequestId(profile.organization.inn, LIFT_CODE, 0, deal.dealId),
 ): DocflowRequest<CessationOptions> {
   const lift = deal.lift;
   if (!lift) throw new Error("a lift needs the registry's record of the mortgage");

@@ -5,16 +5,19 @@
  */
 import type { Deal } from '../../domain/deal.js';
 import type { BankProfile } from '../../input/profile.js';
-import { requestIdOf } from '../../realty/request-id.js';
+import { formatRequestId } from '../../realty/request-id.js';
 import type { DocflowRequest, EncumbranceOptions } from '../../domain/gateway.js';
 import { contentOf, encumbrancerOf, objectOf, whoseRightOf } from '../parties.js';
+
+/** Its code in our requestIds: `<inn>:reg:<try>:<dealId>`. */
+export const REGISTRATION_CODE = 'reg';
 
 export function buildEncumbranceRequest(
   deal: Deal,
   cadastralNumber: string,
   profile: BankProfile,
   baseUrl: string,
-  requestId: string = requestIdOf(profile.organization.inn, deal.dealId),
+  requestId: string = formatRequestId(profile.organization.inn, REGISTRATION_CODE, 0, deal.dealId),
 ): DocflowRequest<EncumbranceOptions> {
   if (!deal.agreement) throw new Error('a registration needs its mortgage agreement');
   return {

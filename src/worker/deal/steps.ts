@@ -16,7 +16,7 @@ import { ERROR_CODES, failsJob } from '../../outcomes/error-codes.js';
 import { alreadySubmitted, ownDocflow, SUBMITTED_OUTCOMES, type SubmittedDeal } from '../../domain/outcome.js';
 import type { DocflowRequest } from '../../domain/gateway.js';
 import type { BankProfile } from '../../input/profile.js';
-import { namesFiles, withUploaded } from '../../domain/deal.js';
+import { namesFiles, withUploaded } from '../../docflows/registry.js';
 import type { BatchCache } from '../batch-cache.js';
 import { mayHaveCreated } from './gateway-failure.js';
 import type { DealRun, Final } from './run.js';
