@@ -1,30 +1,31 @@
 /**
- * A batch: one input file's rows, with the bank profile they are submitted under. The batch
- * itself (its input, fingerprint, state, counts, times, the bank, the profile's path and
- * sha256) is in the database (the table `batches`): a Redis emptied at any moment leaves it,
- * and `retry --missing --profile` remakes its rows' jobs from it. The profile (the
- * representative's SNILS and passport) is in Redis only, with the batch's work: workers on any
- * host read it from there, so `work` needs none, and it expires with the batch.
+ * A batch: one input file's rows, with the bank profile they are submitted under. Its row is in
+ * the database (the table `batches`: src/batch/sql/batch-row.ts), so a Redis emptied at any
+ * moment leaves it, and `retry --missing --profile` remakes its rows' jobs from it. The profile
+ * (the representative's SNILS and passport) is in Redis only, with the batch's work: workers on
+ * any host read it from there, so `work` needs none, and it expires with the batch.
  *
- * A batch belongs to one input: a file's bytes read with given options (its fingerprint).
- * Loading other content into it is refused, since its rows would take the places of the first
- * file's rows. Its jobs are not sent until the whole file was read (`state` loaded). A load that
- * fails part-way takes its jobs back and leaves `state` failed: loading the input again starts
- * afresh. A load that died (killed, its heartbeat run out) leaves `state` loading: loading the
- * same input again resumes it, and counts the jobs it finds as already enqueued.
- *
- * Every Redis key of a batch expires (the profile is personal data): its retention after the
- * loader's last heartbeat while it loads, after its load, or after its failure; the batch's row
- * in the database says until when (`expires_at`), and the pruning pass deletes it then.
+ * Its jobs are not sent until the whole file was read (`state` loaded). A load that fails
+ * part-way takes its jobs back and leaves `state` failed: loading the input again starts afresh.
+ * A load that died (killed, its heartbeat run out) leaves `state` loading: loading the same input
+ * again resumes it, and counts the jobs it finds as already enqueued. Every Redis key of a batch
+ * (the profile is personal data) expires when its row says (`expires_at`).
  */
 import type { RedisClient as Redis } from '../redis/connection.js';
 import { UsageError } from '../errors.js';
 import type { BankProfile } from '../input/profile.js';
 import type { Keys } from '../redis/keys.js';
 import { luaFile } from '../redis/lua.js';
-import type { Database, Trx } from '../db/database.js';
+import type { Database } from '../db/database.js';
 import type { BatchRow } from '../db/schema.js';
-import { LOADER, loaderMayLive, mayOpen } from './batch-open.js';
+import { loaderMayLive } from './batch-open.js';
+import { readBatchRow } from './sql/batch-row.js';
+import { openBatch } from './sql/open-batch.js';
+import { heartbeatBatch } from './sql/heartbeat-batch.js';
+import { markLoaded } from './sql/mark-loaded.js';
+import { markFailed } from './sql/mark-failed.js';
+import { readBatchField } from './sql/read-batch-field.js';
+import { listBatches } from './sql/list-batches.js';
 import { DAY, DEFAULTS, LOADER as LOADER_TUNABLES } from '../config.js';
 
 export type BatchState = 'loading' | 'loaded' | 'failed';
@@ -70,8 +71,6 @@ export interface BatchStore {
   /**
    * Creates the batch for this file, or reopens it for the same content (a load
    * run again); refuses other content. The profile is refreshed either way.
-   */
-  /**
    * `fresh`: the batch starts from nothing (new, or an earlier load of it failed: the caller clears what it left).
    * The batch keeps `retentionMs` (REALTY_RETENTION_DAYS): its keys expire that long after the
    * loader's last heartbeat while it loads, after its load, or after its failure.
@@ -110,39 +109,6 @@ export interface BatchStore {
  */
 const EXPIRE = luaFile('batch-expire');
 
-type OpenMeta = Parameters<BatchStore['open']>[0];
-
-/** What a load's opening writes into the batch's row. */
-function openedRow(
-  meta: OpenMeta,
-  profile: BankProfile,
-  before: BatchRow | undefined,
-  at: { loadingUntil: number; retentionMs: number; expiresAt: number },
-): Partial<BatchRow> {
-  return {
-    file: meta.file,
-    reading: meta.reading ?? '{}',
-    resubmit: meta.resubmit ? 1 : 0,
-    files_root: meta.filesRoot ?? '',
-    state: before?.state === 'loaded' ? 'loaded' : 'loading',
-    error: null,
-    // A batch that loaded once keeps its total: the same input again adds no rows.
-    ...(before?.state !== 'loaded' && { total: null }),
-    loading_until: at.loadingUntil,
-    loader: LOADER,
-    retention_ms: at.retentionMs,
-    expires_at: at.expiresAt,
-    database_id: meta.database ?? '',
-    bank: profile.organization?.inn ?? '',
-    type: meta.type ?? '',
-    profile_path: meta.profilePath ?? '',
-    profile_sha256: meta.profileSha256 ?? '',
-  };
-}
-
-/** The later of two expiries: a batch's never moves earlier. */
-const later = (was: number | null | undefined, exp: number): number => Math.max(Number(was ?? 0), exp);
-
 function metaOf(row: BatchRow): BatchMeta {
   const meta: BatchMeta = {
     id: row.id,
@@ -167,154 +133,52 @@ function metaOf(row: BatchRow): BatchMeta {
   return meta;
 }
 
-async function readRow(trx: Trx, id: string, lock: boolean): Promise<BatchRow | undefined> {
-  const query = trx.selectFrom('batches').selectAll().where('id', '=', id);
-  return (lock ? query.forUpdate() : query).executeTakeFirst();
-}
-
+/** The batch's row in the database (src/batch/sql/, one operation a file), its profile and its keys' expiry in Redis. */
 export function createBatchStore(redis: Redis, keys: Keys, db: Database): BatchStore {
   const redisKeys = (id: string): string[] => [keys.batch(id), keys.rows(id), keys.checkpoints(id)];
   const expire = (id: string, exp: number, dropProfile = false) => EXPIRE.run(redis, redisKeys(id), [exp, dropProfile ? '1' : '']);
-  const lockRows = db.engine === 'postgres';
   return {
     async open(meta, profile, retentionMs = DEFAULT_RETENTION_MS) {
-      const now = Date.now();
-      const loadingUntil = now + LOAD_HEARTBEAT_MS;
-      const exp = await db.transaction(async (trx) => {
-        let before = await readRow(trx, meta.id, lockRows);
-        const created = !before;
-        if (!before) {
-          await trx
-            .insertInto('batches')
-            .values({
-              id: meta.id,
-              file: meta.file,
-              fingerprint: meta.fingerprint,
-              state: 'loading',
-              created_at: new Date(now).toISOString(),
-              created_ms: now,
-              retention_ms: retentionMs,
-              reading: '{}',
-              resubmit: 0,
-              files_root: '',
-              total: null,
-              error: null,
-              loaded_at: null,
-              loading_until: 0,
-              loader: '',
-              expires_at: null,
-              database_id: '',
-              bank: '',
-              type: '',
-              profile_path: '',
-              profile_sha256: '',
-            })
-            .onConflict((oc) => oc.column('id').doNothing())
-            .execute();
-          before = await readRow(trx, meta.id, lockRows);
-        }
-        const fresh = mayOpen(
-          meta,
-          created,
-          {
-            fingerprint: before?.fingerprint,
-            file: before?.file,
-            state: created ? undefined : before?.state,
-            loadingUntil: String(before?.loading_until ?? 0),
-            loader: before?.loader,
-            resubmit: before?.resubmit === 1 ? '1' : '0',
-          },
-          now,
-        );
-        const expiresAt = later(before?.expires_at, now + retentionMs);
-        await trx
-          .updateTable('batches')
-          .set(openedRow(meta, profile, before, { loadingUntil, retentionMs, expiresAt }))
-          .where('id', '=', meta.id)
-          .execute();
-        return { fresh, expiresAt };
-      });
+      const opened = await openBatch(db, meta, profile.organization?.inn ?? '', retentionMs);
       // The profile, then its expiry: a profile never outlives the batch it came with.
       // The database's id beside it: a worker on another database finds no batch row, and must
       // leave the jobs to that database's workers rather than drop them.
       await redis.hset(keys.batch(meta.id), 'profile', JSON.stringify(profile), 'database', meta.database ?? '');
-      await expire(meta.id, exp.expiresAt);
-      return { fresh: exp.fresh };
+      await expire(meta.id, opened.expiresAt);
+      return { fresh: opened.fresh };
     },
     async heartbeat(id) {
-      const now = Date.now();
-      const row = await db.transaction(async (trx) => {
-        const was = await readRow(trx, id, lockRows);
-        if (!was) return undefined;
-        const expiresAt = later(was.expires_at, now + Number(was.retention_ms));
-        await trx
-          .updateTable('batches')
-          .set({ loading_until: now + LOAD_HEARTBEAT_MS, expires_at: expiresAt })
-          .where('id', '=', id)
-          .execute();
-        return expiresAt;
-      });
-      if (row !== undefined) await expire(id, row);
+      const expiresAt = await heartbeatBatch(db, id);
+      if (expiresAt !== undefined) await expire(id, expiresAt);
     },
     async setTotal(id, total, retentionMs = DEFAULT_RETENTION_MS) {
-      // A batch lives `retentionMs` after its load, or longer if an earlier load said so.
-      const now = Date.now();
-      const exp = await db.transaction(async (trx) => {
-        const was = await readRow(trx, id, lockRows);
-        const expiresAt = later(was?.expires_at, now + retentionMs);
-        await trx
-          .updateTable('batches')
-          .set({ total, state: 'loaded', loaded_at: new Date(now).toISOString(), expires_at: expiresAt })
-          .where('id', '=', id)
-          .execute();
-        return expiresAt;
-      });
-      await expire(id, exp);
+      await expire(id, await markLoaded(db, id, total, retentionMs));
     },
     async fail(id, error) {
-      const now = Date.now();
-      const done = await db.transaction(async (trx) => {
-        const was = await readRow(trx, id, lockRows);
-        if (!was) return undefined;
-        const expiresAt = later(was.expires_at, now + Number(was.retention_ms));
-        await trx.updateTable('batches').set({ state: 'failed', error, expires_at: expiresAt }).where('id', '=', id).execute();
-        // A batch that never loaded has no job left to read its profile: it goes now. (One that
-        // loaded keeps it: its workers may still be finishing rows.)
-        return { expiresAt, dropProfile: was.state !== 'loaded' };
-      });
-      if (done) await expire(id, done.expiresAt, done.dropProfile);
+      const failed = await markFailed(db, id, error);
+      if (failed) await expire(id, failed.expiresAt, failed.dropProfile);
     },
     async get(id) {
-      const row = await readRow(db.kysely, id, false);
+      const row = await readBatchRow(db.kysely, id, false);
       return row && metaOf(row);
     },
     async state(id) {
-      const row = await db.kysely.selectFrom('batches').select('state').where('id', '=', id).executeTakeFirst();
-      return row?.state as BatchState | undefined;
+      return (await readBatchField(db, id, 'state')) as BatchState | undefined;
     },
     async database(id) {
-      const row = await db.kysely.selectFrom('batches').select('database_id').where('id', '=', id).executeTakeFirst();
-      return row?.database_id || (row ? undefined : (await redis.hget(keys.batch(id), 'database')) || undefined);
+      const database = await readBatchField(db, id, 'database_id');
+      // No row here: the batch may be another database's, which its hash in Redis names.
+      return database || (database === undefined ? (await redis.hget(keys.batch(id), 'database')) || undefined : undefined);
     },
     async expiresAt(id) {
-      const row = await db.kysely.selectFrom('batches').select('expires_at').where('id', '=', id).executeTakeFirst();
-      return row?.expires_at != null ? Number(row.expires_at) : undefined;
+      const expiresAt = await readBatchField(db, id, 'expires_at');
+      return expiresAt != null ? Number(expiresAt) : undefined;
     },
     async profile(id) {
       const raw = await redis.hget(keys.batch(id), 'profile');
       return raw ? (JSON.parse(raw) as BankProfile) : undefined;
     },
-    async list(limit) {
-      const rows = await db.kysely
-        .selectFrom('batches')
-        .select(['id', 'created_ms'])
-        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', Date.now())]))
-        .orderBy('created_ms', 'desc')
-        .orderBy('id', 'desc')
-        .limit(limit)
-        .execute();
-      return rows.map((r) => ({ id: r.id, createdMs: Number(r.created_ms) }));
-    },
+    list: (limit) => listBatches(db, limit),
     async restoreProfile(id, profile) {
       const exp = await this.expiresAt(id);
       await redis.hset(keys.batch(id), 'profile', JSON.stringify(profile));
