@@ -20,7 +20,6 @@ const LONG_FUNCTIONS = [
   ['src/batch/redis-load-context.ts', 89],
   ['src/dashboard/metrics.ts', 126],
   ['src/db/migrations/0001-system-of-record.ts', 100],
-  ['src/feed/feed-page.ts', 240],
   ['src/files/atomic-file.ts', 83],
   ['src/followups/actions.ts', 104],
   ['src/followups/answer.ts', 88],

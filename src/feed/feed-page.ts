@@ -6,8 +6,7 @@
  * of our docflows and their history, the feed's row.
  */
 import type { Database, Trx } from '../db/database.js';
-import type { Compilable, Selectable } from 'kysely';
-import type { DocflowRow, DuplicateRow, FeedTable, LedgerRow } from '../db/schema.js';
+import type { DocflowRow, DuplicateRow, LedgerRow } from '../db/schema.js';
 import type { NewsItem } from '../domain/gateway.js';
 import { parseRequestId, requestIdOf, type DocflowType } from '../ledger/entry.js';
 import { keyString, NO_TRY, updateRow, type LedgerKey } from '../ledger/rows.js';
@@ -16,8 +15,17 @@ import { databaseIdOf, evidence, itemsBehind, RESTORE_ALERT_MS, type Witness } f
 import { statusOfItem } from './item-status.js';
 import { recordDuplicate, type DuplicateHow } from '../db/duplicates.js';
 import { recordActionIn } from '../db/operator-actions.js';
-import { COMPILED_PAGE_MAX, lockEntries, newEntry, prevNames, wellFormedRow } from './page-rows.js';
-import { columnsOf, executeCompiled, runCompiled } from '../db/compiled.js';
+import { lockEntries, newEntry, prevNames, wellFormedRow } from './page-rows.js';
+import {
+  bankClaimedHere,
+  insertFoundEntry,
+  lockFeedRow,
+  readPageDocflows,
+  updateFeedRow,
+  writePageDocflows,
+  type FeedRow,
+  type HistoryRow,
+} from './page-statements.js';
 
 /** A page as the follower read it. */
 export interface PageToStore {
@@ -68,6 +76,31 @@ export interface Overruled {
   docflowId: string;
 }
 
+/** What a page's items decide, taken in the feed's order in its transaction. */
+interface PageDecision {
+  trx: Trx;
+  now: number;
+  /** When the page's answer came: the feed's lag behind a docflow's answer is measured to it. */
+  seenAt: number;
+  names: Map<NewsItem, NameMatcher>;
+  /** The ledger rows of the page's deals, by keyString (locked on PostgreSQL), as the page leaves them. */
+  entries: Map<string, LedgerRow>;
+  /** The page's docflows as stored, then as the page leaves them. */
+  docflows: Map<string, DocflowRow>;
+  /** The docflows the page moved, and each state it showed: written after its last item. */
+  changed: Map<string, DocflowRow>;
+  history: HistoryRow[];
+  out: Stored;
+  /** Items that moved a docflow of ours. */
+  followed: number;
+  /** Tries above the ledger's for deals this deployment claimed: each a proof the ledger forgot it. */
+  triesAbove: string[];
+  /** Items of this deployment's banks naming a deal or a try the ledger lacked. */
+  lacking: number;
+  /** Whether a bank is this deployment's, asked once a page. */
+  banks: Map<string, Promise<boolean>>;
+}
+
 /** The page's decisions, in its transaction. */
 export async function decidePage(
   trx: Trx,
@@ -77,272 +110,236 @@ export async function decidePage(
   names: Map<NewsItem, NameMatcher>,
   witness?: Witness,
 ): Promise<Stored | 'moved'> {
-  const feedQuery = trx.selectFrom('feed').selectAll().where('id', '=', 1);
-  const feed = await (db.engine === 'postgres' ? feedQuery.forUpdate() : feedQuery).executeTakeFirst();
+  const feed = await lockFeedRow(trx, db.engine === 'postgres');
   if (!feed || feed.cursor !== page.after) return 'moved';
   const databaseId = await databaseIdOf(trx);
   // Fewer items than the fleet saw this database hold: it went back in time, and this page is read again.
   const behind = itemsBehind(witness, databaseId, Number(feed.items));
-  /** Tries above the ledger's for deals this deployment claimed: each a proof the ledger forgot it. */
-  const triesAbove: string[] = [];
-  /** Items of this deployment's banks naming a deal or a try the ledger lacked. */
-  let lacking = 0;
-  const banks = new Map<string, Promise<boolean>>();
-  // A bank is this deployment's once a row of it claimed a deal (a row the feed made has no batch).
-  const ourBank = (bank: string): Promise<boolean> => {
-    let known = banks.get(bank);
-    if (!known) {
-      known = trx
-        .selectFrom('ledger')
-        .select('bank')
-        .where('bank', '=', bank)
-        .where('batch', '<>', '')
-        .limit(1)
-        .executeTakeFirst()
-        .then((r) => r !== undefined);
-      banks.set(bank, known);
-    }
-    return known;
-  };
-
   const items = page.items.map((item) => ({ item, ours: item.docflow.requestId ? parseRequestId(item.docflow.requestId) : undefined }));
   const entries = await lockEntries(
     trx,
     db,
     items.flatMap(({ ours }) => (ours ? [ours] : [])),
   );
-  const docflowIds = [...new Set(items.map(({ item }) => item.docflow.docflowId))];
-  const docflows = new Map<string, DocflowRow>();
-  if (docflowIds.length > 0) {
-    const build = () => trx.selectFrom('docflows').selectAll().where('docflow_id', 'in', docflowIds);
-    const rows =
-      docflowIds.length <= COMPILED_PAGE_MAX
-        ? await runCompiled(trx, `pageDocflowsRead:${docflowIds.length}`, docflowIds, build)
-        : await build().execute();
-    for (const d of rows) docflows.set(d.docflow_id, d);
-  }
-  const changed = new Map<string, DocflowRow>();
-  const history: Array<{ docflow_id: string; st: string; sat: string; seen_at: number }> = [];
-  const out: Stored = {
-    resolved: 0,
-    unknown: 0,
-    conflicts: [],
-    complete: false,
-    settled: [],
-    witness: { databaseId, items: 0 },
-    lags: [],
-    duplicates: [],
-    overruled: [],
+  const docflows = await readPageDocflows(trx, [...new Set(items.map(({ item }) => item.docflow.docflowId))]);
+  const p: PageDecision = {
+    trx,
+    now,
+    seenAt: page.receivedAt ?? now,
+    names,
+    entries,
+    docflows,
+    changed: new Map(),
+    history: [],
+    out: {
+      resolved: 0,
+      unknown: 0,
+      conflicts: [],
+      complete: false,
+      settled: [],
+      witness: { databaseId, items: 0 },
+      lags: [],
+      duplicates: [],
+      overruled: [],
+    },
+    followed: 0,
+    triesAbove: [],
+    lacking: 0,
+    banks: new Map(),
   };
-  const seenAt = page.receivedAt ?? now;
-  /** A docflow the deal should not have: recorded once, followed like any other. */
-  const duplicate = async (e: LedgerRow, item: NewsItem, kept: string, how: DuplicateHow): Promise<void> => {
-    const d: DuplicateRow = {
-      docflow_id: item.docflow.docflowId,
-      bank: e.bank,
-      type: e.type,
-      deal_id: e.deal_id,
-      kept_docflow_id: kept,
-      request_id: item.docflow.requestId ?? '',
-      batch: e.batch,
-      row: e.row,
-      how,
-      seen_at: now,
-    };
-    if (await recordDuplicate(trx, d)) out.duplicates.push(d);
-  };
-  let followed = 0;
-
-  const follow = (item: NewsItem, base: Pick<DocflowRow, 'bank' | 'type' | 'deal_id' | 'n' | 'request_id'>): void => {
-    const id = item.docflow.docflowId;
-    const old = docflows.get(id);
-    const status = statusOfItem(item.docflow, item.date, names.get(item));
-    const req = status.requirement ?? null;
-    const row: DocflowRow = {
-      docflow_id: id,
-      ...(old ? { bank: old.bank, type: old.type, deal_id: old.deal_id, n: old.n, request_id: old.request_id } : base),
-      st: item.docflow.state,
-      sat: item.date,
-      req,
-      // Since when the requirement stands: the first item that showed it.
-      req_at: req === null ? null : req === old?.req && old.req_at ? old.req_at : item.date,
-      uin: status.paymentUin ?? null,
-      amt: status.paymentAmount ?? null,
-      payer: status.payer ?? null,
-      rerr: status.registryError ?? null,
-      files: status.resultFiles === undefined ? null : String(status.resultFiles),
-      updated_at: now,
-    };
-    docflows.set(id, wellFormedRow(row));
-    changed.set(id, docflows.get(id)!);
-    history.push({ docflow_id: id, st: row.st!, sat: item.date, seen_at: now });
-    followed++;
-  };
-
-  /** One item, in the feed's order: followed, a lost answer found, a conflict, or counted unknown. */
-  const take = async (item: NewsItem, ours: ReturnType<typeof parseRequestId>): Promise<void> => {
-    const docflowId = item.docflow.docflowId;
-    const rid = item.docflow.requestId ?? '';
-    const e = ours && entries.get(keyString(ours));
-    const base = ours && { bank: ours.bank, type: ours.type, deal_id: ours.dealId, n: ours.n, request_id: rid };
-    if (e && e.state === 'submitted' && e.docflow_id === docflowId) {
-      // Most items: a docflow its entry names. The first time, the feed's lag behind its answer is measured.
-      if (!docflows.has(docflowId) && e.answered_at !== null) out.lags.push(Math.max(0, seenAt - Number(e.answered_at)));
-      follow(item, base!);
-    } else if (docflows.has(docflowId)) {
-      // Followed before: a docflow a resubmission replaced, or one with no requestId in this item.
-      const d = docflows.get(docflowId)!;
-      follow(item, d);
-    } else if (!ours) {
-      out.unknown++;
-    } else if (!e) {
-      // A docflow of one of our deals that the ledger does not know: its claim was lost with a
-      // database restored from an older copy, or another fleet of the bank made it. Either way
-      // the deal has it; the first row that claims the deal takes it as its own.
-      if (await ourBank(ours.bank)) lacking++;
-      const row = wellFormedRow(newEntry(ours, docflowId, item, now));
-      await trx
-        .insertInto('ledger')
-        .values(row)
-        .onConflict((c) => c.columns(['bank', 'type', 'deal_id']).doNothing())
-        .execute();
-      entries.set(keyString(ours), row);
-      out.resolved++;
-      follow(item, base!);
-    } else await takeOfEntry(item, ours, e);
-  };
-  /** An item of a deal the ledger holds: a later try (a restore), an earlier try's docflow, a second docflow for a requestId, or a lost answer. */
-  const takeOfEntry = async (item: NewsItem, ours: LedgerKey & { n: number }, e: LedgerRow): Promise<void> => {
-    const docflowId = item.docflow.docflowId;
-    const rid = item.docflow.requestId ?? '';
-    const base = { bank: ours.bank, type: ours.type, deal_id: ours.dealId, n: ours.n, request_id: rid };
-    if (ours.n > e.n) {
-      // A later try than the ledger's: the ledger lost it (restored from an older copy), or
-      // another fleet of the bank sent the deal again. The feed's evidence wins: the deal has
-      // this docflow, and the first row that claims the deal takes it as its own. A deal this
-      // deployment claimed (its row has a batch) proves the ledger forgot.
-      if (e.batch !== '') triesAbove.push(evidence.tryAbove(rid, e.n));
-      if (await ourBank(ours.bank)) lacking++;
-      const row = wellFormedRow({ ...newEntry(ours, docflowId, item, now), cn: e.cn, addr: e.addr, pf: e.pf });
-      await updateRow(trx, ours, row);
-      entries.set(keyString(ours), row);
-      out.resolved++;
-      follow(item, base);
-    } else if (ours.n < e.n && !prevNames(e, docflowId)) {
-      // A try's docflow, shown after the deal's next try was claimed: the feed was later than the
-      // wait before that try allowed. A deal with a docflow of its next try has two; one whose next try
-      // has none yet takes this one (a docflow that try makes after is a duplicate then, its answer says so).
-      if (e.state === 'submitted') {
-        await duplicate(e, item, e.docflow_id ?? '', 'feed-older-try');
-        follow(item, base);
-      } else await foundForTry(e, item, docflowId);
-    } else if (requestIdOf(e.bank, e.deal_id, e.n, e.type as DocflowType) !== rid) {
-      out.unknown++;
-    } else if (e.state === 'submitted') {
-      // Two docflows for one requestId: the gateway made a second for a call of the same try.
-      out.conflicts.push(`${rid} ${e.docflow_id ?? ''} ${docflowId}`);
-      await duplicate(e, item, e.docflow_id ?? '', 'feed-request-id');
-      follow(item, base);
-    } else await foundForTry(e, item, docflowId);
-  };
-  /** A try of ours whose answer has not come (or never will): the feed answers for it. */
-  const foundForTry = async (e: LedgerRow, item: NewsItem, docflowId: string): Promise<void> => {
-    const outcome = item.docflow.state === 'suspended' ? 'suspended' : 'queued';
-    const key: LedgerKey = { bank: e.bank, type: e.type as DocflowType, dealId: e.deal_id };
-    if (e.state === 'idle' && e.via === 'operator') await overrule(e, item, docflowId);
-    const submitted = {
-      ...NO_TRY,
-      prev: null,
-      job: null,
-      state: 'submitted',
-      docflow_id: docflowId,
-      outcome,
-      at: item.date,
-      via: 'feed',
-      answered_at: null,
-      updated_at: now,
-    };
-    await updateRow(trx, key, submitted);
-    entries.set(keyString(key), { ...e, ...submitted });
-    out.resolved++;
-    out.settled.push({ batch: e.batch, row: e.row, job: e.job, outcome, docflowId, date: item.date });
-    follow(item, { bank: e.bank, type: e.type, deal_id: e.deal_id, n: e.n, request_id: item.docflow.requestId ?? '' });
-  };
-  /**
-   * The feed shows a docflow for a try an operator resolved as having none: the feed's evidence
-   * outranks the guess (the deal has this docflow, and is not sent again), and the conflict is
-   * said: in the audit of operator actions, in the same commit, and by the follower's error line.
-   */
-  const overrule = async (e: LedgerRow, item: NewsItem, docflowId: string): Promise<void> => {
-    const requestId = item.docflow.requestId ?? '';
-    out.overruled.push({ batch: e.batch, row: e.row, dealId: e.deal_id, requestId, docflowId });
-    await recordActionIn(trx, {
-      who: 'news feed',
-      action: 'overrules ledger --resolve-none',
-      ...(e.batch !== '' && { batch: e.batch }),
-      dealId: e.deal_id,
-      detail: `the feed shows docflow ${docflowId} for ${requestId}, which an operator resolved as having none: the deal has this docflow and is not sent again`,
-    });
-  };
-  for (const { item, ours } of items) await take(item, ours);
-
-  if (changed.size > 0) {
-    const rows = [...changed.values()];
-    await insertRows(trx, 'pageDocflows', rows, () =>
-      trx
-        .insertInto('docflows')
-        .values(rows)
-        .onConflict((c) =>
-          c.column('docflow_id').doUpdateSet((eb) => ({
-            st: eb.ref('excluded.st'),
-            sat: eb.ref('excluded.sat'),
-            req: eb.ref('excluded.req'),
-            req_at: eb.ref('excluded.req_at'),
-            uin: eb.ref('excluded.uin'),
-            amt: eb.ref('excluded.amt'),
-            payer: eb.ref('excluded.payer'),
-            rerr: eb.ref('excluded.rerr'),
-            files: eb.ref('excluded.files'),
-            updated_at: eb.ref('excluded.updated_at'),
-          })),
-        ),
-    );
-    await insertRows(trx, 'pageHistory', history, () =>
-      trx
-        .insertInto('docflow_history')
-        .values(history)
-        .onConflict((c) => c.columns(['docflow_id', 'sat', 'st']).doNothing()),
-    );
-  }
+  for (const { item, ours } of items) await take(p, item, ours);
+  if (p.changed.size > 0) await writePageDocflows(trx, [...p.changed.values()], p.history);
   const n = page.items.length;
   // Complete up to this read's start only when it gave nothing after the cursor: a page may be cut
   // short at any size (the v1 feed takes only `after`), so no page's length proves an end.
-  out.complete = n === 0;
-  out.witness.items = Number(feed.items) + n;
-  const restore = restoreOf(feed, now, behind, triesAbove, lacking);
-  if (restore) out.restore = { why: restore.why, lost: lacking };
-  await trx
-    .updateTable('feed')
-    .set({
-      ...restore?.set,
-      // The follower's period as it runs: its pause, and the time this read took to store (a
-      // slow gateway's read is part of it). A claim allows two of them since the last complete read.
-      poll_ms: out.complete && page.pollMs !== undefined ? page.pollMs + Math.max(0, now - page.readAt) : feed.poll_ms,
-      lacking: Number(feed.lacking) + lacking,
-      lacking_at: feed.lacking_at ?? (lacking > 0 ? now : null),
-      cursor: page.lastToken,
-      covered_at: Math.max(Number(feed.covered_at), out.complete ? page.readAt : (page.markAt ?? 0)),
-      page_max: Math.max(feed.page_max, n),
-      items: Number(feed.items) + n,
-      resolved: Number(feed.resolved) + out.resolved,
-      unknown: Number(feed.unknown) + out.unknown,
-      conflicts: Number(feed.conflicts) + out.conflicts.length,
-      followed: Number(feed.followed) + followed,
-      ...(page.lag && { lag_p99_ms: page.lag.p99, lag_max_ms: page.lag.max, lag_samples: page.lag.samples, lag_at: now }),
-    })
-    .where('id', '=', 1)
-    .execute();
-  return out;
+  p.out.complete = n === 0;
+  p.out.witness.items = Number(feed.items) + n;
+  const restore = restoreOf(feed, now, behind, p.triesAbove, p.lacking);
+  if (restore) p.out.restore = { why: restore.why, lost: p.lacking };
+  await updateFeedRow(trx, feedRowAfter(feed, page, p, restore?.set));
+  return p.out;
+}
+
+/** The feed's row after the page: its cursor, its period, its counters, its restore evidence and lag. */
+function feedRowAfter(feed: FeedRow, page: PageToStore, p: PageDecision, restore: Partial<FeedRow> | undefined): Partial<FeedRow> {
+  const { now, out, lacking } = p;
+  const n = page.items.length;
+  return {
+    ...restore,
+    // The follower's period as it runs: its pause, and the time this read took to store (a
+    // slow gateway's read is part of it). A claim allows two of them since the last complete read.
+    poll_ms: out.complete && page.pollMs !== undefined ? page.pollMs + Math.max(0, now - page.readAt) : feed.poll_ms,
+    lacking: Number(feed.lacking) + lacking,
+    lacking_at: feed.lacking_at ?? (lacking > 0 ? now : null),
+    cursor: page.lastToken,
+    covered_at: Math.max(Number(feed.covered_at), out.complete ? page.readAt : (page.markAt ?? 0)),
+    page_max: Math.max(feed.page_max, n),
+    items: Number(feed.items) + n,
+    resolved: Number(feed.resolved) + out.resolved,
+    unknown: Number(feed.unknown) + out.unknown,
+    conflicts: Number(feed.conflicts) + out.conflicts.length,
+    followed: Number(feed.followed) + p.followed,
+    ...(page.lag && { lag_p99_ms: page.lag.p99, lag_max_ms: page.lag.max, lag_samples: page.lag.samples, lag_at: now }),
+  };
+}
+
+/** A bank is this deployment's once a row of it claimed a deal (a row the feed made has no batch). */
+function ourBank(p: PageDecision, bank: string): Promise<boolean> {
+  let known = p.banks.get(bank);
+  if (!known) {
+    known = bankClaimedHere(p.trx, bank);
+    p.banks.set(bank, known);
+  }
+  return known;
+}
+
+/** A docflow the deal should not have: recorded once, followed like any other. */
+async function duplicate(p: PageDecision, e: LedgerRow, item: NewsItem, kept: string, how: DuplicateHow): Promise<void> {
+  const d: DuplicateRow = {
+    docflow_id: item.docflow.docflowId,
+    bank: e.bank,
+    type: e.type,
+    deal_id: e.deal_id,
+    kept_docflow_id: kept,
+    request_id: item.docflow.requestId ?? '',
+    batch: e.batch,
+    row: e.row,
+    how,
+    seen_at: p.now,
+  };
+  if (await recordDuplicate(p.trx, d)) p.out.duplicates.push(d);
+}
+
+/** The item's state becomes its docflow's (kept to write after the page's last item), and its history's. */
+function follow(p: PageDecision, item: NewsItem, base: Pick<DocflowRow, 'bank' | 'type' | 'deal_id' | 'n' | 'request_id'>): void {
+  const id = item.docflow.docflowId;
+  const old = p.docflows.get(id);
+  const status = statusOfItem(item.docflow, item.date, p.names.get(item));
+  const req = status.requirement ?? null;
+  const row: DocflowRow = {
+    docflow_id: id,
+    ...(old ? { bank: old.bank, type: old.type, deal_id: old.deal_id, n: old.n, request_id: old.request_id } : base),
+    st: item.docflow.state,
+    sat: item.date,
+    req,
+    // Since when the requirement stands: the first item that showed it.
+    req_at: req === null ? null : req === old?.req && old.req_at ? old.req_at : item.date,
+    uin: status.paymentUin ?? null,
+    amt: status.paymentAmount ?? null,
+    payer: status.payer ?? null,
+    rerr: status.registryError ?? null,
+    files: status.resultFiles === undefined ? null : String(status.resultFiles),
+    updated_at: p.now,
+  };
+  p.docflows.set(id, wellFormedRow(row));
+  p.changed.set(id, p.docflows.get(id)!);
+  p.history.push({ docflow_id: id, st: row.st!, sat: item.date, seen_at: p.now });
+  p.followed++;
+}
+
+/** One item, in the feed's order: followed, a lost answer found, a conflict, or counted unknown. */
+async function take(p: PageDecision, item: NewsItem, ours: ReturnType<typeof parseRequestId>): Promise<void> {
+  const docflowId = item.docflow.docflowId;
+  const rid = item.docflow.requestId ?? '';
+  const e = ours && p.entries.get(keyString(ours));
+  const base = ours && { bank: ours.bank, type: ours.type, deal_id: ours.dealId, n: ours.n, request_id: rid };
+  if (e && e.state === 'submitted' && e.docflow_id === docflowId) {
+    // Most items: a docflow its entry names. The first time, the feed's lag behind its answer is measured.
+    if (!p.docflows.has(docflowId) && e.answered_at !== null) p.out.lags.push(Math.max(0, p.seenAt - Number(e.answered_at)));
+    follow(p, item, base!);
+  } else if (p.docflows.has(docflowId)) {
+    // Followed before: a docflow a resubmission replaced, or one with no requestId in this item.
+    const d = p.docflows.get(docflowId)!;
+    follow(p, item, d);
+  } else if (!ours) {
+    p.out.unknown++;
+  } else if (!e) {
+    // A docflow of one of our deals that the ledger does not know: its claim was lost with a
+    // database restored from an older copy, or another fleet of the bank made it. Either way
+    // the deal has it; the first row that claims the deal takes it as its own.
+    if (await ourBank(p, ours.bank)) p.lacking++;
+    const row = wellFormedRow(newEntry(ours, docflowId, item, p.now));
+    await insertFoundEntry(p.trx, row);
+    p.entries.set(keyString(ours), row);
+    p.out.resolved++;
+    follow(p, item, base!);
+  } else await takeOfEntry(p, item, ours, e);
+}
+
+/** An item of a deal the ledger holds: a later try (a restore), an earlier try's docflow, a second docflow for a requestId, or a lost answer. */
+async function takeOfEntry(p: PageDecision, item: NewsItem, ours: LedgerKey & { n: number }, e: LedgerRow): Promise<void> {
+  const docflowId = item.docflow.docflowId;
+  const rid = item.docflow.requestId ?? '';
+  const base = { bank: ours.bank, type: ours.type, deal_id: ours.dealId, n: ours.n, request_id: rid };
+  if (ours.n > e.n) {
+    // A later try than the ledger's: the ledger lost it (restored from an older copy), or
+    // another fleet of the bank sent the deal again. The feed's evidence wins: the deal has
+    // this docflow, and the first row that claims the deal takes it as its own. A deal this
+    // deployment claimed (its row has a batch) proves the ledger forgot.
+    if (e.batch !== '') p.triesAbove.push(evidence.tryAbove(rid, e.n));
+    if (await ourBank(p, ours.bank)) p.lacking++;
+    const row = wellFormedRow({ ...newEntry(ours, docflowId, item, p.now), cn: e.cn, addr: e.addr, pf: e.pf });
+    await updateRow(p.trx, ours, row);
+    p.entries.set(keyString(ours), row);
+    p.out.resolved++;
+    follow(p, item, base);
+  } else if (ours.n < e.n && !prevNames(e, docflowId)) {
+    // A try's docflow, shown after the deal's next try was claimed: the feed was later than the
+    // wait before that try allowed. A deal with a docflow of its next try has two; one whose next try
+    // has none yet takes this one (a docflow that try makes after is a duplicate then, its answer says so).
+    if (e.state === 'submitted') {
+      await duplicate(p, e, item, e.docflow_id ?? '', 'feed-older-try');
+      follow(p, item, base);
+    } else await foundForTry(p, e, item, docflowId);
+  } else if (requestIdOf(e.bank, e.deal_id, e.n, e.type as DocflowType) !== rid) {
+    p.out.unknown++;
+  } else if (e.state === 'submitted') {
+    // Two docflows for one requestId: the gateway made a second for a call of the same try.
+    p.out.conflicts.push(`${rid} ${e.docflow_id ?? ''} ${docflowId}`);
+    await duplicate(p, e, item, e.docflow_id ?? '', 'feed-request-id');
+    follow(p, item, base);
+  } else await foundForTry(p, e, item, docflowId);
+}
+
+/** A try of ours whose answer has not come (or never will): the feed answers for it. */
+async function foundForTry(p: PageDecision, e: LedgerRow, item: NewsItem, docflowId: string): Promise<void> {
+  const outcome = item.docflow.state === 'suspended' ? 'suspended' : 'queued';
+  const key: LedgerKey = { bank: e.bank, type: e.type as DocflowType, dealId: e.deal_id };
+  if (e.state === 'idle' && e.via === 'operator') await overrule(p, e, item, docflowId);
+  const submitted = {
+    ...NO_TRY,
+    prev: null,
+    job: null,
+    state: 'submitted',
+    docflow_id: docflowId,
+    outcome,
+    at: item.date,
+    via: 'feed',
+    answered_at: null,
+    updated_at: p.now,
+  };
+  await updateRow(p.trx, key, submitted);
+  p.entries.set(keyString(key), { ...e, ...submitted });
+  p.out.resolved++;
+  p.out.settled.push({ batch: e.batch, row: e.row, job: e.job, outcome, docflowId, date: item.date });
+  follow(p, item, { bank: e.bank, type: e.type, deal_id: e.deal_id, n: e.n, request_id: item.docflow.requestId ?? '' });
+}
+
+/**
+ * The feed shows a docflow for a try an operator resolved as having none: the feed's evidence
+ * outranks the guess (the deal has this docflow, and is not sent again), and the conflict is
+ * said: in the audit of operator actions, in the same commit, and by the follower's error line.
+ */
+async function overrule(p: PageDecision, e: LedgerRow, item: NewsItem, docflowId: string): Promise<void> {
+  const requestId = item.docflow.requestId ?? '';
+  p.out.overruled.push({ batch: e.batch, row: e.row, dealId: e.deal_id, requestId, docflowId });
+  await recordActionIn(p.trx, {
+    who: 'news feed',
+    action: 'overrules ledger --resolve-none',
+    ...(e.batch !== '' && { batch: e.batch }),
+    dealId: e.deal_id,
+    detail: `the feed shows docflow ${docflowId} for ${requestId}, which an operator resolved as having none: the deal has this docflow and is not sent again`,
+  });
 }
 
 /**
@@ -370,26 +367,4 @@ function restoreOf(
       restore_why: ongoing ? feed.restore_why : why,
     },
   };
-}
-
-type FeedRow = Selectable<FeedTable>;
-
-/**
- * A page's multi-row insert, compiled once per column set and row count (src/db/compiled.ts): every
- * page runs it, and building a statement of a hundred rows is most of what Kysely costs the
- * follower. Rows whose columns differ from the first row's, or more than COMPILED_PAGE_MAX of
- * them, are built as they come.
- */
-async function insertRows(trx: Trx, name: string, rows: readonly object[], build: () => Compilable<unknown>): Promise<void> {
-  const { columns } = columnsOf(rows[0]!);
-  const values: unknown[] = [];
-  for (const row of rows) {
-    const of = columnsOf(row);
-    if (of.columns !== columns || rows.length > COMPILED_PAGE_MAX) {
-      await trx.executeQuery(build().compile());
-      return;
-    }
-    for (const v of of.values) values.push(v);
-  }
-  await executeCompiled(trx, `${name}:${columns}:${rows.length}`, values, build);
 }
