@@ -25,7 +25,6 @@ const LONG_FUNCTIONS = [
   ['src/followups/answer.ts', 88],
   ['src/input/open-input.ts', 185],
   ['src/input/rejects.ts', 100],
-  ['src/ledger/history.ts', 86],
   ['src/redis/fleet-session.ts', 110],
   ['src/results/sign.ts', 113],
   ['src/sandbox/server.ts', 93],

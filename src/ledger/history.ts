@@ -7,7 +7,7 @@
  * are never returned.
  */
 import type { Database } from '../db/database.js';
-import type { LedgerRow } from '../db/schema.js';
+import type { DocflowRow, LedgerRow } from '../db/schema.js';
 import { listActions, type RecordedAction } from '../db/operator-actions.js';
 import { DOCFLOW_TYPE_CODES, requestIdOf, type DocflowType } from './entry.js';
 import { compareKeys, type PrevDocflow } from './rows.js';
@@ -64,8 +64,30 @@ const dealKey = (x: { bank: string; type: string; deal_id: string }): string => 
 export async function searchDeals(db: Database, text: string, limit = SEARCH_LIMIT): Promise<DealSearch> {
   const q = text.trim();
   if (q === '') return { q, matches: [], actions: 0, cut: false, limit };
+  const docflows = await docflowsNaming(db, q, limit);
+  const rows = await ledgerRowsNaming(db, q, docflows, limit);
+  const matches = dealMatches(q, rows, docflows);
+  const actions = await db.kysely
+    .selectFrom('operator_actions')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('deal_id', '=', q)
+    .executeTakeFirst();
+  return {
+    q,
+    matches: matches.slice(0, limit),
+    actions: Number(actions?.n ?? 0),
+    cut: matches.length > limit || rows.length > limit || docflows.length > limit,
+    limit,
+  };
+}
+
+type NamedDocflow = Pick<DocflowRow, 'bank' | 'type' | 'deal_id' | 'docflow_id'>;
+type ListedRow = Pick<LedgerRow, (typeof LISTED)[number]>;
+
+/** The docflows whose id or dealId is `q`, at most `limit` + 1 (one more tells the list was cut). */
+async function docflowsNaming(db: Database, q: string, limit: number): Promise<NamedDocflow[]> {
   // docflow_id is the docflows' key: one row at most; a dealId names one row per bank and type.
-  const docflows = await db.kysely
+  return db.kysely
     .selectFrom('docflows')
     .select(['bank', 'type', 'deal_id', 'docflow_id'])
     .where((eb) => eb.or([eb('docflow_id', '=', q), eb('deal_id', '=', q)]))
@@ -74,8 +96,11 @@ export async function searchDeals(db: Database, text: string, limit = SEARCH_LIM
     .orderBy('deal_id')
     .limit(limit + 1)
     .execute();
-  const madeDocflow = new Set(docflows.filter((d) => d.docflow_id === q).map(dealKey));
-  const rows = await db.kysely
+}
+
+/** The ledger entries of dealId, docflow or cadastral number `q`, and those of the deal that made docflow `q`; at most `limit` + 1. */
+async function ledgerRowsNaming(db: Database, q: string, docflows: NamedDocflow[], limit: number): Promise<ListedRow[]> {
+  return db.kysely
     .selectFrom('ledger')
     .select([...LISTED])
     .where((eb) =>
@@ -93,6 +118,11 @@ export async function searchDeals(db: Database, text: string, limit = SEARCH_LIM
     .orderBy('deal_id')
     .limit(limit + 1)
     .execute();
+}
+
+/** One match a deal, by its key's order: its ledger entry's, or its docflow's alone when the ledger has none. */
+function dealMatches(q: string, rows: ListedRow[], docflows: NamedDocflow[]): DealMatch[] {
+  const madeDocflow = new Set(docflows.filter((d) => d.docflow_id === q).map(dealKey));
   const found = new Map<string, DealMatch>();
   for (const r of rows) {
     const matchedBy: MatchedBy[] = [];
@@ -129,24 +159,12 @@ export async function searchDeals(db: Database, text: string, limit = SEARCH_LIM
       matchedBy: [d.docflow_id === q ? 'docflowId' : 'dealId'],
     });
   }
-  const matches = [...found.values()].sort((a, b) =>
+  return [...found.values()].sort((a, b) =>
     compareKeys(
       { bank: a.bank, type: a.type as DocflowType, dealId: a.dealId },
       { bank: b.bank, type: b.type as DocflowType, dealId: b.dealId },
     ),
   );
-  const actions = await db.kysely
-    .selectFrom('operator_actions')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('deal_id', '=', q)
-    .executeTakeFirst();
-  return {
-    q,
-    matches: matches.slice(0, limit),
-    actions: Number(actions?.n ?? 0),
-    cut: matches.length > limit || rows.length > limit || docflows.length > limit,
-    limit,
-  };
 }
 
 /** The docflow a resubmission would replace, as the entry keeps it until the new one exists. */
