@@ -110,7 +110,7 @@ export interface ThreadError {
  * ahead of what the load took (it waits for a credit beyond them: memory stays bounded). Posts
  * smaller than the load's chunks keep the rows the thread holds few, so that its young
  * generation can be small (THREAD_YOUNG_MB): a scavenge copies what is alive, and rows held
- * for a 500-row chunk outlived two and were promoted.
+ * for a whole chunk would live through scavenges and be promoted to the old generation.
  */
 export const THREAD_POST_ROWS = 100;
 export const THREAD_AHEAD_POSTS = 10;

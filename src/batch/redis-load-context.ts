@@ -18,8 +18,8 @@ import type { JobStore, LoadContext } from './load-context.js';
 import { luaText } from '../redis/lua.js';
 
 /**
- * Which of a chunk's jobs exist, one 0 or 1 a key: one command for the chunk where an
- * EXISTS a job was as many commands as the jobs `addBulk` adds, each built and answered
+ * Which of a chunk's jobs exist, one 0 or 1 a key: one command for the chunk, where an
+ * EXISTS a job would be as many commands as the jobs `addBulk` adds, each built and answered
  * by ioredis (src/redis/lua/jobs-exist.lua). Sent in full (EVAL): a few hundred bytes a chunk, and it stays in order with
  * the pipeline, where EVALSHA's fallback after NOSCRIPT would run after `addBulk`.
  */

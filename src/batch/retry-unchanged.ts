@@ -41,7 +41,7 @@ export function registryAnswerCouldDiffer(
   if (deal.cadastralNumber) return true;
   if (earlier.outcome !== 'not_found' || !options.registryQuery) return false;
   const message = earlier.errorMessage ?? '';
-  // A message without its query (written before it was kept) cannot say the query changed.
+  // A message that does not name its query cannot say the query changed.
   if (!message.startsWith('searched ')) return false;
   return !message.startsWith(`searched ${options.registryQuery(deal)}:`);
 }

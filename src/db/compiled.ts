@@ -1,9 +1,8 @@
 /**
  * Queries of the hot path compiled once and run again with new values: Kysely builds and
- * compiles a query's tree at every run (about a third of a statement's cost on SQLite, more
- * than better-sqlite3's run of it; docs/performance.md). The SQL text of a query whose shape
- * never changes is kept per engine after its first compile, and later runs pass only its
- * values. Its values must be the ones the builder was given, in the builder's order: the
+ * compiles a query's tree at every run, work that on SQLite outweighs running the statement
+ * itself (docs/performance.md). The SQL text of a query whose shape never changes is kept per
+ * engine after its first compile, and later runs pass only its values. Its values must be the ones the builder was given, in the builder's order: the
  * first compile checks that, so a query built with other values fails at once, not silently.
  *
  * An insert or an update whose columns vary from call to call has one shape per set of

@@ -104,10 +104,9 @@ export const STATEMENT_CACHE_SIZE = 500;
 
 /**
  * The connection Kysely's SQLite driver sees, keeping each query's prepared statement:
- * the driver prepares every query it runs, and better-sqlite3's `prepare` (about 20 µs)
- * was a tenth of a claim's cost. A query's text names its statement (values are bound
- * parameters), so the cache holds the project's few hundred queries, least recently
- * used dropped first. A statement still iterating (a streamed select) is not reused: a
+ * the driver prepares every query it runs, and preparing the same text again at every claim
+ * is work thrown away. A query's text names its statement (values are bound parameters), so
+ * the cache holds the project's few hundred queries, least recently used dropped first. A statement still iterating (a streamed select) is not reused: a
  * fresh one is prepared for the second caller.
  */
 export function cachingStatements(raw: BetterSqlite3.Database, size = STATEMENT_CACHE_SIZE) {
@@ -131,7 +130,7 @@ export function cachingStatements(raw: BetterSqlite3.Database, size = STATEMENT_
 }
 
 function openPostgres(url: string, poolSize: number): Database {
-  // Loaded only for PostgreSQL: about 0.08 s of every command's start on SQLite, the default.
+  // Loaded only for PostgreSQL: loading pg would slow every command's start on SQLite, the default.
   const pg = createRequire(import.meta.url)('pg') as typeof PgModule;
   const pool = new pg.Pool({
     connectionString: url,

@@ -101,7 +101,7 @@ export const hasRegistryError = (docflow: NewsDocflow): boolean => docflow.state
 export function statusOfItem(docflow: NewsDocflow, date: string, names?: NameMatcher): DocflowStatus {
   const status: DocflowStatus = { state: docflow.state, stateAt: date };
   // Most items (queued, sent, and any state without a requirement, an error or a result): no
-  // lists to make (four arrays an item, a tenth of a follower's garbage at 100 items a page).
+  // lists to make, since four arrays an item are garbage the follower makes on every page.
   if (docflow.requirements === undefined && docflow.error === undefined && docflow.result === undefined) return status;
   const lists = requirementLists(docflow.requirements);
   const requirement: Requirement | undefined = lists.payment.length > 0 ? 'payment' : lists.signature.length > 0 ? 'signature' : undefined;
