@@ -102,9 +102,13 @@ export interface FeedTable {
   covered_at: Millis;
   /** The largest page the feed ever gave (items): a figure only (no page's length proves the feed's end).*/
   page_max: number;
+  /** Items stored. */
   items: Millis;
+  /** Docflows of ours the ledger did not have yet: a lost answer found. */
   resolved: Millis;
+  /** Items not of a deal of ours, or known already. */
   unknown: Millis;
+  /** A requestId with two docflows. */
   conflicts: Millis;
   /** Items that moved a docflow of ours. */
   followed: Millis;

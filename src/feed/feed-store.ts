@@ -1,20 +1,17 @@
 /**
- * The news feed's state in the database (the system of record), one row (`feed`):
- * - `cursor`: the token the follower reads after; a page is stored only while the cursor is
- *   still the one it was read after (a compare-and-set in the page's transaction), so a
- *   follower that lost its turn (a long pause) can never move it back;
- * - `since`: when the cursor was first taken (ms of the database's clock); a try older than it
- *   can never be reconciled from the feed (its docflow may have come before the cursor);
- * - `covered_at`: every docflow the gateway created before `covered_at` minus its feed lag is
- *   in the ledger: a read that began at that time came back with nothing after the cursor, so
- *   the feed held nothing more then (a page's length proves nothing: it may be cut short at any
- *   size; `page_max` is only the largest page seen);
- * - the lag measured (`lag_*`, src/ledger/feed-lag.ts): how late the feed shows a docflow after its answer;
- * - counters: items read, resolved (a docflow of ours the ledger did not have yet: a lost
- *   answer found), unknown (not a deal of ours, or known already), conflicts (a requestId
- *   with two docflows), followed (items that moved a docflow of ours).
- * Each docflow of ours the feed shows keeps its state in `docflows` (and each state once in
- * `docflow_history`). Every time compared is the database's, so the hosts' clocks never meet.
+ * The news feed's state in the database: the table `feed`, one row, whose times are all the
+ * database's clock (the hosts' clocks never meet). What must hold:
+ * - `cursor`, the token the follower reads after, moves only by a compare-and-set in the page's
+ *   transaction: a follower that lost its turn can never move it back;
+ * - `since`, when the cursor was first taken: a try older than it is never reconciled from the feed;
+ * - `covered_at`: every docflow the gateway made before it, minus the feed's lag, is in the
+ *   ledger. Only a page that reached the feed's end moves it (its read gave nothing after the
+ *   cursor, or it reached the newest token: feed-mark.ts); no page's length proves an end, and
+ *   `page_max` is a figure only;
+ * - the counters (items, resolved, unknown, conflicts, followed) only grow; the lag (`lag_*`,
+ *   src/ledger/feed-lag.ts) is the follower's last measure; `lacking` and `restore_*` are the
+ *   evidence of a restore (src/ledger/restore.ts).
+ * The docflows it shows are in `docflows` and `docflow_history` (src/feed/page-statements.ts).
  */
 import type { Database } from '../db/database.js';
 import type { RedisClient as Redis } from '../redis/connection.js';
