@@ -3,7 +3,8 @@
  * cursor's compare-and-set, each item matched to its deal by its requestId (a docflow its entry
  * names is followed; a try of ours whose answer was lost gets its docflow; a docflow the ledger
  * does not know becomes its deal's; two docflows for one requestId are a conflict), the states
- * of our docflows and their history, the feed's row.
+ * of our docflows and their history, the feed's row. The statements it sends are in
+ * page-statements.ts; here, what they carry.
  */
 import type { Database, Trx } from '../db/database.js';
 import type { DocflowRow, DuplicateRow, LedgerRow } from '../db/schema.js';
