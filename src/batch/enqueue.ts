@@ -83,6 +83,11 @@ export function createEnqueuer(options: EnqueueOptions): Enqueuer {
   return enqueueInto(createRedisJobStore(options.redis, options.keys, options.queue, options.db), options);
 }
 
+/** How a chunk is written: a batch loaded again keeps its rows' outcomes; the type labels the outcome counters. */
+function writeOptions(fresh: boolean, type: DocflowType | undefined): { skipFinished?: boolean; type?: DocflowType } {
+  return { ...(!fresh && { skipFinished: true }), ...(type && { type }) };
+}
+
 /** The enqueue step over a load context's job store (load-context.ts). */
 export function enqueueInto(store: JobStore, options: ChunkOptions): Enqueuer {
   const { batch, fresh } = options;
@@ -157,7 +162,7 @@ export function enqueueInto(store: JobStore, options: ChunkOptions): Enqueuer {
     const beat = now - lastHeartbeat >= LOADER.heartbeatEveryMs ? options.heartbeat() : undefined;
     if (beat) lastHeartbeat = now;
     // A batch loaded again: rows that have their outcome stay as they are, and count as enqueued before.
-    const [existed] = await Promise.all([store.write(batch, jobs, outcomes, fresh ? undefined : { skipFinished: true }), beat]);
+    const [existed] = await Promise.all([store.write(batch, jobs, outcomes, writeOptions(fresh, options.type)), beat]);
     const existing = jobs.filter((_, i) => existed[i]);
     if (fresh && existing.length > 0) await remake(existing);
     const already = fresh ? 0 : existing.length;

@@ -30,13 +30,14 @@ export interface JobStore {
    * Resolves, for each job, whether it existed before this write. `skipFinished` (a batch
    * loaded again): a row that has its outcome already gets no job and no index entry (its
    * finished job is gone: BullMQ keeps only the last few), and counts as existing; it
-   * costs one more round trip, so a fresh batch (no outcomes yet) does without.
+   * costs one more round trip, so a fresh batch (no outcomes yet) does without. `type`: the
+   * rows' docflow type, the outcome counters' label (a registration's when absent).
    */
   write(
     batch: string,
     jobs: readonly DealJobData[],
     outcomes: readonly OutcomeRecord[],
-    options?: { skipFinished?: boolean },
+    options?: { skipFinished?: boolean; type?: DocflowType },
   ): Promise<boolean[]>;
   /** Adds these jobs (a job that exists already stays as it is). */
   add(batch: string, jobs: readonly DealJobData[]): Promise<void>;

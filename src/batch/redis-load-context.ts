@@ -16,6 +16,8 @@ import type { OutcomeRecord } from '../domain/outcome.js';
 import { clearOutcomes, rowsWithOutcome, writeOutcomes } from '../ledger/outcome-rows.js';
 import type { JobStore, LoadContext } from './load-context.js';
 import { luaText } from '../redis/lua.js';
+import type { DocflowType } from '../domain/gateway.js';
+import { DEFAULT_KIND } from '../docflows/registry.js';
 
 /**
  * Which of a chunk's jobs exist, one 0 or 1 a key: one command for the chunk, where an
@@ -31,6 +33,23 @@ export function createRedisLoadContext(redis: Redis, keys: Keys, db: Database): 
   return { batches: createBatchStore(redis, keys, db), jobs: createRedisJobStore(redis, keys, queue, db), close: () => queue.close() };
 }
 
+/** Whether each job's row has its outcome already (one query). */
+async function finishedRows(db: Database, batch: string, jobs: readonly DealJobData[]): Promise<boolean[]> {
+  const found = await rowsWithOutcome(
+    db.kysely,
+    batch,
+    jobs.map((j) => j.row),
+  );
+  return jobs.map((j) => found.has(j.row));
+}
+
+/** The fleet's outcome counters a chunk's refused rows add to (src/metrics/recorder.ts): field, count. */
+function outcomeCounts(outcomes: readonly OutcomeRecord[], type: DocflowType): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const o of outcomes) counts.set(`outcome|${type}|${o.outcome}`, (counts.get(`outcome|${type}|${o.outcome}`) ?? 0) + 1);
+  return counts;
+}
+
 /**
  * `queue` is opened on `redis` itself (see `openQueue`): its commands then follow the
  * store's own on one connection, in order, which `write` relies on.
@@ -43,7 +62,12 @@ export function createRedisJobStore(redis: Redis, keys: Keys, queue: Queue<Store
     jobs.map((data, i) => ({ name: DEAL_JOB, data: storedJobData(data), opts: { ...jobOptions, jobId: ids[i]! } }));
 
   /** One chunk in one round trip (see JobStore.write). */
-  const writeChunk = async (batch: string, jobs: readonly DealJobData[], outcomes: readonly OutcomeRecord[]): Promise<boolean[]> => {
+  const writeChunk = async (
+    batch: string,
+    jobs: readonly DealJobData[],
+    outcomes: readonly OutcomeRecord[],
+    type: DocflowType,
+  ): Promise<boolean[]> => {
     const ids = jobs.map((j) => dealJobId(batch, j.dealId));
     // The refused rows' outcomes first, committed: none of them ever has a job.
     if (outcomes.length > 0) {
@@ -55,11 +79,7 @@ export function createRedisJobStore(redis: Redis, keys: Keys, queue: Queue<Store
     // The index is written before the jobs (one connection, in order): a load that dies
     // in between leaves no job its retry or its clean-up cannot find.
     if (jobs.length > 0) pipeline.hset(keys.rows(batch), ...jobs.flatMap((j) => [String(j.row), j.dealId]));
-    if (outcomes.length > 0) {
-      const counts = new Map<string, number>();
-      for (const o of outcomes) counts.set(o.outcome, (counts.get(o.outcome) ?? 0) + 1);
-      for (const [outcome, n] of counts) pipeline.hincrby(keys.metrics, `outcome|${outcome}`, n);
-    }
+    for (const [field, n] of outcomeCounts(outcomes, type)) pipeline.hincrby(keys.metrics, field, n);
     const written = pipeline.exec();
     const added = jobs.length > 0 ? queue.addBulk(bulk(ids, jobs)) : undefined;
     const [replies] = await Promise.all([written, added]);
@@ -69,16 +89,6 @@ export function createRedisJobStore(redis: Redis, keys: Keys, queue: Queue<Store
     return ids.map((_, i) => existed[i] === 1);
   };
 
-  /** Whether each job's row has its outcome already (one query). */
-  const finishedRows = async (batch: string, jobs: readonly DealJobData[]): Promise<boolean[]> => {
-    const found = await rowsWithOutcome(
-      need(db).kysely,
-      batch,
-      jobs.map((j) => j.row),
-    );
-    return jobs.map((j) => found.has(j.row));
-  };
-
   return {
     async submittedDeals(bank, dealIds, type) {
       return readSubmittedDeals(need(db), bank, dealIds, type);
@@ -86,9 +96,9 @@ export function createRedisJobStore(redis: Redis, keys: Keys, queue: Queue<Store
 
     async write(batch, allJobs, outcomes, options = {}) {
       // A row with its outcome never becomes a job again: its finished job may be long gone.
-      const finished = options.skipFinished && allJobs.length > 0 ? await finishedRows(batch, allJobs) : undefined;
+      const finished = options.skipFinished && allJobs.length > 0 ? await finishedRows(need(db), batch, allJobs) : undefined;
       const jobs = finished ? allJobs.filter((_, i) => !finished[i]) : allJobs;
-      const existed = await writeChunk(batch, jobs, outcomes);
+      const existed = await writeChunk(batch, jobs, outcomes, options.type ?? DEFAULT_KIND.type);
       if (!finished) return existed;
       let next = 0;
       return finished.map((done) => done || existed[next++]!);

@@ -52,16 +52,17 @@ export interface EndpointDurations {
 }
 
 export interface FleetCounters {
-  outcomes: Map<string, number>;
+  /** Rows finished per docflow type (the gateway's name) and outcome, summed over the workers and loads. */
+  outcomes: Array<{ type: string; outcome: string; count: number }>;
   calls: Array<{ endpoint: string; status: string; count: number }>;
   durations: Map<string, EndpointDurations>;
   /** Circuit breaker transitions into each state, summed over the workers. */
   breaker: Map<string, number>;
 }
 
-/** The hash's fields (`outcome|queued`, `call|suggest|200`, ...) as counters; unknown fields are ignored. */
+/** The hash's fields (`outcome|encumbrance_request|queued`, `call|suggest|200`, ...) as counters; unknown fields are ignored. */
 export function parseFleetCounters(hash: Record<string, string>): FleetCounters {
-  const counters: FleetCounters = { outcomes: new Map(), calls: [], durations: new Map(), breaker: new Map() };
+  const counters: FleetCounters = { outcomes: [], calls: [], durations: new Map(), breaker: new Map() };
   const durationsOf = (endpoint: string): EndpointDurations => {
     let d = counters.durations.get(endpoint);
     if (!d) counters.durations.set(endpoint, (d = { buckets: new Map(), sum: 0, count: 0 }));
@@ -72,7 +73,7 @@ export function parseFleetCounters(hash: Record<string, string>): FleetCounters 
     if (!Number.isFinite(value)) continue;
     const parts = field.split('|');
     const kind = parts[0];
-    if (kind === 'outcome' && parts.length === 2) counters.outcomes.set(parts[1]!, value);
+    if (kind === 'outcome' && parts.length === 3) counters.outcomes.push({ type: parts[1]!, outcome: parts[2]!, count: value });
     else if (kind === 'breaker' && parts.length === 2) counters.breaker.set(parts[1]!, value);
     else if (kind === 'call' && parts.length >= 3)
       counters.calls.push({ endpoint: parts.slice(1, -1).join('|'), status: parts.at(-1)!, count: value });
@@ -153,13 +154,13 @@ export function createDashboardMetrics(redis: Redis, keys: Keys, db: Database, q
 
   new Counter({
     name: METRIC_NAMES.finished,
-    help: 'Rows finished per outcome, across every worker.',
-    labelNames: ['outcome'],
+    help: "Rows finished per docflow type (the gateway's name) and outcome, across every worker.",
+    labelNames: ['type', 'outcome'],
     registers: [registry],
     async collect() {
       const { outcomes } = await fleet();
       this.reset();
-      for (const [outcome, n] of outcomes) this.inc({ outcome }, n);
+      for (const o of outcomes) this.inc({ type: o.type, outcome: o.outcome }, o.count);
     },
   });
   new Counter({

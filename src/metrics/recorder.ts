@@ -5,7 +5,7 @@
  * the dashboard's `/metrics` reads the hash for the whole fleet.
  *
  * Fields (all counters, never reset):
- *   outcome|<outcome>
+ *   outcome|<docflow type>|<outcome>       rows finished, per the gateway's type name of their batch
  *   call|<endpoint>|<status>                 status 0 = no answer (timeout, reset)
  *   duration_bucket|<endpoint>|<le>          calls with le(previous) < seconds <= le; le '+Inf' last
  *   duration_sum|<endpoint>                  seconds (HINCRBYFLOAT)
@@ -18,7 +18,8 @@ import type { RedisClient as Redis } from '../redis/connection.js';
 export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const;
 
 export interface MetricsRecorder {
-  outcome(outcome: string): void;
+  /** A row finished with `outcome`; `type`: its batch's docflow type (the gateway's name). */
+  outcome(outcome: string, type: string): void;
   call(endpoint: string, status: number, ms: number): void;
   breaker(state: string): void;
   flush(): Promise<void>;
@@ -82,8 +83,8 @@ export function createMetricsRecorder(redis: Redis, key: string, flushMs = 1000)
   timer.unref();
 
   return {
-    outcome(outcome) {
-      add(`outcome|${outcome}`);
+    outcome(outcome, type) {
+      add(`outcome|${type}|${outcome}`);
     },
     call(endpoint, status, ms) {
       const seconds = ms / 1000;

@@ -166,7 +166,7 @@ export class WorkerServices {
       timeoutMs: settings.timeoutMs,
       updateJobData: (job, token, data) => this.updateJobData(job, token, data),
       logger: this.options.logger,
-      onOutcome: (record) => this.hooks.metrics.outcome(record.outcome),
+      onOutcome: (record, type) => this.hooks.metrics.outcome(record.outcome, type),
       holdUntil: () => hooks.holdUntil(),
       pauseForSession: () => this.pauseForSession(),
       ...(limiter && {

@@ -9,6 +9,7 @@ import type { Ledger } from '../../ledger/ledger.js';
 import type { BatchStore } from '../../batch/batch-store.js';
 import type { OutcomeStore } from '../../outcomes/store.js';
 import type { OutcomeRecord } from '../../domain/outcome.js';
+import type { DocflowType } from '../../domain/gateway.js';
 import type { DealJobData, StoredJobData } from '../../queue/job-data.js';
 import type { RealtyClient } from '../../realty/client.js';
 import type { ContentStore } from '../content-store.js';
@@ -45,8 +46,8 @@ export interface DealProcessorContext {
    * throws BullMQ's RateLimitError, which puts the job back to waiting unspent.
    */
   throttle?(): Promise<void>;
-  /** Each recorded outcome, for the fleet's counters. */
-  onOutcome?(record: OutcomeRecord): void;
+  /** Each recorded outcome and its row's docflow type, for the fleet's counters. */
+  onOutcome?(record: OutcomeRecord, type: DocflowType): void;
   /** While the circuit breaker is open: when to try again (ms since epoch); 0 when closed. */
   holdUntil?(): number;
 }

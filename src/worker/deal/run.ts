@@ -167,7 +167,7 @@ export class DealRun {
         { outcome: written.outcome, httpStatus: written.httpStatus, docflowId: written.docflowId, errorCode: written.errorCode },
         'deal finished',
       );
-    ctx.onOutcome?.(written);
+    ctx.onOutcome?.(written, this.kind.type);
     return written;
   }
 

@@ -121,7 +121,8 @@ describe('dashboard access', () => {
 describe('metrics from the fleet hash', () => {
   it('reads outcomes, calls and durations, and cumulates the stored buckets up to +Inf', () => {
     const counters = parseFleetCounters({
-      'outcome|queued': '3',
+      'outcome|encumbrance_request|queued': '3',
+      'outcome|cessation_encumbrance_request|queued': '2',
       'call|suggest|200': '2',
       'call|docflows|501': '4',
       'duration_bucket|suggest|0.005': '1',
@@ -132,7 +133,10 @@ describe('metrics from the fleet hash', () => {
       'breaker|open': '1',
       'something|else': '9',
     });
-    expect(counters.outcomes.get('queued')).toBe(3);
+    expect(counters.outcomes).toEqual([
+      { type: 'encumbrance_request', outcome: 'queued', count: 3 },
+      { type: 'cessation_encumbrance_request', outcome: 'queued', count: 2 },
+    ]);
     expect(counters.breaker.get('open')).toBe(1);
     expect(counters.calls).toEqual(expect.arrayContaining([{ endpoint: 'docflows', status: '501', count: 4 }]));
     const out = histogramSamples('h', counters.durations);
@@ -158,7 +162,8 @@ describe('metrics from the fleet hash', () => {
       recorder.call('suggest', 200, 5.5);
       recorder.call('suggest', 501, 40_000);
       recorder.call('docflows', 0, 30_000);
-      recorder.outcome('queued');
+      recorder.outcome('queued', 'encumbrance_request');
+      recorder.outcome('invalid', 'object_request');
       // The buckets' edges: 0 s, a bound itself (5 ms, 30 s) and just past one (5.1 ms, 30.1 s).
       for (const ms of [0, 5, 5.1, 30_000, 30_100]) recorder.call('edges', 200, ms);
       await recorder.close();
@@ -187,7 +192,8 @@ describe('metrics from the fleet hash', () => {
         'duration_count|suggest': '4',
         'duration_count|docflows': '1',
         'duration_sum|docflows': '30',
-        'outcome|queued': '1',
+        'outcome|encumbrance_request|queued': '1',
+        'outcome|object_request|invalid': '1',
       });
     } finally {
       redis.disconnect();
@@ -482,8 +488,8 @@ describe('the dashboard over HTTP', () => {
     const all = samples(answer.text);
     const value = (name: string, labels: Record<string, string>) =>
       all.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
-    expect(value('realty_deals_finished_total', { outcome: 'queued' })).toBe(2);
-    expect(value('realty_deals_finished_total', { outcome: 'unavailable' })).toBe(1);
+    expect(value('realty_deals_finished_total', { type: 'encumbrance_request', outcome: 'queued' })).toBe(2);
+    expect(value('realty_deals_finished_total', { type: 'encumbrance_request', outcome: 'unavailable' })).toBe(1);
     expect(value('realty_gateway_calls_total', { endpoint: 'suggest', status: '200' })).toBe(1);
     expect(value('realty_gateway_calls_total', { endpoint: 'docflows', status: '200' })).toBe(2);
     expect(value('realty_gateway_calls_total', { endpoint: 'docflows', status: '501' })).toBe(2);

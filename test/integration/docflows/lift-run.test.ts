@@ -92,6 +92,17 @@ describe('realty-batch run --type lift', () => {
     expect(sandbox.docflows().filter((d) => d.type === 'cessation_encumbrance_request')).toHaveLength(2);
   });
 
+  it("counts the fleet's finished rows per docflow type: the workers' and the load's", async ({ redis, keys }) => {
+    // Written by the three runs before: the registrations and the lifts by their workers, the
+    // second file's lifts by its load (already_submitted there, no job).
+    const outcomes = Object.entries(await redis.hgetall(keys.metrics)).filter(([field]) => field.startsWith('outcome|'));
+    expect(Object.fromEntries(outcomes)).toEqual({
+      'outcome|encumbrance_request|queued': '2',
+      'outcome|cessation_encumbrance_request|queued': '2',
+      'outcome|cessation_encumbrance_request|already_submitted': '2',
+    });
+  });
+
   it('sends a lift without a power of attorney for the representative to sign: suspended (201)', async () => {
     const result = await runCli(
       [
