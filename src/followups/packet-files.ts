@@ -19,7 +19,7 @@ import { verifiedFile } from '../worker/verified-file.js';
 export const SIGNATURE_SUFFIX = '.sig';
 
 /** A file that passed the checks. */
-export type CheckedFile = Required<Omit<DocumentFile, 'inode'>> & Pick<DocumentFile, 'inode'>;
+export type CheckedFile = Required<DocumentFile>;
 
 export interface PacketFile {
   name: string;
@@ -76,10 +76,7 @@ export async function uploadChecked(
   timeoutMs: number,
   retry: GatewayRetryOptions = {},
 ): Promise<string> {
-  const verified = verifiedFile(
-    { path: file.path, size: file.size, sha256: file.sha256, ...(file.inode !== undefined && { inode: file.inode }) },
-    what,
-  );
+  const verified = verifiedFile({ path: file.path, size: file.size, sha256: file.sha256, inode: file.inode }, what);
   return withGatewayRetry(async () => {
     let pointer;
     try {

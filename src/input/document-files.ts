@@ -35,7 +35,7 @@ export interface DocumentFileOptions {
 }
 
 /** What the load fills in of a file that passed. */
-type CheckedFile = Required<Omit<DocumentFile, 'inode'>> & Pick<DocumentFile, 'inode'>;
+type CheckedFile = Required<DocumentFile>;
 
 type Checked = { ok: true; file: CheckedFile; kind: 'pdf' | 'xml' | 'signature' } | { ok: false; message: string };
 

@@ -67,7 +67,7 @@ async function uploadOnce(run: DealRun, file: DocumentFile, which: [string] | [s
   const { ctx, batch } = run;
   const store = ctx.contents;
   const { sha256, contentType, size } = file;
-  if (!store || !sha256 || !contentType || size === undefined)
+  if (!store || !sha256 || !contentType || size === undefined || file.inode === undefined)
     return { kind: 'error', error: new Error('the row names a file the load did not check; load the batch again') };
   let token: string | undefined;
   try {
@@ -81,11 +81,7 @@ async function uploadOnce(run: DealRun, file: DocumentFile, which: [string] | [s
       return { kind: 'delay', ms: UPLOAD_WAIT_MS + Math.round(Math.random() * UPLOAD_WAIT_MS) };
     }
     await ctx.throttle?.();
-    const verified = verifiedFile(
-      { path: file.path, size, sha256, ...(file.inode !== undefined && { inode: file.inode }) },
-      which[0],
-      which[1],
-    );
+    const verified = verifiedFile({ path: file.path, size, sha256, inode: file.inode }, which[0], which[1]);
     let pointer: Awaited<ReturnType<typeof ctx.client.uploadContent>>;
     try {
       pointer = await ctx.client.uploadContent(() => verified.open(), contentType, size, { timeoutMs });

@@ -33,8 +33,8 @@ export interface ExpectedFile {
   path: string;
   size: number;
   sha256: string;
-  /** The load's inode of it; a row loaded by a version that kept none is checked by size and sha256 alone. */
-  inode?: number;
+  /** The load's inode of it: another file put at its name since is not this one. */
+  inode: number;
 }
 
 export interface VerifiedFile {
@@ -81,7 +81,7 @@ async function openChecked(expected: ExpectedFile, fail: Fail, field: string): P
   }
   try {
     const { ino, size } = file.stats;
-    if (expected.inode !== undefined && ino !== expected.inode) throw fail('replaced');
+    if (ino !== expected.inode) throw fail('replaced');
     if (size !== expected.size) throw fail('size');
     const hash = createHash('sha256');
     const read = await file

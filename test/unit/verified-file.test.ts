@@ -164,15 +164,6 @@ describe('a file streamed for upload, checked against what the load saw', () => 
     expect(((await drain(folder.open())).error as Error).message).toMatch(/no longer a regular file/);
   });
 
-  it('checks a row loaded without an inode by its size and sha256 alone', async () => {
-    const bytes = randomBytes(5000);
-    const { inode: _inode, ...expected } = await write(bytes);
-    void _inode;
-    const { chunks, error } = await drain(verifiedFile(expected, 'agreementFile').open());
-    expect(error).toBeUndefined();
-    expect(Buffer.concat(chunks).equals(bytes)).toBe(true);
-  });
-
   it('opens the file anew for each stream, and closes it when a stream is destroyed half-way', async () => {
     const bytes = randomBytes(READ_BYTES * 4);
     const verified = verifiedFile(await write(bytes), 'agreementFile');
