@@ -33,11 +33,11 @@ export async function resentDeals(db: Database, batch: string): Promise<{ count:
 export async function waitUntilFeedShows(
   db: Database,
   batch: string,
-  options: { feedLagMs: number; timeoutMs?: number; pollMs?: number; signal?: AbortSignal },
+  options: { feedLagMs: number; timeoutMs: number; pollMs?: number; signal?: AbortSignal },
 ): Promise<number> {
   const resent = await resentDeals(db, batch);
   if (resent.count === 0) return 0;
-  const until = Date.now() + (options.timeoutMs ?? FEED_SHOW_WAIT_MS);
+  const until = Date.now() + options.timeoutMs;
   const pollMs = options.pollMs ?? 200;
   for (;;) {
     const feed = await db.kysely.selectFrom('feed').select(['covered_at', 'lag_p99_ms']).where('id', '=', 1).executeTakeFirst();
