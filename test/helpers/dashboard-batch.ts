@@ -1,26 +1,22 @@
 /**
- * For the dashboard tests: a small batch of sample rows run to its end against
- * the sandbox, in a Redis prefix of its own and a database of its own (or the
- * test's, `input.db`), and HTTP calls with basic auth.
+ * For the dashboard tests: a small batch of sample rows run to its end against the sandbox, on
+ * the parts of a test's harness (its Redis prefix, database, folder and sandbox, cleaned up by
+ * the harness), and HTTP calls with basic auth.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { runBatch, type RunOptions, type RunResult } from '../../src/pipeline/run-batch.js';
 import type { Database } from '../../src/db/database.js';
 import { createDealProcessor } from '../../jobs/deal.js';
 import { createDealValidator } from '../../src/input/validate-deal.js';
 import type { Deal } from '../../src/domain/deal.js';
-import { loadProfile } from '../../src/input/profile.js';
 import { createLogger } from '../../src/logger.js';
-import { createKeys, type Keys } from '../../src/redis/keys.js';
-import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../src/sandbox/index.js';
-import { ROOT } from './cli.js';
-import { openTestDatabase, type TestDatabase } from './database.js';
+import type { Keys } from '../../src/redis/keys.js';
+import type { RunningSandbox, SandboxOptions } from '../../src/sandbox/index.js';
 import { csvText, HEADER, ROWS } from './fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from './redis.js';
+import { harness, type Harness, type HarnessOptions } from './harness.js';
 
 export const SESSION = 'dashboard-test-session';
 export const CRIMEA = 'Республика Крым';
@@ -43,10 +39,27 @@ export function sampleDeal(dealId: string): Deal {
   return validated.deal;
 }
 
+/** What a batch runs on: the parts of a harness that `batchHarness` made (the sandbox knows SESSION; the Redis client suits BullMQ). */
+export type BatchParts = Pick<Harness, 'redis' | 'keys' | 'prefix' | 'db' | 'dir' | 'sandbox' | 'profile'>;
+
+/**
+ * A harness for a file whose tests read a batch: once for the file unless told, its sandbox with
+ * the session SESSION (and `sandbox`'s options), its Redis client with `maxRetriesPerRequest: null`
+ * (BullMQ's workers block).
+ */
+export function batchHarness(options: Omit<HarnessOptions, 'sandbox'> & { sandbox?: SandboxOptions } = {}) {
+  return harness({
+    per: 'file',
+    ...options,
+    redis: { maxRetriesPerRequest: null, ...options.redis },
+    sandbox: { sessions: [SESSION], ...options.sandbox },
+  });
+}
+
 export interface DashboardBatch {
   redis: Redis;
   keys: Keys;
-  /** The batch's database (the ledger, the feed, the docflows' states): `input.db`, or one of its own dropped by `close()`. */
+  /** The batch's database (the ledger, the feed, the docflows' states): the harness's. */
   db: Database;
   prefix: string;
   dir: string;
@@ -55,7 +68,6 @@ export interface DashboardBatch {
   /** The batch's input file. */
   file: string;
   result: RunResult;
-  close(): Promise<void>;
 }
 
 export interface DashboardInput {
@@ -69,8 +81,6 @@ export interface DashboardInput {
    * their jobs fail: what Bull Board's failed list shows.
    */
   refusedClaims?: string[];
-  /** The test's database (useTestDatabase): the batch runs on it, and `close()` leaves it open. Default: one of the batch's own. */
-  db?: Database;
 }
 
 /** jobs/deal.ts, with the ledger's claim of `refused` deals answered by a Redis error. */
@@ -95,52 +105,33 @@ export function changedRow(dealId: string, fields: Record<string, string>): stri
   return row;
 }
 
-/** Runs `dealIds` as batch `batch` (attempts 2, backoff 50 ms) and keeps Redis, the sandbox and the files until `close()`. */
+/** Runs `dealIds` as batch `batch` (attempts 2, backoff 50 ms) on the harness's parts, which keep it until the harness cleans up. */
 export async function runDashboardBatch(
-  label: string,
+  parts: BatchParts,
   dealIds: string[],
-  sandboxOptions: SandboxOptions = {},
   batch = 'night',
   input: DashboardInput = {},
 ): Promise<DashboardBatch> {
-  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-  const prefix = uniquePrefix(label);
-  const keys = createKeys(prefix);
-  const dir = await mkdtemp(join(tmpdir(), 'realty-dashboard-test-'));
-  let own: TestDatabase | undefined;
-  let sandbox: RunningSandbox | undefined;
-  const close = async () => {
-    await sandbox?.close();
-    redis.disconnect();
-    await deletePrefix(prefix);
-    await own?.drop();
-    await rm(dir, { recursive: true, force: true });
-  };
-  try {
-    sandbox = await startSandbox({ sessions: [SESSION], ...sandboxOptions });
-    const db = input.db ?? (own = await openTestDatabase('sqlite')).db;
-    const file = join(dir, input.fileName ?? `${batch}.csv`);
-    await writeFile(file, csvText([...dealIds.map(sampleRow), ...(input.rows ?? [])]));
-    const result = await runBatch({
-      file,
-      profile: await loadProfile(join(ROOT, 'samples/bank-profile.json')),
-      batch,
-      redis,
-      keys,
-      db,
-      logger: createLogger({ level: 'silent', destination: new PassThrough() }),
-      apiUrl: sandbox.url,
-      sessionId: SESSION,
-      processor: input.refusedClaims ? refusingClaims(new Set(input.refusedClaims)) : createDealProcessor,
-      worker: { concurrency: 4, attempts: 2, backoffMs: 50, timeoutMs: 2000 },
-      waiting: { pollMs: 20 },
-      output: { out: join(dir, `${batch}.results.csv`), rejects: join(dir, `${batch}.rejects.csv`) },
-    });
-    return { redis, keys, db, prefix, dir, sandbox, batch, file, result, close };
-  } catch (err) {
-    await close();
-    throw err;
-  }
+  const { redis, keys, prefix, dir, sandbox } = parts;
+  const db = parts.db.db;
+  const file = join(dir, input.fileName ?? `${batch}.csv`);
+  await writeFile(file, csvText([...dealIds.map(sampleRow), ...(input.rows ?? [])]));
+  const result = await runBatch({
+    file,
+    profile: await parts.profile.load(),
+    batch,
+    redis,
+    keys,
+    db,
+    logger: createLogger({ level: 'silent', destination: new PassThrough() }),
+    apiUrl: sandbox.url,
+    sessionId: SESSION,
+    processor: input.refusedClaims ? refusingClaims(new Set(input.refusedClaims)) : createDealProcessor,
+    worker: { concurrency: 4, attempts: 2, backoffMs: 50, timeoutMs: 2000 },
+    waiting: { pollMs: 20 },
+    output: { out: join(dir, `${batch}.results.csv`), rejects: join(dir, `${batch}.rejects.csv`) },
+  });
+  return { redis, keys, db, prefix, dir, sandbox, batch, file, result };
 }
 
 export function basic(user: string, password: string): string {

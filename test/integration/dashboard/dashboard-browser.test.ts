@@ -3,12 +3,20 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { chromium, type Browser } from 'playwright-core';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, expect, afterAll } from 'vitest';
 import { startDashboard, type RunningDashboard } from '../../../src/dashboard/server.js';
 import { DEAL_JOB, dealJobId, type DealJobData } from '../../../src/queue/job-data.js';
 import { ROOT } from '../../helpers/cli.js';
 import { ROWS } from '../../helpers/fixtures.js';
-import { changedRow, EGRON, WITH_NUMBER, runDashboardBatch, sampleDeal, type DashboardBatch } from '../../helpers/dashboard-batch.js';
+import {
+  batchHarness,
+  changedRow,
+  EGRON,
+  WITH_NUMBER,
+  runDashboardBatch,
+  sampleDeal,
+  type DashboardBatch,
+} from '../../helpers/dashboard-batch.js';
 
 /** Debian's chromium, which `npm test` installs when it is missing (scripts/prepare-tests.mjs), or CHROMIUM_PATH. */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -29,6 +37,10 @@ const LAUNCH = {
   ],
 };
 
+// A batch of each describe's own: its prefix, database and sandbox.
+const it = batchHarness({ label: 'dashboard-browser' });
+const markup = batchHarness({ label: 'dashboard-hostile' });
+
 describe('the operations page in a real browser', () => {
   let night: DashboardBatch;
   let dashboard: RunningDashboard;
@@ -40,11 +52,11 @@ describe('the operations page in a real browser', () => {
     { dealId: EGRON, row: 24 },
   ];
 
-  beforeAll(async () => {
+  it.beforeAll(async ({ redis, keys, prefix, db, dir, sandbox, profile }) => {
     // The samples' 24 rows (samples/README.md), with Redis refusing the claims of two deals at
     // every try (a failure of the machinery): two failed jobs. Every other row reaches its
     // outcome (queued, suspended, invalid, ambiguous, not_found) and completes its job.
-    night = await runDashboardBatch('dashboard-browser', [], {}, 'night', {
+    night = await runDashboardBatch({ redis, keys, prefix, db, dir, sandbox, profile }, [], 'night', {
       rows: ROWS,
       refusedClaims: FAILED.map((f) => f.dealId),
     });
@@ -60,7 +72,6 @@ describe('the operations page in a real browser', () => {
   afterAll(async () => {
     await browser?.close();
     await dashboard?.close();
-    await night?.close();
   });
 
   it(
@@ -145,10 +156,10 @@ describe('the operations page in a real browser, with markup in the deals', () =
   /** A waiting job still holds its deal, whose fields Bull Board shows in the job's data. */
   const waiting = { ...sampleDeal(WITH_NUMBER), dealId: `W ${IMG}`, city: IMG, street: SCRIPT };
 
-  beforeAll(async () => {
+  markup.beforeAll(async ({ redis, keys, prefix, db, dir, sandbox, profile }) => {
     // The input file's name is on the batches page; the dealIds are in Bull Board's job titles.
     // The second row's claim is refused (a failure of the machinery): its job fails, with a stack trace.
-    hostile = await runDashboardBatch('dashboard-hostile', [], {}, 'night', {
+    hostile = await runDashboardBatch({ redis, keys, prefix, db, dir, sandbox, profile }, [], 'night', {
       fileName: `night ${IMG}.csv`,
       rows: [changedRow(WITH_NUMBER, { dealId: `MSK ${IMG}`, street: SCRIPT }), changedRow(EGRON, { dealId: `CRM ${SCRIPT}` })],
       refusedClaims: [`CRM ${SCRIPT}`],
@@ -172,10 +183,9 @@ describe('the operations page in a real browser, with markup in the deals', () =
   afterAll(async () => {
     await browser?.close();
     await dashboard?.close();
-    await hostile?.close();
   });
 
-  it(
+  markup(
     "shows the markup as text on the batches page and in a job's data, runs none of it, and loads Bull Board with no policy violation",
     { timeout: 90_000 },
     async () => {

@@ -5,20 +5,27 @@
  * real Redis and a real database; escaped, bounded, never showing a job's personal data.
  */
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect } from 'vitest';
 import type { Database } from '../../../src/db/database.js';
 import { recordAction } from '../../../src/db/operator-actions.js';
 import { startDashboard, type RunningDashboard } from '../../../src/dashboard/server.js';
 import type { DealHistory, DealSearch } from '../../../src/ledger/history.js';
 import { REGISTRATION } from '../../../src/ledger/entry.js';
 import { DEAL_JOB, dealJobId, type DealJobData } from '../../../src/queue/job-data.js';
-import { createKeys, type Keys } from '../../../src/redis/keys.js';
-import { basic, call, runDashboardBatch, sampleDeal, WITH_NUMBER, BY_SUGGEST, type Answer } from '../../helpers/dashboard-batch.js';
+import {
+  basic,
+  batchHarness,
+  call,
+  runDashboardBatch,
+  sampleDeal,
+  WITH_NUMBER,
+  BY_SUGGEST,
+  type Answer,
+} from '../../helpers/dashboard-batch.js';
 import { ENGINES } from '../../helpers/database.js';
 import { ledgerRow, ledgerRows, putDocflowRow, putLedgerRow } from '../../helpers/ledger-rows.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import { harness } from '../../helpers/harness.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 
 const USER = 'ops';
 const PASSWORD = 'correct horse battery staple';
@@ -123,17 +130,13 @@ async function seed(db: Database): Promise<void> {
 }
 
 describe.each(ENGINES)('the dashboard finds a deal and shows its history (%s)', (engine) => {
-  const store = useTestDatabase({ engine });
-  let prefix: string;
-  let redis: Redis;
-  let keys: Keys;
+  const it = harness({ label: 'dashboard-deals', engine, redis: { maxRetriesPerRequest: null } });
+  let store: UsedDatabase;
   let dashboard: RunningDashboard;
   let readOnly: RunningDashboard;
 
-  beforeEach(async () => {
-    prefix = uniquePrefix('dashboard-deals');
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    keys = createKeys(prefix);
+  it.beforeEach(async ({ redis, keys, db }) => {
+    store = db;
     const common = {
       redis,
       keys,
@@ -149,8 +152,6 @@ describe.each(ENGINES)('the dashboard finds a deal and shows its history (%s)', 
   afterEach(async () => {
     await dashboard?.close();
     await readOnly?.close();
-    redis?.disconnect();
-    await deletePrefix(prefix);
   });
 
   const get = (p: string, url = dashboard.url): Promise<Answer> => call(`${url}${p}`, { authorization: AUTH });
@@ -435,10 +436,18 @@ describe.each(ENGINES)('the dashboard finds a deal and shows its history (%s)', 
 });
 
 describe('a deal a real batch sent, found on the dashboard', () => {
-  const store = useTestDatabase();
+  const it = batchHarness({ per: 'test', label: 'dashboard-deals-run' });
 
-  it("finds it by its dealId, its docflow and its cadastral number, and shows nothing of a job's personal data", async () => {
-    const night = await runDashboardBatch('dashboard-deals-run', [WITH_NUMBER, BY_SUGGEST], {}, 'night', { db: store.db });
+  it("finds it by its dealId, its docflow and its cadastral number, and shows nothing of a job's personal data", async ({
+    redis,
+    keys,
+    prefix,
+    db: store,
+    dir,
+    sandbox,
+    profile,
+  }) => {
+    const night = await runDashboardBatch({ redis, keys, prefix, db: store, dir, sandbox, profile }, [WITH_NUMBER, BY_SUGGEST]);
     const dashboard = await startDashboard({
       redis: night.redis,
       keys: night.keys,
@@ -478,7 +487,6 @@ describe('a deal a real batch sent, found on the dashboard', () => {
     } finally {
       await queue.close();
       await dashboard.close();
-      await night.close();
     }
   });
 });

@@ -6,14 +6,16 @@
  */
 import { Queue } from 'bullmq';
 import { request } from 'undici';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, expect, afterAll } from 'vitest';
 import { hostNameOf, LOOPBACK_ONLY, notPublicHost } from '../../../src/dashboard/security.js';
 import { startDashboard, type RunningDashboard } from '../../../src/dashboard/server.js';
-import { basic, BY_SUGGEST, INVALID, runDashboardBatch, type DashboardBatch } from '../../helpers/dashboard-batch.js';
+import { basic, batchHarness, BY_SUGGEST, INVALID, runDashboardBatch, type DashboardBatch } from '../../helpers/dashboard-batch.js';
 
 const credentials = { user: 'ops', password: 'the night shift' };
 const AUTH = basic(credentials.user, credentials.password);
 const ATTACKER = 'attacker.example';
+
+const it = batchHarness({ label: 'dashboard-host' });
 
 describe('the operations page answers only under the names it is served at', () => {
   let night: DashboardBatch;
@@ -22,8 +24,8 @@ describe('the operations page answers only under the names it is served at', () 
   let guarded: RunningDashboard;
   let queue: Queue;
 
-  beforeAll(async () => {
-    night = await runDashboardBatch('dashboard-host', [BY_SUGGEST, INVALID]);
+  it.beforeAll(async ({ redis, keys, prefix, db, dir, sandbox, profile }) => {
+    night = await runDashboardBatch({ redis, keys, prefix, db, dir, sandbox, profile }, [BY_SUGGEST, INVALID]);
     const common = { redis: night.redis, keys: night.keys, db: night.db, host: '127.0.0.1', port: 0 };
     open = await startDashboard(common);
     proxied = await startDashboard({ ...common, credentials, publicOrigin: 'https://ops.example.com' });
@@ -35,7 +37,6 @@ describe('the operations page answers only under the names it is served at', () 
     await open?.close();
     await proxied?.close();
     await guarded?.close();
-    await night?.close();
   });
 
   const operatorActions = async (): Promise<number> =>

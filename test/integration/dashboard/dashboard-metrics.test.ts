@@ -4,11 +4,10 @@
  * after a sample run, a paused queue, real schedule ticks and docflows the feed moved.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, expect, afterAll } from 'vitest';
 import { batchStatus } from '../../../src/batch/batch-status.js';
 import { createBatchStore } from '../../../src/batch/batch-store.js';
 import { createBatchFigures, RECENT_MS } from '../../../src/dashboard/batch-figures.js';
@@ -24,6 +23,7 @@ import { ROOT } from '../../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../../helpers/fixtures.js';
 import {
   basic,
+  batchHarness,
   call,
   CRIMEA,
   EGRON,
@@ -38,6 +38,8 @@ import { putDocflowRow } from '../../helpers/ledger-rows.js';
 
 const CREDENTIALS = { user: 'ops', password: 'metrics-test-password' };
 const AUTH = basic(CREDENTIALS.user, CREDENTIALS.password);
+
+const it = batchHarness({ label: 'dashboard-metrics', sandbox: { egronRegions: [CRIMEA] } });
 
 interface Sample {
   name: string;
@@ -69,8 +71,8 @@ describe('/metrics: batches, schedules and the pause, read at each scrape', () =
     return samples(answer.text);
   };
 
-  beforeAll(async () => {
-    night = await runDashboardBatch('dashboard-metrics', [BY_SUGGEST, WITH_NUMBER, INVALID, EGRON], { egronRegions: [CRIMEA] });
+  it.beforeAll(async ({ redis, keys, prefix, db, dir: folder, sandbox, profile }) => {
+    night = await runDashboardBatch({ redis, keys, prefix, db, dir: folder, sandbox, profile }, [BY_SUGGEST, WITH_NUMBER, INVALID, EGRON]);
     dashboard = await startDashboard({
       redis: night.redis,
       keys: night.keys,
@@ -79,12 +81,12 @@ describe('/metrics: batches, schedules and the pause, read at each scrape', () =
       port: 0,
       credentials: CREDENTIALS,
     });
-    dir = await mkdtemp(join(tmpdir(), 'realty-dashboard-metrics-'));
+    // The schedules' folders, apart from the batch's files.
+    dir = join(folder, 'schedules');
+    await mkdir(dir);
   });
   afterAll(async () => {
     await dashboard?.close();
-    await night?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it("shows the batch's rows per outcome as `status` counts them, every outcome with pending 0, and its load and progress times", async () => {

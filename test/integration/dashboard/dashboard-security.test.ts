@@ -1,14 +1,16 @@
 import { Queue } from 'bullmq';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, expect, afterAll } from 'vitest';
 import { BAD_FORMAT } from '../../../src/dashboard/batches.js';
 import { CONTENT_SECURITY_POLICY, FOREIGN_ORIGIN, parsePublicUrl } from '../../../src/dashboard/security.js';
 import { startDashboard, type RunningDashboard } from '../../../src/dashboard/server.js';
 import { runCli } from '../../helpers/cli.js';
-import { basic, BY_SUGGEST, INVALID, runDashboardBatch, type DashboardBatch } from '../../helpers/dashboard-batch.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { basic, batchHarness, BY_SUGGEST, INVALID, runDashboardBatch, type DashboardBatch } from '../../helpers/dashboard-batch.js';
+import { REDIS_URL } from '../../helpers/redis.js';
 
 const credentials = { user: 'ops', password: 'the night shift' };
 const AUTH = basic(credentials.user, credentials.password);
+
+const it = batchHarness({ label: 'dashboard-security' });
 
 /** A policy's directives by name. */
 function directives(policy: string | undefined): Map<string, string[]> {
@@ -34,8 +36,8 @@ describe("the operations page's headers and origins", () => {
   let proxied: RunningDashboard;
   let queue: Queue;
 
-  beforeAll(async () => {
-    night = await runDashboardBatch('dashboard-security', [BY_SUGGEST, INVALID]);
+  it.beforeAll(async ({ redis, keys, prefix, db, dir, sandbox, profile }) => {
+    night = await runDashboardBatch({ redis, keys, prefix, db, dir, sandbox, profile }, [BY_SUGGEST, INVALID]);
     const common = { redis: night.redis, keys: night.keys, db: night.db, host: '127.0.0.1', port: 0, credentials };
     dashboard = await startDashboard(common);
     proxied = await startDashboard({ ...common, publicOrigin: 'https://ops.example.com' });
@@ -45,7 +47,6 @@ describe("the operations page's headers and origins", () => {
     await queue?.close();
     await dashboard?.close();
     await proxied?.close();
-    await night?.close();
   });
 
   /** One HTTP request as a browser or curl would send it. */
@@ -182,13 +183,13 @@ describe("the operations page's headers and origins", () => {
     }
   });
 
-  it("takes a public URL's origin, and refuses one with a path or another scheme", async () => {
+  it("takes a public URL's origin, and refuses one with a path or another scheme", async ({ openPrefix }) => {
     expect(parsePublicUrl('https://Ops.Example.com:443/')).toBe('https://ops.example.com');
     expect(parsePublicUrl('http://10.0.0.5:8080')).toBe('http://10.0.0.5:8080');
     for (const bad of ['https://ops.example.com/dashboard', 'ftp://ops.example.com', 'ops.example.com', 'https://u:p@ops.example.com']) {
       expect(() => parsePublicUrl(bad), bad).toThrow(expect.objectContaining({ code: 'ERR_USAGE' }));
     }
-    const prefix = uniquePrefix('dashboard-public-url');
+    const prefix = openPrefix('dashboard-public-url');
     const cli = await runCli(['dashboard', '--port', '0', '--public-url', 'https://ops.example.com/dashboard'], {
       REDIS_URL,
       REALTY_PREFIX: prefix,
@@ -196,7 +197,6 @@ describe("the operations page's headers and origins", () => {
       DASHBOARD_USER: 'ops',
       DASHBOARD_PASSWORD: 'x',
     });
-    await deletePrefix(prefix);
     expect(cli.code).toBe(2);
     expect(cli.stderr).toMatch(/^realty-batch: --public-url names where the page is served from/);
   });

@@ -2,19 +2,18 @@ import { spawn } from 'node:child_process';
 import { rename } from 'node:fs/promises';
 import { Queue } from 'bullmq';
 import { parse } from 'csv-parse/sync';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, expect, afterAll } from 'vitest';
 import { credentialsMatch, resolveAccess } from '../../../src/dashboard/auth.js';
 import { escapeHtml } from '../../../src/dashboard/batches-page.js';
 import { MASK, maskJobData, maskReturnValue } from '../../../src/dashboard/mask.js';
 import { histogramSamples, histogramText, parseFleetCounters } from '../../../src/dashboard/metrics.js';
 import { startDashboard, type RunningDashboard } from '../../../src/dashboard/server.js';
-import { Redis } from 'ioredis';
 import { createMetricsRecorder, DURATION_BUCKETS } from '../../../src/metrics/recorder.js';
-import { createKeys } from '../../../src/redis/keys.js';
 import { DEAL_JOB, dealJobId, type DealJobData } from '../../../src/queue/job-data.js';
 import { childEnv, CLI, ROOT, runCli } from '../../helpers/cli.js';
 import {
   basic,
+  batchHarness,
   call,
   CRIMEA,
   EGRON,
@@ -25,12 +24,19 @@ import {
   sampleDeal,
   type DashboardBatch,
 } from '../../helpers/dashboard-batch.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import { harness, type Harness } from '../../helpers/harness.js';
+import { REDIS_URL } from '../../helpers/redis.js';
 
 const USER = 'ops';
 const PASSWORD = 'correct horse battery staple';
 const AUTH = basic(USER, PASSWORD);
+
+/** The batch the dashboard over HTTP reads, once for the file. */
+const it = batchHarness({ label: 'dashboard', sandbox: { egronRegions: [CRIMEA] } });
+/** The fleet hash a recorder writes: a prefix and a client of the test's own. */
+const fleet = harness({ label: 'recorder', engine: 'none' });
+/** The command's prefix, once for the file; a database of each test's own. */
+const command = harness({ per: 'file', each: ['db'], label: 'dashboard-cli' });
 
 /** Prometheus text: `name{labels} value` lines as [name, labels, value]. */
 function samples(text: string): Array<{ name: string; labels: Record<string, string>; value: number }> {
@@ -151,54 +157,47 @@ describe('metrics from the fleet hash', () => {
     expect(out.find((s) => s.metricName === 'h_sum')?.value).toBeCloseTo(31.2);
   });
 
-  it("counts a worker's calls into the fleet hash: per status, per duration bucket, sums and counts", async () => {
-    const prefix = uniquePrefix('recorder');
-    const redis = new Redis(REDIS_URL);
-    const key = createKeys(prefix).metrics;
+  fleet("counts a worker's calls into the fleet hash: per status, per duration bucket, sums and counts", async ({ redis, keys }) => {
+    const key = keys.metrics;
     const recorder = createMetricsRecorder(redis, key, 60_000);
-    try {
-      recorder.call('suggest', 200, 4);
-      recorder.call('suggest', 200, 5);
-      recorder.call('suggest', 200, 5.5);
-      recorder.call('suggest', 501, 40_000);
-      recorder.call('docflows', 0, 30_000);
-      recorder.outcome('queued', 'encumbrance_request');
-      recorder.outcome('invalid', 'object_request');
-      // The buckets' edges: 0 s, a bound itself (5 ms, 30 s) and just past one (5.1 ms, 30.1 s).
-      for (const ms of [0, 5, 5.1, 30_000, 30_100]) recorder.call('edges', 200, ms);
-      await recorder.close();
-      const stored = await redis.hgetall(key);
-      const edges = Object.fromEntries(Object.entries(stored).filter(([field]) => field.includes('|edges')));
-      expect(edges).toMatchObject({
-        'duration_bucket|edges|0.005': '2',
-        'duration_bucket|edges|0.01': '1',
-        'duration_bucket|edges|30': '1',
-        'duration_bucket|edges|+Inf': '1',
-        'duration_count|edges': '5',
-      });
-      expect(Object.keys(edges).filter((field) => field.startsWith('duration_bucket'))).toHaveLength(4);
-      const { 'duration_sum|suggest': sum, ...counts } = Object.fromEntries(
-        Object.entries(stored).filter(([field]) => !field.includes('|edges')),
-      );
-      expect(Number(sum)).toBeCloseTo(40.0145);
-      expect(counts).toEqual({
-        'call|suggest|200': '3',
-        'call|suggest|501': '1',
-        'call|docflows|0': '1',
-        'duration_bucket|suggest|0.005': '2',
-        'duration_bucket|suggest|0.01': '1',
-        'duration_bucket|suggest|+Inf': '1',
-        'duration_bucket|docflows|30': '1',
-        'duration_count|suggest': '4',
-        'duration_count|docflows': '1',
-        'duration_sum|docflows': '30',
-        'outcome|encumbrance_request|queued': '1',
-        'outcome|object_request|invalid': '1',
-      });
-    } finally {
-      redis.disconnect();
-      await deletePrefix(prefix);
-    }
+    recorder.call('suggest', 200, 4);
+    recorder.call('suggest', 200, 5);
+    recorder.call('suggest', 200, 5.5);
+    recorder.call('suggest', 501, 40_000);
+    recorder.call('docflows', 0, 30_000);
+    recorder.outcome('queued', 'encumbrance_request');
+    recorder.outcome('invalid', 'object_request');
+    // The buckets' edges: 0 s, a bound itself (5 ms, 30 s) and just past one (5.1 ms, 30.1 s).
+    for (const ms of [0, 5, 5.1, 30_000, 30_100]) recorder.call('edges', 200, ms);
+    await recorder.close();
+    const stored = await redis.hgetall(key);
+    const edges = Object.fromEntries(Object.entries(stored).filter(([field]) => field.includes('|edges')));
+    expect(edges).toMatchObject({
+      'duration_bucket|edges|0.005': '2',
+      'duration_bucket|edges|0.01': '1',
+      'duration_bucket|edges|30': '1',
+      'duration_bucket|edges|+Inf': '1',
+      'duration_count|edges': '5',
+    });
+    expect(Object.keys(edges).filter((field) => field.startsWith('duration_bucket'))).toHaveLength(4);
+    const { 'duration_sum|suggest': sum, ...counts } = Object.fromEntries(
+      Object.entries(stored).filter(([field]) => !field.includes('|edges')),
+    );
+    expect(Number(sum)).toBeCloseTo(40.0145);
+    expect(counts).toEqual({
+      'call|suggest|200': '3',
+      'call|suggest|501': '1',
+      'call|docflows|0': '1',
+      'duration_bucket|suggest|0.005': '2',
+      'duration_bucket|suggest|0.01': '1',
+      'duration_bucket|suggest|+Inf': '1',
+      'duration_bucket|docflows|30': '1',
+      'duration_count|suggest': '4',
+      'duration_count|docflows': '1',
+      'duration_sum|docflows': '30',
+      'outcome|encumbrance_request|queued': '1',
+      'outcome|object_request|invalid': '1',
+    });
   });
 
   it('writes the histogram in the text format, with label values escaped', () => {
@@ -222,10 +221,13 @@ describe('the dashboard over HTTP', () => {
   /** A deal whose claim Redis refuses at every try: a failure of the machinery, the one failed job. */
   const REFUSED = 'EKB-2026-000312';
 
-  beforeAll(async () => {
-    night = await runDashboardBatch('dashboard', [BY_SUGGEST, WITH_NUMBER, INVALID, EGRON, REFUSED], { egronRegions: [CRIMEA] }, 'night', {
-      refusedClaims: [REFUSED],
-    });
+  it.beforeAll(async ({ redis, keys, prefix, db, dir, sandbox, profile }) => {
+    night = await runDashboardBatch(
+      { redis, keys, prefix, db, dir, sandbox, profile },
+      [BY_SUGGEST, WITH_NUMBER, INVALID, EGRON, REFUSED],
+      'night',
+      { refusedClaims: [REFUSED] },
+    );
     const queue = new Queue<DealJobData>(night.keys.queueName, { connection: night.redis, prefix: night.keys.bullPrefix });
     await queue.add(DEAL_JOB, { batch: 'later', row: 1, dealId: WAITING, deal: sampleDeal(WAITING) }, { jobId: waitingJobId });
     await queue.close();
@@ -248,7 +250,6 @@ describe('the dashboard over HTTP', () => {
     await dashboard?.close();
     await readOnly?.close();
     await russian?.close();
-    await night?.close();
   });
 
   const routes = [
@@ -510,40 +511,35 @@ describe('the dashboard over HTTP', () => {
 });
 
 describe('realty-batch dashboard', () => {
-  const prefix = uniquePrefix('dashboard-cli');
-  const store = useTestDatabase();
-  const env = (): Record<string, string> => ({
+  const env = ({ prefix, db }: Pick<Harness, 'prefix' | 'db'>): Record<string, string> => ({
     REDIS_URL,
     REALTY_PREFIX: prefix,
     LOG_LEVEL: 'silent',
     DASHBOARD_USER: '',
     DASHBOARD_PASSWORD: '',
-    DATABASE_URL: store.url,
-  });
-  afterAll(async () => {
-    await deletePrefix(prefix);
+    DATABASE_URL: db.url,
   });
 
-  it('refuses to start without DASHBOARD_USER and DASHBOARD_PASSWORD, in one sentence, exit 1', async () => {
-    const result = await runCli(['dashboard', '--port', '0'], env());
+  command('refuses to start without DASHBOARD_USER and DASHBOARD_PASSWORD, in one sentence, exit 1', async ({ prefix, db }) => {
+    const result = await runCli(['dashboard', '--port', '0'], env({ prefix, db }));
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toMatch(/^realty-batch: DASHBOARD_USER and DASHBOARD_PASSWORD must both be set: .*\.\n$/);
-    const half = await runCli(['dashboard', '--port', '0'], { ...env(), DASHBOARD_USER: 'ops' });
+    const half = await runCli(['dashboard', '--port', '0'], { ...env({ prefix, db }), DASHBOARD_USER: 'ops' });
     expect(half.code).toBe(1);
   });
 
-  it('refuses --no-auth on any address but 127.0.0.1, as wrong usage', async () => {
-    const result = await runCli(['dashboard', '--no-auth', '--host', '0.0.0.0', '--port', '0'], env());
+  command('refuses --no-auth on any address but 127.0.0.1, as wrong usage', async ({ prefix, db }) => {
+    const result = await runCli(['dashboard', '--no-auth', '--host', '0.0.0.0', '--port', '0'], env({ prefix, db }));
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--no-auth listens on 127\.0\.0\.1 only/);
   });
 
-  it('with --no-auth listens on 127.0.0.1 only, serves without credentials, and stops on SIGTERM', async () => {
+  command('with --no-auth listens on 127.0.0.1 only, serves without credentials, and stops on SIGTERM', async ({ prefix, db }) => {
     const child = spawn(process.execPath, [CLI, 'dashboard', '--no-auth', '--port', '0'], {
       cwd: ROOT,
-      env: childEnv(env()),
+      env: childEnv(env({ prefix, db })),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

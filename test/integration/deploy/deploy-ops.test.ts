@@ -6,11 +6,10 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, expect, afterAll } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { startDashboard, type RunningDashboard } from '../../../src/dashboard/server.js';
 import { createLogger } from '../../../src/logger.js';
@@ -20,6 +19,7 @@ import { TUNABLES } from '../../../src/config.js';
 import { ROOT, runCli } from '../../helpers/cli.js';
 import {
   basic,
+  batchHarness,
   call,
   CRIMEA,
   EGRON,
@@ -29,6 +29,7 @@ import {
   runDashboardBatch,
   type DashboardBatch,
 } from '../../helpers/dashboard-batch.js';
+import { harness } from '../../helpers/harness.js';
 import { freePort } from '../../helpers/ports.js';
 import { matchers, metricNames } from '../../helpers/promql.js';
 import { REDIS_URL } from '../../helpers/redis.js';
@@ -181,6 +182,11 @@ const REDIS_EXPORTER = onPath('prometheus-redis-exporter') ?? onPath('redis_expo
 
 // ---- The checks
 
+/** The sample run the scrape reads, once for the file. */
+const it = batchHarness({ label: 'deploy-ops', sandbox: { egronRegions: [CRIMEA] } });
+/** A folder of each test's own for the files a tool checks. */
+const tools = harness({ label: 'deploy-tools', engine: 'none' });
+
 describe('metricNames: the metric names a PromQL expression reads', () => {
   it('finds the metrics of a rule, not its functions, keywords, label names, label values or durations', () => {
     expect(
@@ -212,17 +218,18 @@ describe('metricNames: the metric names a PromQL expression reads', () => {
 describe('every metric the dashboard and the rules query is in a real /metrics scrape after a sample run', () => {
   let night: DashboardBatch;
   let dashboard: RunningDashboard;
-  let tickDir: string | undefined;
+  let tickDir: string;
   let text: string;
   /** Metric name → its samples' labels. */
   const samples = new Map<string, Array<Record<string, string>>>();
   /** Families declared by `# TYPE` lines, and the sample names each type allows. */
   const declared = new Set<string>();
 
-  beforeAll(async () => {
-    night = await runDashboardBatch('deploy-ops', [BY_SUGGEST, WITH_NUMBER, INVALID, EGRON], { egronRegions: [CRIMEA] });
-    // A schedule's tick (an empty inbox), for realty_schedule_last_tick_*.
-    tickDir = await mkdtemp(join(tmpdir(), 'realty-deploy-tick-'));
+  it.beforeAll(async ({ redis, keys, prefix, db, dir, sandbox, profile }) => {
+    night = await runDashboardBatch({ redis, keys, prefix, db, dir, sandbox, profile }, [BY_SUGGEST, WITH_NUMBER, INVALID, EGRON]);
+    // A schedule's tick (an empty inbox), for realty_schedule_last_tick_*, apart from the batch's files.
+    tickDir = join(dir, 'tick');
+    await mkdir(tickDir);
     await mkdir(join(tickDir, 'inbox'));
     await runTick(
       {
@@ -253,8 +260,6 @@ describe('every metric the dashboard and the rules query is in a real /metrics s
   });
   afterAll(async () => {
     await dashboard?.close();
-    await night?.close();
-    if (tickDir) await rm(tickDir, { recursive: true, force: true });
   });
 
   it('the files query realty-batch metrics at all (the extractor found them)', () => {
@@ -542,9 +547,9 @@ describe('the tools operations teams check them with', () => {
       .replace(/\$\{?job\}?/g, 'realty-batch')
       .replace(/\$\{?batch\}?/g, '.*');
 
-  it.runIf(PROMTOOL)(
+  tools.runIf(PROMTOOL)(
     "promtool check rules accepts alerts.yml, check config scrape.yml, and every Grafana query parses (runs only where promtool is on the PATH: Debian's prometheus package)",
-    async () => {
+    async ({ dir }) => {
       const rules = spawnSync(PROMTOOL!, ['check', 'rules', join(DEPLOY, 'prometheus/alerts.yml')], { encoding: 'utf8' });
       expect(rules.status, rules.stdout + rules.stderr).toBe(0);
       expect(rules.stdout).toContain(`SUCCESS: ${alertRules.length} rules found`);
@@ -554,27 +559,22 @@ describe('the tools operations teams check them with', () => {
       });
       expect(config.status, config.stdout + config.stderr).toBe(0);
 
-      const dir = await mkdtemp(join(tmpdir(), 'realty-deploy-promql-'));
-      try {
-        const panelQueries = queries.filter((q) => q.where.startsWith('Grafana panel'));
-        const file = join(dir, 'grafana-queries.yml');
-        await writeFile(
-          file,
-          stringify({
-            groups: [{ name: 'grafana', rules: panelQueries.map((q, i) => ({ record: `grafana:query:${i}`, expr: asPromQL(q.expr) })) }],
-          }),
-        );
-        const parsed = spawnSync(PROMTOOL!, ['check', 'rules', file], { encoding: 'utf8' });
-        expect(parsed.status, parsed.stdout + parsed.stderr).toBe(0);
-      } finally {
-        await rm(dir, { recursive: true, force: true });
-      }
+      const panelQueries = queries.filter((q) => q.where.startsWith('Grafana panel'));
+      const file = join(dir, 'grafana-queries.yml');
+      await writeFile(
+        file,
+        stringify({
+          groups: [{ name: 'grafana', rules: panelQueries.map((q, i) => ({ record: `grafana:query:${i}`, expr: asPromQL(q.expr) })) }],
+        }),
+      );
+      const parsed = spawnSync(PROMTOOL!, ['check', 'rules', file], { encoding: 'utf8' });
+      expect(parsed.status, parsed.stdout + parsed.stderr).toBe(0);
     },
   );
 
-  it.runIf(PROMTOOL)(
+  tools.runIf(PROMTOOL)(
     'promtool test rules: each alert fires in the situation it describes and stays quiet otherwise (runs only where promtool is on the PATH)',
-    async () => {
+    async ({ dir }) => {
       // promtool compares annotations too: they are checked by `check rules` above, and left out here.
       const bare = { groups: alerts.groups.map((g) => ({ ...g, rules: g.rules.map(({ annotations: _a, ...rule }) => rule) })) };
       const job = 'job="realty-batch",instance="dash:3000"';
@@ -733,19 +733,14 @@ describe('the tools operations teams check them with', () => {
           ],
         },
       ];
-      const dir = await mkdtemp(join(tmpdir(), 'realty-deploy-rules-'));
-      try {
-        await writeFile(join(dir, 'alerts.yml'), stringify(bare));
-        await writeFile(join(dir, 'alerts.test.yml'), stringify({ rule_files: ['alerts.yml'], evaluation_interval: '30s', tests }));
-        const run = spawnSync(PROMTOOL!, ['test', 'rules', join(dir, 'alerts.test.yml')], { encoding: 'utf8', cwd: dir });
-        expect(run.status, run.stdout + run.stderr).toBe(0);
-      } finally {
-        await rm(dir, { recursive: true, force: true });
-      }
+      await writeFile(join(dir, 'alerts.yml'), stringify(bare));
+      await writeFile(join(dir, 'alerts.test.yml'), stringify({ rule_files: ['alerts.yml'], evaluation_interval: '30s', tests }));
+      const run = spawnSync(PROMTOOL!, ['test', 'rules', join(dir, 'alerts.test.yml')], { encoding: 'utf8', cwd: dir });
+      expect(run.status, run.stdout + run.stderr).toBe(0);
     },
   );
 
-  it.runIf(REDIS_EXPORTER)(
+  tools.runIf(REDIS_EXPORTER)(
     "redis_exporter exports the Redis names the files query, for the test Redis (runs only where redis_exporter is on the PATH: Debian's prometheus-redis-exporter)",
     async () => {
       const port = await freePort();
@@ -769,9 +764,9 @@ describe('the tools operations teams check them with', () => {
     },
   );
 
-  it.runIf(SYSTEMD_ANALYZE)('systemd-analyze verify accepts the units (runs only where systemd-analyze is on the PATH)', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'realty-deploy-units-'));
-    try {
+  tools.runIf(SYSTEMD_ANALYZE)(
+    'systemd-analyze verify accepts the units (runs only where systemd-analyze is on the PATH)',
+    async ({ dir }) => {
       const files: string[] = [];
       for (const file of Object.values(UNITS)) {
         // verify checks that ExecStart's program exists: node where this host has it, if not at the unit's path.
@@ -785,8 +780,6 @@ describe('the tools operations teams check them with', () => {
       const ours = `${run.stdout}${run.stderr}`.split('\n').filter((l) => Object.values(UNITS).some((f) => l.includes(f)));
       expect(run.status, run.stdout + run.stderr).toBe(0);
       expect(ours, 'warnings about the units').toEqual([]);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });

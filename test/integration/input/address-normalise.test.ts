@@ -1,30 +1,29 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { changedRow, runDashboardBatch, type DashboardBatch } from '../../helpers/dashboard-batch.js';
+import { describe, expect } from 'vitest';
+import { batchHarness, changedRow, runDashboardBatch, type DashboardBatch } from '../../helpers/dashboard-batch.js';
 
 /** Samples row 7: Малышева 120, кв 33, which the register holds once (66:41:0702050:4433). */
 const MALYSHEVA = 'EKB-2026-000311';
 /** Samples row 12: Баумана 15, кв 7; the register has 15/2 and 15а at that flat, never 15. */
 const BAUMANA = 'KZN-2026-000054';
 
+const it = batchHarness({ label: 'address-normalise' });
+
 describe('a house and an apartment written with their words (д. 120, кв. 33), against the sandbox', () => {
   let night: DashboardBatch;
   let rows: Array<Record<string, string>>;
   const outcome = (dealId: string) => rows.find((r) => r.dealId === dealId)!;
 
-  beforeAll(async () => {
-    night = await runDashboardBatch('address-normalise', [BAUMANA], {}, 'night', {
+  it.beforeAll(async ({ redis, keys, prefix, db, dir, sandbox, profile }) => {
+    night = await runDashboardBatch({ redis, keys, prefix, db, dir, sandbox, profile }, [BAUMANA], 'night', {
       rows: [
         changedRow(MALYSHEVA, { house: 'д. 120', apartment: 'кв. 33' }),
         changedRow(MALYSHEVA, { dealId: 'EKB-NOWHERE', house: 'дом 120', apartment: 'Квартира № 999' }),
       ],
     });
     rows = parse(readFileSync(join(night.dir, 'night.results.csv')), { columns: true }) as Array<Record<string, string>>;
-  });
-  afterAll(async () => {
-    await night?.close();
   });
 
   it('finds the object through suggest and sends the docflow for room 33 of house 120', () => {

@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { startFeedFollower, type FeedFollower } from '../../../src/feed/follower.js';
 import { createLogger } from '../../../src/logger.js';
 import { createRealtyClient, type RealtyClient } from '../../../src/realty/client.js';
@@ -15,16 +15,19 @@ import { waitingPayments, writePayments, type PaymentLine } from '../../../src/r
 import { readStatesAge } from '../../../src/feed/states-age.js';
 import { runCli } from '../../helpers/cli.js';
 import { readCsvFile } from '../../helpers/csv.js';
-import { BY_SUGGEST, runDashboardBatch, SESSION, WITH_NUMBER, type DashboardBatch } from '../../helpers/dashboard-batch.js';
+import { batchHarness, BY_SUGGEST, runDashboardBatch, SESSION, WITH_NUMBER, type DashboardBatch } from '../../helpers/dashboard-batch.js';
 import { REDIS_URL } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
 /** The sample profile's organization: the first encumbrancer, who pays the duty in the sandbox. */
 const BANK = 'АО «Банк Пример», INN 7701934587';
 
+// Every sent docflow stops on the state duty, a few ms after its creation.
+const it = batchHarness({ label: 'payments', sandbox: { lifecycleMs: 20, payment: 1, seed: 3 } });
+
 describe('the payments file', () => {
-  const store = useTestDatabase({ per: 'file' });
+  let store: UsedDatabase;
   let night: DashboardBatch;
   let client: RealtyClient;
   let follower: FeedFollower | undefined;
@@ -36,11 +39,9 @@ describe('the payments file', () => {
     return lines;
   };
 
-  beforeAll(async () => {
-    // Every sent docflow stops on the state duty, a few ms after its creation.
-    night = await runDashboardBatch('payments', [BY_SUGGEST, WITH_NUMBER], { lifecycleMs: 20, payment: 1, seed: 3 }, 'pay', {
-      db: store.db,
-    });
+  it.beforeAll(async ({ redis, keys, prefix, db, dir, sandbox, profile }) => {
+    store = db;
+    night = await runDashboardBatch({ redis, keys, prefix, db, dir, sandbox, profile }, [BY_SUGGEST, WITH_NUMBER], 'pay');
     client = createRealtyClient({ baseUrl: night.sandbox.url, sessionId: SESSION, timeoutMs: 5000 });
     follower = startFeedFollower({ redis: night.redis, keys: night.keys, db: store.db, client, logger: silent, pollMs: 20 });
     await waitFor(async () => (await payments()).length === 2, {
@@ -52,7 +53,6 @@ describe('the payments file', () => {
   afterAll(async () => {
     await follower?.close();
     await client?.close();
-    await night?.close();
   });
 
   it("prints an organization payer's name and INN as the gateway gave them, not as initials", async () => {
