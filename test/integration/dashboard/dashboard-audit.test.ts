@@ -7,20 +7,21 @@
 import { userInfo } from 'node:os';
 import { PassThrough } from 'node:stream';
 import { Queue, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { afterEach, describe, expect } from 'vitest';
 import type { Database } from '../../../src/db/database.js';
 import { recordAction, type RecordedAction } from '../../../src/db/operator-actions.js';
 import { ANONYMOUS, startDashboard, type DashboardOptions, type RunningDashboard } from '../../../src/dashboard/server.js';
 import type { AuditPage } from '../../../src/ledger/history.js';
 import { createLogger } from '../../../src/logger.js';
 import { DEAL_JOB, dealJobId, type DealJobData } from '../../../src/queue/job-data.js';
-import { createKeys, type Keys } from '../../../src/redis/keys.js';
+import type { Keys } from '../../../src/redis/keys.js';
 import { runCli } from '../../helpers/cli.js';
 import { basic, call, type Answer } from '../../helpers/dashboard-batch.js';
 import { ENGINES, openTestDatabase } from '../../helpers/database.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import { harness } from '../../helpers/harness.js';
+import { REDIS_URL } from '../../helpers/redis.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
 const USER = 'night-operator';
@@ -55,7 +56,8 @@ function recorded(db: Database, count: number): Promise<RecordedAction[]> {
 }
 
 describe.each(ENGINES)("the dashboard records its operators' actions (%s)", (engine) => {
-  const store = useTestDatabase({ engine });
+  const it = harness({ label: 'dashboard-audit', engine, redis: { maxRetriesPerRequest: null } });
+  let store: UsedDatabase;
   let prefix: string;
   let redis: Redis;
   let keys: Keys;
@@ -66,10 +68,11 @@ describe.each(ENGINES)("the dashboard records its operators' actions (%s)", (eng
   const failedJob = dealJobId('night', FAILED_DEAL);
   const waitingJob = dealJobId('night', WAITING_DEAL);
 
-  beforeEach(async () => {
-    prefix = uniquePrefix('dashboard-audit');
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    keys = createKeys(prefix);
+  it.beforeEach(async ({ prefix: made, redis: client, keys: madeKeys, db }) => {
+    prefix = made;
+    redis = client;
+    keys = madeKeys;
+    store = db;
     queue = new Queue<DealJobData>(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
     common = {
       redis,
@@ -86,8 +89,6 @@ describe.each(ENGINES)("the dashboard records its operators' actions (%s)", (eng
   afterEach(async () => {
     for (const d of started.splice(0)) await d.close();
     await queue?.close();
-    redis?.disconnect();
-    await deletePrefix(prefix);
   });
 
   async function start(options: Partial<DashboardOptions>): Promise<RunningDashboard> {

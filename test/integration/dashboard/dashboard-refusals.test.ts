@@ -1,37 +1,34 @@
 import { Queue, Worker, type JobsOptions } from 'bullmq';
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeEach, afterEach } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect, afterEach } from 'vitest';
 import { startDashboard, type RunningDashboard } from '../../../src/dashboard/server.js';
 import { DEAL_JOB, dealJobId, type DealJobData } from '../../../src/queue/job-data.js';
-import { createKeys, type Keys } from '../../../src/redis/keys.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import type { Keys } from '../../../src/redis/keys.js';
+import { harness } from '../../helpers/harness.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
 const MINUTE = 60_000;
 /** Older than Bull Board's clean grace (5 s), so a clean that is let through takes it. */
 const LONG_AGO = () => Date.now() - 10 * MINUTE;
 
+const it = harness({ label: 'board-refusals', redis: { maxRetriesPerRequest: null } });
+
 describe('the board refuses what would lose a row', () => {
-  const store = useTestDatabase();
-  let prefix: string;
   let redis: Redis;
   let keys: Keys;
   let queue: Queue<DealJobData>;
   let dashboard: RunningDashboard;
 
-  beforeEach(async () => {
-    prefix = uniquePrefix('board-refusals');
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    keys = createKeys(prefix);
+  it.beforeEach(async ({ redis: client, keys: made, db: store }) => {
+    redis = client;
+    keys = made;
     queue = new Queue<DealJobData>(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
     dashboard = await startDashboard({ redis, keys, db: store.db, host: '127.0.0.1', port: 0 });
   });
+  // Before the harness disconnects the client and deletes the prefix.
   afterEach(async () => {
     await dashboard?.close();
     await queue?.close();
-    redis?.disconnect();
-    await deletePrefix(prefix);
   });
 
   /** A Bull Board action on the deals queue, as the page sends it. */
