@@ -8,18 +8,16 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKeys } from '../../../src/redis/keys.js';
+import type { Redis } from 'ioredis';
+import { afterAll, describe, expect } from 'vitest';
+import type { Keys } from '../../../src/redis/keys.js';
 import { inboxKey, type FileSummary } from '../../../src/schedule/run-tick.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
 import { childEnv, CLI, ROOT, runCli } from '../../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
 /** Rows 1 and 2 of the samples (both valid, both made) under deal ids of their own. */
@@ -29,10 +27,11 @@ const rows = (tag: string): string[][] => {
 };
 const lines = (tag: string): string[] => csvText(rows(tag)).trimEnd().split('\n');
 
+// No database of the file's own: the commands use their default place, as they did.
+const it = harness({ per: 'file', label: 'crafted', engine: 'none', logLevel: 'info' });
+
 describe('a crafted file in an inbox served by two workers', { timeout: 120_000 }, () => {
-  const prefix = uniquePrefix('crafted');
-  const keys = createKeys(prefix);
-  let sandbox: RunningSandbox;
+  let keys: Keys;
   let redis: Redis;
   let dir: string;
   let inbox: string;
@@ -61,15 +60,14 @@ describe('a crafted file in an inbox served by two workers', { timeout: 120_000 
       expect({ pid: w.pid, exitCode: w.exitCode, signal: w.signalCode }).toEqual({ pid: w.pid, exitCode: null, signal: null });
   };
 
-  beforeAll(async () => {
-    sandbox = await startSandbox({ sessions: ['s'] });
-    redis = new Redis(REDIS_URL);
-    dir = await mkdtemp(join(tmpdir(), 'realty-crafted-'));
+  it.beforeAll(async ({ redis: client, keys: made, dir: folder, env }) => {
+    redis = client;
+    keys = made;
+    dir = folder;
     inbox = join(dir, 'in');
     outbox = join(dir, 'out');
     await mkdir(inbox);
     await mkdir(outbox);
-    const env = { REDIS_URL, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: 's', REALTY_PREFIX: prefix, LOG_LEVEL: 'info' };
     const added = await runCli(
       [
         ...['schedule', 'add', '--inbox', inbox, '--outbox', outbox, '--profile', 'samples/bank-profile.json'],
@@ -88,12 +86,9 @@ describe('a crafted file in an inbox served by two workers', { timeout: 120_000 
       );
     }
   });
-  afterAll(async () => {
+  // Before the harness closes the sandbox and deletes the prefix.
+  afterAll(() => {
     for (const w of workers) w.kill('SIGKILL');
-    redis.disconnect();
-    await sandbox.close();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
   });
 
   it('reads the line of 188 million commas as one refused row and runs the rows around it, both workers up', async () => {

@@ -1,56 +1,40 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, rm, utimes } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile, mkdir, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { createLogger } from '../../../src/logger.js';
-import { createKeys } from '../../../src/redis/keys.js';
 import { runTick } from '../../../src/schedule/run-tick.js';
 import { listSchedules } from '../../../src/schedule/scheduler.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
 import { childEnv, CLI, ROOT, runCli } from '../../helpers/cli.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
 import { readCsvFile } from '../../helpers/csv.js';
+import { harness } from '../../helpers/harness.js';
 import { waitFor } from '../../helpers/wait-for.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
 
 const readCsv = readCsvFile;
 
+// One database for the file: the `work` process the second test starts runs until the end.
+const it = harness({ per: 'file', label: 'sched-deadline', sandbox: { sessions: ['s'], egronRegions: ['Республика Крым'] } });
+
 describe('schedule add --deadline: a nightly tick that must end before the morning', () => {
-  const prefix = uniquePrefix('sched-deadline');
-  // One database for the file: the `work` process the second test starts runs until the end.
-  const store = useTestDatabase({ per: 'file' });
-  let sandbox: RunningSandbox;
   let dir: string;
   let worker: ChildProcess | undefined;
   let env: Record<string, string>;
 
-  beforeAll(async () => {
-    sandbox = await startSandbox({ sessions: ['s'], egronRegions: ['Республика Крым'] });
-    dir = await mkdtemp(join(tmpdir(), 'realty-sched-deadline-'));
-    env = {
-      REDIS_URL,
-      REALTY_API_URL: sandbox.url,
-      REALTY_SESSION_ID: 's',
-      REALTY_PREFIX: prefix,
-      LOG_LEVEL: 'silent',
-      DATABASE_URL: store.url,
-    };
+  it.beforeAll(({ dir: folder, env: given }) => {
+    dir = folder;
+    env = given;
   });
-  afterAll(async () => {
+  // Before the harness closes the sandbox and deletes the prefix.
+  afterAll(() => {
     worker?.kill('SIGKILL');
-    await sandbox.close();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
   });
 
   it(
     'keeps a clock-time deadline with the schedule and its zone, and refuses a date in one sentence (exit 2)',
     { timeout: 120_000 },
-    async () => {
+    async ({ redis, keys }) => {
       const inbox = join(dir, 'in-a');
       const outbox = join(dir, 'out-a');
       await mkdir(inbox);
@@ -76,20 +60,15 @@ describe('schedule add --deadline: a nightly tick that must end before the morni
       expect(refused.stderr.trim().split('\n')).toHaveLength(1);
       expect(refused.stderr).toContain('--deadline "2026-11-25T06:00" is a date, and a schedule runs every night');
       expect((await add('06:00')).code).toBe(0);
-      const redis = new Redis(REDIS_URL);
-      try {
-        const [night] = await listSchedules(redis, createKeys(prefix));
-        expect(night?.data).toMatchObject({ deadline: { at: [6, 0, 0] }, tz: 'Europe/Moscow' });
-      } finally {
-        redis.disconnect();
-      }
+      const [night] = await listSchedules(redis, keys);
+      expect(night?.data).toMatchObject({ deadline: { at: [6, 0, 0] }, tz: 'Europe/Moscow' });
     },
   );
 
   it(
     'stops waiting for a 501 row at the deadline: results and attention with it pending, the file kept for the next tick, exit 3',
     { timeout: 90_000 },
-    async () => {
+    async ({ redis, keys, db: store }) => {
       worker = spawn(process.execPath, [CLI, 'work', '--attempts', '8', '--backoff-ms', '600000'], {
         cwd: ROOT,
         env: childEnv(env),
@@ -103,8 +82,6 @@ describe('schedule add --deadline: a nightly tick that must end before the morni
       await copyFile(join(ROOT, 'samples/deals.csv'), file);
       const past = new Date(Date.now() - 120_000);
       await utimes(file, past, past);
-      const redis = new Redis(REDIS_URL);
-      const keys = createKeys(prefix);
       const queue = new Queue(keys.queueName, { connection: redis, prefix: keys.bullPrefix });
       try {
         // The deadline is 20 s after the tick begins (time for the other rows on a busy host), and the
@@ -116,7 +93,7 @@ describe('schedule add --deadline: a nightly tick that must end before the morni
         });
         const result = await runTick(
           { name: 'b', inbox, outbox, profile: join(ROOT, 'samples/bank-profile.json'), deadline: { afterMs: 20_000 } },
-          { redis, keys: createKeys(prefix), db: store.db, logger: createLogger({ level: 'silent' }), pollMs: 50 },
+          { redis, keys, db: store.db, logger: createLogger({ level: 'silent' }), pollMs: 50 },
         );
         expect(result.files).toHaveLength(1);
         expect(result.files[0]).toMatchObject({ file: 'bank.csv', status: 'stopped', exitStatus: 3, rows: 24 });
@@ -132,10 +109,9 @@ describe('schedule add --deadline: a nightly tick that must end before the morni
         // Left in the inbox: the next tick resumes the same batch and writes its results again.
         expect(existsSync(file)).toBe(true);
         // A tick that kept its deadline went as planned: /metrics' last tick is no failure to page about.
-        expect(await redis.hget(createKeys(prefix).scheduleTick('b'), 'success')).toBe('1');
+        expect(await redis.hget(keys.scheduleTick('b'), 'success')).toBe('1');
       } finally {
         await queue.close();
-        redis.disconnect();
       }
     },
   );

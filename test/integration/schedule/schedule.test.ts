@@ -1,20 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { appendFile, mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, utimes, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, expect, afterAll } from 'vitest';
 import { createLogger } from '../../../src/logger.js';
-import { createKeys } from '../../../src/redis/keys.js';
 import { inboxKey, runTick, type FileSummary } from '../../../src/schedule/run-tick.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
 import { childEnv, CLI, ROOT, runCli } from '../../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import { harness } from '../../helpers/harness.js';
 import { OWN_COLUMN_HEADERS_RU } from '../../../src/input/own-columns.js';
 import { OUTCOME_NAMES_RU } from '../../../src/results/russian.js';
 import { waitFor } from '../../helpers/wait-for.js';
@@ -29,10 +25,10 @@ const summaryOf = (outbox: string, name: string): FileSummary | undefined => {
   return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as FileSummary) : undefined;
 };
 
+// One database for the file: the `work` process, started once, and the ticks run here share its ledger.
+const it = harness({ per: 'file', label: 'schedule', sandbox: { sessions: ['s'], egronRegions: ['Республика Крым'] }, logLevel: 'info' });
+
 describe('nightly runs from an inbox, with a cron every two seconds', () => {
-  const prefix = uniquePrefix('schedule');
-  // One database for the file: the `work` process, started once, and the ticks run here share its ledger.
-  const store = useTestDatabase({ per: 'file' });
   let sandbox: RunningSandbox;
   let dir: string;
   let inbox: string;
@@ -44,9 +40,9 @@ describe('nightly runs from an inbox, with a cron every two seconds', () => {
 
   const POLL = { timeoutMs: 40_000, intervalMs: 100 };
 
-  beforeAll(async () => {
-    sandbox = await startSandbox({ sessions: ['s'], egronRegions: ['Республика Крым'] });
-    dir = await mkdtemp(join(tmpdir(), 'realty-schedule-'));
+  it.beforeAll(async ({ sandbox: started, dir: folder, env: given }) => {
+    sandbox = started;
+    dir = folder;
     inbox = join(dir, 'inbox');
     outbox = join(dir, 'outbox');
     await mkdir(inbox);
@@ -61,14 +57,7 @@ describe('nightly runs from an inbox, with a cron every two seconds', () => {
     });
     await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
     const port = (hook.address() as { port: number }).port;
-    env = {
-      REDIS_URL,
-      REALTY_API_URL: sandbox.url,
-      REALTY_SESSION_ID: 's',
-      REALTY_PREFIX: prefix,
-      LOG_LEVEL: 'info',
-      DATABASE_URL: store.url,
-    };
+    env = given;
     const first = await runCli(
       [
         'schedule',
@@ -121,9 +110,6 @@ describe('nightly runs from an inbox, with a cron every two seconds', () => {
   afterAll(async () => {
     worker?.kill('SIGKILL');
     await new Promise<void>((resolve) => hook.close(() => resolve()));
-    await sandbox.close();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
   });
 
   it('lists one schedule, updated rather than duplicated', async () => {
@@ -202,25 +188,18 @@ describe('nightly runs from an inbox, with a cron every two seconds', () => {
     expect(summaryOf(outbox, 'bank-c.csv')).toMatchObject({ status: 'done', rows: 24 });
   });
 
-  it('runs one tick at a time per schedule: a second one finds the lock and returns', async () => {
-    const redis = new Redis(REDIS_URL);
-    const keys = createKeys(prefix);
+  it('runs one tick at a time per schedule: a second one finds the lock and returns', async ({ redis, keys, db: store }) => {
     const empty = join(dir, 'empty-inbox');
     await mkdir(empty);
-    try {
-      await redis.set(inboxKey(keys, empty, 'lock'), 'someone-else', 'PX', 5000);
-      const result = await runTick(
-        { name: 'manual', inbox: empty, outbox, profile: join(ROOT, 'samples/bank-profile.json') },
-        { redis, keys, db: store.db, logger: createLogger({ level: 'silent' }) },
-      );
-      expect(result.skipped).toBe('previous tick still running');
-    } finally {
-      redis.disconnect();
-    }
+    await redis.set(inboxKey(keys, empty, 'lock'), 'someone-else', 'PX', 5000);
+    const result = await runTick(
+      { name: 'manual', inbox: empty, outbox, profile: join(ROOT, 'samples/bank-profile.json') },
+      { redis, keys, db: store.db, logger: createLogger({ level: 'silent' }) },
+    );
+    expect(result.skipped).toBe('previous tick still running');
   });
 
-  it('runs a file dropped long before a tick at that very tick, not a tick later', async () => {
-    const redis = new Redis(REDIS_URL);
+  it('runs a file dropped long before a tick at that very tick, not a tick later', async ({ redis, keys, db: store }) => {
     const early = join(dir, 'early-inbox');
     await mkdir(early);
     const file = join(early, 'bank-d.csv');
@@ -228,16 +207,12 @@ describe('nightly runs from an inbox, with a cron every two seconds', () => {
     // Dropped two minutes ago: a nightly tick must not make it wait a day.
     const past = new Date(Date.now() - 120_000);
     await utimes(file, past, past);
-    try {
-      const result = await runTick(
-        { name: 'early', inbox: early, outbox, profile: join(ROOT, 'samples/bank-profile.json') },
-        { redis, keys: createKeys(prefix), db: store.db, logger: createLogger({ level: 'silent' }), pollMs: 50 },
-      );
-      expect(result.waiting).toEqual([]);
-      expect(result.files).toMatchObject([{ file: 'bank-d.csv', status: 'done', rows: 24 }]);
-    } finally {
-      redis.disconnect();
-    }
+    const result = await runTick(
+      { name: 'early', inbox: early, outbox, profile: join(ROOT, 'samples/bank-profile.json') },
+      { redis, keys, db: store.db, logger: createLogger({ level: 'silent' }), pollMs: 50 },
+    );
+    expect(result.waiting).toEqual([]);
+    expect(result.files).toMatchObject([{ file: 'bank-d.csv', status: 'done', rows: 24 }]);
   });
 
   it('removes the schedule', async () => {
