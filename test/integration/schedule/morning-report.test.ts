@@ -8,33 +8,36 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKeys } from '../../../src/redis/keys.js';
+import type { Redis } from 'ioredis';
+import { afterAll, describe, expect } from 'vitest';
+import type { Keys } from '../../../src/redis/keys.js';
 import type { MorningReport } from '../../../src/schedule/morning-report.js';
 import { scheduleQueue } from '../../../src/schedule/scheduler.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
 import { childEnv, CLI, ROOT, runCli } from '../../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
 import { waitFor } from '../../helpers/wait-for.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 
 const REPORT_FILE = /^report-\d{4}-\d{2}-\d{2}\.(json|csv)$/;
 const DAY_MS = 24 * 3600 * 1000;
 
+// Seeded: the same lives every run, among them a payment, a registry error and completions.
+const it = harness({
+  per: 'file',
+  label: 'report',
+  sandbox: { sessions: ['s'], lifecycleMs: 150, payment: 0.3, faultRegistry: 0.2, seed: 7 },
+});
+
 // Its tests run schedule commands as child processes one after another: room for a busy host.
 describe('the morning report', { timeout: 90_000 }, () => {
-  const prefix = uniquePrefix('report');
-  const keys = createKeys(prefix);
-  const store = useTestDatabase({ per: 'file' });
+  let keys: Keys;
+  let store: UsedDatabase;
   let redis: Redis;
-  let sandbox: RunningSandbox;
   let dir: string;
   let inbox: string;
   let outbox: string;
@@ -81,15 +84,15 @@ describe('the morning report', { timeout: 90_000 }, () => {
   const runBatch = (file: string, batch: string) =>
     runCli(['run', file, '--profile', 'samples/bank-profile.json', '--batch', batch, '--out', join(dir, `${batch}.csv`)], env, 120_000);
 
-  beforeAll(async () => {
-    redis = new Redis(REDIS_URL);
-    dir = await mkdtemp(join(tmpdir(), 'realty-report-'));
+  it.beforeAll(async ({ keys: made, db, redis: client, dir: folder, env: given }) => {
+    keys = made;
+    store = db;
+    redis = client;
+    dir = folder;
     inbox = join(dir, 'inbox');
     outbox = join(dir, 'outbox');
     await mkdir(inbox);
     await mkdir(outbox);
-    // Seeded: the same lives every run, among them a payment, a registry error and completions.
-    sandbox = await startSandbox({ sessions: ['s'], lifecycleMs: 150, payment: 0.3, faultRegistry: 0.2, seed: 7 });
     hook = createServer((req, res) => {
       let body = '';
       req.on('data', (d: Buffer) => (body += d.toString()));
@@ -100,23 +103,12 @@ describe('the morning report', { timeout: 90_000 }, () => {
     });
     await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
     hookUrl = `http://127.0.0.1:${(hook.address() as { port: number }).port}/hook`;
-    env = {
-      REDIS_URL,
-      REALTY_API_URL: sandbox.url,
-      REALTY_SESSION_ID: 's',
-      REALTY_PREFIX: prefix,
-      DATABASE_URL: store.url,
-      LOG_LEVEL: 'silent',
-      LANG: 'C.UTF-8',
-    };
+    env = { ...given, LANG: 'C.UTF-8' };
   });
+  // Before the harness closes the sandbox and deletes the prefix.
   afterAll(async () => {
     for (const child of children) child.kill('SIGKILL');
     await new Promise<void>((resolve) => hook.close(() => resolve()));
-    await sandbox.close();
-    redis.disconnect();
-    await deletePrefix(prefix);
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('adds, lists, drops and removes the report scheduler with its schedule', async () => {

@@ -1,24 +1,23 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, symlink, utimes, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect, afterAll } from 'vitest';
 import { DAY } from '../../../src/config.js';
 import { createLogger } from '../../../src/logger.js';
-import { createKeys } from '../../../src/redis/keys.js';
+import type { Keys } from '../../../src/redis/keys.js';
 import { SEEN_MS } from '../../../src/schedule/inbox-keys.js';
 import { findDone, rememberDone } from '../../../src/schedule/inbox-memory.js';
 import { inboxKey, runTick, type FileSummary } from '../../../src/schedule/run-tick.js';
 import { listSchedules, type TickData } from '../../../src/schedule/scheduler.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
 import { createDealWorker, type DealWorker } from '../../../src/worker/create-worker.js';
 import { createDealProcessor } from '../../../jobs/deal.js';
 import { ROOT, runCli } from '../../helpers/cli.js';
 import { csvText, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import { harness } from '../../helpers/harness.js';
+import { REDIS_URL } from '../../helpers/redis.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 
 const deals = (tag: string, n = 3): string => csvText(ROWS.slice(0, n).map((r) => [`${tag}-${r[0]}`, ...r.slice(1)]));
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
@@ -28,16 +27,17 @@ const drop = async (file: string, text: string): Promise<void> => {
   await utimes(file, past, past);
 };
 
+// One database for the file: the worker, started once, serves every test's ticks. One client for
+// the ticks and the worker (which duplicates it for its blocking calls).
+const it = harness({ per: 'file', label: 'schedule-folders', redis: { maxRetriesPerRequest: null } });
+
 describe('the folders and keys of a nightly schedule', () => {
-  const prefix = uniquePrefix('schedule-folders');
-  const keys = createKeys(prefix);
-  // One database for the file: the worker, started once, serves every test's ticks.
-  const store = useTestDatabase({ per: 'file' });
   const logger = createLogger({ level: 'silent' });
+  let prefix: string;
+  let keys: Keys;
+  let store: UsedDatabase;
   const env = (): Record<string, string> => ({ REDIS_URL, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent', DATABASE_URL: store.url });
-  let sandbox: RunningSandbox;
   let redis: Redis;
-  let connection: Redis;
   let worker: DealWorker;
   let dir: string;
 
@@ -52,13 +52,15 @@ describe('the folders and keys of a nightly schedule', () => {
   const summaryOf = (data: TickData, name: string): FileSummary =>
     JSON.parse(readFileSync(join(data.outbox, `${name}.summary.json`), 'utf8')) as FileSummary;
 
-  beforeAll(async () => {
-    sandbox = await startSandbox({ sessions: ['s'] });
-    redis = new Redis(REDIS_URL);
-    connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  it.beforeAll(({ prefix: made, keys: madeKeys, db, redis: client, sandbox, dir: folder }) => {
+    prefix = made;
+    keys = madeKeys;
+    store = db;
+    redis = client;
+    dir = folder;
     worker = createDealWorker({
       processor: createDealProcessor,
-      connection,
+      connection: redis,
       keys,
       db: store.db,
       apiUrl: sandbox.url,
@@ -69,15 +71,10 @@ describe('the folders and keys of a nightly schedule', () => {
       timeoutMs: 2000,
       logger,
     });
-    dir = await mkdtemp(join(tmpdir(), 'realty-schedule-folders-'));
   });
+  // Before the harness closes the sandbox and the client and deletes the prefix.
   afterAll(async () => {
     await worker.close(1000);
-    connection.disconnect();
-    redis.disconnect();
-    await sandbox.close();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
   });
 
   it('keeps its own folders under .realty, so inputs named processed and failed are files like any other and never stop the files after them', async () => {

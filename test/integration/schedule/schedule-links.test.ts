@@ -1,24 +1,23 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
-import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, utimes, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { lstat, mkdir, readdir, readFile, readlink, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect, afterAll } from 'vitest';
 import { defaultBatchId } from '../../../src/batch/batch-id.js';
 import { createLogger } from '../../../src/logger.js';
-import { createKeys } from '../../../src/redis/keys.js';
+import type { Keys } from '../../../src/redis/keys.js';
 import { runTick } from '../../../src/schedule/run-tick.js';
 import type { TickData } from '../../../src/schedule/scheduler.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
 import { createDealWorker, type DealWorker } from '../../../src/worker/create-worker.js';
 import { createDealProcessor } from '../../../jobs/deal.js';
 import { ROOT } from '../../helpers/cli.js';
 import { csvText, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import { harness } from '../../helpers/harness.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 import { batchRow } from '../../helpers/batch-rows.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
@@ -28,11 +27,13 @@ const old = async (file: string): Promise<void> => {
   await utimes(file, past, past);
 };
 
+// One database for the file: the worker of the first test runs on into the second. One client for
+// the ticks and the worker (which duplicates it for its blocking calls).
+const it = harness({ per: 'file', label: 'schedule-links', redis: { maxRetriesPerRequest: null } });
+
 describe('symbolic links in the inbox and the outbox', () => {
-  const prefix = uniquePrefix('schedule-links');
-  const keys = createKeys(prefix);
-  // One database for the file: the worker of the first test runs on into the second.
-  const store = useTestDatabase({ per: 'file' });
+  let keys: Keys;
+  let store: UsedDatabase;
   const lines: Array<{ msg: string; file?: string }> = [];
   const logger = createLogger({
     level: 'info',
@@ -45,14 +46,13 @@ describe('symbolic links in the inbox and the outbox', () => {
   });
   let sandbox: RunningSandbox;
   let redis: Redis;
-  let connection: Redis;
   let worker: DealWorker | undefined;
   let dir: string;
 
   const startWorker = (): void => {
     worker = createDealWorker({
       processor: createDealProcessor,
-      connection,
+      connection: redis,
       keys,
       db: store.db,
       apiUrl: sandbox.url,
@@ -74,19 +74,16 @@ describe('symbolic links in the inbox and the outbox', () => {
   const tick = (data: TickData) => runTick(data, { redis, keys, db: store.db, logger, pollMs: 50 });
   const docflowsOf = (tag: string): number => sandbox.docflows().filter((d) => d.requestId?.includes(`:${tag}-`)).length;
 
-  beforeAll(async () => {
-    sandbox = await startSandbox({ sessions: ['s'] });
-    redis = new Redis(REDIS_URL);
-    connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    dir = await mkdtemp(join(tmpdir(), 'realty-schedule-links-'));
+  it.beforeAll(({ keys: made, db, sandbox: started, redis: client, dir: folder }) => {
+    keys = made;
+    store = db;
+    sandbox = started;
+    redis = client;
+    dir = folder;
   });
+  // Before the harness closes the sandbox and the client and deletes the prefix.
   afterAll(async () => {
     await worker?.close(1000);
-    connection.disconnect();
-    redis.disconnect();
-    await sandbox.close();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
   });
 
   it('never writes through a link planted in the outbox: the links stay, the files they point to are untouched, and the input is set aside unrun', async () => {

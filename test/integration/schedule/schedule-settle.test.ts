@@ -1,25 +1,25 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, open, readdir, rm, utimes, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, open, readdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, expect, afterAll } from 'vitest';
 import { defaultBatchId } from '../../../src/batch/batch-id.js';
 import { createLogger } from '../../../src/logger.js';
-import { createKeys } from '../../../src/redis/keys.js';
+import type { Keys } from '../../../src/redis/keys.js';
 import { createXlsxFile } from '../../../src/files/xlsx-file.js';
 import { runTick } from '../../../src/schedule/run-tick.js';
 import type { TickData } from '../../../src/schedule/scheduler.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
 import { createDealWorker, type DealWorker } from '../../../src/worker/create-worker.js';
 import { createDealProcessor } from '../../../jobs/deal.js';
 import { ROOT } from '../../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../../helpers/fixtures.js';
 import iconv from 'iconv-lite';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import { harness } from '../../helpers/harness.js';
+import { REDIS_URL } from '../../helpers/redis.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 import { batchRow } from '../../helpers/batch-rows.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
@@ -27,11 +27,12 @@ import { waitFor } from '../../helpers/wait-for.js';
 const deals = (tag: string, n: number): string => csvText(ROWS.slice(0, n).map((r) => [`${tag}-${r[0]}`, ...r.slice(1)]));
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
+// One database for the file: a worker started by one test runs on into the next (each test's deals have a tag of their own).
+const it = harness({ per: 'file', label: 'schedule-settle' });
+
 describe('when a tick takes a file of the inbox', () => {
-  const prefix = uniquePrefix('schedule-settle');
-  const keys = createKeys(prefix);
-  // One database for the file: a worker started by one test runs on into the next (each test's deals have a tag of their own).
-  const store = useTestDatabase({ per: 'file' });
+  let keys: Keys;
+  let store: UsedDatabase;
   const logger = createLogger({ level: 'silent' });
   let sandbox: RunningSandbox;
   let redis: Redis;
@@ -80,17 +81,16 @@ describe('when a tick takes a file of the inbox', () => {
     return [...counts.values()];
   };
 
-  beforeAll(async () => {
-    sandbox = await startSandbox({ sessions: ['s'] });
-    redis = new Redis(REDIS_URL);
-    dir = await mkdtemp(join(tmpdir(), 'realty-schedule-settle-'));
+  it.beforeAll(({ keys: made, db, sandbox: started, redis: client, dir: folder }) => {
+    keys = made;
+    store = db;
+    sandbox = started;
+    redis = client;
+    dir = folder;
   });
+  // Before the harness closes the sandbox and deletes the prefix.
   afterAll(async () => {
     await stopWorkers();
-    redis.disconnect();
-    await sandbox.close();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
   });
 
   it('takes a file only once its ready marker exists, never runs the marker, and removes the marker with its file', async () => {
