@@ -5,28 +5,26 @@
  * `retry`, and a load of the same file again, which never makes a job of a row that has
  * its outcome.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect } from 'vitest';
 import { runBatch } from '../../../src/pipeline/run-batch.js';
 import { createDealProcessor } from '../../../jobs/deal.js';
 import { loadBatch } from '../../../src/batch/load-batch.js';
 import { batchStatus } from '../../../src/batch/batch-status.js';
 import { retryBatch } from '../../../src/batch/retry-batch.js';
 import { batchOutcomes } from '../../../src/outcomes/batch-outcomes.js';
-import { loadProfile, type BankProfile } from '../../../src/input/profile.js';
+import type { BankProfile } from '../../../src/input/profile.js';
 import { createLogger } from '../../../src/logger.js';
-import { createKeys, type Keys } from '../../../src/redis/keys.js';
+import type { Keys } from '../../../src/redis/keys.js';
 import { dealJobId, type DealJobData } from '../../../src/queue/job-data.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
-import { ROOT } from '../../helpers/cli.js';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
 import { csvText, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import { harness } from '../../helpers/harness.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 import { outcomeCount } from '../../helpers/outcomes.js';
 import { ledgerRows } from '../../helpers/ledger-rows.js';
 
@@ -38,13 +36,21 @@ const EGRON = 'CRM-2026-000017';
 const DEALS = [BY_SUGGEST, WITH_NUMBER, EGRON];
 const row = (dealId: string) => ROWS.find((r) => r[0] === dealId)!;
 
+// The client, folder and profile once for the file; a prefix, sandbox and database of each test's own.
+const it = harness({
+  per: 'file',
+  each: ['prefix', 'sandbox', 'db'],
+  label: 'finished',
+  sandbox: { sessions: [SESSION], egronRegions: ['Республика Крым'] },
+  redis: { maxRetriesPerRequest: null },
+});
+
 describe('finished jobs kept by count, the outcome store reads the rest', () => {
-  const store = useTestDatabase();
+  let store: UsedDatabase;
   let redis: Redis;
   let dir: string;
   let profile: BankProfile;
   let sandbox: RunningSandbox;
-  let prefix: string;
   let keys: Keys;
   const logger = createLogger({ level: 'silent' });
 
@@ -73,23 +79,15 @@ describe('finished jobs kept by count, the outcome store reads the rest', () => 
       output: { out: join(dir, 'results.csv'), rejects: join(dir, 'rejects.csv') },
     });
 
-  beforeAll(async () => {
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    dir = await mkdtemp(join(tmpdir(), 'realty-finished-'));
-    profile = await loadProfile(join(ROOT, 'samples/bank-profile.json'));
+  it.beforeAll(async ({ redis: client, dir: folder, profile: sample }) => {
+    redis = client;
+    dir = folder;
+    profile = await sample.load();
   });
-  beforeEach(async () => {
-    prefix = uniquePrefix('finished');
-    keys = createKeys(prefix);
-    sandbox = await startSandbox({ sessions: [SESSION], egronRegions: ['Республика Крым'] });
-  });
-  afterEach(async () => {
-    await sandbox.close();
-    await deletePrefix(prefix);
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await rm(dir, { recursive: true, force: true });
+  it.beforeEach(({ keys: made, sandbox: started, db }) => {
+    keys = made;
+    sandbox = started;
+    store = db;
   });
 
   it('keeps no finished job beyond the count, while results, status, a load again and retry work from the outcomes', async () => {

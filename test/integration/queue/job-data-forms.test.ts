@@ -4,11 +4,10 @@
  * batch, row and dealId, never the deal's persons. Nothing was released before this form, so no
  * other form is read.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect } from 'vitest';
 import { createDealProcessor } from '../../../jobs/deal.js';
 import { loadBatch } from '../../../src/batch/load-batch.js';
 import { findWaitingRows } from '../../../src/batch/waiting-rows.js';
@@ -17,15 +16,15 @@ import { loadProfile } from '../../../src/input/profile.js';
 import { createDealValidator } from '../../../src/input/validate-deal.js';
 import { createLogger } from '../../../src/logger.js';
 import { dealJobId } from '../../../src/queue/job-data.js';
-import { createKeys } from '../../../src/redis/keys.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import type { Keys } from '../../../src/redis/keys.js';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
 import { createDealWorker } from '../../../src/worker/create-worker.js';
 import { ROOT } from '../../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
 import { waitFor } from '../../helpers/wait-for.js';
 import { outcomeCount, storedOutcomes } from '../../helpers/outcomes.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 import { ledgerRows } from '../../helpers/ledger-rows.js';
 import { requestIdOf } from '../../../src/ledger/entry.js';
 
@@ -38,25 +37,31 @@ const dealOfRow = (cells: string[]): Deal => {
   return result.deal;
 };
 
+// The prefix, client, folder and sandbox once for the file; a database of each test's own.
+const it = harness({
+  per: 'file',
+  each: ['db'],
+  label: 'job-forms',
+  sandbox: { sessions: [SESSION] },
+  redis: { maxRetriesPerRequest: null },
+});
+
 describe('waiting jobs as this version writes them', () => {
-  const prefix = uniquePrefix('job-forms');
-  const keys = createKeys(prefix);
   const silent = createLogger({ level: 'silent' });
-  const store = useTestDatabase();
+  let keys: Keys;
+  let store: UsedDatabase;
   let redis: Redis;
   let dir: string;
   let sandbox: RunningSandbox;
 
-  beforeAll(async () => {
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    dir = await mkdtemp(join(tmpdir(), 'realty-job-forms-'));
-    sandbox = await startSandbox({ sessions: [SESSION] });
+  it.beforeAll(({ keys: made, redis: client, dir: folder, sandbox: started }) => {
+    keys = made;
+    redis = client;
+    dir = folder;
+    sandbox = started;
   });
-  afterAll(async () => {
-    await sandbox?.close();
-    await deletePrefix(prefix);
-    redis.disconnect();
-    await rm(dir, { recursive: true, force: true });
+  it.beforeEach(({ db }) => {
+    store = db;
   });
 
   it('sends each once with its whole deal, and leaves each finished job its batch, row and dealId', async () => {

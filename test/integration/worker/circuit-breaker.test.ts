@@ -1,24 +1,21 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { describe, it, expect } from 'vitest';
+import { describe, expect } from 'vitest';
 import { runBatch } from '../../../src/pipeline/run-batch.js';
 import { createDealProcessor } from '../../../jobs/deal.js';
 import { loadProfile } from '../../../src/input/profile.js';
 import { createLogger } from '../../../src/logger.js';
-import { createKeys } from '../../../src/redis/keys.js';
-import { startSandbox } from '../../../src/sandbox/index.js';
 import { CircuitBreaker, type BreakerState } from '../../../src/worker/circuit-breaker.js';
 import { ROOT } from '../../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import { harness } from '../../helpers/harness.js';
 
 const options = { threshold: 0.5, minCalls: 4, windowMs: 10_000, cooldownMs: 1000, maxProbes: 3 };
 
+// Every call fails, and takes 100 ms: all eight deals are in flight when the breaker opens.
+const it = harness({ label: 'breaker', sandbox: { sessions: ['s'], fault5xx: 1, latencyMs: 100 }, redis: { maxRetriesPerRequest: null } });
+
 describe('the circuit breaker', () => {
-  const store = useTestDatabase();
   it('opens when half of at least minCalls recent calls failed, probes after the cool-down, and closes on a good answer', () => {
     const transitions: Array<[BreakerState, BreakerState]> = [];
     const breaker = new CircuitBreaker(options, (from, to) => transitions.push([from, to]));
@@ -63,55 +60,43 @@ describe('the circuit breaker', () => {
     expect(old.record(501, 20_000)).toBe('closed'); // 1 of 4 within the window
   });
 
-  it('lets no deal burn its retry budget while the gateway is down for everyone', async () => {
-    // Every call fails, and takes 100 ms: all eight deals are in flight when the breaker opens.
-    const sandbox = await startSandbox({ sessions: ['s'], fault5xx: 1, latencyMs: 100 });
-    const prefix = uniquePrefix('breaker');
-    const dir = await mkdtemp(join(tmpdir(), 'realty-breaker-'));
-    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    try {
-      const id = HEADER.indexOf('dealId');
-      const rows = Array.from({ length: 8 }, (_, i) => [`BRK-${i}`, ...ROWS[1]!.slice(1)]);
-      expect(rows[0]![id]).toBe('BRK-0');
-      await writeFile(join(dir, 'deals.csv'), csvText(rows));
-      // The gateway comes back after three seconds. Each deal has ONE try: a deal whose
-      // failure came after the breaker opened must not have spent it.
-      setTimeout(() => sandbox.configure({ fault5xx: 0 }), 3000).unref();
-      const result = await runBatch({
-        file: join(dir, 'deals.csv'),
-        profile: await loadProfile(join(ROOT, 'samples/bank-profile.json')),
-        batch: 'down',
-        redis,
-        keys: createKeys(prefix),
-        db: store.db,
-        logger: createLogger({ level: 'silent' }),
-        apiUrl: sandbox.url,
-        sessionId: 's',
-        processor: createDealProcessor,
-        worker: {
-          concurrency: 8,
-          attempts: 1,
-          backoffMs: 50,
-          timeoutMs: 2000,
-          breaker: { ...options, cooldownMs: 500, maxProbes: 20 },
-          // A 5xx may have made a docflow: a deal out of tries asks the feed before it ends.
-          feedLagMs: 200,
-          feedPollMs: 50,
-        },
-        waiting: { pollMs: 20 },
-        output: { out: join(dir, 'out.csv'), rejects: join(dir, 'r.csv') },
-      });
-      // Only the failures that opened it (fewer than minCalls) may have spent their try.
-      expect(result.results.counts.failed).toBeLessThan(options.minCalls);
-      expect(result.results.counts.queued + result.results.counts.failed).toBe(8);
-      const transitions = await redis.hgetall(createKeys(prefix).metrics);
-      expect(Number(transitions['breaker|open'])).toBeGreaterThanOrEqual(1);
-      expect(Number(transitions['breaker|closed'])).toBeGreaterThanOrEqual(1);
-    } finally {
-      redis.disconnect();
-      await sandbox.close();
-      await rm(dir, { recursive: true, force: true });
-      await deletePrefix(prefix);
-    }
+  it('lets no deal burn its retry budget while the gateway is down for everyone', async ({ sandbox, keys, dir, redis, db: store }) => {
+    const id = HEADER.indexOf('dealId');
+    const rows = Array.from({ length: 8 }, (_, i) => [`BRK-${i}`, ...ROWS[1]!.slice(1)]);
+    expect(rows[0]![id]).toBe('BRK-0');
+    await writeFile(join(dir, 'deals.csv'), csvText(rows));
+    // The gateway comes back after three seconds. Each deal has ONE try: a deal whose
+    // failure came after the breaker opened must not have spent it.
+    setTimeout(() => sandbox.configure({ fault5xx: 0 }), 3000).unref();
+    const result = await runBatch({
+      file: join(dir, 'deals.csv'),
+      profile: await loadProfile(join(ROOT, 'samples/bank-profile.json')),
+      batch: 'down',
+      redis,
+      keys,
+      db: store.db,
+      logger: createLogger({ level: 'silent' }),
+      apiUrl: sandbox.url,
+      sessionId: 's',
+      processor: createDealProcessor,
+      worker: {
+        concurrency: 8,
+        attempts: 1,
+        backoffMs: 50,
+        timeoutMs: 2000,
+        breaker: { ...options, cooldownMs: 500, maxProbes: 20 },
+        // A 5xx may have made a docflow: a deal out of tries asks the feed before it ends.
+        feedLagMs: 200,
+        feedPollMs: 50,
+      },
+      waiting: { pollMs: 20 },
+      output: { out: join(dir, 'out.csv'), rejects: join(dir, 'r.csv') },
+    });
+    // Only the failures that opened it (fewer than minCalls) may have spent their try.
+    expect(result.results.counts.failed).toBeLessThan(options.minCalls);
+    expect(result.results.counts.queued + result.results.counts.failed).toBe(8);
+    const transitions = await redis.hgetall(keys.metrics);
+    expect(Number(transitions['breaker|open'])).toBeGreaterThanOrEqual(1);
+    expect(Number(transitions['breaker|closed'])).toBeGreaterThanOrEqual(1);
   });
 });
