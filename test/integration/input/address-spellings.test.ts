@@ -1,22 +1,16 @@
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { parse } from 'csv-parse/sync';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { runBatch, type RunResult } from '../../../src/pipeline/run-batch.js';
 import { createDealProcessor } from '../../../jobs/deal.js';
 import { parseMapping } from '../../../src/input/mapping.js';
-import { loadProfile } from '../../../src/input/profile.js';
 import { createLogger } from '../../../src/logger.js';
-import { createKeys } from '../../../src/redis/keys.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
-import { ROOT } from '../../helpers/cli.js';
-import { openTestDatabase, type TestDatabase } from '../../helpers/database.js';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
 import { csvText, HEADER, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
 
 const SESSION = 'address-spellings-session';
 /** The samples' address-only rows, as a bank's system spells their addresses (samples/registry.json holds each once). */
@@ -46,21 +40,16 @@ function bankRow(dealId: string, fields: Record<string, string>, address = ''): 
   return [...row, address];
 }
 
+const it = harness({ per: 'file', label: 'address-spellings', sandbox: { sessions: [SESSION] }, redis: { maxRetriesPerRequest: null } });
+
 describe('addresses and values as people write them, through run against the sandbox’s registry', () => {
   let sandbox: RunningSandbox;
-  let redis: Redis;
-  let own: TestDatabase;
-  let dir: string;
   let result: RunResult;
   let rows: Array<Record<string, string>>;
-  const prefix = uniquePrefix('address-spellings');
   const outcome = (dealId: string) => rows.find((r) => r.dealId === dealId)!;
 
-  beforeAll(async () => {
-    sandbox = await startSandbox({ sessions: [SESSION] });
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    own = await openTestDatabase('sqlite');
-    dir = await mkdtemp(join(tmpdir(), 'realty-address-spellings-'));
+  it.beforeAll(async ({ sandbox: started, redis, keys, db: own, dir, profile }) => {
+    sandbox = started;
     const file = join(dir, 'night.csv');
     const combined = Object.fromEntries(ADDRESS_COLUMNS.map((c) => [c, '']));
     await writeFile(
@@ -88,10 +77,10 @@ describe('addresses and values as people write them, through run against the san
     result = await runBatch({
       file,
       reading: { mapping },
-      profile: await loadProfile(join(ROOT, 'samples/bank-profile.json')),
+      profile: await profile.load(),
       batch: 'night',
       redis,
-      keys: createKeys(prefix),
+      keys,
       db: own.db,
       logger: createLogger({ level: 'silent', destination: new PassThrough() }),
       apiUrl: sandbox.url,
@@ -102,13 +91,6 @@ describe('addresses and values as people write them, through run against the san
       output: { out: join(dir, 'night.results.csv'), rejects: join(dir, 'night.rejects.csv') },
     });
     rows = parse(readFileSync(join(dir, 'night.results.csv')), { columns: true }) as Array<Record<string, string>>;
-  });
-  afterAll(async () => {
-    await sandbox?.close();
-    redis?.disconnect();
-    await deletePrefix(prefix);
-    await own?.drop();
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it('finds every address-only deal through suggest and queues it, none not_found', () => {

@@ -4,17 +4,15 @@
  * dealId, and its attention file loaded back unchanged leaves the row refused, naming both
  * properties: never `already_submitted` with the other property's docflow.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import { describe, expect } from 'vitest';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
 import { runCli } from '../../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
 import { readCsvFile } from '../../helpers/csv.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 import { expireBatch } from '../../helpers/batch-rows.js';
 
 const readCsv = readCsvFile;
@@ -25,8 +23,10 @@ const byId = (id: string) => ROWS.find((r) => r[0] === id)!;
 const CN = HEADER.indexOf('cadastralNumber');
 
 // Each test runs several commands (about 1 s each to start on this host, with the database opened and migrated).
+const it = harness({ per: 'file', label: 'conflict' });
+
 describe('a dealId repeated for another property (issue 23, point 7)', { timeout: 90_000 }, () => {
-  const store = useTestDatabase({ per: 'file' });
+  let store: UsedDatabase;
   let dir: string;
   let sandbox: RunningSandbox;
   let prefix: string;
@@ -54,30 +54,16 @@ describe('a dealId repeated for another property (issue 23, point 7)', { timeout
   const results = (batch: string) => readCsv(join(dir, `${batch}.results.csv`));
   const attention = (batch: string) => readCsv(join(dir, `${batch}.attention.csv`));
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'realty-conflict-'));
-    sandbox = await startSandbox({ sessions: ['s'] });
-    prefix = uniquePrefix('conflict');
-    const env = {
-      REDIS_URL,
-      REALTY_API_URL: sandbox.url,
-      REALTY_SESSION_ID: 's',
-      REALTY_PREFIX: prefix,
-      DATABASE_URL: store.url,
-      LOG_LEVEL: 'silent',
-      LANG: 'C.UTF-8',
-      LC_ALL: '',
-      LC_MESSAGES: '',
-    };
+  it.beforeAll(async ({ dir: folder, sandbox: started, prefix: made, db, env: given }) => {
+    dir = folder;
+    sandbox = started;
+    prefix = made;
+    store = db;
+    const env = { ...given, LANG: 'C.UTF-8', LC_ALL: '', LC_MESSAGES: '' };
     cli = (args) => runCli(args, env);
     // Row 2 and row 5 share DEAL, for two flats with two cadastral numbers.
     const rows = [byId('NSK-2026-000123'), PROFSOYUZNAYA!, byId('SPB-2026-010078'), byId('KZN-2026-000052'), VAVILOVA!];
     await writeFile(join(dir, 'night.csv'), csvText(rows));
-  });
-  afterAll(async () => {
-    await sandbox?.close();
-    await deletePrefix(prefix);
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('refuses row 5 with the hint to give the deal its own dealId, and its attention file loaded back unchanged keeps it refused', async () => {
@@ -145,7 +131,9 @@ describe('a dealId repeated for another property (issue 23, point 7)', { timeout
     expect(sandbox.stats().docflowsCreated).toBe(4);
   });
 
-  it('refuses a batch id loaded again after its batch expired, with another file whose row has the dealId for another property', async () => {
+  it('refuses a batch id loaded again after its batch expired, with another file whose row has the dealId for another property', async ({
+    redis,
+  }) => {
     // Row 1 of batch `reused` makes the deal's docflow for one flat.
     const deal = 'EKB-REUSED-1';
     const [first, other] = [PROFSOYUZNAYA!, VAVILOVA!].map((r) => [deal, ...r.slice(1)]);
@@ -155,13 +143,8 @@ describe('a dealId repeated for another property (issue 23, point 7)', { timeout
     expect(made).toMatchObject({ outcome: 'queued' });
     // The batch expired (its keys, its row and outcomes in the database; the ledger, kept for years,
     // remembers its row 1), and its id is given to another file.
-    const redis = new Redis(REDIS_URL);
-    try {
-      const stale = await redis.keys(`{${prefix}}:batch:reused*`);
-      if (stale.length > 0) await redis.del(...stale);
-    } finally {
-      redis.disconnect();
-    }
+    const stale = await redis.keys(`{${prefix}}:batch:reused*`);
+    if (stale.length > 0) await redis.del(...stale);
     await expireBatch(store.db, 'reused');
     await writeFile(join(dir, 'reused-b.csv'), csvText([other!]));
     const created = sandbox.stats().docflowsCreated;
