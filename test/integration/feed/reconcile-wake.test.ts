@@ -4,30 +4,28 @@
  * its job, which ends with that docflow and sends nothing again. The lag here is 10
  * minutes and the outcomes are awaited for 20 s: without the wake no row could end.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DelayedError, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect, afterEach } from 'vitest';
 import { loadBatch } from '../../../src/batch/load-batch.js';
 import { startFeedFollower, type FeedFollower } from '../../../src/feed/follower.js';
 import { createRowWaker } from '../../../src/feed/wake-rows.js';
-import { loadProfile, type BankProfile } from '../../../src/input/profile.js';
+import type { BankProfile } from '../../../src/input/profile.js';
 import { createLogger } from '../../../src/logger.js';
 import { openQueue } from '../../../src/queue/deal-queue.js';
 import { dealJobId } from '../../../src/queue/job-data.js';
 import { createRealtyClient, type RealtyClient } from '../../../src/realty/client.js';
-import { createKeys, type Keys } from '../../../src/redis/keys.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import type { Keys } from '../../../src/redis/keys.js';
+import type { RunningSandbox, SandboxOptions } from '../../../src/sandbox/index.js';
 import { createDealWorker, type DealWorker } from '../../../src/worker/create-worker.js';
 import { createDealProcessor } from '../../../jobs/deal.js';
-import { ROOT } from '../../helpers/cli.js';
 import { csvText, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
 import { waitFor } from '../../helpers/wait-for.js';
 import { storedOutcomes } from '../../helpers/outcomes.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 import { ledgerRow } from '../../helpers/ledger-rows.js';
 import { requestIdOf } from '../../../src/ledger/entry.js';
 
@@ -38,8 +36,12 @@ const FEED_LAG_MS = 10 * 60 * 1000;
 const quiet = createLogger({ level: 'silent' });
 const POLL = { timeoutMs: 20_000, intervalMs: 25 };
 
+// The client, folder and profile once for the file; a prefix and database of each test's own.
+const it = harness({ per: 'file', each: ['prefix', 'db'], label: 'wake', redis: { maxRetriesPerRequest: null } });
+
 describe('a row whose lost answer the news feed finds', () => {
-  const store = useTestDatabase();
+  let store: UsedDatabase;
+  let openSandbox: (options: SandboxOptions) => Promise<RunningSandbox>;
   let redis: Redis;
   let dir: string;
   let profile: BankProfile;
@@ -70,12 +72,9 @@ describe('a row whose lost answer the news feed finds', () => {
    * after a claim that said to wait for the feed. Returns when each would wake by itself.
    */
   const lostAndAsleep = async (): Promise<number[]> => {
-    sandbox = await startSandbox({ sessions: [SESSION], faultLost: 1, newsLagMs: 50 });
+    sandbox = await openSandbox({ sessions: [SESSION], faultLost: 1, newsLagMs: 50 });
     client = createRealtyClient({ baseUrl: sandbox.url, sessionId: SESSION, timeoutMs: 5000 });
-    closers.push(
-      () => client.close(),
-      () => sandbox.close(),
-    );
+    closers.push(() => client.close());
     const file = join(dir, `${prefix}.csv`);
     await writeFile(file, csvText(DEALS.map((d) => ROWS.find((r) => r[0] === d)!)));
     await loadBatch({
@@ -115,26 +114,24 @@ describe('a row whose lost answer the news feed finds', () => {
     return entries.map((e) => Number(e!.end_at) + Number(e!.lag_ms));
   };
 
-  beforeAll(async () => {
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    dir = await mkdtemp(join(tmpdir(), 'realty-wake-'));
-    profile = await loadProfile(join(ROOT, 'samples/bank-profile.json'));
+  it.beforeAll(async ({ redis: client, dir: folder, profile: sample }) => {
+    redis = client;
+    dir = folder;
+    profile = await sample.load();
   });
-  beforeEach(() => {
-    prefix = uniquePrefix('wake');
-    keys = createKeys(prefix);
+  it.beforeEach(({ prefix: made, keys: madeKeys, db, openSandbox: open }) => {
+    prefix = made;
+    keys = madeKeys;
+    store = db;
+    openSandbox = open;
   });
+  // Before the harness closes the test's sandbox and deletes its prefix.
   afterEach(async () => {
     await follower?.close();
     follower = undefined;
     await worker?.close(2000);
     worker = undefined;
     for (const close of closers.splice(0).reverse()) await close();
-    await deletePrefix(prefix);
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('ends with its docflow as soon as the follower stores it, long before the feed lag, and sends nothing again', async () => {

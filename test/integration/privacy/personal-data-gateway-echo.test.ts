@@ -4,30 +4,28 @@
  * do, naming the persons of the request in its Error object: first a 501, then a 400.
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { parse } from 'csv-parse/sync';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { request } from 'undici';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, expect, afterAll } from 'vitest';
 import { runBatch } from '../../../src/pipeline/run-batch.js';
 import { createDealProcessor } from '../../../jobs/deal.js';
 import { maskJobData } from '../../../src/dashboard/mask.js';
-import { loadProfile, type BankProfile } from '../../../src/input/profile.js';
+import type { BankProfile } from '../../../src/input/profile.js';
 import { createLogger } from '../../../src/logger.js';
 import { openQueue } from '../../../src/queue/deal-queue.js';
 import { dealJobId } from '../../../src/queue/job-data.js';
-import { createKeys } from '../../../src/redis/keys.js';
+import type { Keys } from '../../../src/redis/keys.js';
 import type { Person } from '../../../src/domain/gateway.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
-import { ROOT } from '../../helpers/cli.js';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
 import { csvText, HEADER, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import { harness } from '../../helpers/harness.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 import { ledgerRow, databaseText } from '../../helpers/ledger-rows.js';
 import { storedOutcomes } from '../../helpers/outcomes.js';
 
@@ -140,29 +138,40 @@ async function contentOf(redis: Redis, key: string): Promise<string> {
   return '';
 }
 
+// The prefix, client, sandbox, folder and profile once for the file; a database of each test's own.
+const it = harness({
+  per: 'file',
+  each: ['db'],
+  label: 'pd-echo',
+  sandbox: { sessions: [SESSION] },
+  redis: { maxRetriesPerRequest: null },
+});
+
 describe('personal data echoed by the gateway', () => {
-  const store = useTestDatabase();
-  const prefix = uniquePrefix('pd-echo');
-  const keys = createKeys(prefix);
+  let store: UsedDatabase;
+  let prefix: string;
+  let keys: Keys;
   let redis: Redis;
   let sandbox: RunningSandbox;
   let gateway: Awaited<ReturnType<typeof startEchoingGateway>>;
   let dir: string;
   let profile: BankProfile;
 
-  beforeAll(async () => {
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    sandbox = await startSandbox({ sessions: [SESSION] });
+  it.beforeAll(async ({ prefix: made, keys: madeKeys, redis: client, sandbox: started, dir: folder, profile: sample }) => {
+    prefix = made;
+    keys = madeKeys;
+    redis = client;
+    sandbox = started;
     gateway = await startEchoingGateway(sandbox);
-    dir = await mkdtemp(join(tmpdir(), 'realty-pd-echo-'));
-    profile = await loadProfile(join(ROOT, 'samples/bank-profile.json'));
+    dir = folder;
+    profile = await sample.load();
   });
+  it.beforeEach(({ db }) => {
+    store = db;
+  });
+  // Before the harness closes the sandbox behind it.
   afterAll(async () => {
     await gateway.close();
-    await sandbox.close();
-    await deletePrefix(prefix);
-    redis.disconnect();
-    await rm(dir, { recursive: true, force: true });
   });
 
   it("keeps the owner's SNILS, her surname with ё, her date of birth and the representative's passport out of results, outcomes, the job, the events stream, debug logs, every Redis key but the expiring batch metadata, and the database", async () => {
