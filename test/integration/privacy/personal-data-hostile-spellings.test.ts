@@ -11,25 +11,23 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { filterMatcher } from '../../../src/privacy/name-filter.js';
-import { loadProfile } from '../../../src/input/profile.js';
-import { createKeys } from '../../../src/redis/keys.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import type { Keys } from '../../../src/redis/keys.js';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
 import { childEnv, CLI, ROOT, runCli } from '../../helpers/cli.js';
 import { csvText } from '../../helpers/fixtures.js';
 import { hostileRow, leftOf, registryText, SPELLINGS, type Spelling } from '../../helpers/hostile-spellings.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
 import { waitFor } from '../../helpers/wait-for.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 import { docflowRow, ledgerRow } from '../../helpers/ledger-rows.js';
 import type { Database } from '../../../src/db/database.js';
 import { parseRequestId } from '../../../src/ledger/entry.js';
@@ -126,11 +124,19 @@ async function databaseValues(db: Database): Promise<{ tables: string[]; values:
   return { tables: tables.sort(), values };
 }
 
+// One database for the file: the commands of its one scenario share it.
+const it = harness({
+  per: 'file',
+  label: 'pd-hostile',
+  sandbox: { sessions: [SESSION], lifecycleMs: 100 },
+  redis: { maxRetriesPerRequest: null },
+  logLevel: 'debug',
+});
+
 describe('hostile spellings of a row person, through the feed, the creation error and the failed reason', { timeout: 120_000 }, () => {
-  const prefix = uniquePrefix('pd-hostile');
-  const keys = createKeys(prefix);
-  // One database for the file: the commands of its one scenario share it.
-  const store = useTestDatabase({ per: 'file' });
+  let prefix: string;
+  let keys: Keys;
+  let store: UsedDatabase;
   let redis: Redis;
   let sandbox: RunningSandbox;
   let gateway: Awaited<ReturnType<typeof startEchoingGateway>>;
@@ -139,28 +145,22 @@ describe('hostile spellings of a row person, through the feed, the creation erro
   let env: Record<string, string>;
   let bank: string;
 
-  beforeAll(async () => {
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    sandbox = await startSandbox({ sessions: [SESSION], lifecycleMs: 100 });
+  it.beforeAll(async ({ prefix: made, keys: madeKeys, db, redis: client, sandbox: started, dir: folder, profile, env: given }) => {
+    prefix = made;
+    keys = madeKeys;
+    store = db;
+    redis = client;
+    sandbox = started;
     gateway = await startEchoingGateway(sandbox);
-    dir = await mkdtemp(join(tmpdir(), 'realty-pd-hostile-'));
-    bank = (await loadProfile(join(ROOT, 'samples/bank-profile.json'))).organization.inn;
-    env = {
-      REDIS_URL,
-      DATABASE_URL: store.url,
-      REALTY_API_URL: gateway.url,
-      REALTY_SESSION_ID: SESSION,
-      REALTY_PREFIX: prefix,
-      LOG_LEVEL: 'debug',
-    };
+    dir = folder;
+    bank = (await profile.load()).organization.inn;
+    // The commands call the echoing gateway in front of the sandbox.
+    env = { ...given, REALTY_API_URL: gateway.url };
   });
+  // Before the harness closes the sandbox behind the gateway and deletes the prefix.
   afterAll(async () => {
     tracker?.kill('SIGKILL');
     await gateway.close();
-    await sandbox.close();
-    await deletePrefix(prefix);
-    redis.disconnect();
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('leaves none of them in the results, the attention file, the ledger, the jobs, the events or the logs', async () => {
