@@ -6,18 +6,18 @@
  * answer is found; a requirement keeps the date it began; a page whose texts hold half a
  * character is still stored. The end-to-end life against the sandbox is in deal-life.test.ts.
  */
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import { readFeedState, storePage } from '../../../src/feed/feed-store.js';
 import { registryErrorOf } from '../../../src/feed/item-status.js';
 import { docflowStateCounts, readDocflowStatuses } from '../../../src/ledger/docflows.js';
 import { requestIdOf } from '../../../src/ledger/entry.js';
 import { createLedger } from '../../../src/ledger/ledger.js';
-import { createKeys, type Keys } from '../../../src/redis/keys.js';
+import type { Keys } from '../../../src/redis/keys.js';
 import type { NewsItem } from '../../../src/domain/gateway.js';
 import { docflowRow, feedRow, ledgerRow, putDocflowRow, putLedgerRow } from '../../helpers/ledger-rows.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import { harness } from '../../helpers/harness.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 
 const BANK = '7701234567';
 const PAYMENT = { payment: [{ uin: '188100', amount: 2000, payer: { organization: { name: 'ООО Ромашка' } } }] };
@@ -30,8 +30,15 @@ describe('a registry error kept for the bank', () => {
   });
 });
 
+// The client once for an engine's tests (a file's fixtures are made at the top level); a prefix and database of each test's own.
+const onEngine = {
+  sqlite: harness({ per: 'file', each: ['prefix', 'db'], label: 'feed-states', engine: 'sqlite' }),
+  postgres: harness({ per: 'file', each: ['prefix', 'db'], label: 'feed-states', engine: 'postgres' }),
+};
+
 describe.each(['sqlite', 'postgres'] as const)('following docflow states from the news feed (%s)', (engine) => {
-  const store = useTestDatabase({ engine });
+  const it = onEngine[engine];
+  let store: UsedDatabase;
   let redis: Redis;
   let prefix: string;
   let keys: Keys;
@@ -56,12 +63,11 @@ describe.each(['sqlite', 'postgres'] as const)('following docflow states from th
   const history = (docflowId: string) =>
     store.db.kysely.selectFrom('docflow_history').select(['st', 'sat']).where('docflow_id', '=', docflowId).orderBy('sat').execute();
 
-  beforeAll(() => {
-    redis = new Redis(REDIS_URL);
-  });
-  beforeEach(async () => {
-    prefix = uniquePrefix('feed-states');
-    keys = createKeys(prefix);
+  it.beforeEach(async ({ redis: client, prefix: made, keys: madeKeys, db }) => {
+    redis = client;
+    prefix = made;
+    keys = madeKeys;
+    store = db;
     cursor = 0;
     const since = (await store.db.now()) - 60_000;
     await store.db.kysely
@@ -82,12 +88,6 @@ describe.each(['sqlite', 'postgres'] as const)('following docflow states from th
       batch: 'b',
       row: 1,
     });
-  });
-  afterEach(async () => {
-    await deletePrefix(prefix);
-  });
-  afterAll(() => {
-    redis.disconnect();
   });
 
   it('moves a docflow of ours through its states, in the feed order, with the gauge', async () => {
