@@ -11,18 +11,18 @@
  * the follower before these fixes (b9458d2).
  */
 import { PassThrough } from 'node:stream';
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect, afterAll } from 'vitest';
 import { ensureFeed, readFeedState } from '../../../src/feed/feed-store.js';
 import { startFeedFollower } from '../../../src/feed/follower.js';
 import { createLogger } from '../../../src/logger.js';
 import type { RedisClient } from '../../../src/redis/connection.js';
-import { createKeys, type Keys } from '../../../src/redis/keys.js';
+import type { Keys } from '../../../src/redis/keys.js';
 import { createRealtyClient, type RealtyClient } from '../../../src/realty/client.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
+import { harness } from '../../helpers/harness.js';
 import { DOCFLOW_PATH, encumbranceRequest, post } from '../../helpers/sandbox-http.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
 const LOCK_MS = 3000;
@@ -87,25 +87,32 @@ function gated(redis: Redis, keys: Keys) {
   return { gate, connection, runHeld, answer };
 }
 
+// The client and sandbox once for the file; a prefix and database of each test's own.
+const it = harness({ per: 'file', each: ['prefix', 'db'], label: 'feed-retake', sandbox: { registry: [] } });
+
 describe('the follower losing its lock with stores in flight', () => {
-  const store = useTestDatabase();
+  let store: UsedDatabase;
   let redis: Redis;
   let sandbox: RunningSandbox;
   let client: RealtyClient;
-  const prefixes: string[] = [];
+  let prefix: string;
+  let keys: Keys;
 
-  beforeAll(async () => {
-    redis = new Redis(REDIS_URL);
-    sandbox = await startSandbox({ registry: [] });
+  it.beforeAll(({ redis: made, sandbox: started }) => {
+    redis = made;
+    sandbox = started;
     client = createRealtyClient({ baseUrl: sandbox.url, sessionId: 'demo-session', timeoutMs: 5000 });
     // A backlog of 1,000 docflows of another system, three items each once their 50 ms steps are due.
     sandbox.configure({ lifecycleMs: 50 });
   });
+  it.beforeEach(({ prefix: made, keys: madeKeys, db }) => {
+    prefix = made;
+    keys = madeKeys;
+    store = db;
+  });
+  // Before the harness closes the sandbox.
   afterAll(async () => {
-    redis?.disconnect();
     await client?.close();
-    await sandbox?.close();
-    for (const prefix of prefixes) await deletePrefix(prefix);
   });
 
   /**
@@ -113,9 +120,6 @@ describe('the follower losing its lock with stores in flight', () => {
    * reading 10 ms a page, its connection gated; returns once its first page is stored.
    */
   async function startFollowing() {
-    const prefix = uniquePrefix('feed-retake');
-    prefixes.push(prefix);
-    const keys = createKeys(prefix);
     sandbox.configure({ latencyMs: 0 });
     await ensureFeed(store.db, client);
     const start = Number((await readFeedState(store.db)).cursor);
