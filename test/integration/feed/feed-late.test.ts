@@ -11,20 +11,20 @@
 import { spawn } from 'node:child_process';
 import { createServer, request, type Server } from 'node:http';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { parse } from 'csv-parse/sync';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import { afterEach, describe, expect } from 'vitest';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
 import { NEWS_PATH } from '../../../src/domain/gateway.js';
 import { parseRequestId } from '../../../src/ledger/entry.js';
 import { generateDeals } from '../../chaos/generate-deals.js';
 import { childEnv, CLI, ROOT, runCli } from '../../helpers/cli.js';
 import { csvText } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import { harness } from '../../helpers/harness.js';
+import { REDIS_URL } from '../../helpers/redis.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 
 type Line = Record<string, string>;
 const ROWS = 40;
@@ -94,25 +94,27 @@ function docflowsPerDeal(sandbox: RunningSandbox): Map<string, string[]> {
   return per;
 }
 
+// The folder once for the file; a database of each test's own, and the prefix and sandbox each test opens.
+const it = harness({ per: 'file', each: ['db'], label: 'feed-late' });
+
 describe('a late or short news feed', () => {
-  const store = useTestDatabase();
+  let store: UsedDatabase;
   let dir: string;
   let prefix: string;
   let sandbox: RunningSandbox | undefined;
   let proxy: Awaited<ReturnType<typeof shortPagesProxy>> | undefined;
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'realty-feed-late-'));
+  it.beforeAll(({ dir: folder }) => {
+    dir = folder;
   });
+  it.beforeEach(({ db }) => {
+    store = db;
+  });
+  // Before the harness closes the test's sandbox and deletes its prefix.
   afterEach(async () => {
     await proxy?.close();
-    await sandbox?.close();
     proxy = undefined;
     sandbox = undefined;
-    await deletePrefix(prefix);
-  });
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
   });
 
   const env = (apiUrl: string) => ({
@@ -151,9 +153,9 @@ describe('a late or short news feed', () => {
     return { ...done, lines };
   };
 
-  it('never takes a short page for the feed’s end: no deal gets a second docflow', async () => {
-    prefix = uniquePrefix('feed-short');
-    sandbox = await startSandbox({ sessions: ['s'], faultLost: 0.4, seed: 7, lifecycleMs: 200 });
+  it('never takes a short page for the feed’s end: no deal gets a second docflow', async ({ openPrefix, openSandbox }) => {
+    prefix = openPrefix('feed-short');
+    sandbox = await openSandbox({ sessions: ['s'], faultLost: 0.4, seed: 7, lifecycleMs: 200 });
     proxy = await shortPagesProxy(sandbox.url);
     const { code, err, lines } = await run(proxy.url, 'short', 'S', ['--feed-lag-ms', '300']);
     expect(proxy.cut()).toBeGreaterThan(0);
@@ -165,9 +167,12 @@ describe('a late or short news feed', () => {
     expect(code, err).toBe(0);
   });
 
-  it('names every deal a late feed let be filed twice, exits 3, and measures the lag so that the next run files none twice', async () => {
-    prefix = uniquePrefix('feed-late');
-    sandbox = await startSandbox({ sessions: ['s'], faultLost: 0.3, seed: 11, newsLagMs: 3000 });
+  it('names every deal a late feed let be filed twice, exits 3, and measures the lag so that the next run files none twice', async ({
+    openPrefix,
+    openSandbox,
+  }) => {
+    prefix = openPrefix('feed-late');
+    sandbox = await openSandbox({ sessions: ['s'], faultLost: 0.3, seed: 11, newsLagMs: 3000 });
 
     const first = await run(sandbox.url, 'late', 'L', ['--feed-lag-ms', '500']);
     const twice = [...docflowsPerDeal(sandbox)].filter(([, ids]) => ids.length > 1);
