@@ -5,12 +5,11 @@
  * twice, and the restore is said in the follower's log, `status`'s line and the gauge. And a
  * worker with no follower: its new deals wait, saying why, until a follower reads the feed.
  */
-import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect, afterEach } from 'vitest';
 import { runBatch } from '../../../src/pipeline/run-batch.js';
 import { loadBatch } from '../../../src/batch/load-batch.js';
 import { openDatabase, type Database } from '../../../src/db/database.js';
@@ -26,13 +25,12 @@ import { openQueue } from '../../../src/queue/deal-queue.js';
 import { describeRestore } from '../../../src/ledger/restore.js';
 import { FEED_SLACK_MS } from '../../../src/ledger/claim.js';
 import { requestIdOf } from '../../../src/ledger/entry.js';
-import { loadProfile, type BankProfile } from '../../../src/input/profile.js';
+import type { BankProfile } from '../../../src/input/profile.js';
 import { createLogger } from '../../../src/logger.js';
-import { createKeys, type Keys } from '../../../src/redis/keys.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
-import { ROOT } from '../../helpers/cli.js';
+import type { Keys } from '../../../src/redis/keys.js';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
 import { csvText, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
 import { createTestTarget, type TestTarget } from '../../helpers/database.js';
 import { waitFor } from '../../helpers/wait-for.js';
 import { feedRow, ledgerRow } from '../../helpers/ledger-rows.js';
@@ -58,6 +56,17 @@ function capturedLog(level = 'info') {
   });
   return { logger: createLogger({ level, destination }), lines };
 }
+
+// The client, folder and profile once for the file; a prefix and sandbox of each test's own. The
+// database is the test's own too, made here: the test copies its file and opens the copy.
+const it = harness({
+  per: 'file',
+  each: ['prefix', 'sandbox'],
+  label: 'restore',
+  sandbox: { sessions: [SESSION], newsLagMs: 100 },
+  redis: { maxRetriesPerRequest: null },
+  engine: 'none',
+});
 
 describe('a database restored from an older copy (SQLite, the sandbox)', () => {
   let redis: Redis;
@@ -99,30 +108,25 @@ describe('a database restored from an older copy (SQLite, the sandbox)', () => {
     });
   const docflowsOf = (dealId: string) => sandbox.docflows().filter((d) => d.requestId === requestIdOf(profile.organization.inn, dealId));
 
-  beforeAll(async () => {
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    dir = await mkdtemp(join(tmpdir(), 'realty-restore-'));
-    profile = await loadProfile(join(ROOT, 'samples/bank-profile.json'));
+  it.beforeAll(async ({ redis: client, dir: folder, profile: sample }) => {
+    redis = client;
+    dir = folder;
+    profile = await sample.load();
   });
-  beforeEach(async () => {
-    prefix = uniquePrefix('restore');
-    keys = createKeys(prefix);
-    sandbox = await startSandbox({ sessions: [SESSION], newsLagMs: 100 });
+  it.beforeEach(async ({ prefix: given, keys: givenKeys, sandbox: started }) => {
+    prefix = given;
+    keys = givenKeys;
+    sandbox = started;
     made = await createTestTarget('sqlite');
     db = await open(made.target);
     await deploymentOf(db, prefix);
   });
+  // Before the harness closes the test's sandbox and deletes its prefix.
   afterEach(async () => {
     for (const f of followers.splice(0)) await f.close();
     for (const w of workers.splice(0)) await w.close(2000);
     await db.close().catch(() => undefined);
     await made.drop();
-    await sandbox.close();
-    await deletePrefix(prefix);
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('files nothing twice when the same file runs again on the copy, gives each row its docflow, and says the database went back', async () => {
