@@ -7,27 +7,24 @@
  * CSV stays the contract in English. Real Redis, a real database and the real sandbox.
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import ExcelJS from 'exceljs';
 import iconv from 'iconv-lite';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { openInput, type InputRecord } from '../../../src/input/open-input.js';
 import { OWN_COLUMN_HEADERS_RU } from '../../../src/input/own-columns.js';
 import { OUTCOMES, RESULTS_FILE_COLUMNS, type Outcome } from '../../../src/domain/outcome.js';
 import { PAYMENT_COLUMNS } from '../../../src/results/payments.js';
 import { readResultsFile } from '../../../src/results/read-results.js';
 import { columnHeaders, OUTCOME_NAMES_RU } from '../../../src/results/russian.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
 // @ts-expect-error: a plain .mjs module shared with the demo, without types
 import { compareWithExpected, readExpectedOutcomes } from '../../../scripts/sample-expectations.mjs';
 import { ROOT, runCli } from '../../helpers/cli.js';
 import { readCsvFile } from '../../helpers/csv.js';
 import { cellsAsShown, RUSSIAN_EXCEL_CSV } from '../../helpers/libreoffice.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import { harness } from '../../helpers/harness.js';
 
 const SAMPLE = join(ROOT, 'samples/deals.csv');
 const { row: ROW, outcome: OUTCOME, hint: HINT, errors: ERRORS } = OWN_COLUMN_HEADERS_RU;
@@ -49,30 +46,32 @@ async function sheetValues(file: string): Promise<unknown[][]> {
   return rows;
 }
 
+const it = harness({
+  per: 'file',
+  label: 'ru-files',
+  sandbox: { egronRegions: ['Республика Крым'] },
+  session: 'demo-session',
+  logLevel: 'warn',
+});
+
 describe('files in Russian, written by run, results, load and payments, and loaded back', { timeout: 240_000 }, () => {
-  const store = useTestDatabase({ per: 'file' });
-  const prefix = uniquePrefix('ru-files');
-  let sandbox: RunningSandbox;
+  /** The harness's Redis, database, sandbox, session and prefix. */
+  let given: Record<string, string>;
   let dir: string;
   let input: string;
   /** The sample's records by dealId, as the loader reads them. */
   let byDeal: Map<string | undefined, Record<string, string>>;
   const env = (): Record<string, string> => ({
-    REDIS_URL,
-    REALTY_API_URL: sandbox.url,
-    REALTY_SESSION_ID: 'demo-session',
-    REALTY_PREFIX: prefix,
-    DATABASE_URL: store.url,
-    LOG_LEVEL: 'warn',
+    ...given,
     // A locale that says English: only --lang makes these files Russian.
     LANG: 'C.UTF-8',
     LC_ALL: '',
   });
   const expected = readExpectedOutcomes(join(ROOT, 'samples/README.md')) as Map<number, { dealId: string; outcome: string }>;
 
-  beforeAll(async () => {
-    sandbox = await startSandbox({ egronRegions: ['Республика Крым'] });
-    dir = await mkdtemp(join(tmpdir(), 'realty-ru-files-'));
+  it.beforeAll(async ({ env: made, dir: folder }) => {
+    given = made;
+    dir = folder;
     input = join(dir, 'deals.csv');
     await writeFile(input, readFileSync(SAMPLE));
     byDeal = new Map((await readRecords(input)).records.map((r) => [r.fields.dealId, r.fields]));
@@ -100,11 +99,6 @@ describe('files in Russian, written by run, results, load and payments, and load
       120_000,
     );
     expect(run.code, run.stderr).toBe(3);
-  });
-  afterAll(async () => {
-    await sandbox?.close();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
   });
 
   it('writes the results for Excel with Russian headers and outcome names, which read back as the codes', async () => {

@@ -1,25 +1,23 @@
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect } from 'vitest';
 import { readCell, safeCell } from '../../../src/input/csv-cell.js';
 import { openInput } from '../../../src/input/open-input.js';
-import { loadProfile, type BankProfile } from '../../../src/input/profile.js';
+import type { BankProfile } from '../../../src/input/profile.js';
 import { createRejectsWriter } from '../../../src/input/rejects.js';
 import { createLogger } from '../../../src/logger.js';
 import { createOutcomeStore } from '../../../src/outcomes/store.js';
 import type { DealJobData } from '../../../src/queue/job-data.js';
-import { createKeys } from '../../../src/redis/keys.js';
+import type { Keys } from '../../../src/redis/keys.js';
 import { loadBatch } from '../../../src/batch/load-batch.js';
 import { writeAttention } from '../../../src/results/attention.js';
-import { ROOT } from '../../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
 import { pauseDealQueue, waitingJobs } from '../../helpers/queue.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 
 /** The line breaks outside quotes, as any CSV reader sees them: each one ends a row. */
 function rowBreaks(text: string): string[] {
@@ -56,6 +54,11 @@ function withRiskyCells(row: string[]): string[] {
   return out;
 }
 
+/** The loading tests' prefix, client, folder and profile once for the file; a database of each test's own. */
+const it = harness({ per: 'file', each: ['db'], label: 'cells', redis: { maxRetriesPerRequest: null } });
+/** The rejects file's tests: a folder of their own, nothing else. */
+const rejectsIt = harness({ per: 'file', label: 'cells', engine: 'none' });
+
 describe('cells a spreadsheet would run, written by the tool and read back', () => {
   it('reads back every value the tool writes, taking off only an apostrophe the tool would have added', () => {
     const values = ['=1+2', '+7 999', '-5', '@x', '\tx', '\rx', "'=x", "''=x", "'abc", "'", "''", 'abc', '', 'x=1', "x'=1"];
@@ -68,11 +71,8 @@ describe('cells a spreadsheet would run, written by the tool and read back', () 
 
 describe('the rejects file', () => {
   let dir: string;
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'realty-cells-'));
-  });
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
+  rejectsIt.beforeAll(({ dir: folder }) => {
+    dir = folder;
   });
 
   /** Every record of `file` refused into a rejects file; its text. */
@@ -84,7 +84,7 @@ describe('the rejects file', () => {
     return readFileSync(join(dir, 'out.rejects.csv'), 'utf8');
   }
 
-  it('quotes a bare CR in an LF file and a bare LF in a CRLF file, so that other readers see no extra rows', async () => {
+  rejectsIt('quotes a bare CR in an LF file and a bare LF in a CRLF file, so that other readers see no extra rows', async () => {
     const district = HEADER.indexOf('district');
     const lf = [...ROWS[0]!];
     lf[district] = 'Ленинский\rрайон';
@@ -97,43 +97,44 @@ describe('the rejects file', () => {
     expect(rowBreaks(await refuseAll(join(dir, 'crlf.csv')))).toEqual(['\r\n', '\r\n', '\r\n']);
   });
 
-  it("puts an apostrophe before every cell a spreadsheet would run, and gives a bank's own apostrophes back as they were", async () => {
-    await writeFile(join(dir, 'risky.csv'), csvText([withRiskyCells(ROWS[0]!)]));
-    const [, row] = parse(await refuseAll(join(dir, 'risky.csv'))) as string[][];
-    // After the rejects file's own row and errors.
-    const cell = (field: string) => row![HEADER.indexOf(field) + 2];
-    expect(cell('ownerBirthPlace')).toBe(`'=HYPERLINK("http://x.example","г. Новосибирск")`);
-    expect([cell('street'), cell('building'), cell('ownerDocIssuerName'), cell('city')]).toEqual([
-      "'-Челюскинцев",
-      "'+1",
-      "'@ГУ МВД России",
-      "'\tНовосибирск",
-    ]);
-    expect([cell('district'), cell('apartment'), cell('settlement')]).toEqual(['Ленинский\rрайон', "'=81", "'Заречный"]);
-  });
+  rejectsIt(
+    "puts an apostrophe before every cell a spreadsheet would run, and gives a bank's own apostrophes back as they were",
+    async () => {
+      await writeFile(join(dir, 'risky.csv'), csvText([withRiskyCells(ROWS[0]!)]));
+      const [, row] = parse(await refuseAll(join(dir, 'risky.csv'))) as string[][];
+      // After the rejects file's own row and errors.
+      const cell = (field: string) => row![HEADER.indexOf(field) + 2];
+      expect(cell('ownerBirthPlace')).toBe(`'=HYPERLINK("http://x.example","г. Новосибирск")`);
+      expect([cell('street'), cell('building'), cell('ownerDocIssuerName'), cell('city')]).toEqual([
+        "'-Челюскинцев",
+        "'+1",
+        "'@ГУ МВД России",
+        "'\tНовосибирск",
+      ]);
+      expect([cell('district'), cell('apartment'), cell('settlement')]).toEqual(['Ленинский\rрайон', "'=81", "'Заречный"]);
+    },
+  );
 });
 
 describe('fixing the rejects or attention file and loading it as it is', () => {
-  const prefix = uniquePrefix('cells');
-  const keys = createKeys(prefix);
-  const store = useTestDatabase();
+  let keys: Keys;
+  let store: UsedDatabase;
   let redis: Redis;
   let dir: string;
   let profile: BankProfile;
   const silent = createLogger({ level: 'silent' });
   const jobsOf = (batch: string): Promise<DealJobData[]> => waitingJobs(redis, keys, batch);
 
-  beforeAll(async () => {
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    dir = await mkdtemp(join(tmpdir(), 'realty-cells-'));
-    profile = await loadProfile(join(ROOT, 'samples/bank-profile.json'));
+  it.beforeAll(async ({ keys: made, redis: client, dir: folder, profile: sample }) => {
+    keys = made;
+    redis = client;
+    dir = folder;
+    profile = await sample.load();
     // Nothing runs these jobs: they stay in the queue to be compared.
     await pauseDealQueue(redis, keys);
   });
-  afterAll(async () => {
-    redis.disconnect();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
+  it.beforeEach(({ db }) => {
+    store = db;
   });
 
   it('hands validation and the job the same values as the original file did', async () => {
