@@ -8,16 +8,16 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { appendFile, mkdir, mkdtemp, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeEach, afterEach } from 'vitest';
-import { createKeys } from '../../../src/redis/keys.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import type { Redis } from 'ioredis';
+import { describe, expect, afterEach } from 'vitest';
+import type { Keys } from '../../../src/redis/keys.js';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
 import { childEnv, CLI, ROOT, runCli } from '../../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
 import { waitFor } from '../../helpers/wait-for.js';
 import { storedOutcomes } from '../../helpers/outcomes.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 import { TEST_SIGNATURE } from '../../helpers/signatures.js';
 
 const DEAL_ID = 'MSK-2026-004511';
@@ -34,30 +34,20 @@ interface Outcome {
   errorMessage?: string;
 }
 
+const it = harness({ label: 'doc-changed', sandbox: { sessions: ['s'], strictContents: true } });
+
 describe('a document that changed between the load and its upload', () => {
-  const store = useTestDatabase();
+  let store: UsedDatabase;
   let sandbox: RunningSandbox;
   let dir: string;
-  let prefix: string;
+  let keys: Keys;
+  let redis: Redis;
+  /** The harness's Redis, database, sandbox, session and prefix, for the commands. */
+  let given: Record<string, string>;
   const workers: ChildProcess[] = [];
-  const env = () => ({
-    REDIS_URL,
-    REALTY_API_URL: sandbox.url,
-    REALTY_SESSION_ID: 's',
-    REALTY_PREFIX: prefix,
-    DATABASE_URL: store.url,
-    LOG_LEVEL: 'silent',
-  });
-  const redisRead = async <T>(read: (redis: Redis) => Promise<T>): Promise<T> => {
-    const redis = new Redis(REDIS_URL);
-    try {
-      return await read(redis);
-    } finally {
-      redis.disconnect();
-    }
-  };
+  const env = () => given;
   const outcomes = (batch: string) => storedOutcomes(store.db, batch);
-  const remembered = (batch: string) => redisRead((r) => r.hgetall(createKeys(prefix).contents(batch)));
+  const remembered = (batch: string) => redis.hgetall(keys.contents(batch));
   /** Loads the one row (no worker runs yet), changes its files with `change`, then lets a worker take it. */
   const loadChangeWork = async (batch: string, change: () => Promise<void>): Promise<Outcome> => {
     const row = [...ROWS.find((r) => r[0] === DEAL_ID)!];
@@ -81,19 +71,20 @@ describe('a document that changed between the load and its upload', () => {
     return (await outcomes(batch))[0]!;
   };
 
-  beforeEach(async () => {
-    prefix = uniquePrefix('doc-changed');
-    dir = await mkdtemp(join(tmpdir(), 'realty-doc-changed-'));
+  it.beforeEach(async ({ db, sandbox: started, dir: folder, keys: made, redis: client, env: madeEnv }) => {
+    store = db;
+    sandbox = started;
+    dir = folder;
+    keys = made;
+    redis = client;
+    given = madeEnv;
     await mkdir(join(dir, 'docs'));
     await writeFile(join(dir, 'docs', 'agreement.pdf'), PDF);
     await writeFile(join(dir, 'docs', 'agreement.pdf.sig'), SIGNATURE);
-    sandbox = await startSandbox({ sessions: ['s'], strictContents: true });
   });
-  afterEach(async () => {
+  // Before the harness closes the sandbox and deletes the prefix.
+  afterEach(() => {
     for (const w of workers.splice(0)) if (w.exitCode === null) w.kill('SIGKILL');
-    await sandbox?.close();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
   });
 
   it('ends the row invalid (DOCUMENT_CHANGED, agreementFile) when the agreement changed in place, same size: nothing uploaded, no docflow', async () => {
