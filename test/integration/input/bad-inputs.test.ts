@@ -1,15 +1,16 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { createKeys } from '../../../src/redis/keys.js';
+import type { Redis } from 'ioredis';
+import { describe, expect } from 'vitest';
+import type { Keys } from '../../../src/redis/keys.js';
 import { childEnv, CLI, ROOT } from '../../helpers/cli.js';
 import { csvText, HEADER, records, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
+import { REDIS_URL } from '../../helpers/redis.js';
 
 const BAD = join(ROOT, 'test/fixtures/bad');
 
@@ -59,16 +60,21 @@ function load(file: string, prefix: string, batch: string, profile = 'samples/ba
   });
 }
 
+// No database: `load` is given none, as before.
+const it = harness({ per: 'file', label: 'bad', engine: 'none' });
+
 describe('bad inputs end in one clear sentence or in refused rows, never a crash', () => {
-  const prefix = uniquePrefix('bad');
+  let prefix: string;
+  let keys: Keys;
   let dir: string;
   let redis: Redis;
-  const jobsOf = async (batch: string) =>
-    (await redis.keys(`${createKeys(prefix).bullPrefix}:deals:${batch}.*`)).filter((k) => !k.endsWith(':logs'));
+  const jobsOf = async (batch: string) => (await redis.keys(`${keys.bullPrefix}:deals:${batch}.*`)).filter((k) => !k.endsWith(':logs'));
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'realty-bad-'));
-    redis = new Redis(REDIS_URL);
+  it.beforeAll(async ({ prefix: made, keys: madeKeys, dir: folder, redis: client }) => {
+    prefix = made;
+    keys = madeKeys;
+    dir = folder;
+    redis = client;
     // Too big to keep in the repository: made here.
     const field = HEADER.indexOf('ownerBirthPlace');
     const huge = [...ROWS[0]!];
@@ -113,11 +119,6 @@ describe('bad inputs end in one clear sentence or in refused rows, never a crash
     await writeFile(join(dir, 'deeply-nested.json'), `[${[first, ...deep, second].join(',\n')}]`);
     await writeFile(join(dir, 'deeply-nested.jsonl'), `${[first, ...deep, second].join('\n')}\n`);
     await writeFile(join(dir, 'records.json'), JSON.stringify(records(ROWS.slice(0, 2))));
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
   });
 
   const oneSentence = (stderr: string) => {
