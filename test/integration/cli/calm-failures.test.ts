@@ -5,25 +5,22 @@
  * success, for `run` and for the nightly inbox.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { checkGatewayReachable } from '../../../src/cli/gateway-check.js';
 import { GatewayUnreachableError } from '../../../src/errors.js';
 import { createLogger } from '../../../src/logger.js';
-import { createKeys } from '../../../src/redis/keys.js';
 import { describe as describeFile } from '../../../src/schedule/file-summary.js';
 import { runTick } from '../../../src/schedule/run-tick.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
 import { ROOT, runCli } from '../../helpers/cli.js';
 import { csvText, HEADER } from '../../helpers/fixtures.js';
 import { freePort } from '../../helpers/ports.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import { harness } from '../../helpers/harness.js';
+import { REDIS_URL } from '../../helpers/redis.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 
 const SESSION = 'calm-secret-session';
 
@@ -47,13 +44,15 @@ async function feedOnlyProxy(target: string): Promise<{ url: string; server: Ser
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, dropped: () => dropped };
 }
 
+// The prefix and folder once for the file. A database of each test's own: a deployment's database
+// is bound to the first gateway it ran with. A test that needs a sandbox opens its own.
+const it = harness({ per: 'file', each: ['db'], label: 'calm', sandbox: { sessions: [SESSION] } });
+
 describe('fail fast and calm', { timeout: 90_000 }, () => {
-  const prefix = uniquePrefix('calm');
-  // A database of each test's own: a deployment's database is bound to the first gateway it ran with.
-  const store = useTestDatabase();
+  let prefix: string;
+  let store: UsedDatabase;
   let dir: string;
   let closedUrl: string;
-  const sandboxes: RunningSandbox[] = [];
   const servers: Server[] = [];
   const env = (apiUrl: string, more: Record<string, string> = {}) => ({
     REDIS_URL,
@@ -82,16 +81,17 @@ describe('fail fast and calm', { timeout: 90_000 }, () => {
       env(apiUrl),
     );
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'realty-calm-'));
+  it.beforeAll(async ({ prefix: made, dir: folder }) => {
+    prefix = made;
+    dir = folder;
     // A port nobody listens on: connections to it are refused.
     closedUrl = `http://127.0.0.1:${await freePort()}`;
   });
+  it.beforeEach(({ db }) => {
+    store = db;
+  });
   afterAll(async () => {
     for (const server of servers) await new Promise((resolve) => server.close(resolve));
-    for (const sandbox of sandboxes) await sandbox.close();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
   });
 
   it('stops run at once on a refused connection: one sentence naming the url, never the session, exit 1, nothing loaded', async () => {
@@ -125,19 +125,17 @@ describe('fail fast and calm', { timeout: 90_000 }, () => {
     }
   });
 
-  it('lets a command go on when the gateway takes the connection', async () => {
-    const sandbox = await startSandbox({ sessions: [SESSION] });
-    sandboxes.push(sandbox);
+  it('lets a command go on when the gateway takes the connection', async ({ openSandbox }) => {
+    const sandbox = await openSandbox();
     await expect(checkGatewayReachable(sandbox.url, 2000)).resolves.toBeUndefined();
     await expect(checkGatewayReachable(closedUrl, 2000)).rejects.toBeInstanceOf(GatewayUnreachableError);
     expect(sandbox.stats().suggestCalls).toBe(0);
   });
 
-  it('says a gateway that stops answering once a minute, not once a try', async () => {
+  it('says a gateway that stops answering once a minute, not once a try', async ({ openSandbox }) => {
     // The news feed answers (deals wait for it before they are sent); every other call's connection
     // is dropped unanswered: the deals fail their tries without an answer and end failed.
-    const sandbox = await startSandbox({ sessions: [SESSION] });
-    sandboxes.push(sandbox);
+    const sandbox = await openSandbox();
     const stalled = await feedOnlyProxy(sandbox.url);
     servers.push(stalled.server);
     const result = await run(stalled.url, 'samples/deals.csv', 'stalled', [
@@ -164,9 +162,8 @@ describe('fail fast and calm', { timeout: 90_000 }, () => {
     expect(stalled.dropped()).toBeGreaterThan(20);
   });
 
-  it('takes a header-only file as a night with no deals: exit 0, a results file of its header, "no deals"', async () => {
-    const sandbox = await startSandbox({ sessions: [SESSION] });
-    sandboxes.push(sandbox);
+  it('takes a header-only file as a night with no deals: exit 0, a results file of its header, "no deals"', async ({ openSandbox }) => {
+    const sandbox = await openSandbox();
     const file = join(dir, 'quiet.csv');
     await writeFile(file, csvText([]));
     const result = await run(sandbox.url, file, 'quiet');
@@ -183,24 +180,19 @@ describe('fail fast and calm', { timeout: 90_000 }, () => {
     expect(sandbox.stats().suggestCalls).toBe(0);
   });
 
-  it('lets the nightly inbox call a header-only file done, with its results in the outbox', async () => {
+  it('lets the nightly inbox call a header-only file done, with its results in the outbox', async ({ redis, keys }) => {
     const inbox = join(dir, 'inbox');
     const outbox = join(dir, 'outbox');
     await mkdir(inbox);
     await mkdir(outbox);
     await writeFile(join(inbox, 'night.csv'), csvText([], { header: HEADER }));
-    const redis = new Redis(REDIS_URL);
-    try {
-      const result = await runTick(
-        { name: 'quiet', inbox, outbox, profile: join(ROOT, 'samples/bank-profile.json'), settleMs: 0 },
-        { redis, keys: createKeys(prefix), db: store.db, logger: createLogger({ level: 'silent' }), pollMs: 50 },
-      );
-      expect(result.files).toMatchObject([{ file: 'night.csv', status: 'done', rows: 0, exitStatus: 0 }]);
-      expect(describeFile(result.files[0]!)).toMatch(/^night\.csv → batch \S+: no deals \(a header and no record\), exit 0$/);
-      const results = readFileSync(join(outbox, 'night.csv.results.csv'), 'utf8').replace(/^\uFEFF/, '');
-      expect(results.split(/\r?\n/).filter(Boolean)).toHaveLength(1);
-    } finally {
-      redis.disconnect();
-    }
+    const result = await runTick(
+      { name: 'quiet', inbox, outbox, profile: join(ROOT, 'samples/bank-profile.json'), settleMs: 0 },
+      { redis, keys, db: store.db, logger: createLogger({ level: 'silent' }), pollMs: 50 },
+    );
+    expect(result.files).toMatchObject([{ file: 'night.csv', status: 'done', rows: 0, exitStatus: 0 }]);
+    expect(describeFile(result.files[0]!)).toMatch(/^night\.csv → batch \S+: no deals \(a header and no record\), exit 0$/);
+    const results = readFileSync(join(outbox, 'night.csv.results.csv'), 'utf8').replace(/^\uFEFF/, '');
+    expect(results.split(/\r?\n/).filter(Boolean)).toHaveLength(1);
   });
 });
