@@ -5,8 +5,8 @@
  * the feed than the fleet saw it hold; a try above the ledger's for a deal this deployment
  * claimed) from another deployment on the same gateway account (its docflows carry our INN too).
  */
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect } from 'vitest';
 import type { Database } from '../../../src/db/database.js';
 import { createLedger, type ClaimRequest } from '../../../src/ledger/ledger.js';
 import { FeedNotCompleteError } from '../../../src/ledger/claim.js';
@@ -14,10 +14,9 @@ import { requestIdOf } from '../../../src/ledger/entry.js';
 import { readRestore, readWitness } from '../../../src/ledger/restore.js';
 import { storePage } from '../../../src/feed/feed-store.js';
 import { deploymentOf } from '../../../src/db/deployment.js';
-import { createKeys, type Keys } from '../../../src/redis/keys.js';
+import type { Keys } from '../../../src/redis/keys.js';
 import type { NewsItem } from '../../../src/domain/gateway.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import { harness } from '../../helpers/harness.js';
 import { ENGINES } from '../../helpers/database.js';
 import { feedRow, ledgerRow, putLedgerRow } from '../../helpers/ledger-rows.js';
 
@@ -29,8 +28,14 @@ const item = (token: string, requestId: string, docflowId: string): NewsItem => 
   docflow: { docflowId, state: 'queued', requestId },
 });
 
+// The client once for an engine's tests (a file's fixtures are made at the top level); a prefix and database of each test's own.
+const onEngine = {
+  sqlite: harness({ per: 'file', each: ['prefix', 'db'], label: 'restore', engine: 'sqlite' }),
+  postgres: harness({ per: 'file', each: ['prefix', 'db'], label: 'restore', engine: 'postgres' }),
+};
+
 describe.each(ENGINES)('a database restored from an older copy, on %s', (engine) => {
-  const database = useTestDatabase({ engine });
+  const it = onEngine[engine];
   let redis: Redis;
   let prefix: string;
   let keys: Keys;
@@ -76,20 +81,12 @@ describe.each(ENGINES)('a database restored from an older copy, on %s', (engine)
     return storePage(redis, keys, db, { lockToken: 'me', after: row!.cursor, lastToken: next, readAt, items, pollMs });
   };
 
-  beforeAll(() => {
-    redis = new Redis(REDIS_URL);
-  });
-  beforeEach(() => {
-    prefix = uniquePrefix('restore');
-    keys = createKeys(prefix);
+  it.beforeEach(({ redis: client, prefix: made, keys: madeKeys, db: database }) => {
+    redis = client;
+    prefix = made;
+    keys = madeKeys;
     db = database.db;
     token = 0;
-  });
-  afterEach(async () => {
-    await deletePrefix(prefix);
-  });
-  afterAll(() => {
-    redis.disconnect();
   });
 
   it("claims a deal only while the feed was read complete within two of its follower's periods (and a busy host's slack), on the database clock, and writes nothing before", async () => {
