@@ -5,13 +5,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { Job } from 'bullmq';
 import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from 'vitest';
+import { describe, expect, afterEach } from 'vitest';
 import { runBatch } from '../../../src/pipeline/run-batch.js';
 import type { WorkerSettingsInput } from '../../../src/worker/worker-settings.js';
 import { retryBatch } from '../../../src/batch/retry-batch.js';
@@ -22,24 +21,25 @@ import { ensureFeed } from '../../../src/feed/feed-store.js';
 import { createRealtyClient } from '../../../src/realty/client.js';
 import { createDealWorker, type DealWorker } from '../../../src/worker/create-worker.js';
 import { createDealProcessor } from '../../../jobs/deal.js';
-import { loadProfile, type BankProfile } from '../../../src/input/profile.js';
+import type { BankProfile } from '../../../src/input/profile.js';
 import { createLogger } from '../../../src/logger.js';
-import { createKeys, type Keys } from '../../../src/redis/keys.js';
+import type { Keys } from '../../../src/redis/keys.js';
 import { dealJobId, type DealJobData } from '../../../src/queue/job-data.js';
 import type { OutcomeRecord } from '../../../src/domain/outcome.js';
 import { batchStatus } from '../../../src/batch/batch-status.js';
 import { hintFor } from '../../../src/results/hints.js';
 import { UsageError } from '../../../src/errors.js';
-import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../../src/sandbox/index.js';
-import { ROOT, runCli } from '../../helpers/cli.js';
+import type { RunningSandbox, SandboxOptions } from '../../../src/sandbox/index.js';
+import { runCli } from '../../helpers/cli.js';
 import { csvText, ROWS } from '../../helpers/fixtures.js';
 import { freePort } from '../../helpers/ports.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
+import { REDIS_URL } from '../../helpers/redis.js';
 import { waitFor } from '../../helpers/wait-for.js';
 import { waitForPing } from '../../helpers/private-redis.js';
 import { outcomeCount, storedOutcome } from '../../helpers/outcomes.js';
 import { batchRow, expireBatch, setBatchState } from '../../helpers/batch-rows.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 import { feedRow, ledgerRow, ledgerRows } from '../../helpers/ledger-rows.js';
 import { requestIdOf } from '../../../src/ledger/entry.js';
 
@@ -55,8 +55,13 @@ const quiet = createLogger({ level: 'silent' });
 /** The worker settings of every test: short waits, a feed lag a little above the sandbox's. */
 const FAST = { concurrency: 4, attempts: 3, backoffMs: 50, timeoutMs: 2000, feedLagMs: 300, feedPollMs: 50, lockMs: 1000 };
 
+// The client, folder and profile once for the file; a prefix and database of each test's own, and
+// the sandboxes each test starts (closed after it).
+const it = harness({ per: 'file', each: ['prefix', 'db'], label: 'twice', redis: { maxRetriesPerRequest: null } });
+
 describe('never twice, never lost, with a gateway that does not deduplicate', () => {
-  const store = useTestDatabase();
+  let store: UsedDatabase;
+  let openSandbox: (options: SandboxOptions) => Promise<RunningSandbox>;
   let redis: Redis;
   let dir: string;
   let profile: BankProfile;
@@ -66,7 +71,7 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
   const workers: DealWorker[] = [];
 
   const start = async (options: SandboxOptions = {}) => {
-    sandbox = await startSandbox({ sessions: [SESSION], newsLagMs: 100, ...options });
+    sandbox = await openSandbox({ sessions: [SESSION], newsLagMs: 100, ...options });
   };
   const fileOf = async (name: string, dealIds: string[]) => {
     const file = join(dir, `${name}.csv`);
@@ -134,23 +139,20 @@ describe('never twice, never lost, with a gateway that does not deduplicate', ()
   };
   const docflowsOf = (dealId: string) => sandbox.docflows().filter((d) => d.requestId === requestIdOf(profile.organization.inn, dealId));
 
-  beforeAll(async () => {
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    dir = await mkdtemp(join(tmpdir(), 'realty-twice-'));
-    profile = await loadProfile(join(ROOT, 'samples/bank-profile.json'));
+  it.beforeAll(async ({ redis: client, dir: folder, profile: sample }) => {
+    redis = client;
+    dir = folder;
+    profile = await sample.load();
   });
-  beforeEach(() => {
-    prefix = uniquePrefix('twice');
-    keys = createKeys(prefix);
+  it.beforeEach(({ prefix: made, keys: madeKeys, db, openSandbox: open }) => {
+    prefix = made;
+    keys = madeKeys;
+    store = db;
+    openSandbox = open;
   });
+  // Before the harness closes the test's sandboxes and deletes its prefix.
   afterEach(async () => {
     for (const w of workers.splice(0)) await w.close(2000);
-    await sandbox?.close();
-    await deletePrefix(prefix);
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('1. refuses to load a batch again with another --resubmit setting, so no try of it changes its requestId', async () => {
