@@ -1,10 +1,11 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, expect, afterAll } from 'vitest';
 import { ApiHttpError, ApiNetworkError } from '../../../src/errors.js';
 import { createRealtyClient, type RealtyClient } from '../../../src/realty/client.js';
 import { DOCFLOW_TYPE, type DocflowRequest, type EncumbranceOptions } from '../../../src/domain/gateway.js';
-import { startSandbox, type RegistryObject, type RunningSandbox } from '../../../src/sandbox/index.js';
+import type { RegistryObject, RunningSandbox } from '../../../src/sandbox/index.js';
+import { harness } from '../../helpers/harness.js';
 import { readExample } from '../../helpers/sandbox-http.js';
 
 const example = readExample<DocflowRequest<EncumbranceOptions>>('encumbrance-request.json');
@@ -23,25 +24,33 @@ const withRequestId = (
   return body;
 };
 
+// The sandbox once for the file, and nothing else of the harness's.
+const it = harness({
+  per: 'file',
+  label: 'client',
+  engine: 'none',
+  sandbox: {
+    registry,
+    sessions: ['good', 'limited'],
+    restrictedSessions: ['limited'],
+    egronRegions: ['Республика Крым'],
+    // These tests are about creation: docflows stay as created (test/integration/realty/client-lifecycle.test.ts follows their life).
+    lifecycleMs: 86_400_000,
+  },
+});
+
 describe('the gateway client against the sandbox', () => {
   let sandbox: RunningSandbox;
   let client: RealtyClient;
   const clientFor = (sessionId: string, timeoutMs = 5000) => createRealtyClient({ baseUrl: sandbox.url, sessionId, timeoutMs });
 
-  beforeAll(async () => {
-    sandbox = await startSandbox({
-      registry,
-      sessions: ['good', 'limited'],
-      restrictedSessions: ['limited'],
-      egronRegions: ['Республика Крым'],
-      // These tests are about creation: docflows stay as created (test/integration/realty/client-lifecycle.test.ts follows their life).
-      lifecycleMs: 86_400_000,
-    });
+  it.beforeAll(({ sandbox: started }) => {
+    sandbox = started;
     client = clientFor('good');
   });
+  // Before the harness closes the sandbox.
   afterAll(async () => {
     await client.close();
-    await sandbox.close();
   });
 
   it('parses the published suggest answer without loss, 12-digit ids included', async () => {
