@@ -5,16 +5,16 @@
  * no answer retried).
  */
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, expect, afterAll } from 'vitest';
 import { ApiHttpError, ApiNetworkError } from '../../../src/errors.js';
 import { createRealtyClient, type RealtyClient } from '../../../src/realty/client.js';
 import { DOCFLOW_TYPE, type Docflow, type DocflowRequest, type EncumbranceOptions } from '../../../src/domain/gateway.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
 import { decide } from '../../../src/worker/deal/gateway-failure.js';
+import { harness } from '../../helpers/harness.js';
 import { DOCFLOW_PATH, encumbranceRequest, post, readExample, withSandbox } from '../../helpers/sandbox-http.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
@@ -26,6 +26,15 @@ const request = (requestId: string, signed = true): DocflowRequest<EncumbranceOp
   return body;
 };
 const POLL = { timeoutMs: 10_000, intervalMs: 10 };
+
+// The sandbox once for the file, a folder of each test's own for what it downloads, no database.
+const it = harness({
+  per: 'file',
+  each: ['dir'],
+  label: 'client-download',
+  engine: 'none',
+  sandbox: { registry: [], sessions: ['good', 'limited'], restrictedSessions: ['limited'], lifecycleMs: 50 },
+});
 
 describe('the client after creation, against the sandbox', () => {
   let sandbox: RunningSandbox;
@@ -46,16 +55,16 @@ describe('the client after creation, against the sandbox', () => {
     return { err, decision: decide(err) };
   };
 
-  beforeAll(async () => {
-    sandbox = await startSandbox({ registry: [], sessions: ['good', 'limited'], restrictedSessions: ['limited'], lifecycleMs: 50 });
+  it.beforeAll(({ sandbox: started }) => {
+    sandbox = started;
     client = clientFor('good');
   });
+  // Before the harness closes the sandbox.
   afterAll(async () => {
     await client.close();
-    await sandbox.close();
   });
 
-  it('signs every application file, sends the docflow, follows it to completed and streams its extract to disk', async () => {
+  it('signs every application file, sends the docflow, follows it to completed and streams its extract to disk', async ({ dir }) => {
     const created = await client.createDocflow(DOCFLOW_TYPE, request('c-life', false));
     expect(created.status).toBe(201);
     const read = await client.getDocflow(created.docflow.docflowId);
@@ -81,20 +90,15 @@ describe('the client after creation, against the sandbox', () => {
     const done = await until(read.docflowId, 'completed');
     const extract = done.result?.files?.[0];
     expect(extract?.type).toBe('egrnExtract');
-    const dir = await mkdtemp(join(tmpdir(), 'client-download-'));
-    try {
-      const download = await client.downloadFile(read.docflowId, extract!.id);
-      const path = join(dir, download.fileName ?? 'extract.pdf');
-      await pipeline(download.stream, createWriteStream(path));
-      const onDisk = await readFile(path);
-      expect(onDisk.length).toBe(download.length);
-      expect(onDisk.subarray(0, 5).toString('latin1')).toBe('%PDF-');
-      const signature = await client.downloadFile(read.docflowId, extract!.signatures![0]!.id);
-      expect(signature.contentType).toBe('application/x-pkcs7-signature');
-      expect((await signature.bytes()).toString()).toContain('PKCS7');
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    const download = await client.downloadFile(read.docflowId, extract!.id);
+    const path = join(dir, download.fileName ?? 'extract.pdf');
+    await pipeline(download.stream, createWriteStream(path));
+    const onDisk = await readFile(path);
+    expect(onDisk.length).toBe(download.length);
+    expect(onDisk.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    const signature = await client.downloadFile(read.docflowId, extract!.signatures![0]!.id);
+    expect(signature.contentType).toBe('application/x-pkcs7-signature');
+    expect((await signature.bytes()).toString()).toContain('PKCS7');
   });
 
   it('raises 401 on every operation, which pauses, without the session id in the message', async () => {
