@@ -6,19 +6,19 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import { afterAll, afterEach, describe, expect } from 'vitest';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
 import { generateDeals } from '../../chaos/generate-deals.js';
 import { childEnv, CLI, ROOT, runCli } from '../../helpers/cli.js';
 import { csvText } from '../../helpers/fixtures.js';
+import { harness } from '../../helpers/harness.js';
 import { ledgerRows } from '../../helpers/ledger-rows.js';
 import { startPrivateRedis, type PrivateRedis } from '../../helpers/private-redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
 const ROWS = 40;
@@ -39,8 +39,13 @@ function runCommand(
   return { child, exit: new Promise((resolve) => child.once('exit', (code) => resolve({ code, err }))) };
 }
 
+// Everything but the Redis server, which is the file's own (it is emptied): the folder once for the
+// file; a sandbox and database of each test's own. The gateway keeps every docflow across the two
+// runs and never refuses a repeated requestId.
+const it = harness({ per: 'file', each: ['sandbox', 'db'], label: 'flushall', sandbox: { sessions: ['s'], latencyMs: 40 } });
+
 describe('Redis emptied: nothing filed twice, every row gets its docflow back', () => {
-  const store = useTestDatabase();
+  let store: UsedDatabase;
   const deals = generateDeals(ROWS, 1000, 'F');
   let dir: string;
   let redisServer: PrivateRedis;
@@ -48,26 +53,26 @@ describe('Redis emptied: nothing filed twice, every row gets its docflow back', 
   let sandbox: RunningSandbox;
   const children: ChildProcess[] = [];
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'realty-flushall-'));
+  it.beforeAll(async ({ dir: folder }) => {
+    dir = folder;
     redisServer = await startPrivateRedis(dir);
     redis = new Redis(redisServer.url, { maxRetriesPerRequest: null });
     redis.on('error', () => undefined);
     await writeFile(join(dir, 'deals.csv'), csvText(deals.rows));
   });
+  // Before the harness removes the folder the server kept its files in.
   afterAll(async () => {
     redis.disconnect();
     await redisServer.stop();
-    await rm(dir, { recursive: true, force: true });
   });
-  beforeEach(async () => {
-    // The gateway keeps every docflow across the two runs and never refuses a repeated requestId.
-    sandbox = await startSandbox({ sessions: ['s'], latencyMs: 40 });
+  it.beforeEach(async ({ sandbox: started, db }) => {
+    sandbox = started;
+    store = db;
     await redis.flushall();
   });
-  afterEach(async () => {
+  // Before the harness closes the test's sandbox.
+  afterEach(() => {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
-    await sandbox.close();
   });
 
   const env = () => ({
