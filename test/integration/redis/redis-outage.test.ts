@@ -1,13 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import { describe, expect, afterAll } from 'vitest';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
 import { childEnv, CLI, ROOT } from '../../helpers/cli.js';
+import { harness } from '../../helpers/harness.js';
 import { startPrivateRedis, type PrivateRedis } from '../../helpers/private-redis.js';
 import { csvText, ROWS } from '../../helpers/fixtures.js';
 import { waitFor } from '../../helpers/wait-for.js';
@@ -34,6 +34,15 @@ function start(args: string[], env: Record<string, string>): Proc {
   return { child, exit: new Promise((resolve) => child.once('exit', resolve)), out: () => out, err: () => err };
 }
 
+// The folder and sandbox from the harness; the Redis server the outage stops is the file's own, and
+// so are the two databases, one for each prefix.
+const it = harness({
+  per: 'file',
+  label: 'outage',
+  engine: 'none',
+  sandbox: { sessions: ['s'], latencyMs: 300, egronRegions: ['Республика Крым'] },
+});
+
 describe('a 30-second Redis outage', () => {
   let dir: string;
   /** A private Redis that writes every command to its AOF before answering: what it acknowledged survives the kill. */
@@ -43,18 +52,17 @@ describe('a 30-second Redis outage', () => {
   /** The database of each prefix (its batches, their outcomes, its ledger). */
   const databases = new Map<string, TestDatabase>();
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'realty-outage-'));
+  it.beforeAll(async ({ dir: folder, sandbox: started }) => {
+    dir = folder;
+    sandbox = started;
     redisServer = await startPrivateRedis(dir);
-    sandbox = await startSandbox({ sessions: ['s'], latencyMs: 300, egronRegions: ['Республика Крым'] });
     for (const prefix of ['a', 'b']) databases.set(prefix, await openTestDatabase('sqlite'));
   });
+  // Before the harness closes the sandbox and removes the folder the server kept its files in.
   afterAll(async () => {
     for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL');
     await redisServer?.stop();
-    await sandbox.close();
     for (const d of databases.values()) await d.drop();
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('leaves run and work to finish every row after it, and load to stop with exit 1 and resume without duplicates', async () => {
