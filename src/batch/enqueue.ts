@@ -117,43 +117,9 @@ export function enqueueInto(store: JobStore, options: ChunkOptions): Enqueuer {
     return entries;
   };
 
-  /**
-   * The chunk's deals that have a docflow, as outcomes: the row's own again, or
-   * already_submitted (unless --resubmit sends them again); the rest stay jobs.
-   */
-  const sortOutSubmitted = async (
-    chunk: DealJobData[],
-    ledger: Promise<Array<LedgerDeal | undefined>> | undefined,
-  ): Promise<{ jobs: DealJobData[]; submitted: OutcomeRecord[]; conflicts: OutcomeRecord[] }> => {
-    const entries = ledger ? await ledger : [];
-    if (entries.every((e) => e === undefined)) return { jobs: chunk, submitted: [], conflicts: [] };
-    const jobs: DealJobData[] = [];
-    const submitted: OutcomeRecord[] = [];
-    const conflicts: OutcomeRecord[] = [];
-    chunk.forEach((job, i) => {
-      const deal = entries[i];
-      // A docflow the feed found with no row to hold it: the worker's claim gives it to this row.
-      if (deal?.batch === '') jobs.push(job);
-      else if (deal) {
-        const property = propertyKeyOf(dealOf(job) ?? {});
-        // An entry that kept no property (written before entries did) is taken as before: the same deal.
-        const same = deal.property ? compareProperties(deal.property, storedProperty(property)) : 'same';
-        // Another cadastral number: another deal under this dealId, refused, --resubmit or not; also on
-        // the row that made the docflow (its batch expired, and its id was loaded again with another file).
-        if (same === 'different') conflicts.push(dealIdConflict(job.row, job.dealId, deal, deal.property!, property, 0));
-        else if (deal.batch === batch && deal.row === job.row) {
-          // The row made it: its outcome again (addresses written differently: the worker's claim tells).
-          if (same === 'same') submitted.push(ownDocflow(job.row, job.dealId, deal, deal.via, 0));
-          else jobs.push(job);
-        }
-        // Addresses written differently, a cadastral number on one side only: the worker finds
-        // the row's cadastral number (suggest) and its claim tells, before anything is sent.
-        else if (same === 'unknown' || options.resubmit) jobs.push(job);
-        else submitted.push(alreadySubmitted(job.row, job.dealId, deal, 0));
-      } else jobs.push(job);
-    });
-    return { jobs, submitted, conflicts };
-  };
+  /** The chunk's deals the ledger has a docflow for, as outcomes; the rest stay jobs. */
+  const sortOutSubmitted = async (chunk: DealJobData[], ledger: Promise<Array<LedgerDeal | undefined>> | undefined) =>
+    sortOut(chunk, ledger ? await ledger : [], batch, options.resubmit);
 
   const send = async (chunk: EnqueueChunk, ledger: Promise<Array<LedgerDeal | undefined>> | undefined): Promise<void> => {
     const { jobs, submitted, conflicts } = await sortOutSubmitted(chunk.jobs, ledger);
@@ -206,4 +172,43 @@ export function enqueueInto(store: JobStore, options: ChunkOptions): Enqueuer {
       return dealIdConflicts;
     },
   };
+}
+
+/**
+ * The chunk's deals that have a docflow, as outcomes: the row's own again, or
+ * already_submitted (unless --resubmit sends them again); the rest stay jobs.
+ */
+function sortOut(
+  chunk: DealJobData[],
+  entries: ReadonlyArray<LedgerDeal | undefined>,
+  batch: string,
+  resubmit: boolean | undefined,
+): { jobs: DealJobData[]; submitted: OutcomeRecord[]; conflicts: OutcomeRecord[] } {
+  if (entries.every((e) => e === undefined)) return { jobs: chunk, submitted: [], conflicts: [] };
+  const jobs: DealJobData[] = [];
+  const submitted: OutcomeRecord[] = [];
+  const conflicts: OutcomeRecord[] = [];
+  chunk.forEach((job, i) => {
+    const deal = entries[i];
+    // A docflow the feed found with no row to hold it: the worker's claim gives it to this row.
+    if (deal?.batch === '') jobs.push(job);
+    else if (deal) {
+      const property = propertyKeyOf(dealOf(job) ?? {});
+      // An entry that keeps no property (the feed's, or an import's without it) is taken for the same deal.
+      const same = deal.property ? compareProperties(deal.property, storedProperty(property)) : 'same';
+      // Another cadastral number: another deal under this dealId, refused, --resubmit or not; also on
+      // the row that made the docflow (its batch expired, and its id was loaded again with another file).
+      if (same === 'different') conflicts.push(dealIdConflict(job.row, job.dealId, deal, deal.property!, property, 0));
+      else if (deal.batch === batch && deal.row === job.row) {
+        // The row made it: its outcome again (addresses written differently: the worker's claim tells).
+        if (same === 'same') submitted.push(ownDocflow(job.row, job.dealId, deal, deal.via, 0));
+        else jobs.push(job);
+      }
+      // Addresses written differently, a cadastral number on one side only: the worker finds
+      // the row's cadastral number (suggest) and its claim tells, before anything is sent.
+      else if (same === 'unknown' || resubmit) jobs.push(job);
+      else submitted.push(alreadySubmitted(job.row, job.dealId, deal, 0));
+    } else jobs.push(job);
+  });
+  return { jobs, submitted, conflicts };
 }

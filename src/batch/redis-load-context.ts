@@ -54,13 +54,15 @@ function outcomeCounts(outcomes: readonly OutcomeRecord[], type: DocflowType): M
  * `queue` is opened on `redis` itself (see `openQueue`): its commands then follow the
  * store's own on one connection, in order, which `write` relies on.
  */
+/** The jobs of `addBulk`, each under its id, with the deal queue's options. */
+function bulk(ids: readonly string[], jobs: readonly DealJobData[]) {
+  const jobOptions = dealJobOptions();
+  return jobs.map((data, i) => ({ name: DEAL_JOB, data: storedJobData(data), opts: { ...jobOptions, jobId: ids[i]! } }));
+}
+
 /** `db`: the database of the ledger and the outcomes (a store that only takes jobs back needs none). */
 export function createRedisJobStore(redis: Redis, keys: Keys, queue: Queue<StoredJobData>, db?: Database): JobStore {
   const jobKey = `${keys.bullPrefix}:${keys.queueName}:`;
-  const jobOptions = dealJobOptions();
-  const bulk = (ids: readonly string[], jobs: readonly DealJobData[]) =>
-    jobs.map((data, i) => ({ name: DEAL_JOB, data: storedJobData(data), opts: { ...jobOptions, jobId: ids[i]! } }));
-
   /** One chunk in one round trip (see JobStore.write). */
   const writeChunk = async (
     batch: string,

@@ -168,7 +168,7 @@ export function lookedUp(run: DealRun, look: Lookup): Decision | undefined {
     type: e.type,
   };
   const via = e.via ?? 'answer';
-  // An entry that kept no property (written before entries did) is taken as before: the same deal.
+  // An entry that keeps no property (the feed's, or an import's without it) is taken for the same deal.
   const same = e.property ? compareProperties(e.property, storedProperty(run.property())) : 'same';
   // Another property: another deal under this dealId, on the row that made the docflow too (its
   // batch expired, and its id was loaded again with another file).
