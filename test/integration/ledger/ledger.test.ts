@@ -5,9 +5,8 @@
  * that a batch (its outcomes with it) never loses life; and, in Redis alone, that a job's data is
  * written only under its lock.
  */
-import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect } from 'vitest';
 import type { Database } from '../../../src/db/database.js';
 import { storedProperty } from '../../../src/input/property-key.js';
 import { createLedger, readSubmittedDeals, type ClaimRequest } from '../../../src/ledger/ledger.js';
@@ -16,15 +15,12 @@ import { createOutcomeStore } from '../../../src/outcomes/store.js';
 import { createBatchStore } from '../../../src/batch/batch-store.js';
 import { storePage } from '../../../src/feed/feed-store.js';
 import type { OutcomeRecord } from '../../../src/domain/outcome.js';
-import { createKeys, type Keys } from '../../../src/redis/keys.js';
+import type { Keys } from '../../../src/redis/keys.js';
 import { updateLockedJobData } from '../../../src/queue/locked-update.js';
 import type { NewsItem } from '../../../src/domain/gateway.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import { harness } from '../../helpers/harness.js';
 import { docflowRow, feedRow, ledgerRow, putDocflowRow } from '../../helpers/ledger-rows.js';
 import { deleteOutcome, putOutcome, storedOutcome } from '../../helpers/outcomes.js';
-import { ROOT } from '../../helpers/cli.js';
-import { loadProfile } from '../../../src/input/profile.js';
 
 const BANK = '7701234567';
 const HOUR = 3_600_000;
@@ -40,10 +36,15 @@ const record = (row: number, dealId: string, fields: Partial<OutcomeRecord>): Ou
   ...fields,
 });
 
+// The client once for an engine's tests (a file's fixtures are made at the top level); a prefix and database of each test's own.
+const onEngine = {
+  sqlite: harness({ per: 'file', each: ['prefix', 'db'], label: 'ledger', engine: 'sqlite' }),
+  postgres: harness({ per: 'file', each: ['prefix', 'db'], label: 'ledger', engine: 'postgres' }),
+};
+
 describe.each(['sqlite', 'postgres'] as const)('the ledger on %s', (engine) => {
-  const database = useTestDatabase({ engine });
+  const it = onEngine[engine];
   let redis: Redis;
-  let prefix: string;
   let keys: Keys;
   let db: Database;
   const options = { timeoutMs: 1000, feedLagMs: 500 };
@@ -106,19 +107,10 @@ describe.each(['sqlite', 'postgres'] as const)('the ledger on %s', (engine) => {
   /** The database's clock: what the ledger's times are. */
   const now = () => db.now();
 
-  beforeAll(() => {
-    redis = new Redis(REDIS_URL);
-  });
-  beforeEach(() => {
-    prefix = uniquePrefix('ledger');
-    keys = createKeys(prefix);
-    db = database.db;
-  });
-  afterEach(async () => {
-    await deletePrefix(prefix);
-  });
-  afterAll(() => {
-    redis.disconnect();
+  it.beforeEach(({ redis: client, keys: madeKeys, db: store }) => {
+    redis = client;
+    keys = madeKeys;
+    db = store.db;
   });
 
   it('claims nothing before the feed has a cursor, then claims a new deal under <bank>:reg:0:<dealId> and writes the try ahead', async () => {
@@ -565,10 +557,12 @@ describe.each(['sqlite', 'postgres'] as const)('the ledger on %s', (engine) => {
     });
   });
 
-  it('keeps a batch (its row, with its outcomes, and its profile in Redis) as long as its longest retention, never shorter', async () => {
+  it('keeps a batch (its row, with its outcomes, and its profile in Redis) as long as its longest retention, never shorter', async ({
+    profile: sample,
+  }) => {
     const batches = createBatchStore(redis, keys, db);
     const store = createOutcomeStore(redis, keys, { db });
-    const profile = await loadProfile(join(ROOT, 'samples/bank-profile.json'));
+    const profile = await sample.load();
     await batches.open({ id: 'a', file: 'deals.csv', fingerprint: 'f' }, profile, HOUR);
     const before = Date.now();
     await batches.setTotal('a', 2, HOUR);
@@ -594,26 +588,11 @@ describe.each(['sqlite', 'postgres'] as const)('the ledger on %s', (engine) => {
   });
 });
 
+// Redis alone: a prefix and a client of the test's own, no database.
+const inRedis = harness({ label: 'ledger-work', engine: 'none' });
+
 describe("the batch's work the ledger keeps in Redis", () => {
-  let redis: Redis;
-  let prefix: string;
-  let keys: Keys;
-
-  beforeAll(() => {
-    redis = new Redis(REDIS_URL);
-  });
-  beforeEach(() => {
-    prefix = uniquePrefix('ledger-work');
-    keys = createKeys(prefix);
-  });
-  afterEach(async () => {
-    await deletePrefix(prefix);
-  });
-  afterAll(() => {
-    redis.disconnect();
-  });
-
-  it("writes a job's data only while the writer holds the job's lock", async () => {
+  inRedis("writes a job's data only while the writer holds the job's lock", async ({ redis, keys }) => {
     const job = `${keys.bullPrefix}:deals:a.RC0x`;
     await redis.hset(job, 'data', '{"deal":"x"}');
     await redis.set(`${job}:lock`, 'the-worker-that-has-it');
