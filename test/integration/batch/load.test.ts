@@ -1,34 +1,39 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import iconv from 'iconv-lite';
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect } from 'vitest';
 import { snilsCheckDigits } from '../../../src/input/checksums.js';
-import { loadProfile, type BankProfile } from '../../../src/input/profile.js';
+import type { BankProfile } from '../../../src/input/profile.js';
 import { createLogger } from '../../../src/logger.js';
 import type { DealJobData } from '../../../src/queue/job-data.js';
-import { createKeys } from '../../../src/redis/keys.js';
+import { createKeys, type Keys } from '../../../src/redis/keys.js';
 import { loadBatch, type LoadOptions } from '../../../src/batch/load-batch.js';
 import { childEnv, CLI, ROOT, runCli } from '../../helpers/cli.js';
 import { csvText, HEADER, ROWS, SAMPLE_INVALID, SAMPLE_READ, writeFixtures, type Fixture } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
+import { REDIS_URL } from '../../helpers/redis.js';
 import { waitFor } from '../../helpers/wait-for.js';
 import { pauseDealQueue, waitingJobs } from '../../helpers/queue.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 import { batchRow, expireBatch } from '../../helpers/batch-rows.js';
 
 const silent = createLogger({ level: 'silent' });
 
+// The file's prefix, folder and Redis client (as BullMQ wants it); a database of each test's own.
+const it = harness({ per: 'file', each: ['db'], label: 'load', redis: { maxRetriesPerRequest: null } });
+// The command's: the file's prefix, a database and a folder of each test's own.
+const command = harness({ per: 'file', each: ['db', 'dir'], label: 'load-cli' });
+
 describe('loading the files banks really produce', () => {
-  const prefix = uniquePrefix('load');
-  const keys = createKeys(prefix);
-  const store = useTestDatabase();
+  let prefix: string;
+  let keys: Keys;
+  let store: UsedDatabase;
   let redis: Redis;
   let dir: string;
   let profile: BankProfile;
@@ -37,18 +42,18 @@ describe('loading the files banks really produce', () => {
     loadBatch({ file, batch, profile, redis, keys, db: store.db, logger: silent, rejects: join(dir, `${batch}.rejects`), ...extra });
   const jobsOf = (batch: string): Promise<DealJobData[]> => waitingJobs(redis, keys, batch);
 
-  beforeAll(async () => {
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    dir = await mkdtemp(join(tmpdir(), 'realty-load-'));
-    profile = await loadProfile(join(ROOT, 'samples/bank-profile.json'));
+  it.beforeAll(async ({ prefix: made, keys: madeKeys, redis: client, dir: folder, profile: sample }) => {
+    prefix = made;
+    keys = madeKeys;
+    redis = client;
+    dir = folder;
+    profile = await sample.load();
     fixtures = await writeFixtures(dir);
     // Nothing processes these jobs: the queue stays paused for the whole file.
     await pauseDealQueue(redis, keys);
   });
-  afterAll(async () => {
-    redis.disconnect();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
+  it.beforeEach(({ db }) => {
+    store = db;
   });
 
   it('reads every fixture shape to the same 24 rows: read = valid + invalid, Cyrillic intact', async () => {
@@ -177,40 +182,35 @@ describe('loading the files banks really produce', () => {
     expect(await jobsOf('killed')).toHaveLength(resumed.valid);
   });
 
-  it('makes again the finished jobs an expired batch left behind, so that its rows run when it is loaded again', async () => {
-    const ownPrefix = uniquePrefix('load-stale');
-    const own = createKeys(ownPrefix);
+  it('makes again the finished jobs an expired batch left behind, so that its rows run when it is loaded again', async ({ openPrefix }) => {
+    const own = createKeys(openPrefix('load-stale'));
     const file = join(dir, 'stale.csv');
     await writeFile(file, csvText(ROWS));
     const loadOwn = () =>
       loadBatch({ file, batch: 'stale', profile, redis, keys: own, db: store.db, logger: silent, rejects: join(dir, 'stale.rejects') });
-    try {
-      expect(await loadOwn()).toMatchObject({ enqueued: SAMPLE_READ - SAMPLE_INVALID });
-      // Every job ends (failed, kept 30 days by BullMQ) ...
-      const worker = new Worker(own.queueName, () => Promise.reject(new UnrecoverableError('ended')), {
-        connection: redis.duplicate(),
-        prefix: own.bullPrefix,
-      });
-      const queue = new Queue<DealJobData>(own.queueName, { connection: redis, prefix: own.bullPrefix });
-      // No deadline but the test's own (vitest.config.ts).
-      await waitFor(async () => (await queue.getFailedCount()) >= SAMPLE_READ - SAMPLE_INVALID, {
-        timeoutMs: 30_000,
-        intervalMs: 20,
-        what: 'every job failed',
-      });
-      await worker.close();
-      // ... and the batch expires (30 days: its keys, its row and outcomes in the database) before BullMQ gets round to removing them.
-      await redis.del(own.batch('stale'), own.rows('stale'));
-      await expireBatch(store.db, 'stale');
+    expect(await loadOwn()).toMatchObject({ enqueued: SAMPLE_READ - SAMPLE_INVALID });
+    // Every job ends (failed, kept 30 days by BullMQ) ...
+    const worker = new Worker(own.queueName, () => Promise.reject(new UnrecoverableError('ended')), {
+      connection: redis.duplicate(),
+      prefix: own.bullPrefix,
+    });
+    const queue = new Queue<DealJobData>(own.queueName, { connection: redis, prefix: own.bullPrefix });
+    // No deadline but the test's own (vitest.config.ts).
+    await waitFor(async () => (await queue.getFailedCount()) >= SAMPLE_READ - SAMPLE_INVALID, {
+      timeoutMs: 30_000,
+      intervalMs: 20,
+      what: 'every job failed',
+    });
+    await worker.close();
+    // ... and the batch expires (30 days: its keys, its row and outcomes in the database) before BullMQ gets round to removing them.
+    await redis.del(own.batch('stale'), own.rows('stale'));
+    await expireBatch(store.db, 'stale');
 
-      const again = await loadOwn();
-      expect(again).toMatchObject({ enqueued: SAMPLE_READ - SAMPLE_INVALID, alreadyEnqueued: 0 });
-      expect(await queue.getWaitingCount()).toBe(SAMPLE_READ - SAMPLE_INVALID);
-      expect(await queue.getFailedCount()).toBe(0);
-      await queue.close();
-    } finally {
-      await deletePrefix(ownPrefix);
-    }
+    const again = await loadOwn();
+    expect(again).toMatchObject({ enqueued: SAMPLE_READ - SAMPLE_INVALID, alreadyEnqueued: 0 });
+    expect(await queue.getWaitingCount()).toBe(SAMPLE_READ - SAMPLE_INVALID);
+    expect(await queue.getFailedCount()).toBe(0);
+    await queue.close();
   });
 
   it("renames a bank's own headers with --mapping, fills defaults, and lists unknown columns once", async () => {
@@ -236,14 +236,17 @@ describe('loading the files banks really produce', () => {
 });
 
 describe('realty-batch load from the command line', () => {
-  const prefix = uniquePrefix('load-cli');
-  const store = useTestDatabase();
-  const env = (): Record<string, string> => ({ REDIS_URL, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent', DATABASE_URL: store.url });
-  afterAll(() => deletePrefix(prefix));
+  // No gateway: the load talks to none.
+  const envOf = (prefix: string, store: UsedDatabase): Record<string, string> => ({
+    REDIS_URL,
+    REALTY_PREFIX: prefix,
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: store.url,
+  });
 
-  it('--dry-run --json prints the summary as one JSON object, enqueues nothing and exits 3 for invalid rows', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'realty-dry-'));
-    try {
+  command(
+    '--dry-run --json prints the summary as one JSON object, enqueues nothing and exits 3 for invalid rows',
+    async ({ prefix, db: store, redis, dir }) => {
       const result = await runCli(
         [
           'load',
@@ -257,51 +260,43 @@ describe('realty-batch load from the command line', () => {
           '--rejects',
           join(dir, 'r.csv'),
         ],
-        env(),
+        envOf(prefix, store),
       );
       expect(result.code).toBe(3);
       const summary = JSON.parse(result.stdout) as Record<string, unknown>;
       expect(summary).toMatchObject({ read: 24, valid: 21, invalid: 3, enqueued: 0, alreadyEnqueued: 0, dryRun: true });
-      const redis = new Redis(REDIS_URL);
       const written = await redis.keys(`{${prefix}}*`);
-      redis.disconnect();
       expect(written).toEqual([]);
       expect(await batchRow(store.db, 'dry')).toBeUndefined();
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    },
+  );
+
+  command('stops before enqueueing anything when the profile is bad, listing every problem', async ({ prefix, db: store, redis, dir }) => {
+    const bad = JSON.parse(readFileSync(join(ROOT, 'samples/bank-profile.json'), 'utf8')) as {
+      organization: { inn: string };
+      representative: { person: { snils: string } };
+    };
+    // The last digit is the checksum: one more makes it wrong.
+    bad.organization.inn = bad.organization.inn.slice(0, 9) + String((Number(bad.organization.inn[9]) + 1) % 10);
+    bad.representative.person.snils = '111-111-111 11';
+    await writeFile(join(dir, 'bad.json'), JSON.stringify(bad));
+    const result = await runCli(
+      ['load', 'samples/deals.csv', '--profile', join(dir, 'bad.json'), '--batch', 'badprofile'],
+      envOf(prefix, store),
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('organization.inn');
+    expect(result.stderr).toContain('representative.person.snils');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    const written = await redis.keys(`{${prefix}}:batch:badprofile*`);
+    expect(written).toEqual([]);
+    expect(await batchRow(store.db, 'badprofile')).toBeUndefined();
   });
 
-  it('stops before enqueueing anything when the profile is bad, listing every problem', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'realty-profile-'));
-    try {
-      const bad = JSON.parse(readFileSync(join(ROOT, 'samples/bank-profile.json'), 'utf8')) as {
-        organization: { inn: string };
-        representative: { person: { snils: string } };
-      };
-      // The last digit is the checksum: one more makes it wrong.
-      bad.organization.inn = bad.organization.inn.slice(0, 9) + String((Number(bad.organization.inn[9]) + 1) % 10);
-      bad.representative.person.snils = '111-111-111 11';
-      await writeFile(join(dir, 'bad.json'), JSON.stringify(bad));
-      const result = await runCli(['load', 'samples/deals.csv', '--profile', join(dir, 'bad.json'), '--batch', 'badprofile'], env());
-      expect(result.code).toBe(1);
-      expect(result.stderr).toContain('organization.inn');
-      expect(result.stderr).toContain('representative.person.snils');
-      expect(result.stderr).not.toMatch(/\n\s+at /);
-      const redis = new Redis(REDIS_URL);
-      const written = await redis.keys(`{${prefix}}:batch:badprofile*`);
-      redis.disconnect();
-      expect(written).toEqual([]);
-      expect(await batchRow(store.db, 'badprofile')).toBeUndefined();
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
-
-  it('refuses an unknown --encoding as wrong usage (exit 2)', async () => {
+  command('refuses an unknown --encoding as wrong usage (exit 2)', async ({ prefix, db: store }) => {
     const result = await runCli(
       ['load', 'samples/deals.csv', '--profile', 'samples/bank-profile.json', '--encoding', 'latin1', '--dry-run'],
-      env(),
+      envOf(prefix, store),
     );
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/windows-1251/);
