@@ -1,20 +1,17 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { createKeys } from '../../../src/redis/keys.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import { describe, expect } from 'vitest';
 import { createDealWorker } from '../../../src/worker/create-worker.js';
 import { createDealProcessor } from '../../../jobs/deal.js';
 import { createLogger } from '../../../src/logger.js';
 import { runCli } from '../../helpers/cli.js';
 import { csvText, HEADER, records, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import { harness } from '../../helpers/harness.js';
+import { REDIS_URL } from '../../helpers/redis.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 import { batchRow } from '../../helpers/batch-rows.js';
 
 const PROFILE = 'samples/bank-profile.json';
@@ -24,20 +21,25 @@ const quoted = (cell: string): string =>
     .replace(/^\n/, '')
     .replace(/\n$/, '');
 
+// The file's prefix and folder, a database of each test's own; the load talks to no gateway.
+const it = harness({ per: 'file', each: ['db'], label: 'edges' });
+// Everything of the test's own: a worker (its Redis client as BullMQ wants it) against its sandbox.
+const withWorkers = harness({ label: 'broken', redis: { maxRetriesPerRequest: null } });
+
 describe('inputs that must not slip through or crash the loader', () => {
-  const prefix = uniquePrefix('edges');
-  const store = useTestDatabase();
-  const env = (): Record<string, string> => ({ REDIS_URL, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent', DATABASE_URL: store.url });
+  let prefix: string;
+  let store: UsedDatabase;
   let dir: string;
+  const env = (): Record<string, string> => ({ REDIS_URL, REALTY_PREFIX: prefix, LOG_LEVEL: 'silent', DATABASE_URL: store.url });
   const load = (file: string, ...extra: string[]) =>
     runCli(['load', file, '--profile', PROFILE, '--rejects', join(dir, 'rejects.csv'), ...extra], env());
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'realty-edges-'));
+  it.beforeAll(({ prefix: made, dir: folder }) => {
+    prefix = made;
+    dir = folder;
   });
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
+  it.beforeEach(({ db }) => {
+    store = db;
   });
 
   it('refuses a UTF-8 file with one stray non-UTF-8 byte instead of reading it all as Windows-1251', async () => {
@@ -112,73 +114,59 @@ describe('inputs that must not slip through or crash the loader', () => {
 });
 
 describe('a load that cannot be read to its end, with workers running', () => {
-  const prefix = uniquePrefix('broken');
-  const store = useTestDatabase();
-  let sandbox: RunningSandbox;
-  let dir: string;
-
-  beforeAll(async () => {
-    sandbox = await startSandbox({ sessions: ['s'] });
-    dir = await mkdtemp(join(tmpdir(), 'realty-broken-'));
-  });
-  afterAll(async () => {
-    await sandbox.close();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
-  });
-
-  it('sends nothing of it, leaves no job behind, and marks the batch failed', { timeout: 120_000 }, async () => {
-    // 3,000 good rows under new ids, then a quote that never closes.
-    const id = HEADER.indexOf('dealId');
-    const rows = Array.from({ length: 3000 }, (_, i) => {
-      const r = [...ROWS[1]!];
-      r[id] = `BROKEN-${i}`;
-      return r;
-    });
-    const file = join(dir, 'broken.csv');
-    await writeFile(file, `${csvText(rows)}"never closed,${'x,'.repeat(10)}\n`);
-
-    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    const keys = createKeys(prefix);
-    const worker = createDealWorker({
-      processor: createDealProcessor,
-      connection: redis,
-      keys,
-      db: store.db,
-      apiUrl: sandbox.url,
-      sessionId: 's',
-      concurrency: 20,
-      attempts: 2,
-      backoffMs: 50,
-      timeoutMs: 2000,
-      logger: createLogger({ level: 'silent' }),
-    });
-    try {
-      const result = await runCli(['load', file, '--profile', PROFILE, '--batch', 'broken', '--rejects', join(dir, 'r.csv')], {
-        REDIS_URL,
-        REALTY_PREFIX: prefix,
-        LOG_LEVEL: 'silent',
-        DATABASE_URL: store.url,
+  withWorkers(
+    'sends nothing of it, leaves no job behind, and marks the batch failed',
+    { timeout: 120_000 },
+    async ({ prefix, keys, redis, db: store, sandbox, dir }) => {
+      // 3,000 good rows under new ids, then a quote that never closes.
+      const id = HEADER.indexOf('dealId');
+      const rows = Array.from({ length: 3000 }, (_, i) => {
+        const r = [...ROWS[1]!];
+        r[id] = `BROKEN-${i}`;
+        return r;
       });
-      expect(result.code).toBe(1);
-      expect(result.stderr).toMatch(/cannot be read as CSV near line \d+/);
-      // Give the workers time to have taken anything they could.
-      await new Promise((r) => setTimeout(r, 500));
-      expect(sandbox.stats().docflowCalls).toEqual({});
-      const left = await redis.keys(`${keys.bullPrefix}:${keys.queueName}:broken.*`);
-      expect(left.filter((k) => !k.endsWith(':logs'))).toEqual([]);
-      expect((await batchRow(store.db, 'broken'))?.state).toBe('failed');
-      const status = await runCli(['results', 'broken', '--out', join(dir, 'x.csv')], {
-        REDIS_URL,
-        REALTY_PREFIX: prefix,
-        LOG_LEVEL: 'silent',
-        DATABASE_URL: store.url,
+      const file = join(dir, 'broken.csv');
+      await writeFile(file, `${csvText(rows)}"never closed,${'x,'.repeat(10)}\n`);
+
+      const worker = createDealWorker({
+        processor: createDealProcessor,
+        connection: redis,
+        keys,
+        db: store.db,
+        apiUrl: sandbox.url,
+        sessionId: 's',
+        concurrency: 20,
+        attempts: 2,
+        backoffMs: 50,
+        timeoutMs: 2000,
+        logger: createLogger({ level: 'silent' }),
       });
-      expect(status.code).toBe(1);
-      expect(status.stderr).toContain('did not load completely');
-    } finally {
-      await worker.close(1000);
-      redis.disconnect();
-    }
-  });
+      try {
+        const result = await runCli(['load', file, '--profile', PROFILE, '--batch', 'broken', '--rejects', join(dir, 'r.csv')], {
+          REDIS_URL,
+          REALTY_PREFIX: prefix,
+          LOG_LEVEL: 'silent',
+          DATABASE_URL: store.url,
+        });
+        expect(result.code).toBe(1);
+        expect(result.stderr).toMatch(/cannot be read as CSV near line \d+/);
+        // Give the workers time to have taken anything they could.
+        await new Promise((r) => setTimeout(r, 500));
+        expect(sandbox.stats().docflowCalls).toEqual({});
+        const left = await redis.keys(`${keys.bullPrefix}:${keys.queueName}:broken.*`);
+        expect(left.filter((k) => !k.endsWith(':logs'))).toEqual([]);
+        expect((await batchRow(store.db, 'broken'))?.state).toBe('failed');
+        const status = await runCli(['results', 'broken', '--out', join(dir, 'x.csv')], {
+          REDIS_URL,
+          REALTY_PREFIX: prefix,
+          LOG_LEVEL: 'silent',
+          DATABASE_URL: store.url,
+        });
+        expect(status.code).toBe(1);
+        expect(status.stderr).toContain('did not load completely');
+      } finally {
+        await worker.close(1000);
+      }
+    },
+  );
 });
