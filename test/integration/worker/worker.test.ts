@@ -1,35 +1,34 @@
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { parse } from 'csv-parse/sync';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect } from 'vitest';
 import { runBatch, type LoadSettings } from '../../../src/pipeline/run-batch.js';
 import type { WorkerSettingsInput } from '../../../src/worker/worker-settings.js';
 import { loadBatch } from '../../../src/batch/load-batch.js';
 import { createDealWorker } from '../../../src/worker/create-worker.js';
 import { TUNABLES } from '../../../src/config.js';
 import { createDealProcessor } from '../../../jobs/deal.js';
-import { loadProfile, type BankProfile } from '../../../src/input/profile.js';
+import type { BankProfile } from '../../../src/input/profile.js';
 import { createLogger } from '../../../src/logger.js';
 import { createKeys } from '../../../src/redis/keys.js';
 import { dealJobId, type DealJobData } from '../../../src/queue/job-data.js';
 import type { OutcomeRecord } from '../../../src/domain/outcome.js';
-import { startSandbox, type RegistryObject, type RunningSandbox, type SandboxOptions } from '../../../src/sandbox/index.js';
+import type { RegistryObject, RunningSandbox, SandboxOptions } from '../../../src/sandbox/index.js';
 import { createRequestLimiter } from '../../../src/worker/rate-limit.js';
 import { startFeedFollower } from '../../../src/feed/follower.js';
 import { createRealtyClient } from '../../../src/realty/client.js';
 import { ROOT } from '../../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
 import { monitorRedis } from '../../helpers/monitor.js';
 import { waitFor } from '../../helpers/wait-for.js';
 import { outcomeCount, storedOutcome, storedOutcomes } from '../../helpers/outcomes.js';
 import { batchRow, setBatchState } from '../../helpers/batch-rows.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 import { docflowRow, feedRow, ledgerRow, putLedgerRow } from '../../helpers/ledger-rows.js';
 
 const SESSION = 'worker-test-session';
@@ -40,24 +39,32 @@ const BY_SUGGEST = 'NSK-2026-000123';
 const WITH_NUMBER = 'MSK-2026-004511';
 const REGISTRY = JSON.parse(readFileSync(join(ROOT, 'samples/registry.json'), 'utf8')) as RegistryObject[];
 
+// The file's Redis client (as BullMQ's workers want it) and folder; a prefix and a database of each test's own, and its sandboxes.
+const it = harness({ per: 'file', each: ['prefix', 'db'], label: 'worker', redis: { maxRetriesPerRequest: null } });
+// The file's prefix and Redis client; a database, folder and sandbox of each test's own.
+const rated = harness({
+  per: 'file',
+  each: ['db', 'dir', 'sandbox'],
+  label: 'rate',
+  redis: { maxRetriesPerRequest: null },
+  sandbox: { sessions: [SESSION] },
+});
+
 describe('the worker against every answer of the gateway', () => {
-  const store = useTestDatabase();
+  let store: UsedDatabase;
   let redis: Redis;
   let dir: string;
   let profile: BankProfile;
   let sandbox: RunningSandbox;
   let prefix: string;
-  /** Every prefix of the test: one test takes fresh ones part-way, and each is deleted after it. */
-  const used: string[] = [];
-  const freshPrefix = (): string => {
-    const fresh = uniquePrefix('worker');
-    used.push(fresh);
-    return fresh;
-  };
+  /** Another prefix of the test's own (one test takes fresh ones part-way), deleted after it. */
+  let freshPrefix: () => string;
+  let openSandbox: (options: SandboxOptions) => Promise<RunningSandbox>;
   let logs: string;
 
+  /** A sandbox of the test's own, closed after it. */
   const start = async (options: SandboxOptions = {}) => {
-    sandbox = await startSandbox({ sessions: [SESSION], ...options });
+    sandbox = await openSandbox({ sessions: [SESSION], ...options });
   };
   /** The registry refused the deal's docflow (a sandbox started with faultRegistry 1): the feed, followed here, records it in the ledger. */
   const refusedByRegistry = async (dealId: string): Promise<void> => {
@@ -113,22 +120,17 @@ describe('the worker against every answer of the gateway', () => {
     return { result, rows };
   };
 
-  beforeAll(async () => {
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    dir = await mkdtemp(join(tmpdir(), 'realty-worker-'));
-    profile = await loadProfile(join(ROOT, 'samples/bank-profile.json'));
+  it.beforeAll(async ({ redis: client, dir: folder, profile: sample }) => {
+    redis = client;
+    dir = folder;
+    profile = await sample.load();
   });
-  beforeEach(() => {
-    prefix = freshPrefix();
+  it.beforeEach(({ prefix: made, db, openPrefix, openSandbox: open }) => {
+    prefix = made;
+    store = db;
+    freshPrefix = () => openPrefix('worker');
+    openSandbox = open;
     logs = '';
-  });
-  afterEach(async () => {
-    await sandbox?.close();
-    for (const p of used.splice(0)) await deletePrefix(p);
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('retries a 501 that clears after two tries and ends queued with attempts 3', async () => {
@@ -511,15 +513,9 @@ describe('the worker against every answer of the gateway', () => {
 });
 
 describe('--rate: gateway requests per second across every worker', () => {
-  const store = useTestDatabase();
-  const prefix = uniquePrefix('rate');
-  afterAll(() => deletePrefix(prefix));
-
-  it('grants at most N requests in any second of Redis time, and says how long to wait', async () => {
-    const redis = new Redis(REDIS_URL);
-    const limiter = createRequestLimiter(redis, createKeys(prefix).rate, 10);
+  rated('grants at most N requests in any second of Redis time, and says how long to wait', async ({ redis, keys }) => {
+    const limiter = createRequestLimiter(redis, keys.rate, 10);
     const grants = await Promise.all(Array.from({ length: 60 }, () => limiter.take()));
-    redis.disconnect();
     const granted = new Map<number, number>();
     for (const g of grants) if (g.waitMs === 0) granted.set(g.second, (granted.get(g.second) ?? 0) + 1);
     for (const n of granted.values()) expect(n).toBeLessThanOrEqual(10);
@@ -529,39 +525,30 @@ describe('--rate: gateway requests per second across every worker', () => {
     for (const g of refused) expect(g.waitMs).toBeLessThanOrEqual(1000);
   });
 
-  it('still finishes every row when the rate is lower than the work', async () => {
-    const sandbox = await startSandbox({ sessions: [SESSION] });
-    const dir = await mkdtemp(join(tmpdir(), 'realty-rate-'));
-    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    try {
-      const file = join(dir, 'rate.csv');
-      const ids = [WITH_NUMBER, BY_SUGGEST, 'NSK-2026-000124', 'EKB-2026-000311', 'KZN-2026-000051'];
-      await writeFile(file, csvText(ids.map(row)));
-      const result = await runBatch({
-        file,
-        profile: await loadProfile(join(ROOT, 'samples/bank-profile.json')),
-        batch: 'rated',
-        redis,
-        keys: createKeys(prefix),
-        db: store.db,
-        logger: createLogger({ level: 'silent' }),
-        apiUrl: sandbox.url,
-        sessionId: SESSION,
-        processor: createDealProcessor,
-        worker: { concurrency: 5, attempts: 2, backoffMs: 100, timeoutMs: 2000, rate: 3 },
-        waiting: { pollMs: 20 },
-        output: { out: join(dir, 'out.csv'), rejects: join(dir, 'r.csv') },
-      });
-      expect(result.results.counts.queued).toBe(5);
-      expect(sandbox.stats().docflowsCreated).toBe(5);
-      // Jobs the rate put back (some after their checkpoint) asked suggest once a row all the same.
-      const bySuggest = ids.filter((id) => row(id)[HEADER.indexOf('cadastralNumber')] === '').length;
-      expect(bySuggest).toBeGreaterThan(1);
-      expect(sandbox.stats().suggestCalls).toBe(bySuggest);
-    } finally {
-      redis.disconnect();
-      await sandbox.close();
-      await rm(dir, { recursive: true, force: true });
-    }
+  rated('still finishes every row when the rate is lower than the work', async ({ sandbox, dir, redis, keys, db: store, profile }) => {
+    const file = join(dir, 'rate.csv');
+    const ids = [WITH_NUMBER, BY_SUGGEST, 'NSK-2026-000124', 'EKB-2026-000311', 'KZN-2026-000051'];
+    await writeFile(file, csvText(ids.map(row)));
+    const result = await runBatch({
+      file,
+      profile: await profile.load(),
+      batch: 'rated',
+      redis,
+      keys,
+      db: store.db,
+      logger: createLogger({ level: 'silent' }),
+      apiUrl: sandbox.url,
+      sessionId: SESSION,
+      processor: createDealProcessor,
+      worker: { concurrency: 5, attempts: 2, backoffMs: 100, timeoutMs: 2000, rate: 3 },
+      waiting: { pollMs: 20 },
+      output: { out: join(dir, 'out.csv'), rejects: join(dir, 'r.csv') },
+    });
+    expect(result.results.counts.queued).toBe(5);
+    expect(sandbox.stats().docflowsCreated).toBe(5);
+    // Jobs the rate put back (some after their checkpoint) asked suggest once a row all the same.
+    const bySuggest = ids.filter((id) => row(id)[HEADER.indexOf('cadastralNumber')] === '').length;
+    expect(bySuggest).toBeGreaterThan(1);
+    expect(sandbox.stats().suggestCalls).toBe(bySuggest);
   });
 });
