@@ -9,16 +9,17 @@ import { mkdir, mkdtemp, rm, symlink, truncate, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeEach, afterEach } from 'vitest';
-import { createKeys } from '../../../src/redis/keys.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import type { Redis } from 'ioredis';
+import { describe, expect, afterEach } from 'vitest';
+import type { Keys } from '../../../src/redis/keys.js';
+import type { RunningSandbox, SandboxOptions } from '../../../src/sandbox/index.js';
 import { childEnv, CLI, ROOT, runCli } from '../../helpers/cli.js';
 import { csvText, HEADER, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
+import { REDIS_URL } from '../../helpers/redis.js';
 import { waitFor } from '../../helpers/wait-for.js';
 import { storedOutcomes } from '../../helpers/outcomes.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 import { TEST_SIGNATURE } from '../../helpers/signatures.js';
 
 /** Valid sample deals that carry their cadastral numbers (no suggest call). */
@@ -39,11 +40,17 @@ function fileRow(dealId: string, files?: { agreement: string; signatures?: strin
   return [...row, files.agreement, files.signatures ?? ''];
 }
 
+// Everything of each test's own; each test starts its sandbox, with options of its own.
+const it = harness({ label: 'uploads' });
+
 describe('documents by path', () => {
-  const store = useTestDatabase();
+  let store: UsedDatabase;
   let sandbox: RunningSandbox;
+  let openSandbox: (options: SandboxOptions) => Promise<RunningSandbox>;
   let dir: string;
   let prefix: string;
+  let keys: Keys;
+  let redis: Redis;
   const workers: ChildProcess[] = [];
   const env = () => ({
     REDIS_URL,
@@ -63,33 +70,28 @@ describe('documents by path', () => {
     return child;
   };
   const outcomes = (batch: string) => storedOutcomes(store.db, batch);
-  const uploadsRemembered = async (batch: string) => {
-    const redis = new Redis(REDIS_URL);
-    try {
-      return await redis.hgetall(createKeys(prefix).contents(batch));
-    } finally {
-      redis.disconnect();
-    }
-  };
+  const uploadsRemembered = (batch: string) => redis.hgetall(keys.contents(batch));
   const load = (file: string, batch: string, extra: string[] = []) =>
     runCli(['load', file, '--profile', 'samples/bank-profile.json', '--batch', batch, '--rejects', join(dir, 'r.csv'), ...extra], env());
 
-  beforeEach(async () => {
-    prefix = uniquePrefix('uploads');
-    dir = await mkdtemp(join(tmpdir(), 'realty-uploads-'));
+  it.beforeEach(async ({ db, prefix: made, keys: madeKeys, redis: client, dir: folder, openSandbox: open }) => {
+    store = db;
+    prefix = made;
+    keys = madeKeys;
+    redis = client;
+    dir = folder;
+    openSandbox = open;
     await mkdir(join(dir, 'docs'));
     await writeFile(join(dir, 'docs', 'agreement.pdf'), PDF);
     await writeFile(join(dir, 'docs', 'agreement.pdf.sig'), SIGNATURE);
   });
-  afterEach(async () => {
+  // Before the harness closes the sandbox and deletes the prefix.
+  afterEach(() => {
     for (const w of workers.splice(0)) if (w.exitCode === null) w.kill('SIGKILL');
-    await sandbox?.close();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
   });
 
   it('uploads an agreement and signature two rows share once; their docflows pass --strict-contents, a made-up content id is refused', async () => {
-    sandbox = await startSandbox({ sessions: ['s'], strictContents: true });
+    sandbox = await openSandbox({ sessions: ['s'], strictContents: true });
     const files = { agreement: 'docs/agreement.pdf', signatures: 'docs/agreement.pdf.sig' };
     const rows = [fileRow(SAMPLE_IDS[0]!, files), fileRow(SAMPLE_IDS[1]!, files), fileRow(SAMPLE_IDS[2]!)];
     rows[2]![HEADER.indexOf('agreementContentId')] = MADE_UP_CONTENT_ID;
@@ -130,7 +132,7 @@ describe('documents by path', () => {
   });
 
   it('refuses at load a missing, empty, non-PDF, outside-linked or over-50-MB file, naming the field', async () => {
-    sandbox = await startSandbox({ sessions: ['s'] });
+    sandbox = await openSandbox({ sessions: ['s'] });
     const outside = await mkdtemp(join(tmpdir(), 'realty-outside-'));
     try {
       await writeFile(join(outside, 'secret.pdf'), PDF);
@@ -181,7 +183,7 @@ describe('documents by path', () => {
     { timeout: 180_000 },
     async () => {
       // Every docflow creation answers 501 (nothing made, retried): the upload before it passes.
-      sandbox = await startSandbox({ sessions: ['s'], strictContents: true, fault501: 1 });
+      sandbox = await openSandbox({ sessions: ['s'], strictContents: true, fault501: 1 });
       await writeFile(
         join(dir, 'deals.csv'),
         csvText([fileRow(SAMPLE_IDS[0]!, { agreement: 'docs/agreement.pdf', signatures: 'docs/agreement.pdf.sig' })], {
@@ -216,7 +218,7 @@ describe('documents by path', () => {
   );
 
   it('retries a file row with its files checked again, re-using the batch upload', async () => {
-    sandbox = await startSandbox({ sessions: ['s'], strictContents: true, fault501: 1 });
+    sandbox = await openSandbox({ sessions: ['s'], strictContents: true, fault501: 1 });
     await writeFile(
       join(dir, 'deals.csv'),
       csvText([fileRow(SAMPLE_IDS[0]!, { agreement: 'docs/agreement.pdf', signatures: 'docs/agreement.pdf.sig' })], {
@@ -236,7 +238,7 @@ describe('documents by path', () => {
   });
 
   it("retries a row whose files lie under the load's --files-root, named by absolute paths: the root goes with the batch", async () => {
-    sandbox = await startSandbox({ sessions: ['s'], strictContents: true, fault501: 1 });
+    sandbox = await openSandbox({ sessions: ['s'], strictContents: true, fault501: 1 });
     const root = join(dir, 'docs');
     await writeFile(
       join(dir, 'deals.csv'),
@@ -257,7 +259,7 @@ describe('documents by path', () => {
   });
 
   it('runs samples/deals-with-files.csv: the shared agreement and signature go up once, the unsigned row ends suspended', async () => {
-    sandbox = await startSandbox({ sessions: ['s'], strictContents: true });
+    sandbox = await openSandbox({ sessions: ['s'], strictContents: true });
     const out = join(dir, 'samples.results.csv');
     const run = await runCli(
       [
@@ -281,7 +283,7 @@ describe('documents by path', () => {
   });
 
   it('uploads a 50 MB agreement streamed, once (prints the worker peak RSS growth)', async () => {
-    sandbox = await startSandbox({ sessions: ['s'], strictContents: true });
+    sandbox = await openSandbox({ sessions: ['s'], strictContents: true });
     const big = join(dir, 'docs', 'big.pdf');
     await writeFile(big, '%PDF-1.4\n');
     await truncate(big, 50 * 1024 * 1024);
