@@ -1,17 +1,17 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { describe, it, expect, beforeEach, afterEach } from 'vitest';
-import { createKeys } from '../../../src/redis/keys.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import type { Redis } from 'ioredis';
+import { describe, expect, afterEach } from 'vitest';
+import type { Keys } from '../../../src/redis/keys.js';
+import type { RunningSandbox, SandboxOptions } from '../../../src/sandbox/index.js';
 import { childEnv, CLI, ROOT, runCli } from '../../helpers/cli.js';
 import { csvText, ROWS } from '../../helpers/fixtures.js';
-import { deletePrefix, keysOf, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
+import { keysOf, REDIS_URL } from '../../helpers/redis.js';
 import { waitFor } from '../../helpers/wait-for.js';
 import { storedOutcomes } from '../../helpers/outcomes.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 
 const LOGIN = 'bank-robot';
 const PASSWORD = 'Night-Pa55word-90f3e1';
@@ -37,11 +37,17 @@ const SECOND = [
 const rowsOf = (ids: string[]) => ids.map((id) => ROWS.find((r) => r[0] === id)!);
 const TTL_MS = 1500;
 
+// Everything of each test's own; each test starts its sandbox, with its own users.
+const it = harness({ label: 'login' });
+
 describe('a fleet that logs in itself (REALTY_LOGIN, REALTY_PASSWORD, REALTY_ACCOUNT_ID)', { timeout: 90_000 }, () => {
-  const store = useTestDatabase();
+  let store: UsedDatabase;
   let sandbox: RunningSandbox;
+  let openSandbox: (options: SandboxOptions) => Promise<RunningSandbox>;
   let dir: string;
   let prefix: string;
+  let keys: Keys;
+  let redis: Redis;
   const workers: Array<{ child: ChildProcess; stderr: () => string }> = [];
   const env = (password = PASSWORD) => ({
     REDIS_URL,
@@ -81,21 +87,23 @@ describe('a fleet that logs in itself (REALTY_LOGIN, REALTY_PASSWORD, REALTY_ACC
       env(),
     );
 
-  beforeEach(async () => {
-    prefix = uniquePrefix('login');
-    dir = await mkdtemp(join(tmpdir(), 'realty-login-'));
+  it.beforeEach(async ({ db, prefix: made, keys: madeKeys, redis: client, dir: folder, openSandbox: open }) => {
+    store = db;
+    prefix = made;
+    keys = madeKeys;
+    redis = client;
+    dir = folder;
+    openSandbox = open;
     await writeFile(join(dir, 'first.csv'), csvText(rowsOf(FIRST)));
     await writeFile(join(dir, 'second.csv'), csvText(rowsOf(SECOND)));
   });
-  afterEach(async () => {
+  // Before the harness closes the sandbox and deletes the prefix.
+  afterEach(() => {
     for (const w of workers.splice(0)) if (w.child.exitCode === null) w.child.kill('SIGKILL');
-    await sandbox?.close();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
   });
 
   it('two worker processes log in once, and once again for the whole fleet when the session expires: every row queued or suspended, the queue never paused', async () => {
-    sandbox = await startSandbox({ users: [`${LOGIN}:${PASSWORD}:${ACCOUNT}`], sessionTtlMs: TTL_MS });
+    sandbox = await openSandbox({ users: [`${LOGIN}:${PASSWORD}:${ACCOUNT}`], sessionTtlMs: TTL_MS });
     startWorker();
     startWorker();
     await waitFor(() => sandbox.stats().logins >= 1, { timeoutMs: 30_000, intervalMs: 20, what: 'the first login' });
@@ -122,29 +130,23 @@ describe('a fleet that logs in itself (REALTY_LOGIN, REALTY_PASSWORD, REALTY_ACC
     const stats = sandbox.stats();
     expect(stats.logins).toBe(2);
     expect(stats.docflowsCreated).toBe(FIRST.length + SECOND.length);
-    const redis = new Redis(REDIS_URL);
-    try {
-      const keys = createKeys(prefix);
-      expect(await redis.get(keys.pauseReason)).toBeNull();
-      // The password and the sessions never in clear: every value of every key under the prefix.
-      const values: string[] = [];
-      for (const key of await keysOf(redis, prefix)) {
-        const type = await redis.type(key);
-        if (type === 'string') values.push((await redis.get(key)) ?? '');
-        else if (type === 'hash') values.push(...Object.entries(await redis.hgetall(key)).flat());
-        else if (type === 'list') values.push(...(await redis.lrange(key, 0, -1)));
-        else if (type === 'set') values.push(...(await redis.smembers(key)));
-        else if (type === 'zset') values.push(...(await redis.zrange(key, '0', '-1')));
-        else if (type === 'stream') values.push(JSON.stringify(await redis.xrange(key, '-', '+')));
-      }
-      expect(values.join('\n')).not.toContain(PASSWORD);
-      // The session is there, sealed: base64 of an IV, the ciphertext and its tag, never a readable id.
-      const [gen, box] = await redis.hmget(keys.session, 'gen', 'box');
-      expect(Number(gen)).toBeGreaterThanOrEqual(2);
-      expect(box).toMatch(/^[A-Za-z0-9+/]{40,}={0,2}$/);
-    } finally {
-      redis.disconnect();
+    expect(await redis.get(keys.pauseReason)).toBeNull();
+    // The password and the sessions never in clear: every value of every key under the prefix.
+    const values: string[] = [];
+    for (const key of await keysOf(redis, prefix)) {
+      const type = await redis.type(key);
+      if (type === 'string') values.push((await redis.get(key)) ?? '');
+      else if (type === 'hash') values.push(...Object.entries(await redis.hgetall(key)).flat());
+      else if (type === 'list') values.push(...(await redis.lrange(key, 0, -1)));
+      else if (type === 'set') values.push(...(await redis.smembers(key)));
+      else if (type === 'zset') values.push(...(await redis.zrange(key, '0', '-1')));
+      else if (type === 'stream') values.push(JSON.stringify(await redis.xrange(key, '-', '+')));
     }
+    expect(values.join('\n')).not.toContain(PASSWORD);
+    // The session is there, sealed: base64 of an IV, the ciphertext and its tag, never a readable id.
+    const [gen, box] = await redis.hmget(keys.session, 'gen', 'box');
+    expect(Number(gen)).toBeGreaterThanOrEqual(2);
+    expect(box).toMatch(/^[A-Za-z0-9+/]{40,}={0,2}$/);
     for (const w of workers) w.child.kill('SIGTERM');
     await Promise.all(workers.map((w) => new Promise((r) => (w.child.exitCode === null ? w.child.once('exit', r) : r(null)))));
     const logs = workers.map((w) => w.stderr()).join('\n');
@@ -154,7 +156,7 @@ describe('a fleet that logs in itself (REALTY_LOGIN, REALTY_PASSWORD, REALTY_ACC
   });
 
   it('a login refused on renewal pauses the queue for the session after one call of /auth, and sends nothing more', async () => {
-    sandbox = await startSandbox({ users: [`${LOGIN}:${PASSWORD}:${ACCOUNT}`], sessionTtlMs: TTL_MS });
+    sandbox = await openSandbox({ users: [`${LOGIN}:${PASSWORD}:${ACCOUNT}`], sessionTtlMs: TTL_MS });
     startWorker();
     startWorker();
     await waitFor(() => sandbox.stats().logins >= 1, { timeoutMs: 30_000, intervalMs: 20, what: 'the first login' });
@@ -163,17 +165,11 @@ describe('a fleet that logs in itself (REALTY_LOGIN, REALTY_PASSWORD, REALTY_ACC
     sandbox.configure({ users: [`${LOGIN}:changed:${ACCOUNT}`] });
     await new Promise((r) => setTimeout(r, Math.max(0, firstLoginSeen + TTL_MS + 100 - Date.now())));
     expect((await load('second')).code).toBe(0);
-    const redis = new Redis(REDIS_URL);
-    try {
-      const keys = createKeys(prefix);
-      await waitFor(async () => (await redis.get(keys.pauseReason)) === 'session', {
-        timeoutMs: 30_000,
-        intervalMs: 50,
-        what: 'the pause',
-      });
-    } finally {
-      redis.disconnect();
-    }
+    await waitFor(async () => (await redis.get(keys.pauseReason)) === 'session', {
+      timeoutMs: 30_000,
+      intervalMs: 50,
+      what: 'the pause',
+    });
     expect(sandbox.stats()).toMatchObject({ logins: 1, loginsRefused: 1, docflowsCreated: 0 });
     expect(await outcomes('second')).toEqual([]);
     for (const w of workers) w.child.kill('SIGTERM');
@@ -184,7 +180,7 @@ describe('a fleet that logs in itself (REALTY_LOGIN, REALTY_PASSWORD, REALTY_ACC
   });
 
   it('wrong credentials: one sentence naming REALTY_LOGIN and REALTY_ACCOUNT_ID, exit 1, nothing loaded or sent, the password nowhere', async () => {
-    sandbox = await startSandbox({ users: [`${LOGIN}:${PASSWORD}:${ACCOUNT}`] });
+    sandbox = await openSandbox({ users: [`${LOGIN}:${PASSWORD}:${ACCOUNT}`] });
     const wrong = 'Wrong-Pa55word-3c9d';
     const run = await runCli(
       [
@@ -211,7 +207,7 @@ describe('a fleet that logs in itself (REALTY_LOGIN, REALTY_PASSWORD, REALTY_ACC
   });
 
   it('a missing half of the login is a configuration error naming the missing variable', async () => {
-    sandbox = await startSandbox({});
+    sandbox = await openSandbox({});
     const { REALTY_ACCOUNT_ID: _a, ...partial } = env();
     const run = await runCli(['status', '--json'], partial);
     expect(run.code).toBe(1);
