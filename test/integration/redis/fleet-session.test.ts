@@ -1,15 +1,16 @@
 import { PassThrough } from 'node:stream';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { request } from 'undici';
-import { describe, it, expect, beforeEach, afterEach } from 'vitest';
+import { describe, expect } from 'vitest';
 import { LoginRefusedError } from '../../../src/errors.js';
 import { createRealtyClient } from '../../../src/realty/client.js';
 import { logIn, type Credentials } from '../../../src/realty/session.js';
 import { createFleetSession, NO_SESSION_KEY, type FleetSession } from '../../../src/redis/fleet-session.js';
 import { createLogger, type Logger } from '../../../src/logger.js';
 import { createKeys } from '../../../src/redis/keys.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
-import { deletePrefix, keysOf, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
+import { harness } from '../../helpers/harness.js';
+import { keysOf } from '../../helpers/redis.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
 const CREDENTIALS: Credentials = { login: 'bank-robot', password: 'pa55:w0rd-Secret-7731', accountId: 'acc-42' };
@@ -24,20 +25,18 @@ async function statusWith(sandbox: RunningSandbox, sessionId: string): Promise<n
   return answer.statusCode;
 }
 
+// A prefix, a Redis client and a sandbox that knows the fleet's user, of each test's own; no database.
+const it = harness({ label: 'session', engine: 'none', sandbox: { users: [USER] } });
+
 describe('the fleet session (POST /auth, kept in Redis)', () => {
   let sandbox: RunningSandbox;
   let redis: Redis;
   let prefix: string;
 
-  beforeEach(async () => {
-    prefix = uniquePrefix('session');
-    redis = new Redis(REDIS_URL);
-    sandbox = await startSandbox({ users: [USER] });
-  });
-  afterEach(async () => {
-    await sandbox.close();
-    redis.disconnect();
-    await deletePrefix(prefix);
+  it.beforeEach(({ prefix: made, redis: client, sandbox: started }) => {
+    prefix = made;
+    redis = client;
+    sandbox = started;
   });
 
   /** A process of the fleet; without `sessionKey` it seals the session with the password (and says so once). */
