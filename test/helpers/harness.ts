@@ -6,6 +6,7 @@
  *   `openPrefix(label?)` another, for a test that needs several (each deleted after the test);
  * - `redis`: an ioredis client (disconnected after);
  * - `db`: a migrated database of its own, SQLite unless told (dropped after), as `useTestDatabase` gives it;
+ *   `openDatabase(engine?)` another, for a test that needs several (each dropped after the test);
  * - `dir`: a temporary folder (removed after);
  * - `sandbox`: the gateway's emulator on a free port (closed after);
  * - `openSandbox(options?)`: for a test that starts its sandbox itself, with options of its own
@@ -29,7 +30,7 @@ import { loadProfile, type BankProfile } from '../../src/input/profile.js';
 import { createKeys, type Keys } from '../../src/redis/keys.js';
 import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 import { ROOT } from './cli.js';
-import { openTestDatabase, type TestEngine } from './database.js';
+import { openTestDatabase, type TestDatabase, type TestEngine } from './database.js';
 import { deletePrefix, REDIS_URL, uniquePrefix } from './redis.js';
 import type { UsedDatabase } from './test-db.js';
 
@@ -76,6 +77,8 @@ export interface Harness {
   openPrefix: (label?: string) => string;
   redis: Redis;
   db: UsedDatabase;
+  /** Opens another database (the harness's engine unless told, SQLite when it has none), dropped after the test: always made for each test. */
+  openDatabase: (engine?: TestEngine) => Promise<UsedDatabase>;
   dir: string;
   sandbox: RunningSandbox;
   /** Starts a sandbox (the harness's options unless told), closed after the test: always made for each test. */
@@ -88,6 +91,12 @@ export const SAMPLE_PROFILE = 'samples/bank-profile.json';
 
 /** The session of the default sandbox, and of `env`. */
 export const SESSION = 's';
+
+/** A database as a test uses it: `url` is DATABASE_URL for a child process. */
+function usedOf(made: TestDatabase): UsedDatabase {
+  const { target } = made;
+  return { db: made.db, target, url: target.engine === 'sqlite' ? `sqlite:${target.path}` : target.url };
+}
 
 export function harness(options: HarnessOptions = {}) {
   const per = options.per ?? 'test';
@@ -160,14 +169,29 @@ export function harness(options: HarnessOptions = {}) {
           });
         }
         const made = await openTestDatabase(engine);
-        const { target } = made;
         try {
-          await use({ db: made.db, target, url: target.engine === 'sqlite' ? `sqlite:${target.path}` : target.url });
+          await use(usedOf(made));
         } finally {
           await made.drop();
         }
       },
       { scope: scopeOf('db') },
+    ],
+    openDatabase: [
+      // eslint-disable-next-line no-empty-pattern
+      async ({}, use) => {
+        const opened: TestDatabase[] = [];
+        try {
+          await use(async (given = engine === 'none' ? 'sqlite' : engine) => {
+            const made = await openTestDatabase(given);
+            opened.push(made);
+            return usedOf(made);
+          });
+        } finally {
+          for (const made of opened) await made.drop();
+        }
+      },
+      { scope: 'test' },
     ],
     dir: [
       // eslint-disable-next-line no-empty-pattern
