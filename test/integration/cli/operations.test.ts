@@ -1,17 +1,17 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
-import { describe, it, expect, beforeAll, afterAll, afterEach } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import { describe, expect, afterEach } from 'vitest';
+import type { RunningSandbox, SandboxOptions } from '../../../src/sandbox/index.js';
 import { childEnv, CLI, ROOT, runCli } from '../../helpers/cli.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
+import { REDIS_URL } from '../../helpers/redis.js';
 import { waitFor } from '../../helpers/wait-for.js';
 import { runOutcome } from '../../helpers/csv.js';
-import { openTestDatabase, type TestDatabase } from '../../helpers/database.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 import { outcomeCount } from '../../helpers/outcomes.js';
 import { OWN_COLUMN_HEADERS_RU } from '../../../src/input/own-columns.js';
 import type { Outcome } from '../../../src/domain/outcome.js';
@@ -23,29 +23,29 @@ const readCsv = (file: string): Row[] => parse(readFileSync(file), { columns: tr
 /** An attention file, in the form Russian Excel opens: BOM, ';', CRLF. */
 const readAttention = (file: string): Row[] => parse(readFileSync(file), { columns: true, bom: true, delimiter: ';' }) as Row[];
 
+// The file's folder; each test sets up one or two settings (a sandbox, prefix and database each), all of the test's own.
+const it = harness({ per: 'file', label: 'ops', engine: 'none' });
+
 // Each test runs whole commands against the sandbox (about 8 to 15 s alone): room for a busy host.
 describe('operations: results, attention file, retry, status', { timeout: 90_000 }, () => {
   let dir: string;
-  const sandboxes: RunningSandbox[] = [];
   const workers: ChildProcess[] = [];
-  const prefixes: string[] = [];
-  const databases: TestDatabase[] = [];
+  let openSandbox: (options: SandboxOptions) => Promise<RunningSandbox>;
+  let openPrefix: (label: string) => string;
+  let openDatabase: (engine: 'sqlite') => Promise<UsedDatabase>;
 
   const setUp = async (label: string) => {
-    const sandbox = await startSandbox({ sessions: ['s'], egronRegions: [CRIMEA] });
-    sandboxes.push(sandbox);
-    const prefix = uniquePrefix(label);
-    prefixes.push(prefix);
+    const sandbox = await openSandbox({ sessions: ['s'], egronRegions: [CRIMEA] });
+    const prefix = openPrefix(label);
     // A database of each setting's own, as its prefix is: the batches and outcomes are there.
-    const database = await openTestDatabase('sqlite');
-    databases.push(database);
+    const database = await openDatabase('sqlite');
     // An English locale whatever the machine's: the hints' language comes from it.
     const env = {
       REDIS_URL,
       REALTY_API_URL: sandbox.url,
       REALTY_SESSION_ID: 's',
       REALTY_PREFIX: prefix,
-      DATABASE_URL: database.target.engine === 'sqlite' ? `sqlite:${database.target.path}` : database.target.url,
+      DATABASE_URL: database.url,
       LOG_LEVEL: 'silent',
       LANG: 'C.UTF-8',
       LC_ALL: '',
@@ -105,17 +105,17 @@ describe('operations: results, attention file, retry, status', { timeout: 90_000
       ...extra,
     ]);
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'realty-ops-'));
+  it.beforeAll(({ dir: folder }) => {
+    dir = folder;
   });
+  it.beforeEach(({ openSandbox: sandboxes, openPrefix: prefixes, openDatabase: databases }) => {
+    openSandbox = sandboxes;
+    openPrefix = prefixes;
+    openDatabase = databases;
+  });
+  // Before the harness closes the test's sandboxes and deletes its prefixes and databases.
   afterEach(() => {
     for (const w of workers.splice(0)) if (w.exitCode === null) w.kill('SIGKILL');
-  });
-  afterAll(async () => {
-    for (const s of sandboxes) await s.close();
-    for (const p of prefixes) await deletePrefix(p);
-    for (const d of databases.splice(0)) await d.drop();
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('regenerates, after a worker was killed mid-batch, the results of an uninterrupted run', async () => {
