@@ -6,37 +6,38 @@
  * outcomes, rejects file and summary of every fixture shape, the errors of broken files, and
  * a load that fails part-way, which must end its thread.
  */
-import { copyFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect } from 'vitest';
 import type * as LoadBatchModule from '../../../src/batch/load-batch.js';
 import type * as ReadRowsModule from '../../../src/batch/read-rows.js';
 import type { LoadContext } from '../../../src/batch/load-context.js';
 import { createRedisLoadContext } from '../../../src/batch/redis-load-context.js';
-import { loadProfile, type BankProfile } from '../../../src/input/profile.js';
+import type { BankProfile } from '../../../src/input/profile.js';
 import { createLogger } from '../../../src/logger.js';
-import { createKeys } from '../../../src/redis/keys.js';
+import { createKeys, type Keys } from '../../../src/redis/keys.js';
 import { ROOT } from '../../helpers/cli.js';
 import { writeFixtures, type Fixture } from '../../helpers/fixtures.js';
 import { storedOutcomes } from '../../helpers/outcomes.js';
 import { pauseDealQueue, waitingJobs } from '../../helpers/queue.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
 import { waitFor } from '../../helpers/wait-for.js';
-import { useTestDatabase } from '../../helpers/test-db.js';
+import { harness } from '../../helpers/harness.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 
 const silent = createLogger({ level: 'silent' });
 const built = (path: string): string => pathToFileURL(join(ROOT, 'dist', path)).href;
 /** OS threads of this process (Linux): a reading thread is one. */
 const threads = async (): Promise<number> => (await readdir('/proc/self/task')).length;
 
+// The file's Redis client (as BullMQ wants it) and folder; each test's prefixes and databases of its own, one each way.
+const it = harness({ per: 'file', each: ['prefix', 'db'], label: 'load-thread', redis: { maxRetriesPerRequest: null } });
+
 describe('a load read in a thread of its own (the build)', () => {
-  const prefix = uniquePrefix('load-thread');
-  const keys = { thread: createKeys(`${prefix}-t`), here: createKeys(`${prefix}-h`) };
+  let keys: { thread: Keys; here: Keys };
   // A database for each way too: the batch (and its rows' outcomes) is the database's, and both ways load the same batch id.
-  const stores = { thread: useTestDatabase(), here: useTestDatabase() };
+  let stores: { thread: UsedDatabase; here: UsedDatabase };
   let redis: Redis;
   let dir: string;
   let profile: BankProfile;
@@ -69,23 +70,22 @@ describe('a load read in a thread of its own (the build)', () => {
     return { thread: await run('thread'), here: await run('here') };
   };
 
-  beforeAll(async () => {
+  it.beforeAll(async ({ redis: client, dir: folder, profile: sample }) => {
     loading = (await import(built('src/batch/load-batch.js'))) as typeof LoadBatchModule;
     const reading = (await import(built('src/batch/read-rows.js'))) as typeof ReadRowsModule;
     // Else the build has no thread to test (a build from before it, or none: `npm test` builds first).
     expect(reading.canReadInThread()).toBe(true);
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    dir = await mkdtemp(join(tmpdir(), 'realty-load-thread-'));
-    profile = await loadProfile(join(ROOT, 'samples/bank-profile.json'));
+    redis = client;
+    dir = folder;
+    profile = await sample.load();
     fixtures = await writeFixtures(dir);
+  });
+  it.beforeEach(async ({ keys: madeKeys, openPrefix, db, openDatabase }) => {
+    keys = { thread: madeKeys, here: createKeys(openPrefix('load-thread')) };
+    stores = { thread: db, here: await openDatabase() };
+    // Nothing processes these jobs: the queues stay paused.
     await pauseDealQueue(redis, keys.thread);
     await pauseDealQueue(redis, keys.here);
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(`${prefix}-t`);
-    await deletePrefix(`${prefix}-h`);
   });
 
   it('makes the same jobs, outcomes, rejects file and summary of every fixture shape', async () => {
