@@ -6,7 +6,7 @@
  *   `openPrefix(label?)` another, for a test that needs several (each deleted after the test);
  * - `redis`: an ioredis client (disconnected after);
  * - `db`: a migrated database of its own, SQLite unless told (dropped after), as `useTestDatabase` gives it;
- *   `openDatabase(engine?)` another, for a test that needs several (each dropped after the test);
+ *   `openDatabase(engine?)` another, for a test that needs several (each dropped after the test, or when it drops it);
  * - `dir`: a temporary folder (removed after);
  * - `sandbox`: the gateway's emulator on a free port (closed after);
  * - `openSandbox(options?)`: for a test that starts its sandbox itself, with options of its own
@@ -77,8 +77,11 @@ export interface Harness {
   openPrefix: (label?: string) => string;
   redis: Redis;
   db: UsedDatabase;
-  /** Opens another database (the harness's engine unless told, SQLite when it has none), dropped after the test: always made for each test. */
-  openDatabase: (engine?: TestEngine) => Promise<UsedDatabase>;
+  /**
+   * Opens another database (the harness's engine unless told, SQLite when it has none), dropped after the test (or by its `drop`,
+   * for a test that loses it part-way): always made for each test.
+   */
+  openDatabase: (engine?: TestEngine) => Promise<UsedDatabase & { drop(): Promise<void> }>;
   dir: string;
   sandbox: RunningSandbox;
   /** Starts a sandbox (the harness's options unless told), closed after the test: always made for each test. */
@@ -185,7 +188,7 @@ export function harness(options: HarnessOptions = {}) {
           await use(async (given = engine === 'none' ? 'sqlite' : engine) => {
             const made = await openTestDatabase(given);
             opened.push(made);
-            return usedOf(made);
+            return { ...usedOf(made), drop: () => made.drop() };
           });
         } finally {
           for (const made of opened) await made.drop();
