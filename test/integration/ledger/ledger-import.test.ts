@@ -7,12 +7,11 @@
  * docflow is never overwritten but reported, exit 3.
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, vi } from 'vitest';
 import type { Env } from '../../../src/cli/environment.js';
 import { runProgram } from '../../../src/cli/program.js';
 import { loadConfig } from '../../../src/config.js';
@@ -22,13 +21,14 @@ import { createLogger } from '../../../src/logger.js';
 import { RESULTS_FILE_COLUMNS } from '../../../src/domain/outcome.js';
 import { connectRedis } from '../../../src/redis/connection.js';
 import { createKeys } from '../../../src/redis/keys.js';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
 import { generateDeals } from '../../chaos/generate-deals.js';
 import { ROOT } from '../../helpers/cli.js';
-import { openTestDatabase, type TestDatabase } from '../../helpers/database.js';
 import { csvText } from '../../helpers/fixtures.js';
+import { harness } from '../../helpers/harness.js';
 import { ledgerRow, ledgerRows, putLedgerRow } from '../../helpers/ledger-rows.js';
 import { startPrivateRedis, type PrivateRedis } from '../../helpers/private-redis.js';
+import type { UsedDatabase } from '../../helpers/test-db.js';
 
 const INN = '7701934587';
 const PROFILE = join(ROOT, 'samples/bank-profile.json');
@@ -58,6 +58,11 @@ async function cli(args: string[], env: Env): Promise<{ code: number; stdout: st
   }
 }
 
+// The file's folder and sandboxes (which keep every docflow across the runs); its own Redis server; the test opens its databases.
+const lost = harness({ per: 'file', label: 'ledger-import', engine: 'none' });
+// A folder and a database of each test's own; no Redis.
+const it = harness({ label: 'ledger-import' });
+
 describe('ledger import: a lost database rebuilt from the results file', () => {
   const ROWS = 12;
   const deals = generateDeals(ROWS, 1000, 'L');
@@ -65,28 +70,25 @@ describe('ledger import: a lost database rebuilt from the results file', () => {
   let redisServer: PrivateRedis;
   let redis: Redis;
   let sandbox: RunningSandbox;
-  const databases: TestDatabase[] = [];
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'realty-ledger-import-'));
+  lost.beforeAll(async ({ dir: folder, sandbox: started }) => {
+    dir = folder;
     redisServer = await startPrivateRedis(dir);
     redis = new Redis(redisServer.url, { maxRetriesPerRequest: null });
     redis.on('error', () => undefined);
     await writeFile(join(dir, 'deals.csv'), csvText(deals.rows));
     // The gateway keeps every docflow across the runs and never refuses a repeated requestId.
-    sandbox = await startSandbox({ sessions: ['s'] });
+    sandbox = started;
   }, 60_000);
+  // Before the harness removes the folder the server keeps its files in.
   afterAll(async () => {
-    await sandbox.close();
-    for (const d of databases) await d.drop().catch(() => undefined);
     redis.disconnect();
     await redisServer.stop();
-    await rm(dir, { recursive: true, force: true });
   });
 
-  const env = (database: TestDatabase) =>
+  const env = (database: UsedDatabase) =>
     envOf({ REDIS_URL: redisServer.url, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: 's', LOG_LEVEL: 'silent' }, database.target);
-  const run = (database: TestDatabase, out: string) =>
+  const run = (database: UsedDatabase, out: string) =>
     cli(
       [
         'run',
@@ -110,65 +112,62 @@ describe('ledger import: a lost database rebuilt from the results file', () => {
   const results = (out: string): Line[] =>
     parse(readFileSync(join(dir, out)), { columns: true, bom: true, delimiter: ';', record_delimiter: '\r\n' }) as Line[];
 
-  it('the same file run again on the rebuilt ledger files nothing and gives every row its docflow', async () => {
-    const lost = await openTestDatabase('sqlite');
-    databases.push(lost);
-    const first = await run(lost, 'first.csv');
-    expect(first.code, first.stderr).toBe(0);
-    const before = results('first.csv');
-    expect(Object.keys(before[0]!)).toEqual([...RESULTS_FILE_COLUMNS]);
-    expect(before.filter((l) => SUBMITTED.has(l.outcome!))).toHaveLength(ROWS);
-    // Each row names the try that made its docflow and its type: what the import reads.
-    for (const l of before) {
-      expect(l.requestId).toBe(`${INN}:reg:0:${l.dealId}`);
-      expect(l.type).toBe('encumbrance_request');
-    }
-    const made = sandbox.stats().docflowsCreated;
-    expect(made).toBe(ROWS);
+  lost(
+    'the same file run again on the rebuilt ledger files nothing and gives every row its docflow',
+    async ({ openDatabase }) => {
+      const gone = await openDatabase('sqlite');
+      const first = await run(gone, 'first.csv');
+      expect(first.code, first.stderr).toBe(0);
+      const before = results('first.csv');
+      expect(Object.keys(before[0]!)).toEqual([...RESULTS_FILE_COLUMNS]);
+      expect(before.filter((l) => SUBMITTED.has(l.outcome!))).toHaveLength(ROWS);
+      // Each row names the try that made its docflow and its type: what the import reads.
+      for (const l of before) {
+        expect(l.requestId).toBe(`${INN}:reg:0:${l.dealId}`);
+        expect(l.type).toBe('encumbrance_request');
+      }
+      const made = sandbox.stats().docflowsCreated;
+      expect(made).toBe(ROWS);
 
-    // Everything lost: the database (no backup) and Redis.
-    await lost.drop();
-    databases.splice(databases.indexOf(lost), 1);
-    await redis.flushall();
-    const rebuilt = await openTestDatabase('sqlite');
-    databases.push(rebuilt);
+      // Everything lost: the database (no backup) and Redis.
+      await gone.drop();
+      await redis.flushall();
+      const rebuilt = await openDatabase('sqlite');
 
-    const imported = await cli(['ledger', 'import', join(dir, 'first.csv'), '--operator', 'ops'], env(rebuilt));
-    expect(imported.code, imported.stderr + imported.stdout).toBe(0);
-    expect(imported.stdout).toContain(
-      `ledger import: ${ROWS} imported, 0 already known, 0 conflicts, 0 not importable, 0 rows without a docflow skipped`,
-    );
-    const entries = await ledgerRows(rebuilt.db);
-    expect(entries).toHaveLength(ROWS);
-    expect(entries.every((e) => e.state === 'submitted' && e.bank === INN && e.n === 0)).toBe(true);
-    const [action] = await listActions(rebuilt.db);
-    expect(action).toMatchObject({ who: 'ops', action: 'ledger import' });
-    expect(action!.detail).toContain(`first.csv: ${ROWS} imported`);
+      const imported = await cli(['ledger', 'import', join(dir, 'first.csv'), '--operator', 'ops'], env(rebuilt));
+      expect(imported.code, imported.stderr + imported.stdout).toBe(0);
+      expect(imported.stdout).toContain(
+        `ledger import: ${ROWS} imported, 0 already known, 0 conflicts, 0 not importable, 0 rows without a docflow skipped`,
+      );
+      const entries = await ledgerRows(rebuilt.db);
+      expect(entries).toHaveLength(ROWS);
+      expect(entries.every((e) => e.state === 'submitted' && e.bank === INN && e.n === 0)).toBe(true);
+      const [action] = await listActions(rebuilt.db);
+      expect(action).toMatchObject({ who: 'ops', action: 'ledger import' });
+      expect(action!.detail).toContain(`first.csv: ${ROWS} imported`);
 
-    // Imported twice: every entry is known, nothing changes.
-    const again = await cli(['ledger', 'import', join(dir, 'first.csv')], env(rebuilt));
-    expect(again.stdout).toContain(`ledger import: 0 imported, ${ROWS} already known`);
+      // Imported twice: every entry is known, nothing changes.
+      const again = await cli(['ledger', 'import', join(dir, 'first.csv')], env(rebuilt));
+      expect(again.stdout).toContain(`ledger import: 0 imported, ${ROWS} already known`);
 
-    const second = await run(rebuilt, 'second.csv');
-    expect(second.code, second.stderr).toBe(0);
-    expect(sandbox.stats().docflowsCreated).toBe(made);
-    expect(sandbox.stats().requestIdsWithSeveralDocflows).toBe(0);
-    const after = results('second.csv');
-    expect(after.map((l) => [l.dealId, l.docflowId, l.requestId])).toEqual(before.map((l) => [l.dealId, l.docflowId, l.requestId]));
-    expect(after.every((l) => SUBMITTED.has(l.outcome!))).toBe(true);
-  }, 180_000);
+      const second = await run(rebuilt, 'second.csv');
+      expect(second.code, second.stderr).toBe(0);
+      expect(sandbox.stats().docflowsCreated).toBe(made);
+      expect(sandbox.stats().requestIdsWithSeveralDocflows).toBe(0);
+      const after = results('second.csv');
+      expect(after.map((l) => [l.dealId, l.docflowId, l.requestId])).toEqual(before.map((l) => [l.dealId, l.docflowId, l.requestId]));
+      expect(after.every((l) => SUBMITTED.has(l.outcome!))).toBe(true);
+    },
+    180_000,
+  );
 });
 
 describe('ledger import: older files and conflicts', () => {
   let dir: string;
-  let database: TestDatabase;
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'realty-ledger-import-'));
-    database = await openTestDatabase('sqlite');
-  });
-  afterEach(async () => {
-    await database.drop();
-    await rm(dir, { recursive: true, force: true });
+  let database: UsedDatabase;
+  it.beforeEach(({ dir: folder, db }) => {
+    dir = folder;
+    database = db;
   });
   const env = () => envOf({}, database.target);
   const OLD_HEADER = 'row,dealId,outcome,docflowId,cadastralNumber,httpStatus,attempts,errorCode,errorMessage,finishedAt';
