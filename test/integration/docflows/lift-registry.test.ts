@@ -7,32 +7,51 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadRegistry, startSandbox, type EncumbranceRecord, type RunningSandbox } from '../../../src/sandbox/index.js';
+import { afterAll, describe, expect } from 'vitest';
+import { loadRegistry, type EncumbranceRecord, type RunningSandbox } from '../../../src/sandbox/index.js';
 import { childEnv, CLI, ROOT, runCli } from '../../helpers/cli.js';
 import { readCsvFile } from '../../helpers/csv.js';
-import { deletePrefix, REDIS_URL, uniquePrefix } from '../../helpers/redis.js';
+import { harness } from '../../helpers/harness.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
 const AGREEMENT = ['agreementContentId', 'agreementSignatureIds', 'agreementFileType'];
 const POA = '0a4c7f6e-3b1d-4e8a-9c2f-5d6e7f8a9b0c';
 const POA_SIGNATURE = '1b5d8a7f-4c2e-4f9b-8d3a-6e7f8a9b0c1d';
 const OTHER_BANK = '7707083893';
+const bank = (JSON.parse(readFileSync(join(ROOT, 'samples/bank-profile.json'), 'utf8')) as { organization: { inn: string } }).organization
+  .inn;
+// The records: the objects of samples/README.md's rows 1 (found by suggest), 2 (by its cadastral number) and 7 (suggest).
+const nsk: EncumbranceRecord = { number: '54-54/001-2021-77', date: '2021-06-15', type: 'mortgage', encumbrancerInn: bank };
+const msk: EncumbranceRecord = { number: '77-77/012-2022-5', date: '2022-09-01', type: 'mortgage', encumbrancerInn: bank };
+const ekb: EncumbranceRecord = { number: '66-66/001-2019-3', date: '2019-04-02', type: 'mortgage', encumbrancerInn: OTHER_BANK };
+const recordsBy: Record<string, EncumbranceRecord[]> = {
+  '54:35:101234:81': [nsk],
+  '77:06:0005011:2376': [msk],
+  '66:41:0702050:4433': [ekb],
+};
+const registry = (await loadRegistry(join(ROOT, 'samples/registry.json'))).map((o) =>
+  recordsBy[o.objectCn] ? { ...o, encumbrances: recordsBy[o.objectCn] } : o,
+);
+
+// The file's prefix, folder and sandbox (the registry above, answering within 100 ms); no database of its own: the commands use their default.
+const it = harness({
+  per: 'file',
+  label: 'lift-registry',
+  engine: 'none',
+  logLevel: 'warn',
+  sandbox: { sessions: ['s'], lifecycleMs: 100, registry },
+});
 
 describe('realty-batch run --type lift against the registry', () => {
   let sandbox: RunningSandbox;
   let dir: string;
   let tracker: ChildProcess | undefined;
   let env: Record<string, string>;
-  const prefix = uniquePrefix('lift-registry');
   const samples = parse(readFileSync(join(ROOT, 'samples/deals.csv'), 'utf8'), { columns: true }) as Array<Record<string, string>>;
-  const bank = (JSON.parse(readFileSync(join(ROOT, 'samples/bank-profile.json'), 'utf8')) as { organization: { inn: string } }).organization
-    .inn;
   /** A sample row as a lift of `record` (its agreement columns left out). */
   const liftOf = (sample: Record<string, string>, record: Partial<EncumbranceRecord> & { number: string; date: string }, more = {}) => ({
     ...Object.fromEntries(Object.entries(sample).filter(([k]) => !AGREEMENT.includes(k))),
@@ -40,15 +59,6 @@ describe('realty-batch run --type lift against the registry', () => {
     recordDate: record.date,
     ...more,
   });
-  // The records: the objects of samples/README.md's rows 1 (found by suggest), 2 (by its cadastral number) and 7 (suggest).
-  const nsk: EncumbranceRecord = { number: '54-54/001-2021-77', date: '2021-06-15', type: 'mortgage', encumbrancerInn: bank };
-  const msk: EncumbranceRecord = { number: '77-77/012-2022-5', date: '2022-09-01', type: 'mortgage', encumbrancerInn: bank };
-  const ekb: EncumbranceRecord = { number: '66-66/001-2019-3', date: '2019-04-02', type: 'mortgage', encumbrancerInn: OTHER_BANK };
-  const recordsBy: Record<string, EncumbranceRecord[]> = {
-    '54:35:101234:81': [nsk],
-    '77:06:0005011:2376': [msk],
-    '66:41:0702050:4433': [ekb],
-  };
   const run = (file: string, batch: string, ...more: string[]) =>
     runCli(
       ['run', join(dir, file), '--profile', join(dir, 'bank.json'), '--batch', batch, '--out', join(dir, `${batch}.csv`), ...more],
@@ -70,13 +80,11 @@ describe('realty-batch run --type lift against the registry', () => {
     return objects.find((o) => o.cadastralNumber === cadastralNumber)?.encumbrances ?? [];
   };
 
-  beforeAll(async () => {
-    const registry = (await loadRegistry(join(ROOT, 'samples/registry.json'))).map((o) =>
-      recordsBy[o.objectCn] ? { ...o, encumbrances: recordsBy[o.objectCn] } : o,
-    );
-    sandbox = await startSandbox({ sessions: ['s'], lifecycleMs: 100, registry });
-    env = { REDIS_URL, REALTY_API_URL: sandbox.url, REALTY_SESSION_ID: 's', REALTY_PREFIX: prefix, LOG_LEVEL: 'warn' };
-    dir = await mkdtemp(join(tmpdir(), 'realty-lift-registry-'));
+  it.beforeAll(async ({ sandbox: started, env: given, dir: folder }) => {
+    sandbox = started;
+    // REDIS_URL, the sandbox, session s, the prefix, LOG_LEVEL warn.
+    env = given;
+    dir = folder;
     const profile = JSON.parse(readFileSync(join(ROOT, 'samples/bank-profile.json'), 'utf8')) as { representative: object };
     profile.representative = { ...profile.representative, attorney: { contentId: POA, signatureIds: [POA_SIGNATURE] } };
     await writeFile(join(dir, 'bank.json'), JSON.stringify(profile));
@@ -96,11 +104,9 @@ describe('realty-batch run --type lift against the registry', () => {
     await writeFile(join(dir, 'lifts-again.csv'), stringify([liftOf(samples[1]!, msk, { dealId: 'MSK-2026-004511-R' })], { header: true }));
     tracker = spawn(process.execPath, [CLI, 'track', '--poll-ms', '50'], { cwd: ROOT, env: childEnv(env), stdio: 'ignore' });
   });
-  afterAll(async () => {
+  // Before the harness closes the sandbox and deletes the prefix.
+  afterAll(() => {
     tracker?.kill('SIGKILL');
-    await sandbox.close();
-    await rm(dir, { recursive: true, force: true });
-    await deletePrefix(prefix);
   });
 
   it("lifts the bank's records, refuses another bank's and a missing one with the registry's reason, and invalid rows at load", async () => {
