@@ -1,20 +1,22 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'csv-parse/sync';
 import { Cluster } from 'ioredis';
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../../src/sandbox/index.js';
+import { describe, expect, afterAll } from 'vitest';
+import type { RunningSandbox } from '../../../src/sandbox/index.js';
 // @ts-expect-error: a plain .mjs module shared with the demo, without types
 import { compareWithExpected, readExpectedOutcomes } from '../../../scripts/sample-expectations.mjs';
 import { ROOT, runCli } from '../../helpers/cli.js';
+import { harness } from '../../helpers/harness.js';
 import { freePort } from '../../helpers/ports.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
 const run = promisify(execFile);
+
+// The file's folder (the nodes' files) and sandbox; the cluster is its own, no database of its own.
+const it = harness({ per: 'file', label: 'cluster', engine: 'none', sandbox: { egronRegions: ['Республика Крым'] } });
 
 describe('a local three-node Redis Cluster', () => {
   let dir: string;
@@ -22,8 +24,9 @@ describe('a local three-node Redis Cluster', () => {
   const nodes: ChildProcess[] = [];
   const ports: number[] = [];
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'realty-cluster-'));
+  it.beforeAll(async ({ dir: folder, sandbox: started }) => {
+    dir = folder;
+    sandbox = started;
     for (let i = 0; i < 3; i++) {
       const port = await freePort();
       ports.push(port);
@@ -61,12 +64,10 @@ describe('a local three-node Redis Cluster', () => {
     await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes']);
     const clusterOk = async () => (await run('redis-cli', ['-p', String(ports[0]), 'cluster', 'info'])).stdout.includes('cluster_state:ok');
     await waitFor(clusterOk, { timeoutMs: 10_000, intervalMs: 100, what: 'cluster_state:ok' });
-    sandbox = await startSandbox({ egronRegions: ['Республика Крым'] });
   }, 60_000);
-  afterAll(async () => {
-    await sandbox?.close();
+  // Before the harness removes the folder the nodes keep their files in.
+  afterAll(() => {
     for (const n of nodes) n.kill('SIGKILL');
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('runs the samples through it, with every key of ours and of BullMQ in one slot', async () => {
