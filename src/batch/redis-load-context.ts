@@ -46,7 +46,10 @@ async function finishedRows(db: Database, batch: string, jobs: readonly DealJobD
 /** The fleet's outcome counters a chunk's refused rows add to (src/metrics/recorder.ts): field, count. */
 function outcomeCounts(outcomes: readonly OutcomeRecord[], type: DocflowType): Map<string, number> {
   const counts = new Map<string, number>();
-  for (const o of outcomes) counts.set(`outcome|${type}|${o.outcome}`, (counts.get(`outcome|${type}|${o.outcome}`) ?? 0) + 1);
+  for (const { outcome } of outcomes) {
+    const field = `outcome|${type}|${outcome}`;
+    counts.set(field, (counts.get(field) ?? 0) + 1);
+  }
   return counts;
 }
 
