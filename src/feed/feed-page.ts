@@ -7,7 +7,7 @@
  * page-statements.ts; here, what they carry.
  */
 import type { Database, Trx } from '../db/database.js';
-import type { DocflowRow, DuplicateRow, LedgerRow } from '../db/schema.js';
+import type { DocflowRow, DuplicateRow } from '../db/schema.js';
 import type { NewsItem } from '../domain/gateway.js';
 import { parseRequestId, requestIdOf, type DocflowType } from '../ledger/entry.js';
 import { keyString, NO_TRY, updateRow, type LedgerKey } from '../ledger/rows.js';
@@ -16,7 +16,7 @@ import { databaseIdOf, evidence, itemsBehind, RESTORE_ALERT_MS, type Witness } f
 import { statusOfItem } from './item-status.js';
 import { recordDuplicate, type DuplicateHow } from '../db/duplicates.js';
 import { recordActionIn } from '../db/operator-actions.js';
-import { lockEntries, newEntry, prevNames, wellFormedRow } from './page-rows.js';
+import { lockEntries, newEntry, prevNames, wellFormedRow, type PageEntry } from './page-rows.js';
 import {
   bankClaimedHere,
   insertFoundEntry,
@@ -26,6 +26,7 @@ import {
   writePageDocflows,
   type FeedRow,
   type HistoryRow,
+  type PageDocflow,
 } from './page-statements.js';
 
 /** A page as the follower read it. */
@@ -85,9 +86,9 @@ interface PageDecision {
   seenAt: number;
   names: Map<NewsItem, NameMatcher>;
   /** The ledger rows of the page's deals, by keyString (locked on PostgreSQL), as the page leaves them. */
-  entries: Map<string, LedgerRow>;
+  entries: Map<string, PageEntry>;
   /** The page's docflows as stored, then as the page leaves them. */
-  docflows: Map<string, DocflowRow>;
+  docflows: Map<string, PageDocflow>;
   /** The docflows the page moved, and each state it showed: written after its last item. */
   changed: Map<string, DocflowRow>;
   history: HistoryRow[];
@@ -195,7 +196,7 @@ function ourBank(p: PageDecision, bank: string): Promise<boolean> {
 }
 
 /** A docflow the deal should not have: recorded once, followed like any other. */
-async function duplicate(p: PageDecision, e: LedgerRow, item: NewsItem, kept: string, how: DuplicateHow): Promise<void> {
+async function duplicate(p: PageDecision, e: PageEntry, item: NewsItem, kept: string, how: DuplicateHow): Promise<void> {
   const d: DuplicateRow = {
     docflow_id: item.docflow.docflowId,
     bank: e.bank,
@@ -232,8 +233,9 @@ function follow(p: PageDecision, item: NewsItem, base: Pick<DocflowRow, 'bank' |
     files: status.resultFiles === undefined ? null : String(status.resultFiles),
     updated_at: p.now,
   };
-  p.docflows.set(id, wellFormedRow(row));
-  p.changed.set(id, p.docflows.get(id)!);
+  const kept = wellFormedRow(row);
+  p.docflows.set(id, kept);
+  p.changed.set(id, kept);
   p.history.push({ docflow_id: id, st: row.st!, sat: item.date, seen_at: p.now });
   p.followed++;
 }
@@ -268,7 +270,7 @@ async function take(p: PageDecision, item: NewsItem, ours: ReturnType<typeof par
 }
 
 /** An item of a deal the ledger holds: a later try (a restore), an earlier try's docflow, a second docflow for a requestId, or a lost answer. */
-async function takeOfEntry(p: PageDecision, item: NewsItem, ours: LedgerKey & { n: number }, e: LedgerRow): Promise<void> {
+async function takeOfEntry(p: PageDecision, item: NewsItem, ours: LedgerKey & { n: number }, e: PageEntry): Promise<void> {
   const docflowId = item.docflow.docflowId;
   const rid = item.docflow.requestId ?? '';
   const base = { bank: ours.bank, type: ours.type, deal_id: ours.dealId, n: ours.n, request_id: rid };
@@ -279,7 +281,9 @@ async function takeOfEntry(p: PageDecision, item: NewsItem, ours: LedgerKey & { 
     // deployment claimed (its row has a batch) proves the ledger forgot.
     if (e.batch !== '') p.triesAbove.push(evidence.tryAbove(rid, e.n));
     if (await ourBank(p, ours.bank)) p.lacking++;
-    const row = wellFormedRow({ ...newEntry(ours, docflowId, item, p.now), cn: e.cn, addr: e.addr, pf: e.pf });
+    // The row's property and name filter stay as they are (the page does not read them).
+    const { cn: _cn, addr: _addr, pf: _pf, ...found } = newEntry(ours, docflowId, item, p.now);
+    const row = wellFormedRow(found);
     await updateRow(p.trx, ours, row);
     p.entries.set(keyString(ours), row);
     p.out.resolved++;
@@ -303,7 +307,7 @@ async function takeOfEntry(p: PageDecision, item: NewsItem, ours: LedgerKey & { 
 }
 
 /** A try of ours whose answer has not come (or never will): the feed answers for it. */
-async function foundForTry(p: PageDecision, e: LedgerRow, item: NewsItem, docflowId: string): Promise<void> {
+async function foundForTry(p: PageDecision, e: PageEntry, item: NewsItem, docflowId: string): Promise<void> {
   const outcome = item.docflow.state === 'suspended' ? 'suspended' : 'queued';
   const key: LedgerKey = { bank: e.bank, type: e.type as DocflowType, dealId: e.deal_id };
   if (e.state === 'idle' && e.via === 'operator') await overrule(p, e, item, docflowId);
@@ -331,7 +335,7 @@ async function foundForTry(p: PageDecision, e: LedgerRow, item: NewsItem, docflo
  * outranks the guess (the deal has this docflow, and is not sent again), and the conflict is
  * said: in the audit of operator actions, in the same commit, and by the follower's error line.
  */
-async function overrule(p: PageDecision, e: LedgerRow, item: NewsItem, docflowId: string): Promise<void> {
+async function overrule(p: PageDecision, e: PageEntry, item: NewsItem, docflowId: string): Promise<void> {
   const requestId = item.docflow.requestId ?? '';
   p.out.overruled.push({ batch: e.batch, row: e.row, dealId: e.deal_id, requestId, docflowId });
   await recordActionIn(p.trx, {

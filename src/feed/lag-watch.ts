@@ -17,6 +17,8 @@ export class LagWatch {
 
   /** A stored page's samples. */
   add(lags: readonly number[]): void {
+    // A page that gave no sample changes no figure: nothing new to write.
+    if (lags.length === 0) return;
     this.window.add(lags);
     this.toWrite = this.window.figures();
     const allowance = this.toWrite ? lagAllowance(0, this.toWrite.p99) : 0;

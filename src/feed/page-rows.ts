@@ -28,9 +28,33 @@ export function wellFormedRow<T extends object>(row: T): T {
  */
 export const COMPILED_PAGE_MAX = 128;
 
+/**
+ * The columns of a ledger row a page decides with: a page reads up to a hundred rows, and on
+ * SQLite making each row's object costs more than finding it, so the columns it never reads
+ * (the try's times, the property, the name filter) stay in the database. A page that rewrites a
+ * row leaves those as they are (takeOfEntry).
+ */
+export const PAGE_ENTRY_COLUMNS = [
+  'bank',
+  'type',
+  'deal_id',
+  'n',
+  'state',
+  'batch',
+  'row',
+  'job',
+  'docflow_id',
+  'via',
+  'prev',
+  'answered_at',
+] as const;
+
+/** A ledger row as a page reads it. */
+export type PageEntry = Pick<LedgerRow, (typeof PAGE_ENTRY_COLUMNS)[number]>;
+
 /** The ledger rows of a page's deals, locked (PostgreSQL) in key order. */
-export async function lockEntries(trx: Trx, db: Database, keys: LedgerKey[]): Promise<Map<string, LedgerRow>> {
-  const found = new Map<string, LedgerRow>();
+export async function lockEntries(trx: Trx, db: Database, keys: LedgerKey[]): Promise<Map<string, PageEntry>> {
+  const found = new Map<string, PageEntry>();
   if (keys.length === 0) return found;
   const wanted = new Set(keys.map(keyString));
   const banks = [...new Set(keys.map((k) => k.bank))];
@@ -39,7 +63,7 @@ export async function lockEntries(trx: Trx, db: Database, keys: LedgerKey[]): Pr
   const build = () => {
     const q = trx
       .selectFrom('ledger')
-      .selectAll()
+      .select(PAGE_ENTRY_COLUMNS)
       .where('bank', 'in', banks)
       .where('type', 'in', types)
       .where('deal_id', 'in', dealIds)
@@ -61,7 +85,7 @@ export async function lockEntries(trx: Trx, db: Database, keys: LedgerKey[]): Pr
 }
 
 /** Whether the entry's `prev` (the docflow a resubmission would replace) is this docflow. */
-export function prevNames(e: LedgerRow, docflowId: string): boolean {
+export function prevNames(e: Pick<LedgerRow, 'prev'>, docflowId: string): boolean {
   return e.prev !== null && (JSON.parse(e.prev) as { docflowId?: string }).docflowId === docflowId;
 }
 

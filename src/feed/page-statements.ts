@@ -31,11 +31,17 @@ export async function bankClaimedHere(trx: Trx, bank: string): Promise<boolean> 
   return row !== undefined;
 }
 
+/** The columns of a stored docflow a page reads: whose it is, and since when its requirement stands (feed-page.ts follow). */
+const PAGE_DOCFLOW_COLUMNS = ['docflow_id', 'bank', 'type', 'deal_id', 'n', 'request_id', 'req', 'req_at'] as const;
+
+/** A stored docflow as a page reads it (the columns it rewrites stay in the database). */
+export type PageDocflow = Pick<DocflowRow, (typeof PAGE_DOCFLOW_COLUMNS)[number]>;
+
 /** The stored rows of the page's docflows, by id; compiled once per count of ids (src/db/compiled.ts). */
-export async function readPageDocflows(trx: Trx, docflowIds: string[]): Promise<Map<string, DocflowRow>> {
-  const docflows = new Map<string, DocflowRow>();
+export async function readPageDocflows(trx: Trx, docflowIds: string[]): Promise<Map<string, PageDocflow>> {
+  const docflows = new Map<string, PageDocflow>();
   if (docflowIds.length === 0) return docflows;
-  const build = () => trx.selectFrom('docflows').selectAll().where('docflow_id', 'in', docflowIds);
+  const build = () => trx.selectFrom('docflows').select(PAGE_DOCFLOW_COLUMNS).where('docflow_id', 'in', docflowIds);
   const rows =
     docflowIds.length <= COMPILED_PAGE_MAX
       ? await runCompiled(trx, `pageDocflowsRead:${docflowIds.length}`, docflowIds, build)

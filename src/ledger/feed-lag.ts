@@ -49,7 +49,8 @@ export function createLagWindow(size = LAG_WINDOW): LagWindow {
     figures() {
       if (ring.length === 0) return undefined;
       if (ring.length < LAG_MIN_SAMPLES) return { p99: Math.round(Math.max(...ring)), max: Math.round(max), samples: total };
-      const sorted = [...ring].sort((a, b) => a - b);
+      // A typed array sorts numerically without a comparator: a page's figures cost microseconds, not a tenth of a millisecond.
+      const sorted = Float64Array.from(ring).sort();
       const p99 = sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)]!;
       return { p99: Math.round(p99), max: Math.round(max), samples: total };
     },
