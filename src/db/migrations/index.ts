@@ -8,10 +8,18 @@ import { batchesOutcomes } from './0002-batches-outcomes.js';
 import { maintenance } from './0003-maintenance.js';
 import { feedRestore } from './0004-feed-restore.js';
 import { feedLagDuplicates } from './0005-feed-lag-duplicates.js';
+import { docflowsIndexes } from './0006-docflows-indexes.js';
 
 export type { Migration } from './migration.js';
 
-export const MIGRATIONS: readonly Migration[] = [systemOfRecord, batchesOutcomes, maintenance, feedRestore, feedLagDuplicates];
+export const MIGRATIONS: readonly Migration[] = [
+  systemOfRecord,
+  batchesOutcomes,
+  maintenance,
+  feedRestore,
+  feedLagDuplicates,
+  docflowsIndexes,
+];
 
 /** The schema version this build knows: a database newer than it is refused. */
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
