@@ -20,6 +20,8 @@ import type { FeedTable } from '../src/db/schema.js';
 import type { Selectable } from 'kysely';
 import { ensureFeed, readFeedState } from '../src/feed/feed-store.js';
 import { DEFAULT_STORES_AHEAD, startFeedFollower } from '../src/feed/follower.js';
+import { CompiledQuery } from '../src/db/kysely.js';
+import { parseRequestId } from '../src/ledger/entry.js';
 import type { RedisClient } from '../src/redis/connection.js';
 import { createKeys, type Keys } from '../src/redis/keys.js';
 import { createRealtyClient, type RealtyClient } from '../src/realty/client.js';
@@ -78,7 +80,7 @@ async function followerRun(ctx: BenchContext, keys: Keys, client: RealtyClient, 
 
 /** A news page as both loops read it (JSON.parse, no checks). */
 interface RawPage {
-  news: Array<{ docflow: { docflowId: string; state: string } }>;
+  news: Array<{ date: string; docflow: { docflowId: string; state: string; requestId?: string } }>;
   lastToken: string;
 }
 
@@ -120,53 +122,84 @@ function bareRun(sandbox: SandboxProcess, start: string, items: number): Promise
 }
 
 /**
- * The floor of what following the feed must do (outside the ratio, in `details`): the bare
- * loop's reads, and each page stored by one small script (the cursor checked and moved, each
- * item's docflow state written), the stores not awaited before the next read, at most
- * STORES_AHEAD in flight, as the follower does. Nothing else of the follower: no ledger entry
- * read, no state order kept, no gauge, no lock. The script is Redis's, as when the feed's state
- * was kept there: the follower now stores each page in a database transaction, which this floor
- * does not pay (a floor lower than the follower's own store, not its cost). Items/s.
+ * The floor of what following the feed must do, on the project's own database (issue 43, point
+ * 3: the floor writes to the same engine as the follower, in the same run): the bare loop's
+ * reads, and each page stored in one transaction of the project's database: the feed's cursor
+ * moved by a compare-and-set (its fence) with its item count, each item's docflow state
+ * written to `docflows` and each state to `docflow_history` (the record the guarantees keep), in
+ * the project's tables with their indexes. The stores are not awaited before the next read, at
+ * most STORES_AHEAD in flight, as the follower does. Nothing else of the follower: no ledger
+ * row read (no lost answer found, no conflict seen), no requirement or payment kept, no lag
+ * measured, no restore evidence, no lock, no Redis. Items/s.
  */
-async function floorRun(ctx: BenchContext, sandbox: SandboxProcess, start: string, items: number): Promise<number> {
-  const store = (await ctx.redis.connect()) as FloorStore;
-  store.defineCommand('floorStorePage', { numberOfKeys: 2, lua: FLOOR_STORE });
-  const cursor = `${PREFIX}:floor:cursor`;
-  const states = `${PREFIX}:floor:states`;
-  await store.set(cursor, start);
+async function floorRun(db: Database, sandbox: SandboxProcess, start: string, items: number): Promise<number> {
   const inFlight = new Set<Promise<unknown>>();
-  try {
-    return await readPages(sandbox, start, items, 'the floor', {
-      page(page, after) {
-        const packed = JSON.stringify(page.news.map((item) => [item.docflow.docflowId, item.docflow.state]));
-        const stored = store.floorStorePage(cursor, states, after, page.lastToken, packed).then((ok) => {
-          if (ok !== 1) throw new Error('feed: the floor found its cursor moved');
-        });
-        inFlight.add(stored);
-        void stored.finally(() => inFlight.delete(stored)).catch(() => undefined);
-        return inFlight.size >= STORES_AHEAD ? Promise.race(inFlight) : undefined;
-      },
-      settle: () => Promise.all(inFlight),
-    });
-  } finally {
-    await store.del(cursor, states);
-    await store.quit();
-  }
+  let last: Promise<unknown> = Promise.resolve();
+  return readPages(sandbox, start, items, 'the floor', {
+    page(page, after) {
+      // Back to back, each begun once the one before it ended, as the follower's stores.
+      const stored = last.then(() => storeFloorPage(db, page, after));
+      last = stored;
+      inFlight.add(stored);
+      void stored.finally(() => inFlight.delete(stored)).catch(() => undefined);
+      return inFlight.size >= STORES_AHEAD ? Promise.race(inFlight) : undefined;
+    },
+    settle: () => Promise.all(inFlight),
+  });
 }
 
 /** As the follower's default (`DEFAULT_STORES_AHEAD`): pages stored while the next are read. */
 const STORES_AHEAD = DEFAULT_STORES_AHEAD;
 
-/** The floor's store: the page only after the cursor it was read from; each item's state; the cursor moved. */
-const FLOOR_STORE = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-local items = cjson.decode(ARGV[3])
-for i = 1, #items do redis.call('HSET', KEYS[2], items[i][1], items[i][2]) end
-redis.call('SET', KEYS[1], ARGV[2])
-return 1`;
+/** What the floor writes, in `details`. */
+const FLOOR_WRITES =
+  "one transaction a page on the follower's database: the feed row's cursor compare-and-set and item count, each docflow's state upserted into docflows (id, deal, requestId, state, its date) and each state inserted into docflow_history";
 
-type FloorStore = RedisClient & {
-  floorStorePage(cursor: string, states: string, after: string, lastToken: string, packed: string): Promise<unknown>;
-};
+/** One page of the floor: one transaction, three statements (their SQL kept per length, as the follower's). */
+async function storeFloorPage(db: Database, page: RawPage, after: string): Promise<void> {
+  const now = Date.now();
+  const last = new Map<string, RawPage['news'][number]>();
+  for (const item of page.news) last.set(item.docflow.docflowId, item);
+  const docflows: unknown[] = [];
+  for (const { docflow, date } of last.values()) {
+    const ours = docflow.requestId ? parseRequestId(docflow.requestId) : undefined;
+    if (!ours) throw new Error(`feed: the floor read docflow ${docflow.docflowId} without a requestId of ours`);
+    docflows.push(docflow.docflowId, ours.bank, ours.type, ours.dealId, ours.n, docflow.requestId, docflow.state, date, now);
+  }
+  const history = page.news.flatMap(({ docflow, date }) => [docflow.docflowId, docflow.state, date, now]);
+  const sql = floorStatements(db.engine, last.size, page.news.length);
+  await db.transaction(async (trx) => {
+    const moved = await trx.executeQuery(CompiledQuery.raw(sql.cursor, [page.lastToken, page.news.length, after]));
+    if (Number(moved.numAffectedRows) !== 1) throw new Error('feed: the floor found its cursor moved');
+    await trx.executeQuery(CompiledQuery.raw(sql.docflows, docflows));
+    await trx.executeQuery(CompiledQuery.raw(sql.history, history));
+  });
+}
+
+const floorSql = new Map<string, { cursor: string; docflows: string; history: string }>();
+
+/** The floor's statements for a page of `docflows` docflows and `items` items, in the engine's placeholders. */
+function floorStatements(
+  engine: Database['engine'],
+  docflows: number,
+  items: number,
+): { cursor: string; docflows: string; history: string } {
+  const name = `${engine}:${docflows}:${items}`;
+  let kept = floorSql.get(name);
+  if (kept) return kept;
+  let at = 0;
+  const place = () => (engine === 'postgres' ? `$${++at}` : '?');
+  const rows = (count: number, width: number) =>
+    Array.from({ length: count }, () => `(${Array.from({ length: width }, place).join(', ')})`).join(', ');
+  const cursor = `update feed set cursor = ${place()}, items = items + ${place()} where id = 1 and cursor = ${place()}`;
+  at = 0;
+  const upsert = `insert into docflows (docflow_id, bank, type, deal_id, n, request_id, st, sat, updated_at) values ${rows(docflows, 9)} on conflict (docflow_id) do update set st = excluded.st, sat = excluded.sat, updated_at = excluded.updated_at`;
+  at = 0;
+  const history = `insert into docflow_history (docflow_id, st, sat, seen_at) values ${rows(items, 4)} on conflict do nothing`;
+  kept = { cursor, docflows: upsert, history };
+  floorSql.set(name, kept);
+  return kept;
+}
 
 /**
  * Puts the feed back as it was before the first run: the saved row (cursor, counters), no
@@ -213,30 +246,44 @@ export async function feedFigure(ctx: BenchContext): Promise<Figure[]> {
     const states = (await sandbox.stats()).docflowStates;
     await bareRun(sandbox, saved.cursor, items);
     await followerRun(ctx, keys, client, items);
-    await floorRun(ctx, sandbox, saved.cursor, items);
+    await resetFeed(redis, keys, db, saved);
+    await floorRun(db, sandbox, saved.cursor, items);
     progress(
       `feed: ${deals.toLocaleString('en-US')} docflows (${JSON.stringify(states)}) gave ${items.toLocaleString('en-US')} items; warm-up read each side (and the floor's), not counted`,
     );
     for (let run = 1; run <= ctx.runs; run++) {
       await resetFeed(redis, keys, db, saved);
       project.push(await followerRun(ctx, keys, client, items));
+      const { followed } = await readFeedState(db);
+      if (followed !== items) throw new Error(`feed: ${followed} of ${items} items followed a docflow of ours`);
       baseline.push(await bareRun(sandbox, saved.cursor, items));
-      floor.push(await floorRun(ctx, sandbox, saved.cursor, items));
+      await resetFeed(redis, keys, db, saved);
+      floor.push(await floorRun(db, sandbox, saved.cursor, items));
       progress(
-        `feed run ${run}/${ctx.runs}: follower ${Math.round(project.at(-1)!.itemsPerSecond).toLocaleString('en-US')} items/s (${Math.round(100 * project.at(-1)!.readShare)} % of it reading pages); bare undici + JSON.parse ${Math.round(baseline.at(-1)!).toLocaleString('en-US')} items/s; the floor ${Math.round(floor.at(-1)!).toLocaleString('en-US')} items/s`,
+        `feed run ${run}/${ctx.runs}: follower ${Math.round(project.at(-1)!.itemsPerSecond).toLocaleString('en-US')} items/s (${Math.round(100 * project.at(-1)!.readShare)} % of it reading pages); bare undici + JSON.parse ${Math.round(baseline.at(-1)!).toLocaleString('en-US')} items/s; the floor on ${db.engine} ${Math.round(floor.at(-1)!).toLocaleString('en-US')} items/s`,
       );
     }
-    const { followed } = await readFeedState(db);
-    if (followed !== items) throw new Error(`feed: ${followed} of ${items} items followed a docflow of ours`);
     const figure = ratioFigure(
       'feed-items-ratio',
       project.map((r) => r.itemsPerSecond),
       baseline,
       'items/s',
       0.8,
-      `${items} items (${deals} docflows × queued, sent, completed) read from one cursor, 100 a page: startFeedFollower storing every page (one SQLite transaction: docflow states and history, cursor, counters) against undici request + JSON.parse of the same pages; sandbox in its own process at 0 ms; the floor of following (the same reads, each page stored by a minimal script) in details (floorOverBaseline)`,
+      `${items} items (${deals} docflows × queued, sent, completed) read from one cursor, 100 a page: startFeedFollower storing every page (one SQLite transaction: docflow states and history, cursor, counters) against undici request + JSON.parse of the same pages; sandbox in its own process at 0 ms; the floor of following on the same database (feed-items-over-floor) in details (floorOverBaseline)`,
+    );
+    const overFloor = ratioFigure(
+      'feed-items-over-floor',
+      project.map((r) => r.itemsPerSecond),
+      floor,
+      'items/s',
+      0.9,
+      `the same follower runs over the floor of following, run after each (the same reads, each page stored in one transaction of the same ${db.engine} database: the cursor's compare-and-set, each docflow's state and its history; nothing else of the follower)`,
     );
     return [
+      {
+        ...overFloor,
+        details: { floorEngine: db.engine, floorWrites: FLOOR_WRITES, bareOverFloor: round(median(baseline.map((b, i) => b / floor[i]!))) },
+      },
       {
         ...figure,
         details: {
@@ -246,7 +293,8 @@ export async function feedFigure(ctx: BenchContext): Promise<Figure[]> {
           lifecycleMs: LIFECYCLE_MS,
           // Of each follower run's time, the share spent reading pages (client.news); the rest is the database's.
           readShare: project.map((r) => round(r.readShare)),
-          // The bare loop plus a minimal store of each page (floorRun): what following must cost at least.
+          // The bare loop plus each page stored on the same database (floorRun): what following must cost at least.
+          floorEngine: db.engine,
           floorItemsPerSecond: floor.map((r) => round(r)),
           floorOverBaseline: round(median(floor.map((r, i) => r / baseline[i]!))),
         },

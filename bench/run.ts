@@ -68,6 +68,7 @@ const ORDER = [
   'db-outcome-p99-ratio-postgres',
   'rate-limit-accuracy',
   'rate-limit-max-one-second',
+  'feed-items-over-floor',
   'feed-items-ratio',
   'reconcile-ms-p99',
   'upload-ratio',
