@@ -34,6 +34,8 @@ export interface FollowerOptions {
   lockMs?: number;
   /** Pages stored and not yet answered while the next is read (DEFAULT_STORES_AHEAD); 1 waits for each store before the next but one. */
   storesAhead?: number;
+  /** Started alone (`realty-batch track`): the workers' own followers leave the feed to it (follower-lock.ts). */
+  dedicated?: boolean;
 }
 
 export interface FeedFollower {
@@ -119,7 +121,10 @@ class Follower implements FeedFollower {
     this.lockMs = options.lockMs ?? DEFAULT_FEED_LOCK_MS;
     this.storesAhead = Math.max(1, options.storesAhead ?? DEFAULT_STORES_AHEAD);
     this.log = options.logger.child({ component: 'feed' });
-    this.lock = new FollowerLock(this.redis, this.keys.feedLock, this.lockMs, this.log);
+    this.lock = new FollowerLock(this.redis, this.keys.feedLock, this.lockMs, this.log, {
+      key: this.keys.feedDedicated,
+      self: options.dedicated === true,
+    });
     this.mark = new HighWaterMark(this.client, this.pollMs);
     this.lag = new LagWatch(this.log);
     this.waker = createRowWaker(this.redis, this.keys, this.log);

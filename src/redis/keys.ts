@@ -28,6 +28,11 @@ export interface Keys {
   contentClaim(id: string, sha256: string): string;
   /** String: the token of the one process following the feed (src/feed/follower.ts). */
   readonly feedLock: string;
+  /**
+   * String, expiring: set while a follower started alone (`realty-batch track`) runs; the workers'
+   * own followers leave the feed to it (src/feed/follower-lock.ts).
+   */
+  readonly feedDedicated: string;
   /** Hash: how far this fleet saw its database's feed (`db`: the database's id, `items`): a database behind it was restored (src/ledger/restore.ts). */
   readonly feedWitness: string;
   /** String: why the queue was paused by the project (e.g. `session`), when it was. */
@@ -61,6 +66,7 @@ export function createKeys(prefix: string): Keys {
     contents: (id: string) => `${tag}:batch:${id}:contents`,
     contentClaim: (id: string, sha256: string) => `${tag}:batch:${id}:content-claim:${sha256}`,
     feedLock: `${tag}:feed:lock`,
+    feedDedicated: `${tag}:feed:dedicated`,
     feedWitness: `${tag}:feed:witness`,
     pauseReason: `${tag}:pause-reason`,
     session: `${tag}:session`,

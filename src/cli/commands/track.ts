@@ -72,6 +72,7 @@ export function registerTrackCommand(program: Command, context: CliContext): Com
                 client,
                 logger: env.logger,
                 pollMs: opts.pollMs,
+                dedicated: true,
               });
               env.logger.info({ pollMs: opts.pollMs }, 'track started: following the news feed when no other process of the fleet does');
               await aborted(shutdown.signal);
