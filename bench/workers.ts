@@ -31,6 +31,7 @@ import type { BenchDatabase } from './database.js';
 import { createDealGenerator, HEADER, writeDeals } from './generate.js';
 import { collectGarbage, median, progress, ratioFigure, round, type Figure } from './measure.js';
 import { startSandboxProcess, type SandboxProcess } from './sandbox.js';
+import { startTrackProcess, type TrackProcess } from './track-process.js';
 
 const CONCURRENCY = 100;
 /** Deals of the untimed warm-up run (each side) before the measured runs at 0 ms. */
@@ -107,19 +108,25 @@ function completions(deals: number) {
   };
 }
 
-/** Loads `deals` suggest-needing rows with loadBatch, then runs createDealWorker until every row has its outcome. */
+/**
+ * Loads `deals` suggest-needing rows with loadBatch, then runs createDealWorker until every row has
+ * its outcome. With `followerApart`, `realty-batch track` follows the news feed in a process of
+ * its own meanwhile, as a deployment on PostgreSQL runs it: the worker's follower leaves it the feed.
+ */
 export async function projectWorkerRun(
   ctx: BenchContext,
   sandbox: SandboxProcess,
   deals: number,
   tag: string,
   database: BenchDatabase = ctx.database,
+  followerApart = false,
 ): Promise<Throughput> {
   const prefix = `bench-${tag.toLowerCase()}`;
   const keys = createKeys(prefix);
   const file = join(ctx.dir, `${tag}.csv`);
   await writeDeals({ file, rows: deals, format: 'csv-utf8', tag, kind: 'suggest' });
   const redis = await ctx.redis.connect();
+  let track: TrackProcess | undefined;
   try {
     const loaded = await loadBatch({
       file,
@@ -132,6 +139,7 @@ export async function projectWorkerRun(
       rejects: join(ctx.dir, `${tag}.rejects`),
     });
     if (loaded.enqueued !== deals) throw new Error(`${tag}: ${loaded.enqueued} of ${deals} deals enqueued`);
+    if (followerApart) track = await startTrackProcess(ctx, redis, keys, database, sandbox);
     const before = await sandbox.stats();
     collectGarbage();
     const { count, result: completed } = completions(deals);
@@ -168,6 +176,7 @@ export async function projectWorkerRun(
     }
     return result;
   } finally {
+    await track?.stop();
     await redis.quit();
     await ctx.redis.clear(prefix);
     await database.clear();
@@ -405,7 +414,7 @@ async function warmUp(
   await baselineWorkerRun(ctx, sandbox, deals, `${tag}BW`);
   await floorWorkerRun(ctx, sandbox, deals, `${tag}FW`);
   if (postgres) {
-    await projectWorkerRun(ctx, sandbox, deals, `${tag}QW`, postgres);
+    await projectWorkerRun(ctx, sandbox, deals, `${tag}QW`, postgres, true);
     await floorWorkerRun(ctx, sandbox, deals, `${tag}GW`, postgres);
   }
   progress(
@@ -523,7 +532,7 @@ export async function latencyFigure(ctx: BenchContext): Promise<Figure[]> {
       bare.push(await baselineWorkerRun(ctx, sandbox, deals, `WLB${run}`));
       sqlite.floor.push(await floorWorkerRun(ctx, sandbox, deals, `WLF${run}`));
       for (const e of engines.slice(1)) {
-        e.project.push(await projectWorkerRun(ctx, sandbox, postgresDeals, `WLQ${run}`, e.database));
+        e.project.push(await projectWorkerRun(ctx, sandbox, postgresDeals, `WLQ${run}`, e.database, true));
         e.floor.push(await floorWorkerRun(ctx, sandbox, postgresDeals, `WLG${run}`, e.database));
       }
       progress(
@@ -593,7 +602,7 @@ function overFloorFigure(e: EngineRuns, deals: number, theoretical: number): Fig
     e.floor.map((t) => t.steady),
     'deals/s',
     e.engine === 'sqlite' ? 0.95 : null,
-    `createDealWorker over the floor of its guarantees at ${LATENCY_MS} ms, ${deals} deals a run, both writing to ${e.engine === 'sqlite' ? 'SQLite (a file under /dev/shm)' : "PostgreSQL (this host's server, the work command's pool of 4)"} in the same run`,
+    `createDealWorker over the floor of its guarantees at ${LATENCY_MS} ms, ${deals} deals a run, both writing to ${e.engine === 'sqlite' ? 'SQLite (a file under /dev/shm)' : "PostgreSQL (this host's server, the work command's pool of 4); the news feed followed by `realty-batch track` in a process of its own, as docs/deployment.md deploys PostgreSQL (its CPU not in the worker's)"} in the same run`,
   );
   return {
     ...figure,
