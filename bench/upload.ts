@@ -1,7 +1,9 @@
 /**
  * upload-ratio: bytes/s of the project's upload path (uploadDocuments, as the worker runs
  * it: once per sha256, streamed from disk) against bare undici streaming of the same files
- * to the same sandbox `POST /contents`. Each side runs in a process of its own
+ * to the same sandbox `POST /contents` with one sha256 pass of the bytes it sends (issue 43:
+ * the integrity check the product needs; a baseline without it cannot be reached by any upload
+ * that checks what it sends). Each side runs in a process of its own
  * (upload-child.ts), so that its peak RSS is its own; the sandbox runs in a third. Paired
  * runs, the bare one right after the project's; each project run has an empty content store
  * (a new prefix), so every file really goes up.
@@ -10,7 +12,9 @@ import { fork } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { DocumentFile } from '../src/domain/deal.js';
+import { setTimeout } from 'node:timers/promises';
+import type { CheckedDocumentFile } from '../src/domain/deal.js';
+import { settledChangeTimeMs } from '../src/files/regular-file.js';
 import type { BenchContext } from './context.js';
 import { median, progress, ratioFigure, round, type Figure } from './measure.js';
 import { startSandboxProcess, type SandboxProcess } from './sandbox.js';
@@ -22,20 +26,32 @@ const FILE_BYTES = 2 * 1024 * 1024;
 /** Uploads in flight at once, each side. */
 const CONCURRENCY = 10;
 
-/** `count` distinct PDF-headed files of random bytes, with what the load would check of each. */
-async function writeFiles(dir: string, count: number): Promise<Array<Required<DocumentFile>>> {
+/**
+ * `count` distinct PDF-headed files of random bytes, with what the load would keep of each: a
+ * night's files are there long before their load, so it is taken once their change times have
+ * settled (CHANGE_TIME_SETTLED_MS; waited for), as the load takes it.
+ */
+async function writeFiles(dir: string, count: number): Promise<CheckedDocumentFile[]> {
   await mkdir(dir, { recursive: true });
-  const files: Array<Required<DocumentFile>> = [];
+  const written: Array<{ path: string; bytes: Buffer }> = [];
   for (let i = 0; i < count; i++) {
     const bytes = Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(FILE_BYTES - 9)]);
     const path = join(dir, `agreement-${i}.pdf`);
     await writeFile(path, bytes);
+    written.push({ path, bytes });
+  }
+  const last = (await stat(written.at(-1)!.path)).ctimeMs;
+  while (settledChangeTimeMs({ ctimeMs: last }, Date.now()) === undefined) await setTimeout(100);
+  const files: CheckedDocumentFile[] = [];
+  for (const { path, bytes } of written) {
+    const stats = await stat(path);
     files.push({
       path,
       contentType: 'application/pdf',
       size: bytes.length,
       sha256: createHash('sha256').update(bytes).digest('hex'),
-      inode: (await stat(path)).ino,
+      inode: stats.ino,
+      changedAtMs: settledChangeTimeMs(stats, Date.now())!,
     });
   }
   return files;
@@ -91,7 +107,9 @@ export async function uploadFigure(ctx: BenchContext): Promise<Figure[]> {
     for (let run = 1; run <= ctx.runs; run++) {
       project.push(await checkedRun(ctx, sandbox, job('project', `up${run}`)));
       baseline.push(await checkedRun(ctx, sandbox, job('bare', `ub${run}`)));
-      progress(`upload run ${run}/${ctx.runs}: uploadDocuments ${mbps(project.at(-1)!)}; bare undici ${mbps(baseline.at(-1)!)}`);
+      progress(
+        `upload run ${run}/${ctx.runs}: uploadDocuments ${mbps(project.at(-1)!)}; bare undici + one sha256 ${mbps(baseline.at(-1)!)}`,
+      );
     }
   } finally {
     await sandbox.stop();
@@ -104,7 +122,7 @@ export async function uploadFigure(ctx: BenchContext): Promise<Figure[]> {
     baseline.map(rate),
     'MB/s',
     0.9,
-    `${count} distinct files of ${FILE_BYTES / 1024 / 1024} MB, ${CONCURRENCY} at a time each side, each side in a process of its own: uploadDocuments (content store + client.uploadContent of a read stream) against undici request streaming the same files to the same sandbox POST /contents; peak RSS and CPU of each side's process in details`,
+    `${count} distinct files of ${FILE_BYTES / 1024 / 1024} MB, ${CONCURRENCY} at a time each side, each side in a process of its own: uploadDocuments (content store + client.uploadContent of a read stream) against undici request streaming the same files to the same sandbox POST /contents with one sha256 pass of the bytes sent; peak RSS and CPU of each side's process in details`,
   );
   return [
     {

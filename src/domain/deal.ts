@@ -113,7 +113,17 @@ export interface DocumentFile {
    * put at its name since. (Not the device number: a share mounted on several hosts has another on each.)
    */
   inode?: number;
+  /**
+   * Its change time (ctime, ms) as the load saw it, kept only when it was at least
+   * CHANGE_TIME_SETTLED_MS older than the load's read (settledChangeTimeMs): every write to
+   * the file moves it after that, and no tool can set it back. The same at a worker's open, the
+   * bytes are the load's and are hashed once, as they stream (verified-file.ts).
+   */
+  changedAtMs?: number;
 }
+
+/** A file as the load's checks fill it in: everything but a change time that had not settled. */
+export type CheckedDocumentFile = Required<Omit<DocumentFile, 'changedAtMs'>> & Pick<DocumentFile, 'changedAtMs'>;
 
 /** One problem of one field of one record: `field: message` in rejects and results. */
 export interface FieldProblem {

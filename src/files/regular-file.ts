@@ -14,6 +14,20 @@ import { close, constants, fstat, open, read, type Stats } from 'node:fs';
  */
 export const FILE_READ_TIMEOUT_MS = 30_000;
 
+/**
+ * How much older than a read a file's change time (ctime) must be for the read to stand for it:
+ * the kernel stamps a change with a clock that moves in ticks (a jiffy, up to 10 ms; a network
+ * share's server, a FAT disk's 2 s), so a write in the same tick as the load's read could keep
+ * the ctime it saw. Files a night sends were put there long before; a file younger than this is
+ * hashed again before its upload, as every file used to be.
+ */
+export const CHANGE_TIME_SETTLED_MS = 2_000;
+
+/** `stats`' ctime when it is older than CHANGE_TIME_SETTLED_MS at `readAtMs` (this host's clock), else undefined. */
+export function settledChangeTimeMs(stats: Pick<Stats, 'ctimeMs'>, readAtMs: number): number | undefined {
+  return readAtMs - stats.ctimeMs >= CHANGE_TIME_SETTLED_MS ? stats.ctimeMs : undefined;
+}
+
 /** Bytes read at a time by readAll. */
 const CHUNK = 512 * 1024;
 

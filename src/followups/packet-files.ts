@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { createDocumentFileChecker } from '../input/document-files.js';
-import type { AppliedDocument, DocumentFile } from '../domain/deal.js';
+import type { AppliedDocument, CheckedDocumentFile } from '../domain/deal.js';
 import type { RealtyClient } from '../realty/client.js';
 import { contentLink, type ContentPointer, type DocumentContent } from '../domain/gateway.js';
 import { withGatewayRetry, type GatewayRetryOptions } from '../realty/gateway-retry.js';
@@ -19,7 +19,7 @@ import { verifiedFile } from '../worker/verified-file.js';
 export const SIGNATURE_SUFFIX = '.sig';
 
 /** A file that passed the checks. */
-export type CheckedFile = Required<DocumentFile>;
+export type CheckedFile = CheckedDocumentFile;
 
 export interface PacketFile {
   name: string;
@@ -76,7 +76,7 @@ export async function uploadChecked(
   timeoutMs: number,
   retry: GatewayRetryOptions = {},
 ): Promise<string> {
-  const verified = verifiedFile({ path: file.path, size: file.size, sha256: file.sha256, inode: file.inode }, what);
+  const verified = verifiedFile(file, what);
   return withGatewayRetry(async () => {
     let pointer;
     try {

@@ -4,15 +4,15 @@
  * empty, at most 50 MB, the agreement is a PDF (`%PDF-`) or XML, and a signature is one by
  * its structure (CMS/PKCS#7 SignedData or OpenPGP, at most 1 MiB: detached-signature.ts). A
  * file that passes gets its absolute path, Content-Type, size, sha256 (the key its upload is
- * remembered by) and inode, so a worker sends that file and no other without looking again
- * (verified-file.ts). Messages name the field, never the path.
+ * remembered by), inode and, once settled, change time, so a worker sends that file and no
+ * other without looking again, and reads it once when nothing changed it (verified-file.ts). Messages name the field, never the path.
  */
 import { createHash } from 'node:crypto';
 import { lstat, realpath } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { checkDetachedSignature, MAX_SIGNATURE_BYTES } from '../files/detached-signature.js';
-import { FileRefusedError, openRegularFile, type RegularFile } from '../files/regular-file.js';
-import type { Deal, DocumentFile, FieldProblem, RowDocument } from '../domain/deal.js';
+import { FileRefusedError, openRegularFile, settledChangeTimeMs, type RegularFile } from '../files/regular-file.js';
+import type { CheckedDocumentFile, Deal, DocumentFile, FieldProblem, RowDocument } from '../domain/deal.js';
 import { agreementDocuments } from './validate-deal.js';
 
 /** The gateway's limit on one content (realty-api-notes.md). */
@@ -35,7 +35,7 @@ export interface DocumentFileOptions {
 }
 
 /** What the load fills in of a file that passed. */
-type CheckedFile = Required<DocumentFile>;
+type CheckedFile = CheckedDocumentFile;
 
 type Checked = { ok: true; file: CheckedFile; kind: 'pdf' | 'xml' | 'signature' } | { ok: false; message: string };
 
@@ -126,6 +126,7 @@ function inside(root: string, path: string): boolean {
  */
 async function inspect(path: string, role: 'agreement' | 'signature'): Promise<Checked> {
   let file: RegularFile;
+  const readAt = Date.now();
   try {
     file = await openRegularFile(path, { name: 'the file' });
   } catch (err) {
@@ -155,7 +156,12 @@ async function inspect(path: string, role: 'agreement' | 'signature'): Promise<C
     const read = await file.readAll((chunk) => hash.update(chunk), MAX_DOCUMENT_BYTES);
     // Grown or shrunk while it was read: not the file fstat described.
     if (read !== size) return { ok: false, message: 'changed while the load read it' };
-    return { ok: true, kind, file: { path, contentType, size, sha256: hash.digest('hex'), inode: ino } };
+    const changedAtMs = settledChangeTimeMs(file.stats, readAt);
+    return {
+      ok: true,
+      kind,
+      file: { path, contentType, size, sha256: hash.digest('hex'), inode: ino, ...(changedAtMs !== undefined && { changedAtMs }) },
+    };
   } finally {
     await file.close();
   }

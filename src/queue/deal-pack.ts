@@ -67,6 +67,7 @@ const KEYS = [
   'inode',
   'lift',
   'documents',
+  'changedAtMs',
 ] as const;
 
 const PLACE: ReadonlyMap<string, number> = new Map(KEYS.map((key, i) => [key, i]));

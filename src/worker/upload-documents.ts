@@ -4,8 +4,9 @@
  * sha256 (content-store.ts), streamed from disk, and the docflow then names the content ids.
  * A crash after an upload leaves its id in Redis: the next run of the row uses it. Failures
  * take creation's policy (deal/gateway-failure.ts), but an upload never made a docflow: never uncertain.
- * Each file is checked against the inode, size and sha256 the load saw before its first byte
- * leaves, then that same descriptor is streamed, hashed again (verified-file.ts): a file
+ * Each file is checked against the inode, size and change time (or, when that moved or the load
+ * kept none, the sha256) the load saw before its first byte leaves, then that same descriptor is
+ * streamed and hashed (verified-file.ts): a file
  * changed or swapped since ends the row `invalid` (DOCUMENT_CHANGED), its upload is not
  * remembered, and no docflow is made. A 401 during an upload renews the
  * session and sends the file again, opened anew, without spending a try (client.ts).
@@ -81,7 +82,11 @@ async function uploadOnce(run: DealRun, file: DocumentFile, which: [string] | [s
       return { kind: 'delay', ms: UPLOAD_WAIT_MS + Math.round(Math.random() * UPLOAD_WAIT_MS) };
     }
     await ctx.throttle?.();
-    const verified = verifiedFile({ path: file.path, size, sha256, inode: file.inode }, which[0], which[1]);
+    const verified = verifiedFile(
+      { path: file.path, size, sha256, inode: file.inode, ...(file.changedAtMs !== undefined && { changedAtMs: file.changedAtMs }) },
+      which[0],
+      which[1],
+    );
     let pointer: Awaited<ReturnType<typeof ctx.client.uploadContent>>;
     try {
       pointer = await ctx.client.uploadContent(() => verified.open(), contentType, size, { timeoutMs });

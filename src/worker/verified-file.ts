@@ -1,10 +1,13 @@
 /**
  * A row's file read again to be uploaded, and checked before its first byte leaves: opened
  * without following a link and without blocking, refused unless it is a regular file, its
- * inode and size compared with what the load saw, and its whole content hashed through that
- * descriptor and compared with the load's sha256. Only then is a stream given, of that same
- * descriptor: a file swapped after the check (a link to a file outside the folder, a FIFO) is
- * never the one read, and nothing of a file that is not the load's goes out.
+ * inode and size compared with what the load saw, and its change time too when the load kept
+ * one (a settled ctime: CHANGE_TIME_SETTLED_MS). The same change time says no write reached the
+ * file since the load hashed it: every write moves it, and no tool sets it back. Otherwise (it
+ * moved, or the load kept none) its whole content is hashed through that descriptor first and
+ * compared with the load's sha256. Only then is a stream given, of that same descriptor: a file
+ * swapped after the check (a link to a file outside the folder, a FIFO) is never the one read,
+ * and nothing of a file that is not the load's goes out.
  *
  * The stream hashes again as it reads: a file changed in place between the check and the send
  * fails the stream before its last read (at most READ_BYTES) leaves, so the gateway, which
@@ -35,6 +38,8 @@ export interface ExpectedFile {
   sha256: string;
   /** The load's inode of it: another file put at its name since is not this one. */
   inode: number;
+  /** The load's settled change time (DocumentFile.changedAtMs): the same at the open, the content is not hashed twice. */
+  changedAtMs?: number;
 }
 
 export interface VerifiedFile {
@@ -80,9 +85,11 @@ async function openChecked(expected: ExpectedFile, fail: Fail, field: string): P
     throw GONE.has((err as NodeJS.ErrnoException).code ?? '') ? fail('gone') : err;
   }
   try {
-    const { ino, size } = file.stats;
+    const { ino, size, ctimeMs } = file.stats;
     if (ino !== expected.inode) throw fail('replaced');
     if (size !== expected.size) throw fail('size');
+    // Untouched since the load hashed it: the stream's own hash is the one pass (issue 43).
+    if (expected.changedAtMs !== undefined && ctimeMs === expected.changedAtMs) return file;
     const hash = createHash('sha256');
     const read = await file
       .readAll((chunk) => hash.update(chunk), expected.size)

@@ -32,7 +32,7 @@ const deal: Deal = {
     contentId: 'a39aa45f-d79d-4dfa-bab5-6e6c738a8009',
     signatureIds: ['s1'],
     fileType: 'pdf',
-    file: { path: 'a.pdf', size: 10, sha256: 'ab' },
+    file: { path: 'a.pdf', size: 10, sha256: 'ab', inode: 4_211_077, changedAtMs: 1_764_380_101_123.456 },
   },
 };
 
@@ -43,6 +43,7 @@ describe('a deal as a waiting job keeps it', () => {
     const json = JSON.stringify(packed);
     expect(json).not.toContain('MSK-1');
     expect(json).not.toContain('surname');
+    expect(json).not.toContain('changedAtMs');
     expect(Buffer.byteLength(json)).toBeLessThan(Buffer.byteLength(JSON.stringify(deal)) * 0.7);
   });
 

@@ -3,8 +3,9 @@ import { readFileSync } from 'node:fs';
 import { copyFile, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, it, expect } from 'vitest';
+import { afterEach, beforeEach, describe, it, expect, vi } from 'vitest';
 import { NOT_A_SIGNATURE } from '../../src/files/detached-signature.js';
+import { CHANGE_TIME_SETTLED_MS, settledChangeTimeMs } from '../../src/files/regular-file.js';
 import type { Deal } from '../../src/domain/deal.js';
 import { agreementType, createDocumentFileChecker } from '../../src/input/document-files.js';
 import { ROOT } from '../helpers/cli.js';
@@ -71,5 +72,31 @@ describe('the load’s checks of the files a row names', () => {
     execFileSync('mkfifo', [join(dir, 'pipe.sig')]);
     const problems = await createDocumentFileChecker({ baseDir: dir })(dealWith(['pipe.sig']));
     expect(problems).toEqual([{ field: 'agreementSignatureFiles', message: 'file 1 is not a regular file' }]);
+  });
+
+  it('keeps a file’s change time once it has settled, and none for a file changed just before the load', async () => {
+    // Copied in beforeEach, a moment ago: a write in the same clock tick could keep its ctime.
+    const fresh = dealWith([]);
+    expect(await createDocumentFileChecker({ baseDir: dir })(fresh)).toEqual([]);
+    expect(fresh.agreement!.file!.changedAtMs).toBeUndefined();
+    // The repository's fixture, as a night's files: put there long before (waited for, if not).
+    const fixture = join(SIGNING, 'agreement.pdf');
+    await vi.waitFor(async () => expect(Date.now() - (await stat(fixture)).ctimeMs).toBeGreaterThanOrEqual(CHANGE_TIME_SETTLED_MS), {
+      timeout: CHANGE_TIME_SETTLED_MS * 3,
+      interval: 100,
+    });
+    const settled = dealWith([]);
+    expect(await createDocumentFileChecker({ baseDir: SIGNING })(settled)).toEqual([]);
+    expect(settled.agreement!.file!.changedAtMs).toBe((await stat(fixture)).ctimeMs);
+  });
+});
+
+describe('settledChangeTimeMs', () => {
+  it('gives the change time only when it is CHANGE_TIME_SETTLED_MS or more before the read', () => {
+    expect(CHANGE_TIME_SETTLED_MS).toBe(2_000);
+    expect(settledChangeTimeMs({ ctimeMs: 1_000.25 }, 3_000.25)).toBe(1_000.25);
+    expect(settledChangeTimeMs({ ctimeMs: 1_000.25 }, 3_000.24)).toBeUndefined();
+    // A share whose clock is ahead of this host's: a change time "in the future" is not settled.
+    expect(settledChangeTimeMs({ ctimeMs: 10_000 }, 3_000)).toBeUndefined();
   });
 });

@@ -1,6 +1,7 @@
 /**
  * The file an upload streams (src/worker/verified-file.ts): checked before its first byte is
- * given (no link followed, a regular file, the load's inode, size and sha256), then that same
+ * given (no link followed, a regular file, the load's inode and size, and its sha256 unless the
+ * change time the load kept is unchanged), then that same
  * descriptor read in 512 KiB chunks and hashed again, its last read held back until the whole
  * is known to be the same; and its file closed however it ends.
  */
@@ -83,6 +84,39 @@ describe('a file streamed for upload, checked against what the load saw', () => 
       /^agreementSignatureFiles: file 2 changed on disk after the load \(its sha256 .*nothing was sent/,
     );
     expect(chunks).toEqual([]);
+  });
+
+  it('streams a file whose change time is the load’s at once, its one hash as it streams: no whole read before the first byte', async () => {
+    const bytes = randomBytes(READ_BYTES * 3 + 100);
+    const expected = await write(bytes);
+    const { ctimeMs } = await stat(path);
+    // A sha256 that is not the file's: a check before the first byte would send nothing; the
+    // change time says no write came since the load, so the stream's own hash is the check.
+    const verified = verifiedFile({ ...expected, sha256: sha256(Buffer.from('other')), changedAtMs: ctimeMs }, 'agreementFile');
+    const { chunks, error } = await drain(verified.open());
+    expect(error).toBeInstanceOf(DocumentChangedError);
+    expect((error as Error).message).toMatch(/part of it was sent, never a whole content/);
+    expect(total(chunks)).toBe(READ_BYTES * 3);
+    // The right sha256 with the same change time: the whole file, as on disk.
+    const whole = await drain(verifiedFile({ ...expected, changedAtMs: ctimeMs }, 'agreementFile').open());
+    expect(whole.error).toBeUndefined();
+    expect(Buffer.concat(whole.chunks).equals(bytes)).toBe(true);
+  });
+
+  it('hashes a file whose change time moved since the load before its first byte: changed, nothing sent; only touched, sent whole', async () => {
+    const bytes = randomBytes(READ_BYTES * 2 + 100);
+    const expected = await write(bytes);
+    // The load's settled change time, seconds before the writes below.
+    const loaded = { ...expected, changedAtMs: (await stat(path)).ctimeMs - 5_000 };
+    const touched = await drain(verifiedFile(loaded, 'agreementFile').open());
+    expect(touched.error).toBeUndefined();
+    expect(Buffer.concat(touched.chunks).equals(bytes)).toBe(true);
+    const changed = Buffer.from(bytes);
+    changed[0] = changed[0]! ^ 0xff;
+    await writeFile(path, changed);
+    const refused = await drain(verifiedFile(loaded, 'agreementFile').open());
+    expect((refused.error as Error).message).toMatch(/\(its sha256 is not what the load saw\); nothing was sent/);
+    expect(refused.chunks).toEqual([]);
   });
 
   it('holds its last read back from a file changed in place while it streams, and says part of it was sent', async () => {

@@ -5,11 +5,15 @@
  * upload is not remembered. Through the built CLI, the real sandbox (strict contents) and Redis.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { appendFile, mkdir, mkdtemp, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, rm, stat, symlink, unlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
-import { describe, expect, afterEach } from 'vitest';
+import { Queue } from 'bullmq';
+import { describe, expect, afterEach, vi } from 'vitest';
+import { CHANGE_TIME_SETTLED_MS } from '../../../src/files/regular-file.js';
+import { dealJobId, dealOf, jobDataOf, type StoredJobData } from '../../../src/queue/job-data.js';
+import { DEAL_QUEUE } from '../../../src/redis/keys.js';
 import type { Keys } from '../../../src/redis/keys.js';
 import type { RunningSandbox } from '../../../src/sandbox/index.js';
 import { childEnv, CLI, ROOT, runCli } from '../../helpers/cli.js';
@@ -108,6 +112,31 @@ describe('a document that changed between the load and its upload', () => {
     expect(retried.code).toBe(0);
     await waitFor(async () => (await outcomes('same-size'))[0]?.outcome === 'queued', { ...POLL, what: 'the retried row queued' });
     expect(sandbox.stats()).toMatchObject({ docflowsCreated: 1, contents: { uploads: 2 } });
+  });
+
+  it('refuses a settled agreement (its change time kept by the load) changed in place with its mtime set back: nothing sent', async () => {
+    const path = join(dir, 'docs', 'agreement.pdf');
+    // A night's file: there well before its load, so the load keeps its change time.
+    await vi.waitFor(async () => expect(Date.now() - (await stat(path)).ctimeMs).toBeGreaterThanOrEqual(CHANGE_TIME_SETTLED_MS), {
+      timeout: CHANGE_TIME_SETTLED_MS * 3,
+      interval: 100,
+    });
+    const outcome = await loadChangeWork('settled', async () => {
+      const queue = new Queue(DEAL_QUEUE, { connection: redis, prefix: keys.bullPrefix });
+      const job = await queue.getJob(dealJobId('settled', DEAL_ID));
+      await queue.close();
+      const file = dealOf(jobDataOf(job!.id, job!.data as StoredJobData))!.agreement!.file!;
+      expect(file.changedAtMs).toBe((await stat(path)).ctimeMs);
+      // The same size and modification time as the load saw: only the change time tells.
+      const { atime, mtime } = await stat(path);
+      const changed = Buffer.from(PDF);
+      changed[changed.length - 3] = 0x21;
+      await writeFile(path, changed);
+      await utimes(path, atime, mtime);
+    });
+    expect(outcome).toMatchObject({ outcome: 'invalid', errorCode: 'DOCUMENT_CHANGED', attempts: 1 });
+    expect(outcome.errorMessage).toMatch(/^agreementFile: changed on disk after the load \(its sha256 .*nothing was sent/);
+    expect(sandbox.stats()).toMatchObject({ docflowsCreated: 0, contents: { uploads: 0 } });
   });
 
   it('ends the row invalid (DOCUMENT_CHANGED, agreementSignatureFiles) when a signature file grew: the agreement stays uploaded, no docflow', async () => {
