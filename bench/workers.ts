@@ -472,6 +472,14 @@ export async function overheadFigure(ctx: BenchContext): Promise<Figure[]> {
     0.85,
     `${deals} deals a run, all through suggest, concurrency ${CONCURRENCY}, sandbox (0 ms) in its own process; rates between the 10 % and 90 % completions`,
   );
+  const overFloor = ratioFigure(
+    'worker-rate-over-floor',
+    project.map((t) => t.steady),
+    floor.map((t) => t.steady),
+    'deals/s',
+    0.9,
+    `createDealWorker over the floor of its guarantees at 0 ms, ${deals} deals a run, both writing to SQLite (a file under /dev/shm) in the same run; the bare worker's ratio beside it is worker-overhead-ratio`,
+  );
   return [
     {
       ...figure,
@@ -483,7 +491,16 @@ export async function overheadFigure(ctx: BenchContext): Promise<Figure[]> {
         cpuSystemUsPerDealMeasured: project.map((t) => round(t.cpuSystemUs)),
         cpuSystemUsPerDealBaseline: baseline.map((t) => round(t.cpuSystemUs)),
         ...floorDetails(floor, baseline, (t) => t.steady),
-        projectOverFloor: round(median(project.map((t, i) => t.steady / floor[i]!.steady))),
+      },
+    },
+    {
+      ...overFloor,
+      details: {
+        floorEngine: 'sqlite',
+        floorWrites: FLOOR_WRITES('sqlite'),
+        bareOverFloor: round(median(baseline.map((t, i) => t.steady / floor[i]!.steady))),
+        cpuUsPerDealMeasured: project.map((t) => round(t.cpuUs)),
+        cpuUsPerDealFloor: floor.map((t) => round(t.cpuUs)),
       },
     },
   ];
@@ -507,6 +524,9 @@ interface EngineRuns {
  * (floorWorkerRun), both writing to that engine, in the same runs: SQLite, and PostgreSQL when
  * the run has it (ctx.postgres).
  */
+/** worker-latency-ratio's target (0.95) is in force when the floor reaches this of theory in the same run (issue 43). */
+const LATENCY_TARGET_FLOOR = 0.97;
+
 export async function latencyFigure(ctx: BenchContext): Promise<Figure[]> {
   const sandbox = await startSandboxProcess(LATENCY_MS);
   const theoretical = CONCURRENCY / (2 * (LATENCY_MS / 1000));
@@ -552,7 +572,7 @@ export async function latencyFigure(ctx: BenchContext): Promise<Figure[]> {
     project.map(() => theoretical),
     'deals/s',
     0.95,
-    `${deals} deals a run, sandbox latency ${LATENCY_MS} ms per call, concurrency ${CONCURRENCY}, the database SQLite; baseline = ${CONCURRENCY} / (2 × ${LATENCY_MS / 1000} s); the bare worker's own ratio on this machine is in details (bareWorkerRatio), and the floor's on each engine (floorWorkerRatio: bare + what the guarantees cost, floorWorkerRun)`,
+    `${deals} deals a run, sandbox latency ${LATENCY_MS} ms per call, concurrency ${CONCURRENCY}, the database SQLite; baseline = ${CONCURRENCY} / (2 × ${LATENCY_MS / 1000} s); the bare worker's own ratio on this machine is in details (bareWorkerRatio), and the floor's on each engine (floorWorkerRatio: bare + what the guarantees cost, floorWorkerRun); the target is in force where the floor reaches \${LATENCY_TARGET_FLOOR} of theory (targetInForce)`,
   );
   const cpu = ratioFigure(
     'worker-cpu-per-deal-ratio',
@@ -571,6 +591,9 @@ export async function latencyFigure(ctx: BenchContext): Promise<Figure[]> {
         bareWorkerRatio: round(median(bare.map((t) => t.steady / theoretical))),
         floorWorker: floor.map((t) => round(t.steady)),
         floorWorkerRatio: round(median(floor.map((t) => t.steady / theoretical))),
+        // Issue 43: the 0.95 holds where the floor reaches 0.97 of theory or more; below that
+        // the host cannot give the project's side what the target asks.
+        targetInForce: median(floor.map((t) => t.steady / theoretical)) >= LATENCY_TARGET_FLOOR,
         ...Object.fromEntries(
           engines.slice(1).flatMap((e) => [
             [`${e.engine}Worker`, e.project.map((t) => round(t.steady))],
@@ -587,8 +610,19 @@ export async function latencyFigure(ctx: BenchContext): Promise<Figure[]> {
         cpuSystemUsPerDealMeasured: project.map((t) => round(t.cpuSystemUs)),
         cpuSystemUsPerDealBaseline: bare.map((t) => round(t.cpuSystemUs)),
         ...floorDetails(floor, bare, (t) => t.cpuUs),
-        projectOverFloor: round(median(project.map((t, i) => t.cpuUs / floor[i]!.cpuUs))),
       },
+    },
+    {
+      ...ratioFigure(
+        'worker-cpu-per-deal-over-floor',
+        project.map((t) => t.cpuUs),
+        floor.map((t) => t.cpuUs),
+        'µs/deal',
+        1.15,
+        `this process' CPU a deal at ${LATENCY_MS} ms, createDealWorker over the floor of its guarantees, both writing to SQLite (a file under /dev/shm) in the same runs; PostgreSQL's in worker-latency-over-floor-postgres' details (projectCpuOverFloor)`,
+      ),
+      better: 'lower',
+      details: { floorEngine: 'sqlite', floorWrites: FLOOR_WRITES('sqlite') },
     },
     ...engines.map((e) => overFloorFigure(e, e.engine === 'sqlite' ? deals : postgresDeals, theoretical)),
   ];
