@@ -13,7 +13,6 @@ import { dealJobId } from '../queue/job-data.js';
 import type { Keys } from '../redis/keys.js';
 import { batchOutcomes } from '../outcomes/batch-outcomes.js';
 import { emptyCounts } from '../domain/outcome.js';
-import { openQueue } from '../queue/deal-queue.js';
 import { findMissingRows } from './missing-rows.js';
 import { findWaitingRows, type WaitingRow } from './waiting-rows.js';
 import { createStateTally } from '../outcomes/state-tally.js';
@@ -172,8 +171,12 @@ async function waitingOf(redis: Redis, keys: Keys, batch: string, limit: number)
   };
 }
 
-/** How many of the unfinished rows' jobs are in each BullMQ state (`missing`: no job). */
+/**
+ * How many of the unfinished rows' jobs are in each BullMQ state (`missing`: no job). BullMQ is
+ * imported here, not at the top: `status` of a finished batch never asks, and starts without it.
+ */
 async function jobStates(redis: Redis, keys: Keys, batch: string, dealIds: readonly string[]): Promise<Record<string, number>> {
+  const { openQueue } = await import('../queue/deal-queue.js');
   const queue = openQueue(redis, keys);
   const states: Record<string, number> = {};
   try {

@@ -3,9 +3,10 @@
  * code. main.ts parses process.argv with it; tests parse arrays in-process.
  *
  * A command's module defines its flags and imports the heavy parts only it uses (the
- * gateway's client and undici, the workers, the dashboard's server) when its action runs:
- * every command starts with every command's flags, not with every command's code, and a
- * load's memory is the load's own.
+ * gateway's client and undici, the workers, the dashboard's server) when its action runs, and
+ * a command line that names its command imports that command's module alone (COMMANDS): a
+ * command starts with its own flags and code, not every command's, and a load's memory is the
+ * load's own. `--help`, `--version` and a name no command has build the whole program.
  */
 import { existsSync } from 'node:fs';
 import { Command, CommanderError, type OutputConfiguration } from 'commander';
@@ -13,25 +14,6 @@ import { UsageError } from '../errors.js';
 import { packageVersion } from '../files/package-root.js';
 import { environment, type CliContext, type Env } from './environment.js';
 import { reportError } from './report-error.js';
-import { registerActionCommand } from './commands/action.js';
-import { registerAnswerCommand } from './commands/answer.js';
-import { registerDashboardCommand } from './commands/dashboard.js';
-import { registerDbCommand } from './commands/db.js';
-import { registerLedgerCommand } from './commands/ledger.js';
-import { registerLedgerImportCommand } from './commands/ledger-import.js';
-import { registerLoadCommand } from './commands/load.js';
-import { registerDocumentsCommand } from './commands/documents.js';
-import { registerPaymentsCommand } from './commands/payments.js';
-import { registerResultsCommand } from './commands/results.js';
-import { registerRetryCommand } from './commands/retry.js';
-import { registerRunCommand } from './commands/run.js';
-import { registerSignCommand } from './commands/sign.js';
-import { registerToSignCommand } from './commands/to-sign.js';
-import { registerSandboxCommand } from './commands/sandbox.js';
-import { registerScheduleCommand } from './commands/schedule.js';
-import { registerStatusCommand } from './commands/status.js';
-import { registerTrackCommand } from './commands/track.js';
-import { registerWorkCommand } from './commands/work.js';
 
 export interface ProgramOptions {
   /** The environment a command runs with; read from process.env (and .env) unless a test gives one. */
@@ -40,8 +22,75 @@ export interface ProgramOptions {
   output?: OutputConfiguration;
 }
 
-/** The program, its commands in the order `--help` lists them. Commander never exits the process: it throws. */
-export function buildProgram(context: CliContext, output?: OutputConfiguration): Command {
+/** Adds a module's commands to the program. */
+type Register = (program: Command, context: CliContext) => void;
+
+/**
+ * Each command's names and its module, in the order `--help` lists them. A module is imported
+ * when its command runs (or the whole program is built): a command's start is its own code's,
+ * about half of what importing every command's cost (`realty-batch status` 0.85 s of CPU on two
+ * cores, of which 0.3 to 0.4 s was other commands' modules and the packages only they use).
+ */
+const COMMANDS: ReadonlyArray<readonly [names: readonly string[], load: () => Promise<Register>]> = [
+  [['run'], async () => (await import('./commands/run.js')).registerRunCommand],
+  [['load'], async () => (await import('./commands/load.js')).registerLoadCommand],
+  [['work'], async () => (await import('./commands/work.js')).registerWorkCommand],
+  [['results'], async () => (await import('./commands/results.js')).registerResultsCommand],
+  [['payments'], async () => (await import('./commands/payments.js')).registerPaymentsCommand],
+  [['to-sign'], async () => (await import('./commands/to-sign.js')).registerToSignCommand],
+  [['sign'], async () => (await import('./commands/sign.js')).registerSignCommand],
+  [['documents'], async () => (await import('./commands/documents.js')).registerDocumentsCommand],
+  [['answer'], async () => (await import('./commands/answer.js')).registerAnswerCommand],
+  [
+    ['cancel', 'suspend', 'resume'],
+    async () => {
+      const { registerActionCommand } = await import('./commands/action.js');
+      return (program, context) => {
+        for (const action of ['cancel', 'suspend', 'resume'] as const) registerActionCommand(program, context, action);
+      };
+    },
+  ],
+  [['retry'], async () => (await import('./commands/retry.js')).registerRetryCommand],
+  [['status'], async () => (await import('./commands/status.js')).registerStatusCommand],
+  [['track'], async () => (await import('./commands/track.js')).registerTrackCommand],
+  [
+    ['ledger'],
+    async () => {
+      const [{ registerLedgerCommand }, { registerLedgerImportCommand }] = await Promise.all([
+        import('./commands/ledger.js'),
+        import('./commands/ledger-import.js'),
+      ]);
+      return (program, context) => registerLedgerImportCommand(registerLedgerCommand(program, context), context);
+    },
+  ],
+  [['schedule'], async () => (await import('./commands/schedule.js')).registerScheduleCommand],
+  [['dashboard'], async () => (await import('./commands/dashboard.js')).registerDashboardCommand],
+  [['db'], async () => (await import('./commands/db.js')).registerDbCommand],
+  [['sandbox'], async () => (await import('./commands/sandbox.js')).registerSandboxCommand],
+];
+
+/**
+ * The command a command line names: its first word that is not the program's own option (and
+ * not `--env-file`'s value). Undefined when it names none, or asks the program itself for its
+ * help or version first: the whole program answers those.
+ */
+export function commandNamed(args: readonly string[]): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--env-file') i++;
+    else if (arg.startsWith('--env-file=')) continue;
+    else if (arg.startsWith('-')) return undefined;
+    else return arg;
+  }
+  return undefined;
+}
+
+/**
+ * The program, its commands in the order `--help` lists them; with `only`, the command of that
+ * name alone (with the others of its module), when a command has it. Commander never exits the
+ * process: it throws.
+ */
+export async function buildProgram(context: CliContext, output?: OutputConfiguration, only?: string): Promise<Command> {
   const program = new Command('realty-batch')
     .version(packageVersion(), '-V, --version', 'print the version')
     .option(
@@ -58,24 +107,10 @@ export function buildProgram(context: CliContext, output?: OutputConfiguration):
     .exitOverride();
   // Set before the commands are made: each one copies these settings.
   if (output) program.configureOutput(output);
-  registerRunCommand(program, context);
-  registerLoadCommand(program, context);
-  registerWorkCommand(program, context);
-  registerResultsCommand(program, context);
-  registerPaymentsCommand(program, context);
-  registerToSignCommand(program, context);
-  registerSignCommand(program, context);
-  registerDocumentsCommand(program, context);
-  registerAnswerCommand(program, context);
-  for (const action of ['cancel', 'suspend', 'resume'] as const) registerActionCommand(program, context, action);
-  registerRetryCommand(program, context);
-  registerStatusCommand(program, context);
-  registerTrackCommand(program, context);
-  registerLedgerImportCommand(registerLedgerCommand(program, context), context);
-  registerScheduleCommand(program, context);
-  registerDashboardCommand(program, context);
-  registerDbCommand(program, context);
-  registerSandboxCommand(program);
+  const named = only === undefined ? undefined : COMMANDS.find(([names]) => names.includes(only));
+  // In --help's order, each module imported once whatever the order they arrive in.
+  const registers = await Promise.all((named ? [named] : COMMANDS).map(([, load]) => load()));
+  for (const register of registers) register(program, context);
   return program;
 }
 
@@ -96,7 +131,8 @@ export async function runProgram(argv: readonly string[], options: ProgramOption
     },
   };
   try {
-    await buildProgram(context, options.output)
+    const program = await buildProgram(context, options.output, commandNamed(argv.slice(2)));
+    await program
       .hook('preAction', (_program, action) => {
         command = commandPath(action);
       })

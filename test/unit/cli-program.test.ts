@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Env } from '../../src/cli/environment.js';
 import { Command } from 'commander';
 import { registerSandboxCommand, sandboxOptions, type SandboxFlags } from '../../src/cli/commands/sandbox.js';
-import { buildProgram, runProgram } from '../../src/cli/program.js';
+import { buildProgram, commandNamed, runProgram } from '../../src/cli/program.js';
 import { loadConfig } from '../../src/config.js';
 import { RedisUnavailableError } from '../../src/errors.js';
 import { createLogger } from '../../src/logger.js';
@@ -69,8 +69,30 @@ describe('the command line, parsed in-process', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('has every command, in the order --help lists them', () => {
-    const program = buildProgram({ environment: () => fakeEnvironment().environment(), setExitCode: () => undefined });
+  it('finds the command a command line names past the program’s own options, and none when it asks the program itself', () => {
+    expect(commandNamed(['status', 'night', '--json'])).toBe('status');
+    expect(commandNamed(['--env-file', 'deploy.env', 'load', 'deals.csv'])).toBe('load');
+    expect(commandNamed(['--env-file=deploy.env', 'ledger', 'import', 'a.csv'])).toBe('ledger');
+    expect(commandNamed(['--help'])).toBeUndefined();
+    expect(commandNamed(['-V'])).toBeUndefined();
+    expect(commandNamed([])).toBeUndefined();
+  });
+
+  it('builds a named command alone (with the others of its module), and the whole program for a name no command has', async () => {
+    const context = { environment: () => fakeEnvironment().environment(), setExitCode: () => undefined };
+    const names = async (only?: string) => (await buildProgram(context, undefined, only)).commands.map((c) => c.name());
+    expect(await names('status')).toEqual(['status']);
+    expect(await names('suspend')).toEqual(['cancel', 'suspend', 'resume']);
+    const ledger = await buildProgram(context, undefined, 'ledger');
+    expect(ledger.commands.map((c) => c.name())).toEqual(['ledger']);
+    expect(ledger.commands[0]!.commands.map((c) => c.name())).toContain('import');
+    // A mistyped name: every command, so that commander can say which one was meant.
+    expect(await names('stauts')).toHaveLength((await names()).length);
+    expect(await names()).toHaveLength(20);
+  });
+
+  it('has every command, in the order --help lists them', async () => {
+    const program = await buildProgram({ environment: () => fakeEnvironment().environment(), setExitCode: () => undefined });
     expect(program.commands.map((c) => c.name())).toEqual([
       'run',
       'load',
