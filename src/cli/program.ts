@@ -28,8 +28,8 @@ type Register = (program: Command, context: CliContext) => void;
 /**
  * Each command's names and its module, in the order `--help` lists them. A module is imported
  * when its command runs (or the whole program is built): a command's start is its own code's,
- * about half of what importing every command's cost (`realty-batch status` 0.85 s of CPU on two
- * cores, of which 0.3 to 0.4 s was other commands' modules and the packages only they use).
+ * not every command's (`realty-batch status` took 1.06 s of CPU to start here with every
+ * module, 0.69 with its own: docs/performance.md).
  */
 const COMMANDS: ReadonlyArray<readonly [names: readonly string[], load: () => Promise<Register>]> = [
   [['run'], async () => (await import('./commands/run.js')).registerRunCommand],
