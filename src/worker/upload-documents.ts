@@ -82,11 +82,7 @@ async function uploadOnce(run: DealRun, file: DocumentFile, which: [string] | [s
       return { kind: 'delay', ms: UPLOAD_WAIT_MS + Math.round(Math.random() * UPLOAD_WAIT_MS) };
     }
     await ctx.throttle?.();
-    const verified = verifiedFile(
-      { path: file.path, size, sha256, inode: file.inode, ...(file.changedAtMs !== undefined && { changedAtMs: file.changedAtMs }) },
-      which[0],
-      which[1],
-    );
+    const verified = verifiedFile({ path: file.path, size, sha256, inode: file.inode, changedAtMs: file.changedAtMs }, which[0], which[1]);
     let pointer: Awaited<ReturnType<typeof ctx.client.uploadContent>>;
     try {
       pointer = await ctx.client.uploadContent(() => verified.open(), contentType, size, { timeoutMs });
