@@ -25,10 +25,17 @@ import { personsOf } from '../privacy/persons.js';
 
 export { MASK };
 
-/** Between two digits of a number: none, or a few spaces, dashes, dots, slashes. */
-const DIGIT_GAP = '[\\s._/\\-\\u2010-\\u2015]{0,3}';
+/**
+ * The gaps are unbounded runs (`*`, `+`), not a few characters (`{0,3}`): V8 compiles a small
+ * bounded repeat as that many copies of its class, and a row's pattern has about 150 of them,
+ * which took 14 to 18 ms to compile for every failed row against 1.5 with runs
+ * (docs/performance.md). A gap's class holds no digit and no letter, so a run cannot take what
+ * the next part needs: the match stays linear, and a number spelt with wider gaps is masked too.
+ */
+/** Between two digits of a number: none, or spaces, dashes, dots, slashes. */
+const DIGIT_GAP = '[\\s._/\\-\\u2010-\\u2015]*';
 /** Between the parts of a date. */
-const DATE_GAP = '[\\s./\\-\\u2010-\\u2015]{0,2}';
+const DATE_GAP = '[\\s./\\-\\u2010-\\u2015]*';
 /**
  * Letters as explicit ranges, and no `u` flag: Unicode property classes make V8 about twice as
  * slow to build and compile a row's pattern, and one is made for every failed row. `i` without
@@ -37,7 +44,7 @@ const DATE_GAP = '[\\s./\\-\\u2010-\\u2015]{0,2}';
 const CYRILLIC_LETTER = '[\\u0400-\\u04ff]';
 const LATIN_LETTER = '[a-z\\u00c0-\\u024f]';
 /** Between the words of a name or a place: any punctuation or spaces. */
-const WORD_GAP = '[^0-9a-z\\u00c0-\\u024f\\u0400-\\u04ff]{1,3}';
+const WORD_GAP = '[^0-9a-z\\u00c0-\\u024f\\u0400-\\u04ff]+';
 const CYRILLIC = /^[\u0400-\u04ff]/;
 
 /** ё and е are one letter to a person typing or a system normalising (the text is NFC: ё is one character). */

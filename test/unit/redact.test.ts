@@ -53,7 +53,17 @@ describe('masking what the gateway echoes of a deal', () => {
 
   it('masks a SNILS with any separators, without its check digits, and glued into an error code', () => {
     const d = withOwner({ snils: '12345678964' });
-    for (const echoed of ['123-456-789 64', '123 456 789 64', '12345678964', '123.456.789-64', 'badSnils12345678964', '123-456-789']) {
+    // Gaps of any width: a form's column padding, or a dash between spaces twice.
+    const wide = ['123 -- 456 -- 789 -- 64', '123    456    789    64'];
+    for (const echoed of [
+      '123-456-789 64',
+      '123 456 789 64',
+      '12345678964',
+      '123.456.789-64',
+      'badSnils12345678964',
+      '123-456-789',
+      ...wide,
+    ]) {
       expect(maskPersonalData(`snils ${echoed}`, d)).not.toMatch(/\d{3}/);
     }
     expect(maskPersonalData('badSnils12345678964', d)).toBe('badSnils***');
