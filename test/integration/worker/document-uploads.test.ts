@@ -192,9 +192,12 @@ describe('documents by path', () => {
       );
       expect((await load(join(dir, 'deals.csv'), 'crash')).code).toBe(0);
       // Killed at any moment, it may leave a try written ahead whose answer never came: the ledger then
-      // waits for the feed to pass the try's end (its time-out) plus the feed's lag, which it keeps
-      // from this worker's flags. Short ones keep that wait within the test's.
-      const doomed = startWorker(['--attempts', '100', '--backoff-ms', '200', '--timeout-ms', '3000', '--feed-lag-ms', '500']);
+      // waits for the feed to pass the try's end (its time-out) plus the feed's lag, the longer of this
+      // worker's and the next one's (src/ledger/claim.ts). Short ones for both keep that wait within
+      // the test's: the next one's default lag (60 s) made this test take a minute whenever the kill
+      // came after a try was written.
+      const lag = ['--feed-lag-ms', '500'];
+      const doomed = startWorker(['--attempts', '100', '--backoff-ms', '200', '--timeout-ms', '3000', ...lag]);
       await waitFor(
         async () => Object.keys(await uploadsRemembered('crash')).length === 2 && (sandbox.stats().docflowCalls['501'] ?? 0) > 0,
         {
@@ -205,7 +208,7 @@ describe('documents by path', () => {
       doomed.kill('SIGKILL');
       await new Promise((resolve) => doomed.once('exit', resolve));
       sandbox.configure({ fault501: 0 });
-      startWorker(['--attempts', '3', '--backoff-ms', '100']);
+      startWorker(['--attempts', '3', '--backoff-ms', '100', ...lag]);
       await waitFor(async () => (await outcomes('crash')).length === 1, {
         ...POLL,
         timeoutMs: 150_000,
