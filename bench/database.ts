@@ -17,7 +17,7 @@ import type PgModule from 'pg';
 import { openDatabase, type Database, type Engine } from '../src/db/database.js';
 import { describeUrl } from '../src/db/location.js';
 import { migrate } from '../src/db/migrate.js';
-import { sql } from '../src/db/kysely.js';
+import { sql } from 'kysely';
 import { processCpuNs } from './server-cpu.js';
 
 export interface BenchDatabase {

@@ -20,7 +20,7 @@ import type { FeedTable } from '../src/db/schema.js';
 import type { Selectable } from 'kysely';
 import { ensureFeed, readFeedState } from '../src/feed/feed-store.js';
 import { DEFAULT_STORES_AHEAD, startFeedFollower } from '../src/feed/follower.js';
-import { CompiledQuery } from '../src/db/kysely.js';
+import { CompiledQuery } from 'kysely';
 import { parseRequestId } from '../src/ledger/entry.js';
 import type { RedisClient } from '../src/redis/connection.js';
 import { createKeys, type Keys } from '../src/redis/keys.js';

@@ -15,7 +15,7 @@ import { progress, rawFigure, round, type Figure } from './measure.js';
 /** The million rows; the quick profile loads a quarter of it (peak RSS does not grow with the rows: bench/README.md). */
 const ROWS_OF = { quick: 250_000, full: 1_000_000 };
 const PREFIX = 'bench-load-1m';
-const MAIN = join(import.meta.dirname, '..', 'src', 'cli', 'main.js');
+const MAIN = join(import.meta.dirname, '..', 'bin', 'realty-batch.js');
 
 interface Timed {
   code: number | null;

@@ -12,7 +12,7 @@ import type { BenchContext } from './context.js';
 import type { BenchDatabase } from './database.js';
 import type { SandboxProcess } from './sandbox.js';
 
-const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../bin/realty-batch.js', import.meta.url));
 /** How long the command may take to start and take the feed. */
 const START_MS = 30_000;
 

@@ -13,7 +13,7 @@ import { redisAnswers } from './redis-ping.mjs';
 import { demoLife } from './demo-life.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const cli = join(root, 'dist/src/cli/main.js');
+const cli = join(root, 'dist/bin/realty-batch.js');
 const say = (line) => console.log(`demo: ${line}`);
 const fail = (line) => {
   console.error(`demo: ${line}`);
@@ -173,9 +173,9 @@ const where = privateRedis
   ? `
   (the demo's private Redis stops with it: start Redis on 127.0.0.1:6379 and run the demo again to try status and the dashboard)`
   : `
-  ${env} node dist/src/cli/main.js status demo
+  ${env} node dist/bin/realty-batch.js status demo
                        the batch at a glance (counts, times, rows/s)
-  ${env} node dist/src/cli/main.js dashboard --no-auth --host 127.0.0.1
+  ${env} node dist/bin/realty-batch.js dashboard --no-auth --host 127.0.0.1
                        the operations page: http://127.0.0.1:3000/batches (Bull Board at /queues)`;
 console.log(`
 next:

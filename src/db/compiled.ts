@@ -10,7 +10,7 @@
  */
 import type { Compilable, CompiledQuery as Compiled, QueryResult } from 'kysely';
 import type { Trx } from './database.js';
-import { CompiledQuery } from './kysely.js';
+import { CompiledQuery } from 'kysely';
 
 /**
  * The kept queries of each dialect (its adapter names the SQL's form: $1 or ?, FOR UPDATE or

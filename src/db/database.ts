@@ -14,9 +14,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { createRequire } from 'node:module';
-import type { Kysely, Transaction } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
 import type PgModule from 'pg';
-import { CompiledQuery, KyselyClass, PostgresDialect, SqliteDialect } from './kysely.js';
 import { DatabaseError } from '../errors.js';
 import { backupSqlite } from './backup.js';
 import { describeTarget, type DatabaseTarget } from './location.js';
@@ -65,7 +64,7 @@ function openSqlite(path: string): Database {
   } catch (err) {
     throw new DatabaseError(`The database ${path} cannot be opened: ${(err as Error).message}.`, { cause: err });
   }
-  const kysely = new KyselyClass<Schema>({ dialect: new SqliteDialect({ database: cachingStatements(raw) }) });
+  const kysely = new Kysely<Schema>({ dialect: new SqliteDialect({ database: cachingStatements(raw) }) });
   return {
     engine: 'sqlite',
     kysely,
@@ -144,7 +143,7 @@ function openPostgres(url: string, poolSize: number): Database {
   });
   // An idle client whose server went away: the pool drops it; the next query reconnects.
   pool.on('error', () => {});
-  const kysely = new KyselyClass<Schema>({ dialect: new PostgresDialect({ pool }) });
+  const kysely = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
   const where = describeTarget({ engine: 'postgres', url });
   return {
     engine: 'postgres',

@@ -5,7 +5,7 @@
  * finds nothing to do. A database whose schema is newer than this build is refused whole.
  */
 import type { Kysely } from 'kysely';
-import { sql } from './kysely.js';
+import { sql } from 'kysely';
 import { DatabaseError } from '../errors.js';
 import type { Database } from './database.js';
 import { MIGRATIONS, SCHEMA_VERSION, type Migration } from './migrations/index.js';

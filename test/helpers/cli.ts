@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export const CLI = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
+export const CLI = fileURLToPath(new URL('../../dist/bin/realty-batch.js', import.meta.url));
 
 /**
  * The environment a CLI child starts with: the test process's, without what a caller's shell may

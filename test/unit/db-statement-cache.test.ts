@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cachingStatements, openDatabase, type Database } from '../../src/db/database.js';
-import { sql } from '../../src/db/kysely.js';
+import { sql } from 'kysely';
 
 describe('the SQLite statement cache', () => {
   let raw: BetterSqlite3.Database;
