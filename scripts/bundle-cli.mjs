@@ -3,18 +3,17 @@
 // dist/bin/ (`realty-batch.js`, the package's bin; `read-thread.js`, the load's reading thread;
 // the chunks they share, each command's own loaded when it runs; the Lua scripts beside them).
 //
-// Why: Node 20 loads an ES module graph file by file. `realty-batch run` read, linked and
-// compiled about 900 files before its first row, most of them in node_modules, and took about
-// 1.0 s of CPU for 24 rows; bundled, about 0.6 (docs/performance.md, "The command line
-// bundled"). The tests start the command line hundreds of times, an operator's shell and cron
-// every few minutes.
+// Why: Node 20 loads an ES module graph file by file. `realty-batch run` of 24 rows opened 1,081
+// JavaScript files, 884 of them in node_modules, and took 1.12 s of CPU; bundled, it opens 143 and
+// takes 0.74 (docs/performance.md, "The command line bundled"). The tests start the command line
+// hundreds of times, an operator's shell and cron every few minutes.
 //
 // What stays outside the bundle, loaded from node_modules as before: native addons, and the
 // packages that find files of their own beside their code at run time (pino's transport
 // worker, the dashboard's server, static files and templates). Every other package's code is
 // in the chunks; `__dirname` and `__filename` in it name the chunk's own folder.
-import { build } from 'esbuild';
-import { cpSync, rmSync } from 'node:fs';
+import { build, transform } from 'esbuild';
+import { cpSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -22,7 +21,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, 'dist', 'bin');
 
 /** Packages loaded from node_modules at run time, never bundled (see above). */
-export const EXTERNAL = [
+const EXTERNAL = [
   // Native addons, and the optional ones their packages look for.
   'better-sqlite3',
   'pg-native',
@@ -72,3 +71,12 @@ await build({
 });
 // The Redis scripts, read at run time from `./lua/` beside the module that runs them (src/redis/lua.ts).
 cpSync(join(root, 'dist/src/redis/lua'), join(out, 'lua'), { recursive: true });
+
+// Every file parsed again, as Node will parse it when its command first imports it: a module of a
+// package that declared its own top-level `require` beside the banner's would be a SyntaxError in
+// a chunk that only a rare command loads, found here at build time rather than by an operator.
+for (const file of readdirSync(out).filter((name) => name.endsWith('.js'))) {
+  await transform(readFileSync(join(out, file), 'utf8'), { format: 'esm', loader: 'js', logLevel: 'silent' }).catch((err) => {
+    throw new Error(`dist/bin/${file} does not parse: ${err.message}`);
+  });
+}
