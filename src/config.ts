@@ -272,6 +272,15 @@ export const LOADER = Object.freeze({
   /** Rows per chunk, i.e. jobs per `addBulk` (one round trip each): as fast as 1,000 here, and half the rows held (and promoted by the GC) per round trip. */
   chunkRows: 500,
   /**
+   * An input of this many bytes or more is read and validated in a thread of its own beside the
+   * enqueueing (src/batch/read-rows.ts); a smaller one in the load's own thread. A thread costs a
+   * new V8 isolate and its own copy of the reading code: about 0.1 s of CPU and 20 MB of peak RSS,
+   * which a small file never earns back (`load` of the CLI, `farm-bench -n 8`, in-thread over
+   * threaded: 24 rows CPU 0.75, wall 0.73; 1,000 rows, 0.55 MB, 0.93 and 0.89; 3,000 rows, 1.6 MB,
+   * 0.97 and 1.00; from 50,000 rows the thread reads about a third faster: docs/performance.md).
+   */
+  threadMinBytes: 2 * 1024 * 1024,
+  /**
    * How far a load's JS heap may grow past what the last full GC kept, in percent (V8's
    * `--heap-growing-percent`): V8's own factor lets it reach up to 4 times, and a load keeps
    * little alive while promoting the rows in flight at each scavenge, so the heap would swing

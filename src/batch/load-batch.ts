@@ -62,7 +62,8 @@ export interface LoadRequest extends InputOptions {
   chunkSize?: number;
   /**
    * Read and validate the input in a worker thread beside the enqueueing (read-rows.ts).
-   * Default: yes when the build has the thread's entry (running as TypeScript source, no).
+   * Default: yes when the build has the thread's entry (running as TypeScript source, no) and
+   * the input is at least `LOADER.threadMinBytes`.
    */
   readInThread?: boolean;
   /** The id of the database the batch is loaded into (src/db/deployment.ts), kept in the batch for its workers. */
@@ -271,7 +272,7 @@ async function markLoaded(context: LoadContext, options: LoadRequest, total: num
 }
 
 /**
- * Takes the input's chunks (read-rows.ts: in a thread of their own when the build has it):
+ * Takes the input's chunks (read-rows.ts: in a thread of their own for a large input when the build has it):
  * a valid row becomes a job, a refused one its `invalid` outcome (and, in `flush`, a line of
  * the rejects file). They go a chunk at a time to `flush`.
  */
@@ -297,7 +298,8 @@ async function readRows(
     chunkSize: Math.max(1, options.chunkSize ?? LOADER.chunkRows),
   };
   const type = options.kind && options.kind !== DEFAULT_KIND ? options.kind.type : undefined;
-  const chunks = (options.readInThread ?? canReadInThread()) ? readChunksInThread(reading) : readChunksHere(input, reading);
+  const threaded = options.readInThread ?? (input.size >= LOADER.threadMinBytes && canReadInThread());
+  const chunks = threaded ? readChunksInThread(reading) : readChunksHere(input, reading);
   // Closed on the way out whatever happens: a thread that reads ahead is ended (read-rows.ts).
   try {
     for (;;) {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Queue, UnrecoverableError, Worker } from 'bullmq';
@@ -8,6 +8,7 @@ import { stringify } from 'csv-stringify/sync';
 import iconv from 'iconv-lite';
 import type { Redis } from 'ioredis';
 import { describe, expect } from 'vitest';
+import { LOADER } from '../../../src/config.js';
 import { snilsCheckDigits } from '../../../src/input/checksums.js';
 import type { BankProfile } from '../../../src/input/profile.js';
 import { createLogger } from '../../../src/logger.js';
@@ -292,6 +293,56 @@ describe('realty-batch load from the command line', () => {
     expect(written).toEqual([]);
     expect(await batchRow(store.db, 'badprofile')).toBeUndefined();
   });
+
+  command(
+    'reads a small input in its own thread, and one of LOADER.threadMinBytes or more in a reading thread beside the enqueueing',
+    async ({ prefix, db: store, dir }) => {
+      // Says on stderr each worker thread the command starts (the load's only one is its reading thread).
+      const watch = [
+        "import { createRequire, syncBuiltinESMExports } from 'node:module';",
+        "const threads = createRequire(process.argv[1])('node:worker_threads');",
+        'const Started = threads.Worker;',
+        "threads.Worker = class extends Started { constructor(...args) { super(...args); process.stderr.write('a thread started\\n'); } };",
+        'syncBuiltinESMExports();',
+      ].join(' ');
+      const load = (file: string, batch: string) =>
+        new Promise<{ code: number | null; threads: number }>((resolve, reject) => {
+          const child = spawn(
+            process.execPath,
+            [
+              '--import',
+              `data:text/javascript,${encodeURIComponent(watch)}`,
+              CLI,
+              'load',
+              file,
+              '--profile',
+              'samples/bank-profile.json',
+              '--batch',
+              batch,
+              '--rejects',
+              join(dir, `${batch}.rejects.csv`),
+            ],
+            { cwd: ROOT, env: childEnv(envOf(prefix, store)), stdio: ['ignore', 'ignore', 'pipe'] },
+          );
+          let stderr = '';
+          child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+          child.once('error', reject);
+          child.once('exit', (code) => resolve({ code, threads: stderr.split('a thread started').length - 1 }));
+        });
+      // The samples: 24 rows, 12 KB.
+      expect(await load('samples/deals.csv', 'small')).toEqual({ code: 3, threads: 0 });
+      const id = HEADER.indexOf('dealId');
+      const rows = Array.from({ length: 5_000 }, (_, i) => {
+        const r = [...ROWS[i % ROWS.length]!];
+        r[id] = `SIZE-${String(i).padStart(6, '0')}`;
+        return r;
+      });
+      const large = join(dir, 'large.csv');
+      await writeFile(large, csvText(rows));
+      expect(statSync(large).size).toBeGreaterThanOrEqual(LOADER.threadMinBytes);
+      expect(await load(large, 'large')).toEqual({ code: 3, threads: 1 });
+    },
+  );
 
   command('refuses an unknown --encoding as wrong usage (exit 2)', async ({ prefix, db: store }) => {
     const result = await runCli(
