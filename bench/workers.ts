@@ -490,7 +490,7 @@ export async function overheadFigure(ctx: BenchContext): Promise<Figure[]> {
     baseline.map((t) => t.steady),
     'deals/s',
     0.85,
-    `${deals} deals a run, all through suggest, concurrency ${CONCURRENCY}, sandbox (0 ms) in its own process; rates between the 10 % and 90 % completions`,
+    `${deals} deals a run, all through suggest, concurrency ${CONCURRENCY}, sandbox (0 ms) in its own process, its docflows kept queued (a day's life, DOCFLOW_LIFE_MS); rates between the 10 % and 90 % completions`,
   );
   const overFloor = ratioFigure(
     'worker-rate-over-floor',
