@@ -126,16 +126,38 @@ export async function storePage(redis: Redis, keys: Keys, db: Database, page: Pa
   return (await storeRead(redis, keys, db, page)).result;
 }
 
+/** A page committed (or refused), and the witness's raise after its commit, sent and not yet answered. */
+export interface Committed {
+  result: StoreResult;
+  /** The database's clock when the page was stored. */
+  now?: number;
+  /** The raise of the fleet's witness (restore.ts), sent right after the commit; settled when Redis answered. */
+  raised: Promise<void>;
+}
+
 /**
  * Stores one page: one transaction that moves the cursor, the ledger (lost answers found) and
  * the docflows' states; then, in Redis, the rows it settled. Also the database's clock when it
  * was stored: a time before any read that begins after this call returns.
  */
 export async function storeRead(redis: Redis, keys: Keys, db: Database, page: PageToStore): Promise<{ result: StoreResult; now?: number }> {
+  const { result, now, raised } = await commitRead(redis, keys, db, page);
+  await raised;
+  return { result, ...(now !== undefined && { now }) };
+}
+
+/**
+ * storeRead up to its commit: the witness's raise is sent, not awaited, so that the follower's
+ * next page begins its transaction without waiting for Redis's answer (the follower awaits the
+ * raise before it counts the page stored). The next page's witness read, sent on the same
+ * connection after the raise, is answered after it.
+ */
+export async function commitRead(redis: Redis, keys: Keys, db: Database, page: PageToStore): Promise<Committed> {
   // The fleet's lock (Redis) says who follows; the cursor's compare-and-set (below) is the fence.
-  if ((await redis.get(keys.feedLock)) !== page.lockToken) return { result: { kind: 'lost' } };
-  // Read before the database (and raised after its commit): a database that kept its writes is never behind it.
-  const witness = await readWitness(redis, keys);
+  // The witness is read before the database (and raised after its commit): a database that kept
+  // its writes is never behind it. Both asked at once: one round trip.
+  const [holder, witness] = await Promise.all([redis.get(keys.feedLock), readWitness(redis, keys)]);
+  if (holder !== page.lockToken) return { result: { kind: 'lost' }, raised: Promise.resolve() };
   const names = await personsOfErrors(db, page.items);
   let now = 0;
   const wake: string[] = [];
@@ -154,12 +176,15 @@ export async function storeRead(redis: Redis, keys: Keys, db: Database, page: Pa
     }
     return decided;
   });
-  if (stored === 'moved') return { result: { kind: 'moved' } };
-  await raiseWitness(redis, keys, stored.witness);
+  if (stored === 'moved') return { result: { kind: 'moved' }, raised: Promise.resolve() };
+  const raised = raiseWitness(redis, keys, stored.witness);
+  // Awaited by the caller; never unhandled meanwhile.
+  raised.catch(() => undefined);
   const { resolved, unknown, conflicts, complete, restore, lags, duplicates, overruled } = stored;
   return {
     result: { kind: 'stored', resolved, unknown, conflicts, complete, wake, lags, duplicates, overruled, ...(restore && { restore }) },
     now,
+    raised,
   };
 }
 

@@ -15,7 +15,7 @@ import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import type { RealtyClient } from '../realty/client.js';
 import type { NewsPage } from '../domain/gateway.js';
-import { beginRead, ensureFeed, storeRead, type StoreResult } from './feed-store.js';
+import { beginRead, commitRead, ensureFeed, type Committed, type StoreResult } from './feed-store.js';
 import { createRowWaker, type RowWaker } from './wake-rows.js';
 import { FollowerLock } from './follower-lock.js';
 import { HighWaterMark } from './feed-mark.js';
@@ -58,7 +58,6 @@ export function startFeedFollower(options: FollowerOptions): FeedFollower {
   return follower;
 }
 
-type Stored = Awaited<ReturnType<typeof storeRead>>;
 type Settled = 'stop' | 'complete' | 'more';
 type ReceivedPage = NewsPage & { receivedAt: number };
 
@@ -109,6 +108,12 @@ class Follower implements FeedFollower {
    * storesAhead): the database stores a page while the next ones are read.
    */
   private storing: Array<Promise<Settled>> = [];
+  /**
+   * The last store sent, up to its commit: the next begins once it committed (or failed), not
+   * once Redis answered its witness's raise, so that no round trip to Redis stands between two
+   * pages' transactions but the next page's own lock and witness read.
+   */
+  private lastCommit: Promise<Committed> | undefined;
   /** A store was refused (lost lock or moved cursor): what was read ahead is dropped. */
   private refused = false;
 
@@ -269,23 +274,20 @@ class Follower implements FeedFollower {
       ...(markAt !== undefined && { markAt }),
       ...(lag && { lag }),
     };
-    const previous = this.storing.at(-1);
-    const settled = this.settle(
-      previous
-        ? previous.then(
-            () => storeRead(this.redis, this.keys, this.db, toStore),
-            () => storeRead(this.redis, this.keys, this.db, toStore),
-          )
-        : storeRead(this.redis, this.keys, this.db, toStore),
-    );
+    const previous = this.lastCommit;
+    const commit = () => commitRead(this.redis, this.keys, this.db, toStore);
+    const committed = previous ? previous.then(commit, commit) : commit();
+    this.lastCommit = committed;
+    const settled = this.settle(committed);
     // Answered in a later step, or dropped with a failure here: never unhandled.
     settled.catch(() => undefined);
     this.storing.push(settled);
   }
 
   /** A store's answer: 'stop' when it was refused (lost lock or moved cursor), else whether the feed was all read. */
-  private async settle(pending: Promise<Stored>): Promise<Settled> {
-    const { result: stored, now } = await pending;
+  private async settle(pending: Promise<Committed>): Promise<Settled> {
+    const { result: stored, now, raised } = await pending;
+    await raised;
     if (now !== undefined) this.clock = now;
     if (stored.kind === 'lost') {
       this.refused = true;
@@ -332,6 +334,7 @@ class Follower implements FeedFollower {
   private async drain(): Promise<Settled | undefined> {
     const pending = this.storing;
     this.storing = [];
+    this.lastCommit = undefined;
     let last: Settled | undefined;
     let failure: { err: unknown } | undefined;
     for (const settled of pending) {
