@@ -16,7 +16,7 @@ import { databaseIdOf, evidence, itemsBehind, RESTORE_ALERT_MS, type Witness } f
 import { statusOfItem } from './item-status.js';
 import { recordDuplicate, type DuplicateHow } from '../db/duplicates.js';
 import { recordActionIn } from '../db/operator-actions.js';
-import { lockEntries, newEntry, prevNames, wellFormedRow, type PageEntry } from './page-rows.js';
+import { lockEntries, lockFastEntries, newEntry, prevNames, wellFormedRow, type FastEntry, type PageEntry } from './page-rows.js';
 import {
   bankClaimedHere,
   insertFoundEntry,
@@ -85,9 +85,14 @@ interface PageDecision {
   /** When the page's answer came: the feed's lag behind a docflow's answer is measured to it. */
   seenAt: number;
   names: Map<NewsItem, NameMatcher>;
-  /** The ledger rows of the page's deals, by keyString (locked on PostgreSQL), as the page leaves them. */
+  /**
+   * The deals all of whose items on the page are of a docflow their entry names, submitted (most
+   * items): their entries as first read, which the page does not change, by keyString.
+   */
+  fast: Map<string, FastEntry>;
+  /** The ledger rows of the page's other deals, by keyString (locked on PostgreSQL), as the page leaves them. */
   entries: Map<string, PageEntry>;
-  /** The page's docflows as stored, then as the page leaves them. */
+  /** The docflows of the page's other items as stored, then every docflow as the page leaves it. */
   docflows: Map<string, PageDocflow>;
   /** The docflows the page moved, and each state it showed: written after its last item. */
   changed: Map<string, DocflowRow>;
@@ -118,17 +123,28 @@ export async function decidePage(
   // Fewer items than the fleet saw this database hold: it went back in time, and this page is read again.
   const behind = itemsBehind(witness, databaseId, Number(feed.items));
   const items = page.items.map((item) => ({ item, ours: item.docflow.requestId ? parseRequestId(item.docflow.requestId) : undefined }));
-  const entries = await lockEntries(
-    trx,
-    db,
-    items.flatMap(({ ours }) => (ours ? [ours] : [])),
-  );
-  const docflows = await readPageDocflows(trx, [...new Set(items.map(({ item }) => item.docflow.docflowId))]);
+  // Every deal's entry, narrowly (locked on PostgreSQL); then, whole, those of the deals with an
+  // item of anything but the docflow their submitted entry names, and those items' docflows.
+  const keys = items.flatMap(({ ours }) => (ours ? [ours] : []));
+  const fast = await lockFastEntries(trx, db, keys);
+  const rest = new Map<string, LedgerKey>();
+  for (const { item, ours } of items) {
+    const key = ours && keyString(ours);
+    const f = key !== undefined ? fast.get(key) : undefined;
+    if (!(f && f.state === 'submitted' && f.docflow_id === item.docflow.docflowId) && ours) rest.set(key!, ours);
+  }
+  for (const key of rest.keys()) fast.delete(key);
+  // The docflows of every item the fast entries do not decide: of the other deals, or of none.
+  const restDocflows = new Set<string>();
+  for (const { item, ours } of items) if (!ours || !fast.has(keyString(ours))) restDocflows.add(item.docflow.docflowId);
+  const entries = rest.size > 0 ? await lockEntries(trx, db, [...rest.values()]) : new Map<string, PageEntry>();
+  const docflows = await readPageDocflows(trx, [...restDocflows]);
   const p: PageDecision = {
     trx,
     now,
     seenAt: page.receivedAt ?? now,
     names,
+    fast,
     entries,
     docflows,
     changed: new Map(),
@@ -213,9 +229,16 @@ async function duplicate(p: PageDecision, e: PageEntry, item: NewsItem, kept: st
 }
 
 /** The item's state becomes its docflow's (kept to write after the page's last item), and its history's. */
-function follow(p: PageDecision, item: NewsItem, base: Pick<DocflowRow, 'bank' | 'type' | 'deal_id' | 'n' | 'request_id'>): void {
+function follow(
+  p: PageDecision,
+  item: NewsItem,
+  base: Pick<DocflowRow, 'bank' | 'type' | 'deal_id' | 'n' | 'request_id'>,
+  stored?: Pick<PageDocflow, 'req' | 'req_at'>,
+): void {
   const id = item.docflow.docflowId;
+  // As stored, or as the page left it; `stored`, the requirement of a docflow first read with its entry.
   const old = p.docflows.get(id);
+  const was = old ?? stored;
   const status = statusOfItem(item.docflow, item.date, p.names.get(item));
   const req = status.requirement ?? null;
   const row: DocflowRow = {
@@ -225,7 +248,7 @@ function follow(p: PageDecision, item: NewsItem, base: Pick<DocflowRow, 'bank' |
     sat: item.date,
     req,
     // Since when the requirement stands: the first item that showed it.
-    req_at: req === null ? null : req === old?.req && old.req_at ? old.req_at : item.date,
+    req_at: req === null ? null : req === was?.req && was.req_at ? was.req_at : item.date,
     uin: status.paymentUin ?? null,
     amt: status.paymentAmount ?? null,
     payer: status.payer ?? null,
@@ -240,12 +263,30 @@ function follow(p: PageDecision, item: NewsItem, base: Pick<DocflowRow, 'bank' |
   p.followed++;
 }
 
+/**
+ * Most items: a docflow its submitted entry names (every item of this deal on the page is). The
+ * first time, the feed's lag behind its answer is measured.
+ */
+function takeFast(
+  p: PageDecision,
+  item: NewsItem,
+  base: Pick<DocflowRow, 'bank' | 'type' | 'deal_id' | 'n' | 'request_id'>,
+  f: FastEntry,
+): void {
+  const followed = p.docflows.has(item.docflow.docflowId);
+  if (!followed && !f.known && f.answered_at !== null) p.out.lags.push(Math.max(0, p.seenAt - Number(f.answered_at)));
+  follow(p, item, base, followed || !f.known ? undefined : f);
+}
+
 /** One item, in the feed's order: followed, a lost answer found, a conflict, or counted unknown. */
 async function take(p: PageDecision, item: NewsItem, ours: ReturnType<typeof parseRequestId>): Promise<void> {
   const docflowId = item.docflow.docflowId;
   const rid = item.docflow.requestId ?? '';
-  const e = ours && p.entries.get(keyString(ours));
+  const key = ours && keyString(ours);
   const base = ours && { bank: ours.bank, type: ours.type, deal_id: ours.dealId, n: ours.n, request_id: rid };
+  const f = key !== undefined ? p.fast.get(key) : undefined;
+  if (f) return takeFast(p, item, base!, f);
+  const e = key !== undefined ? p.entries.get(key) : undefined;
   if (e && e.state === 'submitted' && e.docflow_id === docflowId) {
     // Most items: a docflow its entry names. The first time, the feed's lag behind its answer is measured.
     if (!p.docflows.has(docflowId) && e.answered_at !== null) p.out.lags.push(Math.max(0, p.seenAt - Number(e.answered_at)));

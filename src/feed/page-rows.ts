@@ -7,6 +7,7 @@ import type { Database, Trx } from '../db/database.js';
 import type { LedgerRow } from '../db/schema.js';
 import type { DocflowType } from '../ledger/entry.js';
 import { keyString, NO_TRY, type LedgerKey } from '../ledger/rows.js';
+import { sql } from 'kysely';
 import { runCompiled } from '../db/compiled.js';
 import type { NewsItem } from '../domain/gateway.js';
 
@@ -80,6 +81,79 @@ export async function lockEntries(trx: Trx, db: Database, keys: LedgerKey[]): Pr
   for (const row of rows) {
     const key = keyString({ bank: row.bank, type: row.type as DocflowType, dealId: row.deal_id });
     if (wanted.has(key)) found.set(key, row);
+  }
+  return found;
+}
+
+/**
+ * The common item's entry, as a page first reads it: a deal whose try is submitted with the
+ * item's docflow, and what the page needs of that docflow as stored (whether it is, and its
+ * requirement since when). An item whose entry is anything else is read again whole
+ * (lockEntries, readPageDocflows).
+ */
+export interface FastEntry {
+  state: string;
+  docflow_id: string | null;
+  answered_at: number | null;
+  /** The entry's docflow is in `docflows` (1 or true), or not. */
+  known: number | boolean;
+  req: string | null;
+  req_at: string | null;
+}
+
+/**
+ * The ledger rows of a page's deals, locked (PostgreSQL) in key order, each with its docflow's
+ * stored requirement: the columns the common item decides with and no more. On SQLite a row's
+ * object costs more than finding it; the whole rows and docflows of the rarer items are read
+ * after this, by the same keys (docs/performance.md). The bank and the type are read only when
+ * the page has more than one of either.
+ */
+export async function lockFastEntries(trx: Trx, db: Database, keys: LedgerKey[]): Promise<Map<string, FastEntry>> {
+  const found = new Map<string, FastEntry>();
+  if (keys.length === 0) return found;
+  const wanted = new Set(keys.map(keyString));
+  const banks = [...new Set(keys.map((k) => k.bank))];
+  const types = [...new Set(keys.map((k) => k.type))];
+  const dealIds = [...new Set(keys.map((k) => k.dealId))];
+  const one = banks.length === 1 && types.length === 1;
+  const build = () => {
+    const q = trx
+      .selectFrom('ledger as l')
+      .leftJoin('docflows as d', 'd.docflow_id', 'l.docflow_id')
+      .select([
+        'l.deal_id',
+        'l.state',
+        'l.docflow_id',
+        'l.answered_at',
+        'd.req',
+        'd.req_at',
+        sql<number | boolean>`d.docflow_id is not null`.as('known'),
+      ])
+      .$if(!one, (b) => b.select(['l.bank', 'l.type']))
+      .where('l.bank', 'in', banks)
+      .where('l.type', 'in', types)
+      .where('l.deal_id', 'in', dealIds)
+      .orderBy('l.bank')
+      .orderBy('l.type')
+      .orderBy('l.deal_id');
+    return db.engine === 'postgres' ? q.forUpdate('l') : q;
+  };
+  type Row = FastEntry & { deal_id: string; bank?: string; type?: string };
+  const rows: Row[] =
+    dealIds.length <= COMPILED_PAGE_MAX
+      ? await runCompiled(trx, `lockFastEntries:${banks.length}:${types.length}:${dealIds.length}`, [...banks, ...types, ...dealIds], build)
+      : await build().execute();
+  for (const row of rows) {
+    const key = keyString({ bank: row.bank ?? banks[0]!, type: (row.type ?? types[0]!) as DocflowType, dealId: row.deal_id });
+    if (wanted.has(key))
+      found.set(key, {
+        state: row.state,
+        docflow_id: row.docflow_id,
+        answered_at: row.answered_at,
+        known: row.known,
+        req: row.req,
+        req_at: row.req_at,
+      });
   }
   return found;
 }

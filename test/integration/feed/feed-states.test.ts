@@ -202,6 +202,69 @@ describe.each(['sqlite', 'postgres'] as const)('following docflow states from th
     expect(await readFeedState(store.db)).toMatchObject({ resolved: 1, followed: 2 });
   });
 
+  it('a page that mixes common items with a lost answer and a second docflow for one requestId decides each as it would alone', async () => {
+    // D-3 made d-3 (its answer said so) and waits for a payment since the 20th.
+    await putLedgerRow(store.db, {
+      bank: BANK,
+      deal_id: 'D-3',
+      n: 0,
+      state: 'submitted',
+      docflow_id: 'd-3',
+      outcome: 'queued',
+      via: 'answer',
+      batch: 'b',
+      row: 3,
+    });
+    await putDocflowRow(store.db, {
+      docflow_id: 'd-3',
+      bank: BANK,
+      deal_id: 'D-3',
+      request_id: requestIdOf(BANK, 'D-3'),
+      st: 'suspended',
+      sat: '2026-11-20T10:00:00.000Z',
+      req: 'payment',
+      req_at: '2026-11-20T10:00:00.000Z',
+      uin: '188100',
+    });
+    // D-2's answer was lost: its try is in flight.
+    await putLedgerRow(store.db, {
+      bank: BANK,
+      deal_id: 'D-2',
+      n: 0,
+      state: 'sending',
+      batch: 'b',
+      row: 2,
+      job: `${prefix}:job-2`,
+      try_at: await store.db.now(),
+      timeout_ms: 1000,
+      lag_ms: 1000,
+      nonce: 'run-1',
+    });
+    const stored = await put([
+      item('d-1', 'queued'),
+      item('d-3', 'suspended', { requirements: PAYMENT }, 'D-3'),
+      item('d-2', 'queued', {}, 'D-2'),
+      // A second docflow for D-3's requestId: the gateway made two for one try.
+      item('d-3b', 'queued', {}, 'D-3'),
+      item('d-1', 'sent'),
+      item('d-3', 'suspended', { requirements: PAYMENT }, 'D-3'),
+      item('d-2', 'sent', {}, 'D-2'),
+    ]);
+    expect(stored).toMatchObject({ kind: 'stored', resolved: 1, unknown: 0, conflicts: [`${requestIdOf(BANK, 'D-3')} d-3 d-3b`] });
+    const statuses = await readDocflowStatuses(store.db, [of('d-1'), of('d-2', 'D-2'), of('d-3', 'D-3'), of('d-3b', 'D-3')]);
+    expect(statuses).toEqual([
+      expect.objectContaining({ state: 'sent' }),
+      expect.objectContaining({ state: 'sent' }),
+      // Its requirement still dated from the 20th, on the item before the conflict and after it.
+      expect.objectContaining({ state: 'suspended', requirement: 'payment', requirementAt: '2026-11-20T10:00:00.000Z' }),
+      expect.objectContaining({ state: 'queued' }),
+    ]);
+    expect(await ledgerRow(store.db, BANK, 'D-2')).toMatchObject({ state: 'submitted', docflow_id: 'd-2', via: 'feed' });
+    expect(await ledgerRow(store.db, BANK, 'D-3')).toMatchObject({ state: 'submitted', docflow_id: 'd-3' });
+    expect((await history('d-1')).map((h) => h.st)).toEqual(['queued', 'sent']);
+    expect((await history('d-2')).map((h) => h.st)).toEqual(['queued', 'sent']);
+    expect(await readFeedState(store.db)).toMatchObject({ resolved: 1, conflicts: 1, followed: 7 });
+  });
   it('a follower that lost its lock stores nothing', async () => {
     await redis.set(keys.feedLock, 'someone-else');
     expect(await put([item('d-1', 'sent')])).toEqual({ kind: 'lost' });
