@@ -45,6 +45,8 @@ interface FollowerRun {
   itemsPerSecond: number;
   /** Of the run's time, the share spent in the pages' transactions (the database's statements and commits). */
   dbShare: number;
+  /** This process's CPU (user + system, every thread) an item, µs. */
+  cpuUsPerItem: number;
 }
 
 /** Stores the whole backlog with the project's follower from the start cursor. */
@@ -64,6 +66,7 @@ async function followerRun(ctx: BenchContext, keys: Keys, client: RealtyClient, 
     },
   };
   collectGarbage();
+  const cpu = process.cpuUsage();
   const started = performance.now();
   const follower = startFeedFollower({ redis: connection, keys, db, client, logger: ctx.logger });
   try {
@@ -74,7 +77,7 @@ async function followerRun(ctx: BenchContext, keys: Keys, client: RealtyClient, 
       await new Promise((r) => setTimeout(r, 5));
     }
     const ms = performance.now() - started;
-    return { itemsPerSecond: items / (ms / 1000), dbShare: dbMs / ms };
+    return { itemsPerSecond: items / (ms / 1000), dbShare: dbMs / ms, cpuUsPerItem: cpuUs(cpu) / items };
   } finally {
     await follower.close();
     await connection.quit();
@@ -94,11 +97,24 @@ interface PageSink {
   settle(): Promise<unknown>;
 }
 
-/** Reads the feed from `start` with undici and JSON.parse until `items` were read: items/s. */
-async function readPages(sandbox: SandboxProcess, start: string, items: number, side: string, sink?: PageSink): Promise<number> {
+/** A loop's items/s, and this process's CPU (user + system, every thread) an item, µs. */
+interface Rate {
+  itemsPerSecond: number;
+  cpuUsPerItem: number;
+}
+
+/** µs of this process's CPU since `since`. */
+const cpuUs = (since: NodeJS.CpuUsage): number => {
+  const used = process.cpuUsage(since);
+  return used.user + used.system;
+};
+
+/** Reads the feed from `start` with undici and JSON.parse until `items` were read. */
+async function readPages(sandbox: SandboxProcess, start: string, items: number, side: string, sink?: PageSink): Promise<Rate> {
   const agent = new Agent({ connections: 2, keepAliveTimeout: 30_000 });
   const headers = { accept: 'application/json', authorization: `auth.sid ${sandbox.sessionId}` };
   collectGarbage();
+  const cpu = process.cpuUsage();
   const started = performance.now();
   let after = start;
   let read = 0;
@@ -113,14 +129,14 @@ async function readPages(sandbox: SandboxProcess, start: string, items: number, 
       after = page.lastToken;
     }
     await sink?.settle();
-    return items / ((performance.now() - started) / 1000);
+    return { itemsPerSecond: items / ((performance.now() - started) / 1000), cpuUsPerItem: cpuUs(cpu) / items };
   } finally {
     await agent.close();
   }
 }
 
-/** The same pages with undici and JSON.parse, nothing kept: items/s. */
-function bareRun(sandbox: SandboxProcess, start: string, items: number): Promise<number> {
+/** The same pages with undici and JSON.parse, nothing kept. */
+function bareRun(sandbox: SandboxProcess, start: string, items: number): Promise<Rate> {
   return readPages(sandbox, start, items, 'the bare loop');
 }
 
@@ -133,15 +149,16 @@ function bareRun(sandbox: SandboxProcess, start: string, items: number): Promise
  * the project's tables with their indexes. The stores are not awaited before the next read, at
  * most STORES_AHEAD in flight, as the follower does. Nothing else of the follower: no ledger
  * row read (no lost answer found, no conflict seen), no requirement or payment kept, no lag
- * measured, no restore evidence, no lock, no Redis. Items/s.
+ * measured, no restore evidence, no lock, no Redis.
  */
-async function floorRun(db: Database, sandbox: SandboxProcess, start: string, items: number): Promise<number> {
+async function floorRun(db: Database, sandbox: SandboxProcess, start: string, items: number): Promise<Rate> {
   const inFlight = new Set<Promise<unknown>>();
   let last: Promise<unknown> = Promise.resolve();
   return readPages(sandbox, start, items, 'the floor', {
     page(page, after) {
       // Back to back, each begun once the one before it ended, as the follower's stores.
-      const stored = last.then(() => storeFloorPage(db, page, after));
+      // Begun after undici has written the next read (in the check phase), as the follower's.
+      const stored = last.then(() => new Promise((resolve) => setImmediate(resolve))).then(() => storeFloorPage(db, page, after));
       last = stored;
       inFlight.add(stored);
       void stored.finally(() => inFlight.delete(stored)).catch(() => undefined);
@@ -225,8 +242,8 @@ export async function feedFigure(ctx: BenchContext): Promise<Figure[]> {
   const redis = await ctx.redis.connect();
   const client = createRealtyClient({ baseUrl: sandbox.url, sessionId: sandbox.sessionId, timeoutMs: 30_000, connections: 2 });
   const project: FollowerRun[] = [];
-  const baseline: number[] = [];
-  const floor: number[] = [];
+  const bare: Rate[] = [];
+  const floors: Rate[] = [];
   try {
     await sandbox.configure({ lifecycleMs: LIFECYCLE_MS });
     const db = ctx.database.db;
@@ -259,13 +276,16 @@ export async function feedFigure(ctx: BenchContext): Promise<Figure[]> {
       project.push(await followerRun(ctx, keys, client, items));
       const { followed } = await readFeedState(db);
       if (followed !== items) throw new Error(`feed: ${followed} of ${items} items followed a docflow of ours`);
-      baseline.push(await bareRun(sandbox, saved.cursor, items));
+      bare.push(await bareRun(sandbox, saved.cursor, items));
       await resetFeed(redis, keys, db, saved);
-      floor.push(await floorRun(db, sandbox, saved.cursor, items));
+      floors.push(await floorRun(db, sandbox, saved.cursor, items));
+      const [p, b, f] = [project.at(-1)!, bare.at(-1)!, floors.at(-1)!];
       progress(
-        `feed run ${run}/${ctx.runs}: follower ${Math.round(project.at(-1)!.itemsPerSecond).toLocaleString('en-US')} items/s (${Math.round(100 * project.at(-1)!.dbShare)} % of it in its transactions); bare undici + JSON.parse ${Math.round(baseline.at(-1)!).toLocaleString('en-US')} items/s; the floor on ${db.engine} ${Math.round(floor.at(-1)!).toLocaleString('en-US')} items/s`,
+        `feed run ${run}/${ctx.runs}: follower ${Math.round(p.itemsPerSecond).toLocaleString('en-US')} items/s (${Math.round(p.cpuUsPerItem)} µs CPU an item, ${Math.round(100 * p.dbShare)} % of its time in its transactions); bare undici + JSON.parse ${Math.round(b.itemsPerSecond).toLocaleString('en-US')} items/s; the floor on ${db.engine} ${Math.round(f.itemsPerSecond).toLocaleString('en-US')} items/s (${Math.round(f.cpuUsPerItem)} µs CPU an item)`,
       );
     }
+    const baseline = bare.map((r) => r.itemsPerSecond);
+    const floor = floors.map((r) => r.itemsPerSecond);
     const figure = ratioFigure(
       'feed-items-ratio',
       project.map((r) => r.itemsPerSecond),
@@ -285,7 +305,15 @@ export async function feedFigure(ctx: BenchContext): Promise<Figure[]> {
     return [
       {
         ...overFloor,
-        details: { floorEngine: db.engine, floorWrites: FLOOR_WRITES, bareOverFloor: round(median(baseline.map((b, i) => b / floor[i]!))) },
+        details: {
+          floorEngine: db.engine,
+          floorWrites: FLOOR_WRITES,
+          bareOverFloor: round(median(baseline.map((b, i) => b / floor[i]!))),
+          // This process's CPU an item (µs), each run: the follower's, the floor's, and their ratio (median).
+          cpuUsPerItem: project.map((r) => round(r.cpuUsPerItem)),
+          floorCpuUsPerItem: floors.map((r) => round(r.cpuUsPerItem)),
+          cpuOverFloor: round(median(project.map((r, i) => r.cpuUsPerItem / floors[i]!.cpuUsPerItem))),
+        },
       },
       {
         ...figure,
@@ -299,6 +327,7 @@ export async function feedFigure(ctx: BenchContext): Promise<Figure[]> {
           // The bare loop plus each page stored on the same database (floorRun): what following must cost at least.
           floorEngine: db.engine,
           floorItemsPerSecond: floor.map((r) => round(r)),
+          bareCpuUsPerItem: bare.map((r) => round(r.cpuUsPerItem)),
           floorOverBaseline: round(median(floor.map((r, i) => r / baseline[i]!))),
         },
       },
