@@ -10,7 +10,7 @@
  * follower saw it (database clock). Both only grow with the feed, and hold ids, states and
  * masked texts: no personal data.
  */
-import type { Compilable, Selectable, Updateable } from 'kysely';
+import type { Selectable, Updateable } from 'kysely';
 import type { Trx } from '../db/database.js';
 import type { DocflowHistoryTable, DocflowRow, FeedTable, LedgerRow } from '../db/schema.js';
 import { columnsOf, executeCompiled, runCompiled } from '../db/compiled.js';
@@ -21,8 +21,12 @@ export type HistoryRow = Selectable<DocflowHistoryTable>;
 
 /** The feed's one row, locked until the page commits (PostgreSQL; SQLite's transaction holds the write lock already). */
 export async function lockFeedRow(trx: Trx, lock: boolean): Promise<FeedRow | undefined> {
-  const query = trx.selectFrom('feed').selectAll().where('id', '=', 1);
-  return (lock ? query.forUpdate() : query).executeTakeFirst();
+  const build = () => {
+    const query = trx.selectFrom('feed').selectAll().where('id', '=', 1);
+    return lock ? query.forUpdate() : query;
+  };
+  // Compiled once (src/db/compiled.ts): every page runs it.
+  return (await runCompiled(trx, `lockFeedRow:${lock}`, [1], build))[0];
 }
 
 /** Whether a row of a batch (not one the feed made) claimed a deal of this bank: the bank is this deployment's. */
@@ -59,12 +63,37 @@ export async function insertFoundEntry(trx: Trx, row: LedgerRow): Promise<void> 
     .execute();
 }
 
+/**
+ * The columns of a docflow's row as a page writes it, in the order feed-page.ts follow() makes
+ * them: every row has each of them (null where the item said nothing), so a page's rows are one
+ * statement's values in this order, with no look at each row's keys.
+ */
+const DOCFLOW_COLUMNS = [
+  'docflow_id',
+  'bank',
+  'type',
+  'deal_id',
+  'n',
+  'request_id',
+  'st',
+  'sat',
+  'req',
+  'req_at',
+  'uin',
+  'amt',
+  'payer',
+  'rerr',
+  'files',
+  'updated_at',
+] as const satisfies ReadonlyArray<keyof DocflowRow>;
+
 /** The docflows the page moved, as it left them, and each state it showed once. */
 export async function writePageDocflows(trx: Trx, rows: DocflowRow[], history: HistoryRow[]): Promise<void> {
-  await insertRows(trx, 'pageDocflows', rows, () =>
+  // Built (the first time per count, or for a long page) from the rows in DOCFLOW_COLUMNS' order: the values below are.
+  const upsert = () =>
     trx
       .insertInto('docflows')
-      .values(rows)
+      .values(rows.map((row) => Object.fromEntries(DOCFLOW_COLUMNS.map((c) => [c, row[c]])) as DocflowRow))
       .onConflict((c) =>
         c.column('docflow_id').doUpdateSet((eb) => ({
           st: eb.ref('excluded.st'),
@@ -78,37 +107,31 @@ export async function writePageDocflows(trx: Trx, rows: DocflowRow[], history: H
           files: eb.ref('excluded.files'),
           updated_at: eb.ref('excluded.updated_at'),
         })),
-      ),
-  );
-  await insertRows(trx, 'pageHistory', history, () =>
+      );
+  const inserts = () =>
     trx
       .insertInto('docflow_history')
-      .values(history)
-      .onConflict((c) => c.columns(['docflow_id', 'sat', 'st']).doNothing()),
-  );
+      .values(history.map(({ docflow_id, st, sat, seen_at }) => ({ docflow_id, st, sat, seen_at })))
+      .onConflict((c) => c.columns(['docflow_id', 'sat', 'st']).doNothing());
+  if (rows.length > COMPILED_PAGE_MAX || history.length > COMPILED_PAGE_MAX) {
+    await upsert().execute();
+    await inserts().execute();
+    return;
+  }
+  // Compiled once per row count (src/db/compiled.ts): building a statement of a hundred rows is
+  // most of what Kysely would cost the follower.
+  const values: unknown[] = [];
+  for (const row of rows) for (const column of DOCFLOW_COLUMNS) values.push(row[column]);
+  await executeCompiled(trx, `pageDocflows:${rows.length}`, values, upsert);
+  const states: unknown[] = [];
+  for (const h of history) states.push(h.docflow_id, h.st, h.sat, h.seen_at);
+  await executeCompiled(trx, `pageHistory:${history.length}`, states, inserts);
 }
 
 /** The feed's row as the page leaves it: its cursor moved on, its counters added to. */
 export async function updateFeedRow(trx: Trx, set: Updateable<FeedTable>): Promise<void> {
-  await trx.updateTable('feed').set(set).where('id', '=', 1).execute();
-}
-
-/**
- * A page's multi-row insert, compiled once per column set and row count (src/db/compiled.ts): every
- * page runs it, and building a statement of a hundred rows is most of what Kysely costs the
- * follower. Rows whose columns differ from the first row's, or more than COMPILED_PAGE_MAX of
- * them, are built as they come.
- */
-async function insertRows(trx: Trx, name: string, rows: readonly object[], build: () => Compilable<unknown>): Promise<void> {
-  const { columns } = columnsOf(rows[0]!);
-  const values: unknown[] = [];
-  for (const row of rows) {
-    const of = columnsOf(row);
-    if (of.columns !== columns || rows.length > COMPILED_PAGE_MAX) {
-      await trx.executeQuery(build().compile());
-      return;
-    }
-    for (const v of of.values) values.push(v);
-  }
-  await executeCompiled(trx, `${name}:${columns}:${rows.length}`, values, build);
+  // Compiled once per set of columns (src/db/compiled.ts): every page runs it.
+  const { columns, values } = columnsOf(set);
+  values.push(1);
+  await executeCompiled(trx, `updateFeedRow:${columns}`, values, () => trx.updateTable('feed').set(set).where('id', '=', 1));
 }

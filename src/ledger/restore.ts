@@ -31,6 +31,7 @@ import type { RedisClient as Redis } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { describeAge } from './claim.js';
 import { luaFile } from '../redis/lua.js';
+import { runCompiled } from '../db/compiled.js';
 
 /** How long after its last evidence a restore is reported (status, the gauge, the alert). */
 export const RESTORE_ALERT_MS = 24 * 3_600_000;
@@ -64,7 +65,9 @@ export async function raiseWitness(redis: Redis, keys: Keys, witness: Witness): 
 
 /** The database's id, '' before any command bound it (src/db/deployment.ts). */
 export async function databaseIdOf(trx: Trx): Promise<string> {
-  return (await trx.selectFrom('deployment').select('database_id').where('id', '=', 1).executeTakeFirst())?.database_id ?? '';
+  // Compiled once (src/db/compiled.ts): every feed page runs it.
+  const rows = await runCompiled(trx, 'databaseIdOf', [1], () => trx.selectFrom('deployment').select('database_id').where('id', '=', 1));
+  return rows[0]?.database_id ?? '';
 }
 
 /** The feed items a database holds fewer than the fleet saw it hold: > 0 only for the same database gone back. */
