@@ -61,7 +61,7 @@ export async function load1mFigure(ctx: BenchContext): Promise<Figure[]> {
       'MB',
       200,
       'lower',
-      `${ROWS} rows (${round(bytes / 1e6)} MB${ctx.full ? '' : ", the quick profile: npm run bench:full loads the issue's 1,000,000"}), one real load (runs: 1, the budget allows no more); GNU time %M of node dist/src/cli/main.js load`,
+      `${ROWS} rows (${round(bytes / 1e6)} MB${ctx.full ? '' : ", the quick profile: npm run bench:full loads the issue's 1,000,000"}), one real load (runs: 1, the budget allows no more); GNU time %M of node dist/bin/realty-batch.js load (the bundled command line)`,
     );
     return [{ ...figure, details: { rows: ROWS, seconds: round(seconds), rowsPerSecond: round(ROWS / seconds) } }];
   } finally {
