@@ -12,16 +12,17 @@ import type { NewsItem } from '../domain/gateway.js';
 import { parseRequestId, requestIdOf, type DocflowType } from '../ledger/entry.js';
 import { keyString, NO_TRY, updateRow, type LedgerKey } from '../ledger/rows.js';
 import type { NameMatcher } from '../privacy/name-filter.js';
-import { databaseIdOf, evidence, itemsBehind, RESTORE_ALERT_MS, type Witness } from '../ledger/restore.js';
+import { databaseIdOf, evidence, itemsBehind, type Witness } from '../ledger/restore.js';
+import { restoreOf } from './restore-evidence.js';
 import { statusOfItem } from './item-status.js';
 import { recordDuplicate, type DuplicateHow } from '../db/duplicates.js';
 import { recordActionIn } from '../db/operator-actions.js';
-import { lockEntries, lockFastEntries, newEntry, prevNames, wellFormedRow, type FastEntry, type PageEntry } from './page-rows.js';
+import { newEntry, prevNames, wellFormedRow, type FastEntry, type PageEntry } from './page-rows.js';
 import {
   bankClaimedHere,
   insertFoundEntry,
   lockFeedRow,
-  readPageDocflows,
+  readPageRows,
   updateFeedRow,
   writePageDocflows,
   type FeedRow,
@@ -123,22 +124,7 @@ export async function decidePage(
   // Fewer items than the fleet saw this database hold: it went back in time, and this page is read again.
   const behind = itemsBehind(witness, databaseId, Number(feed.items));
   const items = page.items.map((item) => ({ item, ours: item.docflow.requestId ? parseRequestId(item.docflow.requestId) : undefined }));
-  // Every deal's entry, narrowly (locked on PostgreSQL); then, whole, those of the deals with an
-  // item of anything but the docflow their submitted entry names, and those items' docflows.
-  const keys = items.flatMap(({ ours }) => (ours ? [ours] : []));
-  const fast = await lockFastEntries(trx, db, keys);
-  const rest = new Map<string, LedgerKey>();
-  for (const { item, ours } of items) {
-    const key = ours && keyString(ours);
-    const f = key !== undefined ? fast.get(key) : undefined;
-    if (!(f && f.state === 'submitted' && f.docflow_id === item.docflow.docflowId) && ours) rest.set(key!, ours);
-  }
-  for (const key of rest.keys()) fast.delete(key);
-  // The docflows of every item the fast entries do not decide: of the other deals, or of none.
-  const restDocflows = new Set<string>();
-  for (const { item, ours } of items) if (!ours || !fast.has(keyString(ours))) restDocflows.add(item.docflow.docflowId);
-  const entries = rest.size > 0 ? await lockEntries(trx, db, [...rest.values()]) : new Map<string, PageEntry>();
-  const docflows = await readPageDocflows(trx, [...restDocflows]);
+  const { fast, entries, docflows } = await readPageRows(trx, db, items);
   const p: PageDecision = {
     trx,
     now,
@@ -386,31 +372,4 @@ async function overrule(p: PageDecision, e: PageEntry, item: NewsItem, docflowId
     dealId: e.deal_id,
     detail: `the feed shows docflow ${docflowId} for ${requestId}, which an operator resolved as having none: the deal has this docflow and is not sent again`,
   });
-}
-
-/**
- * The page's evidence of a restore (src/ledger/restore.ts), as the feed's row keeps it: an
- * episode begins with its first evidence (or again once the last is older than RESTORE_ALERT_MS)
- * and keeps its first sentence; each page with evidence counts what it gave back.
- */
-function restoreOf(
-  feed: FeedRow,
-  now: number,
-  behind: number,
-  triesAbove: string[],
-  lacking: number,
-): { why: string; set: Partial<FeedRow> } | undefined {
-  if (behind === 0 && triesAbove.length === 0) return undefined;
-  const more = triesAbove.length > 1 ? ` (and ${triesAbove.length - 1} more tries above the ledger's on this page)` : '';
-  const why = behind > 0 ? evidence.behind(Number(feed.items), behind) : `${triesAbove[0]}${more}`;
-  const ongoing = feed.restore_seen_at !== null && now - Number(feed.restore_seen_at) < RESTORE_ALERT_MS;
-  return {
-    why,
-    set: {
-      restore_at: ongoing ? feed.restore_at : now,
-      restore_seen_at: now,
-      restore_lost: (ongoing ? Number(feed.restore_lost) : 0) + lacking,
-      restore_why: ongoing ? feed.restore_why : why,
-    },
-  };
 }

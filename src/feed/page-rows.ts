@@ -53,14 +53,21 @@ export const PAGE_ENTRY_COLUMNS = [
 /** A ledger row as a page reads it. */
 export type PageEntry = Pick<LedgerRow, (typeof PAGE_ENTRY_COLUMNS)[number]>;
 
+/** A page's keys as the reads' IN lists (each value once) and as keyStrings. */
+function keyLists(keys: LedgerKey[]): { wanted: Set<string>; banks: string[]; types: string[]; dealIds: string[] } {
+  return {
+    wanted: new Set(keys.map(keyString)),
+    banks: [...new Set(keys.map((k) => k.bank))],
+    types: [...new Set(keys.map((k) => k.type))],
+    dealIds: [...new Set(keys.map((k) => k.dealId))],
+  };
+}
+
 /** The ledger rows of a page's deals, locked (PostgreSQL) in key order. */
 export async function lockEntries(trx: Trx, db: Database, keys: LedgerKey[]): Promise<Map<string, PageEntry>> {
   const found = new Map<string, PageEntry>();
   if (keys.length === 0) return found;
-  const wanted = new Set(keys.map(keyString));
-  const banks = [...new Set(keys.map((k) => k.bank))];
-  const types = [...new Set(keys.map((k) => k.type))];
-  const dealIds = [...new Set(keys.map((k) => k.dealId))];
+  const { wanted, banks, types, dealIds } = keyLists(keys);
   const build = () => {
     const q = trx
       .selectFrom('ledger')
@@ -111,10 +118,7 @@ export interface FastEntry {
 export async function lockFastEntries(trx: Trx, db: Database, keys: LedgerKey[]): Promise<Map<string, FastEntry>> {
   const found = new Map<string, FastEntry>();
   if (keys.length === 0) return found;
-  const wanted = new Set(keys.map(keyString));
-  const banks = [...new Set(keys.map((k) => k.bank))];
-  const types = [...new Set(keys.map((k) => k.type))];
-  const dealIds = [...new Set(keys.map((k) => k.dealId))];
+  const { wanted, banks, types, dealIds } = keyLists(keys);
   const one = banks.length === 1 && types.length === 1;
   const build = () => {
     const q = trx

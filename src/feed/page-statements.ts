@@ -11,10 +11,12 @@
  * masked texts: no personal data.
  */
 import type { Selectable, Updateable } from 'kysely';
-import type { Trx } from '../db/database.js';
+import type { Database, Trx } from '../db/database.js';
 import type { DocflowHistoryTable, DocflowRow, FeedTable, LedgerRow } from '../db/schema.js';
 import { columnsOf, executeCompiled, runCompiled } from '../db/compiled.js';
-import { COMPILED_PAGE_MAX } from './page-rows.js';
+import type { NewsItem } from '../domain/gateway.js';
+import { keyString, type LedgerKey } from '../ledger/rows.js';
+import { COMPILED_PAGE_MAX, lockEntries, lockFastEntries, type FastEntry, type PageEntry } from './page-rows.js';
 
 export type FeedRow = Selectable<FeedTable>;
 export type HistoryRow = Selectable<DocflowHistoryTable>;
@@ -52,6 +54,35 @@ export async function readPageDocflows(trx: Trx, docflowIds: string[]): Promise<
       : await build().execute();
   for (const d of rows) docflows.set(d.docflow_id, d);
   return docflows;
+}
+
+/**
+ * What a page decides with: every deal's entry read narrowly (locked on PostgreSQL,
+ * lockFastEntries); then, whole, the entries of the deals with an item of anything but the
+ * docflow their submitted entry names (a lost answer, an older try, a second docflow, a deal the
+ * ledger lacks), and the stored docflows of every item the narrow entries do not decide.
+ */
+export async function readPageRows(
+  trx: Trx,
+  db: Database,
+  items: ReadonlyArray<{ item: NewsItem; ours: LedgerKey | undefined }>,
+): Promise<{ fast: Map<string, FastEntry>; entries: Map<string, PageEntry>; docflows: Map<string, PageDocflow> }> {
+  const fast = await lockFastEntries(
+    trx,
+    db,
+    items.flatMap(({ ours }) => (ours ? [ours] : [])),
+  );
+  const rest = new Map<string, LedgerKey>();
+  for (const { item, ours } of items) {
+    const key = ours && keyString(ours);
+    const f = key !== undefined ? fast.get(key) : undefined;
+    if (!(f && f.state === 'submitted' && f.docflow_id === item.docflow.docflowId) && ours) rest.set(key!, ours);
+  }
+  for (const key of rest.keys()) fast.delete(key);
+  const restDocflows = new Set<string>();
+  for (const { item, ours } of items) if (!ours || !fast.has(keyString(ours))) restDocflows.add(item.docflow.docflowId);
+  const entries = rest.size > 0 ? await lockEntries(trx, db, [...rest.values()]) : new Map<string, PageEntry>();
+  return { fast, entries, docflows: await readPageDocflows(trx, [...restDocflows]) };
 }
 
 /** The entry of a docflow of one of our deals the ledger did not hold; a row that claimed the deal meanwhile keeps it. */
