@@ -7,7 +7,7 @@ import type { Database, Trx } from '../db/database.js';
 import type { LedgerRow } from '../db/schema.js';
 import type { DocflowType } from '../ledger/entry.js';
 import { keyString, NO_TRY, type LedgerKey } from '../ledger/rows.js';
-import { sql } from 'kysely';
+import { sql, type Compilable } from 'kysely';
 import { runCompiled } from '../db/compiled.js';
 import type { NewsItem } from '../domain/gateway.js';
 
@@ -63,6 +63,21 @@ function keyLists(keys: LedgerKey[]): { wanted: Set<string>; banks: string[]; ty
   };
 }
 
+/**
+ * A page's read by its key lists (the builder's parameters, in order: banks, types, dealIds),
+ * compiled once per list lengths (src/db/compiled.ts): every page runs it. A list longer than
+ * COMPILED_PAGE_MAX is built each time.
+ */
+async function readByKeys<R>(
+  trx: Trx,
+  name: string,
+  { banks, types, dealIds }: { banks: string[]; types: string[]; dealIds: string[] },
+  build: () => Compilable<R> & { execute(): Promise<R[]> },
+): Promise<R[]> {
+  if (dealIds.length > COMPILED_PAGE_MAX) return build().execute();
+  return runCompiled(trx, `${name}:${banks.length}:${types.length}:${dealIds.length}`, [...banks, ...types, ...dealIds], build);
+}
+
 /** The ledger rows of a page's deals, locked (PostgreSQL) in key order. */
 export async function lockEntries(trx: Trx, db: Database, keys: LedgerKey[]): Promise<Map<string, PageEntry>> {
   const found = new Map<string, PageEntry>();
@@ -80,11 +95,7 @@ export async function lockEntries(trx: Trx, db: Database, keys: LedgerKey[]): Pr
       .orderBy('deal_id');
     return db.engine === 'postgres' ? q.forUpdate() : q;
   };
-  // Compiled once per list lengths (src/db/compiled.ts): every page runs it.
-  const rows =
-    dealIds.length <= COMPILED_PAGE_MAX
-      ? await runCompiled(trx, `lockEntries:${banks.length}:${types.length}:${dealIds.length}`, [...banks, ...types, ...dealIds], build)
-      : await build().execute();
+  const rows = await readByKeys(trx, 'lockEntries', { banks, types, dealIds }, build);
   for (const row of rows) {
     const key = keyString({ bank: row.bank, type: row.type as DocflowType, dealId: row.deal_id });
     if (wanted.has(key)) found.set(key, row);
@@ -143,10 +154,7 @@ export async function lockFastEntries(trx: Trx, db: Database, keys: LedgerKey[])
     return db.engine === 'postgres' ? q.forUpdate('l') : q;
   };
   type Row = FastEntry & { deal_id: string; bank?: string; type?: string };
-  const rows: Row[] =
-    dealIds.length <= COMPILED_PAGE_MAX
-      ? await runCompiled(trx, `lockFastEntries:${banks.length}:${types.length}:${dealIds.length}`, [...banks, ...types, ...dealIds], build)
-      : await build().execute();
+  const rows: Row[] = await readByKeys(trx, 'lockFastEntries', { banks, types, dealIds }, build);
   for (const row of rows) {
     const key = keyString({ bank: row.bank ?? banks[0]!, type: (row.type ?? types[0]!) as DocflowType, dealId: row.deal_id });
     if (wanted.has(key))

@@ -72,15 +72,17 @@ export async function readPageRows(
     db,
     items.flatMap(({ ours }) => (ours ? [ours] : [])),
   );
+  const keys = items.map(({ ours }) => ours && keyString(ours));
   const rest = new Map<string, LedgerKey>();
-  for (const { item, ours } of items) {
-    const key = ours && keyString(ours);
-    const f = key !== undefined ? fast.get(key) : undefined;
-    if (!(f && f.state === 'submitted' && f.docflow_id === item.docflow.docflowId) && ours) rest.set(key!, ours);
-  }
+  items.forEach(({ item, ours }, i) => {
+    const f = ours && fast.get(keys[i]!);
+    if (ours && !(f && f.state === 'submitted' && f.docflow_id === item.docflow.docflowId)) rest.set(keys[i]!, ours);
+  });
   for (const key of rest.keys()) fast.delete(key);
   const restDocflows = new Set<string>();
-  for (const { item, ours } of items) if (!ours || !fast.has(keyString(ours))) restDocflows.add(item.docflow.docflowId);
+  items.forEach(({ item }, i) => {
+    if (keys[i] === undefined || !fast.has(keys[i])) restDocflows.add(item.docflow.docflowId);
+  });
   const entries = rest.size > 0 ? await lockEntries(trx, db, [...rest.values()]) : new Map<string, PageEntry>();
   return { fast, entries, docflows: await readPageDocflows(trx, [...restDocflows]) };
 }

@@ -60,6 +60,21 @@ describe.each(['sqlite', 'postgres'] as const)('following docflow states from th
     items,
   });
   const put = (items: NewsItem[]) => storePage(redis, keys, store.db, page(items));
+  /** A deal of BANK whose try 0 was claimed and sent by row `row` of batch b, its answer not come. */
+  const putTryInFlight = async (dealId: string, row: number, job: string) =>
+    putLedgerRow(store.db, {
+      bank: BANK,
+      deal_id: dealId,
+      n: 0,
+      state: 'sending',
+      batch: 'b',
+      row,
+      job,
+      try_at: await store.db.now(),
+      timeout_ms: 1000,
+      lag_ms: 1000,
+      nonce: 'run-1',
+    });
   const history = (docflowId: string) =>
     store.db.kysely.selectFrom('docflow_history').select(['st', 'sat']).where('docflow_id', '=', docflowId).orderBy('sat').execute();
 
@@ -167,19 +182,7 @@ describe.each(['sqlite', 'postgres'] as const)('following docflow states from th
 
   it('a lost answer found in the feed is followed from its first item on, and its row woken', async () => {
     const job = `${prefix}:job-2`;
-    await putLedgerRow(store.db, {
-      bank: BANK,
-      deal_id: 'D-2',
-      n: 0,
-      state: 'sending',
-      batch: 'b',
-      row: 2,
-      job,
-      try_at: await store.db.now(),
-      timeout_ms: 1000,
-      lag_ms: 1000,
-      nonce: 'run-1',
-    });
+    await putTryInFlight('D-2', 2, job);
     const stored = await put([
       item('d-2', 'sent', {}, 'D-2'),
       item('d-2', 'error', { error: { code: 'refused', message: 'ИВАНОВ ИВАН не собственник' } }, 'D-2'),
@@ -227,19 +230,7 @@ describe.each(['sqlite', 'postgres'] as const)('following docflow states from th
       uin: '188100',
     });
     // D-2's answer was lost: its try is in flight.
-    await putLedgerRow(store.db, {
-      bank: BANK,
-      deal_id: 'D-2',
-      n: 0,
-      state: 'sending',
-      batch: 'b',
-      row: 2,
-      job: `${prefix}:job-2`,
-      try_at: await store.db.now(),
-      timeout_ms: 1000,
-      lag_ms: 1000,
-      nonce: 'run-1',
-    });
+    await putTryInFlight('D-2', 2, `${prefix}:job-2`);
     const stored = await put([
       item('d-1', 'queued'),
       item('d-3', 'suspended', { requirements: PAYMENT }, 'D-3'),
