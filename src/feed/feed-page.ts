@@ -245,7 +245,7 @@ function follow(
   const kept = wellFormedRow(row);
   p.docflows.set(id, kept);
   p.changed.set(id, kept);
-  p.history.push({ docflow_id: id, st: row.st!, sat: item.date, seen_at: p.now });
+  p.history.push({ docflow_id: id, st: kept.st!, sat: kept.sat!, seen_at: p.now });
   p.followed++;
 }
 
