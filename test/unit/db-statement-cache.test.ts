@@ -36,6 +36,27 @@ describe('the SQLite statement cache', () => {
     rows.return?.();
   });
 
+  it("binds the driver's list of values, a long one too, in their order", () => {
+    const conn = cachingStatements(raw);
+    const short = conn.prepare('insert into t (k, v) values (?, ?), (?, ?)');
+    expect(short.run([1, 'a', 2, 'b']).changes).toBe(2);
+    // Past the 4,096 values given one argument each: the list goes to the driver as one array.
+    const rows = Array.from({ length: 2500 }, (_, i) => [i + 10, `v${i + 10}`]);
+    const long = conn.prepare(`insert into t (k, v) values ${rows.map(() => '(?, ?)').join(', ')}`);
+    expect(long.run(rows.flat()).changes).toBe(2500);
+    const read = conn.prepare('select k, v from t where k in (?, ?, ?) order by k');
+    expect(read.all([2509, 1, 11])).toEqual([
+      { k: 1, v: 'a' },
+      { k: 11, v: 'v11' },
+      { k: 2509, v: 'v2509' },
+    ]);
+    expect([...read.iterate([2, 10, 12])]).toEqual([
+      { k: 2, v: 'b' },
+      { k: 10, v: 'v10' },
+      { k: 12, v: 'v12' },
+    ]);
+  });
+
   it('drops the least recently used statement past its size', () => {
     const conn = cachingStatements(raw, 2);
     const a = conn.prepare('select 1');
