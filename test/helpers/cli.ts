@@ -47,7 +47,9 @@ export function runCli(args: string[], env: Record<string, string>, timeoutMs = 
       reject(new Error(`realty-batch ${args[0]} did not finish in ${timeoutMs} ms\n${stderr}`));
     }, timeoutMs);
     child.once('error', reject);
-    child.once('exit', (code) => {
+    // 'close', not 'exit': a child's last output can still be in its pipes when it has exited
+    // (a busy host reads it later), and a test would see the output cut short.
+    child.once('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
@@ -79,7 +81,7 @@ export function runCliOnTerminal(
       reject(new Error(`realty-batch ${args[0]} on a terminal did not finish in ${options.timeoutMs ?? 60_000} ms\n${output}`));
     }, options.timeoutMs ?? 60_000);
     child.once('error', reject);
-    child.once('exit', (code) => {
+    child.once('close', (code) => {
       clearTimeout(timer);
       resolve({ code, output });
     });

@@ -80,7 +80,8 @@ function command(args: string[], env: Record<string, string>): Promise<{ code: n
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, out, err }));
+    // 'close': the last of the output may still be in the pipes at 'exit' (test/helpers/cli.ts).
+    child.once('close', (code) => resolve({ code, out, err }));
   });
 }
 

@@ -51,7 +51,8 @@ function load(file: string, prefix: string, batch: string, profile = 'samples/ba
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.once('error', reject);
-    child.once('exit', (code) => {
+    // 'close': GNU time's line is the last output, and may still be in the pipe at 'exit' (test/helpers/cli.ts).
+    child.once('close', (code) => {
       const peak = /peak-kb (\d+)\n?$/.exec(stderr);
       // GNU time adds its own two lines: the figure, and "Command exited with non-zero status N".
       const own = stderr.replace(/peak-kb \d+\n?$/, '').replace(/Command exited with non-zero status \d+\n$/, '');

@@ -36,7 +36,8 @@ function runCommand(
   });
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  return { child, exit: new Promise((resolve) => child.once('exit', (code) => resolve({ code, err }))) };
+  // 'close': the last of stderr may still be in the pipe at 'exit' (test/helpers/cli.ts).
+  return { child, exit: new Promise((resolve) => child.once('close', (code) => resolve({ code, err }))) };
 }
 
 // Everything but the Redis server, which is the file's own (it is emptied): the folder once for the

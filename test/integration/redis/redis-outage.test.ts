@@ -31,7 +31,8 @@ function start(args: string[], env: Record<string, string>): Proc {
   let err = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  return { child, exit: new Promise((resolve) => child.once('exit', resolve)), out: () => out, err: () => err };
+  // 'close': the last of the output may still be in the pipes at 'exit' (test/helpers/cli.ts).
+  return { child, exit: new Promise((resolve) => child.once('close', resolve)), out: () => out, err: () => err };
 }
 
 // The folder and sandbox from the harness; the Redis server the outage stops is the file's own, and
