@@ -43,6 +43,15 @@ export default tseslint.config(
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      // zod's named `z` is an object of every export, its 60-odd locales too, which the bundle then
+      // carries and every command compiles at its start (docs/performance.md).
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "ImportDeclaration[source.value='zod'] > ImportSpecifier[imported.name='z']",
+          message: "import * as z from 'zod': the named `z` brings all of zod's locales into the command line's bundle.",
+        },
+      ],
     },
   },
   // What ships: one function, one concern. Past 20 paths through it, or 80 lines, split it.

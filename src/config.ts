@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { databaseTargetOf, type DatabaseTarget } from './db/location.js';
 import { ConfigError } from './errors.js';
 import type { RedisTarget } from './redis/connection.js';

@@ -3,7 +3,7 @@
  * test/fixtures/gateway-examples).
  * The sandbox and the worker side share this file and nothing else.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const API_PREFIX = '/realty/v1';
 export const SUGGEST_PATH = `${API_PREFIX}/location/cadastre/suggest`;

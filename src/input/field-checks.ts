@@ -7,7 +7,7 @@
  * million rows of thirty cells: a zod parse per cell was a fifth of a load's
  * allocations), and wrapped in a zod schema for the profile's object schemas.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { CADASTRAL_NUMBER } from '../domain/gateway.js';
 import { isValidSnils, snilsDigits } from './checksums.js';
 

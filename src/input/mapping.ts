@@ -4,7 +4,7 @@
  * (docs/input-format.md, "The column mapping file").
  */
 import { readFile } from 'node:fs/promises';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigError } from '../errors.js';
 import { canonicalFieldName, type CanonicalField } from './fields.js';
 import { OWN_COLUMN_HEADERS_RU } from './own-columns.js';

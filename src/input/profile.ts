@@ -4,7 +4,7 @@
  * every problem named by its JSON path (`organization.inn`).
  */
 import { readFile } from 'node:fs/promises';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ProfileError } from '../errors.js';
 import type { Address, Organization, Person } from '../domain/gateway.js';
 import { isValidInn, isValidKpp, isValidOgrn, isValidOgrnip } from './checksums.js';

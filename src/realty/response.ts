@@ -4,7 +4,7 @@
  * (Retry-After, Content-Disposition), and the reason a call had no answer.
  */
 import { EventEmitter } from 'node:events';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { ApiResponseError } from '../errors.js';
 import { apiErrorBodySchema, type ApiErrorBody } from '../domain/gateway.js';
 

@@ -5,7 +5,7 @@
  * And `POST /auth` itself.
  */
 import { request } from 'undici';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ApiHttpError, ApiNetworkError, ApiResponseError, LoginRefusedError } from '../errors.js';
 import { API_PREFIX } from '../domain/gateway.js';
 

@@ -1,5 +1,5 @@
 /** The sandbox's public shapes, and the checks on what may be configured at runtime. */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { DocflowState } from '../domain/gateway.js';
 import type { RegistryObject } from './registry.js';
 

@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { packageRoot } from '../files/package-root.js';
 import { isCalendarDate } from './docflow-validation.js';
 
