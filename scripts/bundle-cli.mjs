@@ -37,8 +37,29 @@ const EXTERNAL = [
   '@bull-board/*',
 ];
 
+/**
+ * BullMQ 6's index also exports its PostgreSQL backend (a queue kept in PostgreSQL instead of
+ * Redis), and with it the `pg` driver: about 540 KB of the BullMQ chunk that every command
+ * using a queue would compile at its start. The project's queues are in Redis; nothing of it
+ * imports that backend (`createPostgresBackend`), and nothing else of BullMQ requires it. The
+ * index's re-export is given an empty module instead. The project's own PostgreSQL driver is
+ * unaffected: src/db/database.ts loads `pg` from node_modules when DATABASE_URL names PostgreSQL.
+ */
+const withoutBullmqPostgres = {
+  name: 'without-bullmq-postgres',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/postgres$/ }, (args) =>
+      /[\\/]node_modules[\\/]bullmq[\\/]dist[\\/](cjs|esm)[\\/]index\.js$/.test(args.importer)
+        ? { path: 'bullmq-postgres-backend', namespace: 'without-bullmq-postgres' }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'without-bullmq-postgres' }, () => ({ contents: 'module.exports = {};', loader: 'js' }));
+  },
+};
+
 rmSync(out, { recursive: true, force: true });
 await build({
+  plugins: [withoutBullmqPostgres],
   entryPoints: {
     'realty-batch': join(root, 'dist/src/cli/main.js'),
     // src/batch/read-rows.ts starts it beside its own module: in the bundle, beside the chunks.
