@@ -34,6 +34,12 @@ describe('a hostile spelling of a row person', () => {
     for (const spelling of SPELLINGS) expect(leftOf(spelling, registryText(spelling.fragment)), spelling.what).not.toEqual([]);
   });
 
+  it("does not take a docflow id's digits for a number, and finds the number beside one", () => {
+    const passport = SPELLINGS.find((s) => s.fragment === '65 12 № 479876')!;
+    expect(leftOf(passport, 'docflow 0b7c2f5e-1d2a-4c3b-6512-a1b2c3d4e5f6 queued')).toEqual([]);
+    expect(leftOf(passport, 'docflow 0b7c2f5e-1d2a-4c3b-9e8f-a1b2c3d4e5f6: паспорт 65 12 № 479876')).toEqual(['479876', '6512']);
+  });
+
   it.each(SPELLINGS)('masks $what ($fragment) with the deal at hand', (spelling) => {
     const masked = maskPersonalData(registryText(spelling.fragment), deal, profile);
     expect(leftOf(spelling, masked)).toEqual([]);
