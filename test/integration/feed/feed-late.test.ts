@@ -8,7 +8,6 @@
  *   and `status` exit 3, the attention file lists it. The follower measured the lag meanwhile: the
  *   next run waits above it by itself, and files every deal once.
  */
-import { spawn } from 'node:child_process';
 import { createServer, request, type Server } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -20,7 +19,7 @@ import type { RunningSandbox } from '../../../src/sandbox/index.js';
 import { NEWS_PATH } from '../../../src/domain/gateway.js';
 import { parseRequestId } from '../../../src/ledger/entry.js';
 import { generateDeals } from '../../chaos/generate-deals.js';
-import { childEnv, CLI, ROOT, runCli } from '../../helpers/cli.js';
+import { runCli } from '../../helpers/cli.js';
 import { csvText } from '../../helpers/fixtures.js';
 import { harness } from '../../helpers/harness.js';
 import { REDIS_URL } from '../../helpers/redis.js';
@@ -67,24 +66,6 @@ async function shortPagesProxy(target: string): Promise<{ url: string; cut: () =
   };
 }
 
-/** The built CLI; stdout and stderr apart. */
-function command(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: ROOT,
-      env: childEnv(env),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.once('error', reject);
-    // 'close': the last of the output may still be in the pipes at 'exit' (test/helpers/cli.ts).
-    child.once('close', (code) => resolve({ code, out, err }));
-  });
-}
-
 /** The gateway's docflows per deal (every try's requestId names the deal). */
 function docflowsPerDeal(sandbox: RunningSandbox): Map<string, string[]> {
   const per = new Map<string, string[]>();
@@ -128,7 +109,7 @@ describe('a late or short news feed', () => {
   });
   const run = async (apiUrl: string, name: string, tag: string, extra: string[]) => {
     await writeFile(join(dir, `${name}.csv`), csvText(generateDeals(ROWS, 1000, tag).rows));
-    const done = await command(
+    const { code, stdout, stderr } = await runCli(
       [
         'run',
         join(dir, `${name}.csv`),
@@ -149,9 +130,10 @@ describe('a late or short news feed', () => {
         ...extra,
       ],
       env(apiUrl),
+      120_000,
     );
     const lines = parse(readFileSync(join(dir, `${name}.results.csv`)), { columns: true, bom: true }) as Line[];
-    return { ...done, lines };
+    return { code, out: stdout, err: stderr, lines };
   };
 
   it('never takes a short page for the feed’s end: no deal gets a second docflow', async ({ openPrefix, openSandbox }) => {
