@@ -1,7 +1,8 @@
 /**
- * An Excel workbook (`.xlsx`) read as rows of text cells, streaming (exceljs's WorkbookReader:
- * the sheet's rows are parsed as the zip is read; only the shared strings, which Excel keeps
- * apart from the sheets, are held). The first sheet, or the one named by `--sheet`.
+ * An Excel workbook (`.xlsx`) read as rows of text cells, streaming (exceljs's WorkbookReader,
+ * its zip's entries read by ./xlsx-entries.ts: the sheet's rows are parsed as the zip is read;
+ * only the shared strings, which Excel keeps apart from the sheets, are held). The first sheet,
+ * or the one named by `--sheet`.
  *
  * Cells become the text the loader reads from a CSV: a number as its digits (no `.0`, no
  * exponent: an INN, SNILS or dealId typed as a number stays its digits), a date cell, or a
@@ -13,6 +14,7 @@ import { PassThrough } from 'node:stream';
 import type ExcelJS from 'exceljs';
 import { loadExcel } from '../files/xlsx-file.js';
 import { InputError } from '../errors.js';
+import { workbookReader } from './xlsx-entries.js';
 
 export interface XlsxReadOptions {
   /** The sheet by name (trimmed, any case); undefined: the workbook's first sheet. */
@@ -126,7 +128,7 @@ export function readXlsx(file: string, options: XlsxReadOptions = {}): XlsxRows 
       });
       source.once('error', (err) => counted.destroy(err));
       source.pipe(counted);
-      const reader = new excel.stream.xlsx.WorkbookReader(counted, {
+      const reader = workbookReader(excel, counted, {
         worksheets: 'emit',
         sharedStrings: 'cache',
         // Kept for the number formats: a number shown as a date is read as one.
@@ -142,9 +144,8 @@ export function readXlsx(file: string, options: XlsxReadOptions = {}): XlsxRows 
           seen = names.length > 0 ? names : [...seen, sheet.name];
           const wanted = options.sheet ?? names[0] ?? sheet.name;
           if (!sameName(sheet.name, wanted)) {
-            // A sheet passed over is still read to its end: exceljs may have put it in a temp file,
-            // which it deletes as soon as the next sheet is asked for, and a stream of it left unread
-            // would then fail to open with no one listening (a crash, not an error of this file).
+            // A sheet passed over is still read to its end, as exceljs's own reading needed: its
+            // temp file is deleted as soon as the next sheet is asked for (./xlsx-entries.ts).
             for await (const row of sheet) void row;
             continue;
           }

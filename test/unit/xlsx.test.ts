@@ -1,6 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError, UsageError } from '../../src/errors.js';
@@ -8,6 +10,11 @@ import { createXlsxFile } from '../../src/files/xlsx-file.js';
 import { formatOf, openInput, type InputRecord } from '../../src/input/open-input.js';
 import { cellText, numberText } from '../../src/input/read-xlsx.js';
 import { createRejectsWriter, createRowsWriter } from '../../src/input/rejects.js';
+import { workbookReader } from '../../src/input/xlsx-entries.js';
+import { ROOT } from '../helpers/cli.js';
+
+/** `bankWorkbook`'s two sheets, zipped in the order Excel writes a workbook (test/fixtures/xlsx/README.md). */
+const EXCEL_ORDER = join(ROOT, 'test/fixtures/xlsx/excel-order.xlsx');
 
 let dir: string;
 beforeAll(async () => {
@@ -95,6 +102,64 @@ describe('reading an Excel workbook', () => {
     const err = await records(file, 'Лист1').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InputError);
     expect((err as Error).message).toBe(`${file} has no sheet named "Лист1" (its sheets: "Сделки", "Прочее").`);
+  });
+
+  it("reads every sheet of a workbook in Excel's order while the reader takes its time over the first", async () => {
+    // unzipper ends its stream at the file's last byte, with the entries it parsed ahead still
+    // unread: exceljs's own loop lost «Прочее» here (and the workbook's sheet list, for a file
+    // exceljs wrote, now and then). The pause lets the zip's parser reach the end meanwhile.
+    const reader = workbookReader(ExcelJS, createReadStream(EXCEL_ORDER), { worksheets: 'emit', sharedStrings: 'cache', styles: 'cache' });
+    const sheets: string[] = [];
+    for await (const sheet of reader as AsyncIterable<ExcelJS.stream.xlsx.WorksheetReader & { name: string }>) {
+      await sleep(50);
+      let rows = 0;
+      for await (const row of sheet) if (row.hasValues) rows++;
+      sheets.push(`${sheet.name}: ${rows}`);
+    }
+    expect(sheets).toEqual(['Сделки: 3', 'Прочее: 2']);
+    expect((await records(EXCEL_ORDER, 'Прочее')).map((r) => r.fields)).toEqual([
+      expect.objectContaining({ dealId: 'D-9', ownerSurname: 'Сидоров' }),
+    ]);
+  });
+
+  it('keeps the sheets it reads ahead in files of its own, mode 0600, and deletes them when it has read them or stops', async () => {
+    // exceljs's writer puts the sheet list last: the sheets before it wait in temp files.
+    const file = join(dir, 'ahead.xlsx');
+    await bankWorkbook(file);
+    const temp = join(dir, 'tmp');
+    await mkdir(temp);
+    const before = process.env.TMPDIR;
+    process.env.TMPDIR = temp;
+    try {
+      const modes: number[] = [];
+      const input = await openInput(file);
+      for await (const record of input.records()) {
+        void record;
+        for (const folder of await readdir(temp)) {
+          for (const sheet of await readdir(join(temp, folder))) {
+            modes.push((await stat(join(temp, folder, sheet))).mode & 0o777);
+          }
+        }
+      }
+      expect(modes.length).toBeGreaterThan(0);
+      expect(new Set(modes)).toEqual(new Set([0o600]));
+      // Read to its end, and stopped after the first sheet of two: nothing left either way.
+      expect(await readdir(temp)).toEqual([]);
+      expect((await records(file, 'Прочее')).length).toBe(1);
+      expect(await readdir(temp)).toEqual([]);
+    } finally {
+      if (before === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = before;
+    }
+  });
+
+  it('refuses a workbook cut short in one sentence, rather than waiting for the rest', async () => {
+    const whole = await readFile(EXCEL_ORDER);
+    const file = join(dir, 'cut.xlsx');
+    await writeFile(file, whole.subarray(0, Math.floor(whole.length * 0.6)));
+    const err = await records(file).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InputError);
+    expect((err as Error).message).toMatch(/^\S+cut\.xlsx cannot be read as an Excel workbook \(\.xlsx/);
   });
 
   it('refuses a file that is no workbook in one sentence', async () => {
