@@ -146,10 +146,13 @@ function bareRun(sandbox: SandboxProcess, start: string, items: number): Promise
  * reads, and each page stored in one transaction of the project's database: the feed's cursor
  * moved by a compare-and-set (its fence) with its item count, each item's docflow state
  * written to `docflows` and each state to `docflow_history` (the record the guarantees keep), in
- * the project's tables with their indexes. The stores are not awaited before the next read, at
- * most STORES_AHEAD in flight, as the follower does. Nothing else of the follower: no ledger
- * row read (no lost answer found, no conflict seen), no requirement or payment kept, no lag
- * measured, no restore evidence, no lock, no Redis.
+ * the project's tables with their indexes, and each item's deal's ledger entry read in the same
+ * transaction (its state and docflow: matching every item to its deal is what the follower
+ * promises, and what finds a lost answer or the database restored from an older copy). The
+ * stores are not awaited before the next read, at most STORES_AHEAD in flight, as the follower
+ * does. Nothing else of the follower: no decision made with the entries (no lost answer entered,
+ * no conflict kept), no requirement or payment kept, no lag measured, no restore evidence
+ * written, no lock, no Redis.
  */
 async function floorRun(db: Database, sandbox: SandboxProcess, start: string, items: number): Promise<Rate> {
   const inFlight = new Set<Promise<unknown>>();
@@ -173,50 +176,65 @@ const STORES_AHEAD = DEFAULT_STORES_AHEAD;
 
 /** What the floor writes, in `details`. */
 const FLOOR_WRITES =
-  "one transaction a page on the follower's database: the feed row's cursor compare-and-set and item count, each docflow's state upserted into docflows (id, deal, requestId, state, its date) and each state inserted into docflow_history";
+  "one transaction a page on the follower's database: the feed row's cursor compare-and-set and item count, the ledger entries (state, docflow) of the page's deals read by key, each docflow's state upserted into docflows (id, deal, requestId, state, its date) and each state inserted into docflow_history";
 
-/** One page of the floor: one transaction, three statements (their SQL kept per length, as the follower's). */
+/** One page of the floor: one transaction, four statements (their SQL kept per length, as the follower's). */
 async function storeFloorPage(db: Database, page: RawPage, after: string): Promise<void> {
   const now = Date.now();
   const last = new Map<string, RawPage['news'][number]>();
   for (const item of page.news) last.set(item.docflow.docflowId, item);
   const docflows: unknown[] = [];
+  const deals = new Set<string>();
+  let bank: string | undefined;
+  let type: string | undefined;
   for (const { docflow, date } of last.values()) {
     const ours = docflow.requestId ? parseRequestId(docflow.requestId) : undefined;
     if (!ours) throw new Error(`feed: the floor read docflow ${docflow.docflowId} without a requestId of ours`);
+    // The bench's deals are one bank's registrations: one bank and type a page, as the follower's common case.
+    if ((bank ??= ours.bank) !== ours.bank || (type ??= ours.type) !== ours.type)
+      throw new Error('feed: the floor read a page of several banks or types');
+    deals.add(ours.dealId);
     docflows.push(docflow.docflowId, ours.bank, ours.type, ours.dealId, ours.n, docflow.requestId, docflow.state, date, now);
   }
   const history = page.news.flatMap(({ docflow, date }) => [docflow.docflowId, docflow.state, date, now]);
-  const sql = floorStatements(db.engine, last.size, page.news.length);
+  const sql = floorStatements(db.engine, last.size, page.news.length, deals.size);
   await db.transaction(async (trx) => {
     const moved = await trx.executeQuery(CompiledQuery.raw(sql.cursor, [page.lastToken, page.news.length, after]));
     if (Number(moved.numAffectedRows) !== 1) throw new Error('feed: the floor found its cursor moved');
+    const entries = await trx.executeQuery(CompiledQuery.raw(sql.entries, [bank, type, ...deals]));
+    if (entries.rows.length !== deals.size)
+      throw new Error(`feed: the floor found ${deals.size - entries.rows.length} deals the ledger lacks`);
     await trx.executeQuery(CompiledQuery.raw(sql.docflows, docflows));
     await trx.executeQuery(CompiledQuery.raw(sql.history, history));
   });
 }
 
-const floorSql = new Map<string, { cursor: string; docflows: string; history: string }>();
+interface FloorStatements {
+  cursor: string;
+  entries: string;
+  docflows: string;
+  history: string;
+}
 
-/** The floor's statements for a page of `docflows` docflows and `items` items, in the engine's placeholders. */
-function floorStatements(
-  engine: Database['engine'],
-  docflows: number,
-  items: number,
-): { cursor: string; docflows: string; history: string } {
-  const name = `${engine}:${docflows}:${items}`;
+const floorSql = new Map<string, FloorStatements>();
+
+/** The floor's statements for a page of `docflows` docflows of `deals` deals and `items` items, in the engine's placeholders. */
+function floorStatements(engine: Database['engine'], docflows: number, items: number, deals: number): FloorStatements {
+  const name = `${engine}:${docflows}:${items}:${deals}`;
   let kept = floorSql.get(name);
   if (kept) return kept;
   let at = 0;
   const place = () => (engine === 'postgres' ? `$${++at}` : '?');
-  const rows = (count: number, width: number) =>
-    Array.from({ length: count }, () => `(${Array.from({ length: width }, place).join(', ')})`).join(', ');
+  const list = (count: number) => Array.from({ length: count }, place).join(', ');
+  const rows = (count: number, width: number) => Array.from({ length: count }, () => `(${list(width)})`).join(', ');
   const cursor = `update feed set cursor = ${place()}, items = items + ${place()} where id = 1 and cursor = ${place()}`;
+  at = 0;
+  const entries = `select deal_id, state, docflow_id from ledger where bank = ${place()} and type = ${place()} and deal_id in (${list(deals)})`;
   at = 0;
   const upsert = `insert into docflows (docflow_id, bank, type, deal_id, n, request_id, st, sat, updated_at) values ${rows(docflows, 9)} on conflict (docflow_id) do update set st = excluded.st, sat = excluded.sat, updated_at = excluded.updated_at`;
   at = 0;
   const history = `insert into docflow_history (docflow_id, st, sat, seen_at) values ${rows(items, 4)} on conflict do nothing`;
-  kept = { cursor, docflows: upsert, history };
+  kept = { cursor, entries, docflows: upsert, history };
   floorSql.set(name, kept);
   return kept;
 }
@@ -300,7 +318,7 @@ export async function feedFigure(ctx: BenchContext): Promise<Figure[]> {
       floor,
       'items/s',
       0.9,
-      `the same follower runs over the floor of following, run after each (the same reads, each page stored in one transaction of the same ${db.engine} database: the cursor's compare-and-set, each docflow's state and its history; nothing else of the follower)`,
+      `the same follower runs over the floor of following, run after each (the same reads, each page stored in one transaction of the same ${db.engine} database: the cursor's compare-and-set, the page's deals' ledger entries read, each docflow's state and its history; nothing else of the follower)`,
     );
     return [
       {
