@@ -29,8 +29,9 @@ export default defineConfig({
     isolate: false,
     // Vitest's default is one fork fewer than the cores: one on a 2-core machine, where the
     // integration files spend most of their time waiting for the sandbox, a child process or
-    // a timer. Three at a time keep both cores busy.
-    maxWorkers: 3,
+    // a timer. Four at a time keep both cores busy: 225 and 231 s here against 260 and 261 s
+    // with three, on 2026-11-29 (docs/development.md).
+    maxWorkers: 4,
     // The longest files first, on a fresh clone too (test/durations.json).
     sequence: { sequencer: LongestFirst },
     // Fails the run when a test left keys under a prefix it made (test/redis-keys-guard.ts), or a
