@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type ExcelJS from 'exceljs';
-import { Parse, type Entry } from 'unzipper';
+import type { Entry } from 'unzipper';
 
 /** What exceljs's reader yields from `parse`: a sheet, shared strings, hyperlinks. */
 interface ReaderEvent {
@@ -65,6 +65,8 @@ export function workbookReader(
 }
 
 async function* readEntries(reader: ReaderInternals, source: Readable): AsyncGenerator<ReaderEvent> {
+  // Imported here, as exceljs is (src/files/xlsx-file.ts loadExcel): a command reading a CSV loads neither.
+  const { Parse } = await import('unzipper');
   const zip = Parse({ forceStream: true });
   source.once('error', (err) => zip.destroy(err));
   source.pipe(zip);
