@@ -9,7 +9,8 @@
  * after it are parsed ahead into the buffer. Those entries were lost. A workbook exceljs itself
  * writes keeps `xl/workbook.xml` last, so the same valid file was refused now and then
  * ("Cannot read properties of undefined (reading 'sheets')"): 1 to 5 reads of 300 here, more on
- * a busy host. A file of Excel's could lose its shared strings or its styles the same way.
+ * a busy host. Excel and LibreOffice write the shared strings and the workbook's relationships
+ * after the sheets: a file of theirs could lose those, or a sheet, the same way.
  *
  * Here the entries are read as Node reads any object stream (`for await`, which takes every
  * object pushed before it ends), and the rest is exceljs's own `parse` as it is: each part
@@ -65,8 +66,9 @@ export function workbookReader(
 }
 
 async function* readEntries(reader: ReaderInternals, source: Readable): AsyncGenerator<ReaderEvent> {
-  // Imported here, as exceljs is (src/files/xlsx-file.ts loadExcel): a command reading a CSV loads neither.
-  const { Parse } = await import('unzipper');
+  // Imported here, as exceljs is (src/files/xlsx-file.ts loadExcel): a command reading a CSV loads
+  // neither. Its module object as `default`: the command line's bundle gives a CommonJS package no other.
+  const { Parse } = (await import('unzipper')).default;
   const zip = Parse({ forceStream: true });
   source.once('error', (err) => zip.destroy(err));
   source.pipe(zip);
