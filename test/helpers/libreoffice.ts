@@ -26,10 +26,10 @@ export function sofficeMissing(): string | undefined {
 }
 
 /**
- * `file` opened in LibreOffice (a CSV read with `infilter`, a workbook as it is) and its first
- * sheet's cells as shown, row by row.
+ * `file` opened in LibreOffice (a CSV read with `infilter`, a workbook as it is) and saved with
+ * the filter `to` into `outDir`, with a LibreOffice profile of its own: the saved file's path.
  */
-export async function cellsAsShown(file: string, infilter?: string): Promise<string[][]> {
+async function convert(file: string, to: string, outDir: string, infilter?: string): Promise<string> {
   const missing = sofficeMissing();
   if (missing) throw new Error(missing);
   const work = await mkdtemp(join(tmpdir(), 'realty-batch-soffice-'));
@@ -40,15 +40,36 @@ export async function cellsAsShown(file: string, infilter?: string): Promise<str
       '--norestore',
       ...(infilter ? [`--infilter=${infilter}`] : []),
       '--convert-to',
-      AS_SHOWN,
+      to,
       '--outdir',
-      join(work, 'out'),
+      outDir,
       file,
     ];
     await run('soffice', args, { timeout: 120_000 });
-    const text = await readFile(join(work, 'out', `${basename(file, extname(file))}.csv`), 'utf8');
-    return parse(text, { relax_column_count: true }) as string[][];
+    return join(outDir, `${basename(file, extname(file))}.${to.split(':')[0]}`);
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * `file` opened in LibreOffice (a CSV read with `infilter`, a workbook as it is) and its first
+ * sheet's cells as shown, row by row.
+ */
+export async function cellsAsShown(file: string, infilter?: string): Promise<string[][]> {
+  const out = await mkdtemp(join(tmpdir(), 'realty-batch-soffice-out-'));
+  try {
+    const text = await readFile(await convert(file, AS_SHOWN, out, infilter), 'utf8');
+    return parse(text, { relax_column_count: true }) as string[][];
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+}
+
+/**
+ * `file` (a workbook) opened in LibreOffice and saved again as `.xlsx` ("Calc MS Excel 2007
+ * XML"), as a person who opened the bank's export and pressed Save would: the new file, in `dir`.
+ */
+export function savedAsXlsx(file: string, dir: string): Promise<string> {
+  return convert(file, 'xlsx:Calc MS Excel 2007 XML', dir);
 }

@@ -12,9 +12,10 @@ import { cellText, numberText } from '../../src/input/read-xlsx.js';
 import { createRejectsWriter, createRowsWriter } from '../../src/input/rejects.js';
 import { workbookReader } from '../../src/input/xlsx-entries.js';
 import { ROOT } from '../helpers/cli.js';
+import { bankWorkbook, records } from '../helpers/workbooks.js';
 
-/** `bankWorkbook`'s two sheets, zipped in the order Excel writes a workbook (test/fixtures/xlsx/README.md). */
-const EXCEL_ORDER = join(ROOT, 'test/fixtures/xlsx/excel-order.xlsx');
+/** `bankWorkbook`'s two sheets, zipped after its sheet list and shared strings (test/fixtures/xlsx/README.md). */
+const SHEETS_AFTER_STRINGS = join(ROOT, 'test/fixtures/xlsx/sheets-after-strings.xlsx');
 
 let dir: string;
 beforeAll(async () => {
@@ -23,37 +24,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
-
-async function records(file: string, sheet?: string): Promise<InputRecord[]> {
-  const input = await openInput(file, sheet === undefined ? {} : { sheet });
-  const out: InputRecord[] = [];
-  for await (const record of input.records()) out.push(record);
-  return out;
-}
-
-/** A workbook as a bank's export has it: ids typed as numbers, dates as date cells and as bare serials. */
-async function bankWorkbook(file: string): Promise<void> {
-  const workbook = new ExcelJS.Workbook();
-  const deals = workbook.addWorksheet('Сделки');
-  deals.addRow(['dealId', 'cadastralNumber', 'ownerSnils', 'ownerBirthDate', 'ownerDocIssueDate', 'areaValue', 'ownerSurname']);
-  const birth = deals.addRow([
-    123456789012345,
-    '77:01:0001001:1234',
-    11223344595,
-    new Date(Date.UTC(1980, 4, 17)),
-    45291,
-    56.2,
-    { richText: [{ text: 'Ива' }, { text: 'нов', font: { bold: true } }] },
-  ]);
-  birth.getCell(4).numFmt = 'dd.mm.yyyy';
-  // A blank row (Excel keeps formatted ones) is no record.
-  deals.addRow([]);
-  deals.addRow([{ formula: '1+1', result: 2 }, '50:21:0120316:12', '', '', '', 0.1 + 0.2, 'Петров']);
-  const other = workbook.addWorksheet('Прочее');
-  other.addRow(['dealId', 'ownerSurname']);
-  other.addRow(['D-9', 'Сидоров']);
-  await workbook.xlsx.writeFile(file);
-}
 
 describe('reading an Excel workbook', () => {
   it('takes .xlsx by its extension, and refuses an old .xls by name', () => {
@@ -104,11 +74,15 @@ describe('reading an Excel workbook', () => {
     expect((err as Error).message).toBe(`${file} has no sheet named "Лист1" (its sheets: "Сделки", "Прочее").`);
   });
 
-  it("reads every sheet of a workbook in Excel's order while the reader takes its time over the first", async () => {
+  it('reads every sheet of a workbook whose sheets stream after its shared strings while the reader takes its time over the first', async () => {
     // unzipper ends its stream at the file's last byte, with the entries it parsed ahead still
     // unread: exceljs's own loop lost «Прочее» here (and the workbook's sheet list, for a file
     // exceljs wrote, now and then). The pause lets the zip's parser reach the end meanwhile.
-    const reader = workbookReader(ExcelJS, createReadStream(EXCEL_ORDER), { worksheets: 'emit', sharedStrings: 'cache', styles: 'cache' });
+    const reader = workbookReader(ExcelJS, createReadStream(SHEETS_AFTER_STRINGS), {
+      worksheets: 'emit',
+      sharedStrings: 'cache',
+      styles: 'cache',
+    });
     const sheets: string[] = [];
     for await (const sheet of reader as AsyncIterable<ExcelJS.stream.xlsx.WorksheetReader & { name: string }>) {
       await sleep(50);
@@ -117,7 +91,7 @@ describe('reading an Excel workbook', () => {
       sheets.push(`${sheet.name}: ${rows}`);
     }
     expect(sheets).toEqual(['Сделки: 3', 'Прочее: 2']);
-    expect((await records(EXCEL_ORDER, 'Прочее')).map((r) => r.fields)).toEqual([
+    expect((await records(SHEETS_AFTER_STRINGS, 'Прочее')).map((r) => r.fields)).toEqual([
       expect.objectContaining({ dealId: 'D-9', ownerSurname: 'Сидоров' }),
     ]);
   });
@@ -154,7 +128,7 @@ describe('reading an Excel workbook', () => {
   });
 
   it('refuses a workbook cut short in one sentence, rather than waiting for the rest', async () => {
-    const whole = await readFile(EXCEL_ORDER);
+    const whole = await readFile(SHEETS_AFTER_STRINGS);
     const file = join(dir, 'cut.xlsx');
     await writeFile(file, whole.subarray(0, Math.floor(whole.length * 0.6)));
     const err = await records(file).catch((e: unknown) => e);
